@@ -1,0 +1,35 @@
+//! The native command line: argument parsing and dispatch to the subcommands.
+//!
+//! Owns argument definitions (clap derive) and the process exit code; the work itself lives in
+//! the shared modules ([`crate::ingest`], [`crate::model`]) and the native-only ones. Never
+//! compiled for wasm32.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// benchlens: explore and produce LLM inference benchmark results.
+#[derive(Debug, Parser)]
+#[command(name = "benchlens", version, about, long_about = None)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {}
+
+/// Parses the process arguments and runs the chosen subcommand.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        None => {
+            use clap::CommandFactory;
+            let _ = Cli::command().print_help();
+            ExitCode::SUCCESS
+        }
+        Some(command) => match command {},
+    }
+}

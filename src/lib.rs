@@ -1,0 +1,32 @@
+//! benchlens: explore and produce LLM inference benchmark results.
+//!
+//! One crate, two faces:
+//!
+//! - **The explorer** (`wasm32`): a Leptos single-page app that loads result files of many
+//!   shapes, filters them and charts throughput and latency comparisons with Plotly, entirely in
+//!   the browser ([`app`]).
+//! - **The command-line tool** (native): the `benchlens` binary that converts and inspects result
+//!   files and drives inference servers ([`cli`]).
+//!
+//! # Dependency rules
+//!
+//! | module      | target | may use                                                  |
+//! |-------------|--------|----------------------------------------------------------|
+//! | [`model`]   | both   | serde, serde_json, csv, thiserror                        |
+//! | [`ingest`]  | both   | [`model`] and the above                                  |
+//! | [`charts`]  | both   | [`model`], plotly                                        |
+//! | `app`       | wasm32 | the shared modules, leptos, web-sys, gloo                |
+//! | `cli`       | native | the shared modules, clap, tokio                          |
+//!
+//! Shared modules never import tokio, leptos, web-sys or an HTTP client and never read the clock
+//! (`Instant::now()` panics on wasm32). `app` and the native modules never import each other.
+
+pub mod charts;
+pub mod ingest;
+pub mod model;
+
+#[cfg(target_arch = "wasm32")]
+pub mod app;
+
+#[cfg(not(target_arch = "wasm32"))]
+pub mod cli;

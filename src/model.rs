@@ -1,0 +1,25 @@
+//! The canonical data model: one [`Record`] per benchmark point, and the [`Dataset`] store that
+//! filters and counts them.
+//!
+//! Every reader in `ingest` produces these records, every chart and analysis consumes them, and
+//! the load generator writes them. The names used in canonical JSON and CSV are exactly those of
+//! the project's format reference (snake_case, units in the name, vLLM's metric names where vLLM
+//! has one): see [`Dim`] for the dimensions and [`MetricKey`] for the metrics, and
+//! [`canonical`] for the file formats (with `schema/benchlens-records.schema.json`).
+//!
+//! This module is shared by both faces and pure: it must not import leptos, web-sys, tokio or any
+//! I/O, and must not read the clock.
+
+pub mod canonical;
+mod dim;
+mod metric;
+mod record;
+mod store;
+
+pub use dim::{Dim, DimKey, DimValue};
+pub use metric::{Direction, LatencyMetric, MetricKey, Percentile, Stat};
+pub use record::{Record, RequestDetail, SetDimError};
+pub use store::{Dataset, Facet, FacetValue, Filter};
+
+/// Version of the canonical JSON layout written by [`canonical::to_json`].
+pub const SCHEMA_VERSION: u32 = 1;

@@ -1,0 +1,632 @@
+//! Canonical JSON and CSV: benchlens's own file formats, written by `benchlens convert` and
+//! `benchlens run` and read back by every face. The JSON Schema is
+//! `schema/benchlens-records.schema.json`.
+//!
+//! # JSON
+//!
+//! ```json
+//! {
+//!   "schema_version": 1,
+//!   "records": [
+//!     {
+//!       "source": "run.json", "model": "meta-llama/Llama-3.1-8B-Instruct", "engine": "vllm",
+//!       "gpu": "H100", "gpu_count": 1, "request_rate": "inf",
+//!       "tag.node": "a7",
+//!       "request_throughput": 26.9, "mean_ttft_ms": 17419.66, "p99.9_itl_ms": 322.99,
+//!       "extra.throughput": 126.34,
+//!       "inferred": {"gpu": "user"},
+//!       "requests": [{"input_len": 1000, "output_len": 100, "ttft_ms": 51.2,
+//!                     "itl_ms": [7.1, 6.9], "e2el_ms": 780.4, "error": null}]
+//!     }
+//!   ]
+//! }
+//! ```
+//!
+//! Each record is one flat object. Field names are the dimension names of [`Dim`], `tag.<key>`
+//! for free-form tags, the metric names of [`MetricKey`] (`extra.<name>` for metrics without a
+//! canonical name), `inferred` (field name → where the value came from) and `requests`
+//! (optional per-request detail). Absent fields are omitted. Numbers that JSON cannot hold are
+//! written as the strings `"inf"`, `"-inf"` and `"NaN"`, and read back exactly.
+//!
+//! # CSV
+//!
+//! One header row, then one row per record. Columns are the same names as the JSON fields, in
+//! canonical order (dimensions, tags, metrics, `inferred`); only columns some record uses are
+//! written. Empty cells are missing values; `inferred` is `field=source` pairs joined by `;`.
+//! Per-request detail is not written to CSV (use JSON for it).
+
+use std::collections::BTreeSet;
+
+use serde_json::{Map, Value};
+
+use super::dim::{format_number, Dim, DimKey, DimKind, DimValue};
+use super::metric::MetricKey;
+use super::record::{Record, RequestDetail};
+use super::SCHEMA_VERSION;
+
+/// Records read from a canonical file, with what was skipped along the way.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Decoded {
+    /// The records read.
+    pub records: Vec<Record>,
+    /// Fields or rows that were skipped, and why.
+    pub warnings: Vec<String>,
+}
+
+/// Why a canonical file could not be read at all.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum CanonicalError {
+    /// Not valid JSON.
+    #[error("invalid JSON at line {line}, column {column}: {message}")]
+    Json {
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// What the parser said.
+        message: String,
+    },
+    /// Valid JSON of another shape.
+    #[error("not a benchlens records file: {0}")]
+    Shape(String),
+    /// A newer layout than this build understands.
+    #[error("schema_version {0} is newer than this benchlens understands ({SCHEMA_VERSION})")]
+    UnsupportedVersion(u64),
+    /// Not readable CSV.
+    #[error("invalid CSV at line {line}: {message}")]
+    Csv {
+        /// 1-based line.
+        line: u64,
+        /// What the parser said.
+        message: String,
+    },
+}
+
+/// A number for JSON: finite numbers as numbers, the rest as `"inf"`, `"-inf"`, `"NaN"`.
+pub fn number_to_json(v: f64) -> Value {
+    serde_json::Number::from_f64(v)
+        .map(Value::Number)
+        .unwrap_or_else(|| Value::String(format_number(v)))
+}
+
+/// A number from JSON: a number, or a string holding one (`"inf"`, `"NaN"`, `"1,024"`).
+pub fn number_from_json(v: &Value) -> Option<f64> {
+    match v {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => parse_number_text(s),
+        _ => None,
+    }
+}
+
+/// Parses a number written as text: `inf`, `Infinity`, `NaN`, `1,024`, ` 12.5 `.
+pub fn parse_number_text(s: &str) -> Option<f64> {
+    let t = s.trim();
+    match t.to_ascii_lowercase().as_str() {
+        "inf" | "+inf" | "infinity" | "+infinity" => Some(f64::INFINITY),
+        "-inf" | "-infinity" => Some(f64::NEG_INFINITY),
+        "nan" => Some(f64::NAN),
+        _ => {
+            let cleaned = t.replace(',', "");
+            // Rust also accepts "inf"/"nan" spellings handled above; reject anything else odd.
+            if cleaned.is_empty()
+                || !cleaned
+                    .bytes()
+                    .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'-' | b'+' | b'e' | b'E'))
+            {
+                return None;
+            }
+            cleaned.parse().ok()
+        }
+    }
+}
+
+fn dim_to_json(d: Dim, v: &DimValue) -> Value {
+    match (d.kind(), v) {
+        (DimKind::Text, v) => Value::String(v.to_string()),
+        (_, DimValue::Num(n)) => number_to_json(*n),
+        (_, DimValue::Text(t)) => Value::String(t.clone()),
+    }
+}
+
+fn opt_number(v: Option<f64>) -> Value {
+    v.map_or(Value::Null, number_to_json)
+}
+
+fn request_to_json(r: &RequestDetail) -> Value {
+    let mut m = Map::new();
+    m.insert(
+        "input_len".into(),
+        r.input_len.map_or(Value::Null, Value::from),
+    );
+    m.insert(
+        "output_len".into(),
+        r.output_len.map_or(Value::Null, Value::from),
+    );
+    m.insert("ttft_ms".into(), opt_number(r.ttft_ms));
+    m.insert(
+        "itl_ms".into(),
+        Value::Array(r.itl_ms.iter().map(|v| number_to_json(*v)).collect()),
+    );
+    m.insert("e2el_ms".into(), opt_number(r.e2el_ms));
+    m.insert(
+        "error".into(),
+        r.error.clone().map_or(Value::Null, Value::String),
+    );
+    Value::Object(m)
+}
+
+/// One record as a canonical JSON object.
+pub fn record_to_json(r: &Record) -> Value {
+    let mut m = Map::new();
+    for d in Dim::ALL {
+        if let Some(v) = r.known(*d) {
+            m.insert(d.name().into(), dim_to_json(*d, &v));
+        }
+    }
+    for (k, v) in &r.tags {
+        m.insert(format!("tag.{k}"), Value::String(v.clone()));
+    }
+    for (k, v) in &r.metrics {
+        m.insert(k.name(), number_to_json(*v));
+    }
+    if !r.inferred.is_empty() {
+        let inferred: Map<String, Value> = r
+            .inferred
+            .iter()
+            .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+            .collect();
+        m.insert("inferred".into(), Value::Object(inferred));
+    }
+    if !r.requests.is_empty() {
+        m.insert(
+            "requests".into(),
+            Value::Array(r.requests.iter().map(request_to_json).collect()),
+        );
+    }
+    Value::Object(m)
+}
+
+/// The canonical JSON document for `records`.
+pub fn to_json_value(records: &[Record]) -> Value {
+    let mut doc = Map::new();
+    doc.insert("schema_version".into(), Value::from(SCHEMA_VERSION));
+    doc.insert(
+        "records".into(),
+        Value::Array(records.iter().map(record_to_json).collect()),
+    );
+    Value::Object(doc)
+}
+
+/// The canonical JSON text for `records` (pretty-printed, trailing newline).
+pub fn to_json(records: &[Record]) -> String {
+    let mut s = serde_json::to_string_pretty(&to_json_value(records)).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+/// Whether a parsed JSON document looks like a canonical records file.
+pub fn looks_canonical(v: &Value) -> bool {
+    v.get("schema_version").is_some() && v.get("records").is_some_and(Value::is_array)
+}
+
+/// Reads canonical JSON text.
+pub fn from_json(text: &str) -> Result<Decoded, CanonicalError> {
+    let v: Value = serde_json::from_str(text).map_err(|e| CanonicalError::Json {
+        line: e.line(),
+        column: e.column(),
+        message: e.to_string(),
+    })?;
+    from_json_value(&v)
+}
+
+/// Reads a parsed canonical JSON document: `{"schema_version", "records"}` or a bare array of
+/// record objects.
+pub fn from_json_value(v: &Value) -> Result<Decoded, CanonicalError> {
+    let records = match v {
+        Value::Object(doc) => {
+            if let Some(version) = doc.get("schema_version") {
+                let version = version.as_u64().ok_or_else(|| {
+                    CanonicalError::Shape("schema_version is not a whole number".into())
+                })?;
+                if version > u64::from(SCHEMA_VERSION) {
+                    return Err(CanonicalError::UnsupportedVersion(version));
+                }
+            }
+            doc.get("records")
+                .and_then(Value::as_array)
+                .ok_or_else(|| CanonicalError::Shape("no \"records\" array".into()))?
+        }
+        Value::Array(items) => items,
+        _ => {
+            return Err(CanonicalError::Shape(
+                "expected an object with \"records\" or an array".into(),
+            ))
+        }
+    };
+    let mut out = Decoded::default();
+    for (i, item) in records.iter().enumerate() {
+        match item.as_object() {
+            Some(obj) => out
+                .records
+                .push(record_from_json(obj, &format!("records[{i}]"), &mut out.warnings)),
+            None => out
+                .warnings
+                .push(format!("records[{i}]: not an object, skipped")),
+        }
+    }
+    Ok(out)
+}
+
+fn request_from_json(v: &Value, at: &str, warnings: &mut Vec<String>) -> Option<RequestDetail> {
+    let Some(obj) = v.as_object() else {
+        warnings.push(format!("{at}: not an object, skipped"));
+        return None;
+    };
+    let count = |k: &str| obj.get(k).and_then(number_from_json).map(|n| n as u64);
+    let real = |k: &str| obj.get(k).and_then(number_from_json);
+    Some(RequestDetail {
+        input_len: count("input_len"),
+        output_len: count("output_len"),
+        ttft_ms: real("ttft_ms"),
+        itl_ms: obj
+            .get("itl_ms")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(number_from_json).collect())
+            .unwrap_or_default(),
+        e2el_ms: real("e2el_ms"),
+        error: obj
+            .get("error")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+    })
+}
+
+/// Reads one record object; fields that cannot be used are skipped with a warning naming them.
+pub fn record_from_json(obj: &Map<String, Value>, at: &str, warnings: &mut Vec<String>) -> Record {
+    let mut r = Record::default();
+    for (name, value) in obj {
+        if value.is_null() {
+            continue;
+        }
+        match name.as_str() {
+            "inferred" => match value.as_object() {
+                Some(m) => {
+                    for (k, v) in m {
+                        r.inferred
+                            .insert(k.clone(), v.as_str().unwrap_or("unknown").to_string());
+                    }
+                }
+                None => warnings.push(format!("{at}.inferred: not an object, ignored")),
+            },
+            "requests" => match value.as_array() {
+                Some(items) => {
+                    r.requests = items
+                        .iter()
+                        .enumerate()
+                        .filter_map(|(i, v)| {
+                            request_from_json(v, &format!("{at}.requests[{i}]"), warnings)
+                        })
+                        .collect();
+                }
+                None => warnings.push(format!("{at}.requests: not an array, ignored")),
+            },
+            _ => {
+                if let Some(key) = DimKey::from_name(name) {
+                    let dv = match value {
+                        Value::String(s) => DimValue::Text(s.clone()),
+                        Value::Number(n) => DimValue::Num(n.as_f64().unwrap_or(f64::NAN)),
+                        Value::Bool(b) => DimValue::Text(b.to_string()),
+                        _ => {
+                            warnings.push(format!("{at}.{name}: not a scalar, ignored"));
+                            continue;
+                        }
+                    };
+                    if let Err(e) = r.set_dim(&key, Some(dv)) {
+                        warnings.push(format!("{at}.{name}: {e}, ignored"));
+                    }
+                } else if let Some(key) = MetricKey::from_name(name) {
+                    match number_from_json(value) {
+                        Some(v) => r.set_metric(key, v),
+                        None => warnings.push(format!("{at}.{name}: not a number, ignored")),
+                    }
+                } else {
+                    warnings.push(format!("{at}.{name}: unknown field, ignored"));
+                }
+            }
+        }
+    }
+    r
+}
+
+fn cell_for(r: &Record, column: &Column) -> String {
+    match column {
+        Column::Dim(key) => r.dim(key).map(|v| v.to_string()).unwrap_or_default(),
+        Column::Metric(key) => r.metric(key).map(format_number).unwrap_or_default(),
+        Column::Inferred => r
+            .inferred
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(";"),
+    }
+}
+
+enum Column {
+    Dim(DimKey),
+    Metric(MetricKey),
+    Inferred,
+}
+
+impl Column {
+    fn name(&self) -> String {
+        match self {
+            Column::Dim(k) => k.name(),
+            Column::Metric(k) => k.name(),
+            Column::Inferred => "inferred".into(),
+        }
+    }
+}
+
+/// The canonical CSV text for `records`.
+pub fn to_csv(records: &[Record]) -> String {
+    let mut dims: BTreeSet<DimKey> = BTreeSet::new();
+    let mut metrics: BTreeSet<MetricKey> = BTreeSet::new();
+    let mut any_inferred = false;
+    for r in records {
+        dims.extend(r.dims().map(|(k, _)| k));
+        metrics.extend(r.metrics.keys().cloned());
+        any_inferred |= !r.inferred.is_empty();
+    }
+    let mut columns: Vec<Column> = dims.into_iter().map(Column::Dim).collect();
+    columns.extend(metrics.into_iter().map(Column::Metric));
+    if any_inferred {
+        columns.push(Column::Inferred);
+    }
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let header: Vec<String> = columns.iter().map(Column::name).collect();
+    // Writing to a Vec cannot fail.
+    let _ = w.write_record(&header);
+    for r in records {
+        let row: Vec<String> = columns.iter().map(|c| cell_for(r, c)).collect();
+        let _ = w.write_record(&row);
+    }
+    let bytes = w.into_inner().unwrap_or_default();
+    String::from_utf8(bytes).unwrap_or_default()
+}
+
+/// Whether a CSV header row is canonical: every column is a canonical name and at least one
+/// is a metric.
+pub fn header_is_canonical(header: &[&str]) -> bool {
+    let known = |h: &&str| {
+        *h == "inferred" || DimKey::from_name(h).is_some() || MetricKey::from_name(h).is_some()
+    };
+    !header.is_empty()
+        && header.iter().all(known)
+        && header.iter().any(|h| MetricKey::from_name(h).is_some())
+}
+
+/// Reads canonical CSV text. Unknown columns and unusable cells are skipped with warnings
+/// naming the line and column.
+pub fn from_csv(text: &str) -> Result<Decoded, CanonicalError> {
+    let mut rdr = csv::ReaderBuilder::new()
+        .flexible(true)
+        .from_reader(text.as_bytes());
+    let header: Vec<String> = rdr
+        .headers()
+        .map_err(|e| CanonicalError::Csv {
+            line: 1,
+            message: e.to_string(),
+        })?
+        .iter()
+        .map(|h| h.trim().to_string())
+        .collect();
+    let mut out = Decoded::default();
+    let mut columns: Vec<Option<Column>> = Vec::new();
+    for h in &header {
+        let c = if h == "inferred" {
+            Some(Column::Inferred)
+        } else if let Some(k) = DimKey::from_name(h) {
+            Some(Column::Dim(k))
+        } else if let Some(k) = MetricKey::from_name(h) {
+            Some(Column::Metric(k))
+        } else {
+            out.warnings
+                .push(format!("line 1: unknown column {h:?}, ignored"));
+            None
+        };
+        columns.push(c);
+    }
+    for row in rdr.records() {
+        let row = row.map_err(|e| CanonicalError::Csv {
+            line: e.position().map_or(0, |p| p.line()),
+            message: e.to_string(),
+        })?;
+        let line = row.position().map_or(0, |p| p.line());
+        if row.len() != header.len() {
+            out.warnings.push(format!(
+                "line {line}: {} fields where the header has {}",
+                row.len(),
+                header.len()
+            ));
+        }
+        let mut r = Record::default();
+        for (cell, column) in row.iter().zip(&columns) {
+            let (Some(column), cell) = (column, cell.trim()) else {
+                continue;
+            };
+            if cell.is_empty() {
+                continue;
+            }
+            match column {
+                Column::Dim(key) => {
+                    if let Err(e) = r.set_dim(key, Some(DimValue::Text(cell.to_string()))) {
+                        out.warnings.push(format!("line {line}: {e}, ignored"));
+                    }
+                }
+                Column::Metric(key) => match parse_number_text(cell) {
+                    Some(v) => r.set_metric(key.clone(), v),
+                    None => out.warnings.push(format!(
+                        "line {line}: {}: {cell:?} is not a number, ignored",
+                        key.name()
+                    )),
+                },
+                Column::Inferred => {
+                    for pair in cell.split(';').filter(|p| !p.is_empty()) {
+                        let (k, v) = pair.split_once('=').unwrap_or((pair, "unknown"));
+                        r.inferred.insert(k.to_string(), v.to_string());
+                    }
+                }
+            }
+        }
+        out.records.push(r);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{LatencyMetric, Percentile, Stat};
+
+    fn sample() -> Vec<Record> {
+        let mut a = Record {
+            source: Some("run, \"quoted\".json".into()),
+            model: Some("meta-llama/Llama-3.1-8B-Instruct".into()),
+            engine: Some("vllm".into()),
+            gpu_count: Some(8),
+            input_len: Some(80.5),
+            request_rate: Some(f64::INFINITY),
+            burstiness: Some(1.0),
+            ..Record::default()
+        };
+        a.tags.insert("node".into(), "a7".into());
+        a.set_metric(MetricKey::RequestThroughput, 26.94614157374034);
+        a.set_metric(
+            MetricKey::latency(LatencyMetric::Ttft, Stat::Mean),
+            17419.655205215113,
+        );
+        a.set_metric(
+            MetricKey::latency(LatencyMetric::Itl, Stat::P(Percentile::new(99.9).unwrap())),
+            f64::NAN,
+        );
+        a.set_metric(MetricKey::Extra("peak".into()), f64::NEG_INFINITY);
+        a.inferred.insert("gpu_count".into(), "file name".into());
+        a.requests.push(RequestDetail {
+            input_len: Some(1000),
+            output_len: Some(3),
+            ttft_ms: Some(51.25),
+            itl_ms: vec![7.5, f64::INFINITY],
+            e2el_ms: Some(70.0),
+            error: None,
+        });
+        a.requests.push(RequestDetail {
+            error: Some("HTTP 500: boom".into()),
+            ..RequestDetail::default()
+        });
+        let b = Record {
+            gpu: Some("A100 40G".into()),
+            batch_size: Some(512),
+            metrics: [(MetricKey::Extra("throughput".into()), 126.342806)].into(),
+            ..Record::default()
+        };
+        vec![a, b]
+    }
+
+    /// Equality that treats NaN as equal to NaN (the round trip must keep NaN as NaN).
+    fn same(a: &[Record], b: &[Record]) -> bool {
+        let norm = |rs: &[Record]| {
+            rs.iter()
+                .map(|r| {
+                    let mut r = r.clone();
+                    for v in r.metrics.values_mut() {
+                        if v.is_nan() {
+                            *v = -12345.678;
+                        }
+                    }
+                    r
+                })
+                .collect::<Vec<_>>()
+        };
+        norm(a) == norm(b)
+    }
+
+    #[test]
+    fn json_round_trip_keeps_everything_including_non_finite() {
+        let records = sample();
+        let text = to_json(&records);
+        assert!(text.contains("\"schema_version\": 1"));
+        assert!(text.contains("\"request_rate\": \"inf\""));
+        assert!(text.contains("\"p99.9_itl_ms\": \"NaN\""));
+        let back = from_json(&text).unwrap();
+        assert!(back.warnings.is_empty(), "{:?}", back.warnings);
+        assert!(same(&records, &back.records), "{:#?}", back.records);
+    }
+
+    #[test]
+    fn csv_round_trip_keeps_everything_but_request_detail() {
+        let mut records = sample();
+        let text = to_csv(&records);
+        let header = text.lines().next().unwrap();
+        assert!(header.starts_with("source,model,engine,gpu,gpu_count,input_len,batch_size,request_rate,burstiness,tag.node,"), "{header}");
+        assert!(header.ends_with(",inferred"));
+        let back = from_csv(&text).unwrap();
+        assert!(back.warnings.is_empty(), "{:?}", back.warnings);
+        for r in &mut records {
+            r.requests.clear();
+        }
+        assert!(same(&records, &back.records), "{:#?}", back.records);
+    }
+
+    #[test]
+    fn bad_fields_are_skipped_with_warnings_naming_them() {
+        let text = r#"{"schema_version":1,"records":[{"gpu_count":"eight","mean_ttft_ms":"fast","wat":1,"model":"m"}, 3]}"#;
+        let d = from_json(text).unwrap();
+        assert_eq!(d.records.len(), 1);
+        assert_eq!(d.records[0].model.as_deref(), Some("m"));
+        assert_eq!(
+            d.warnings,
+            [
+                "records[0].gpu_count: gpu_count must be a number, got \"eight\", ignored",
+                "records[0].mean_ttft_ms: not a number, ignored",
+                "records[0].wat: unknown field, ignored",
+                "records[1]: not an object, skipped",
+            ]
+        );
+    }
+
+    #[test]
+    fn structural_errors_name_the_place() {
+        assert_eq!(
+            from_json("{\"records\": [").unwrap_err(),
+            CanonicalError::Json {
+                line: 1,
+                column: 13,
+                message: "EOF while parsing a list at line 1 column 13".into()
+            }
+        );
+        assert!(matches!(
+            from_json("{\"schema_version\": 99, \"records\": []}"),
+            Err(CanonicalError::UnsupportedVersion(99))
+        ));
+        let d = from_csv("model,mean_ttft_ms\nm,1\nn,abc,extra\n").unwrap();
+        assert_eq!(d.records.len(), 2);
+        assert_eq!(
+            d.warnings,
+            [
+                "line 3: 3 fields where the header has 2",
+                "line 3: mean_ttft_ms: \"abc\" is not a number, ignored"
+            ]
+        );
+    }
+
+    #[test]
+    fn number_text_forms() {
+        assert_eq!(parse_number_text("1,024"), Some(1024.0));
+        assert_eq!(parse_number_text(" inf "), Some(f64::INFINITY));
+        assert_eq!(parse_number_text("Infinity"), Some(f64::INFINITY));
+        assert!(parse_number_text("NaN").unwrap().is_nan());
+        assert_eq!(parse_number_text("1e3"), Some(1000.0));
+        assert_eq!(parse_number_text("12 ms"), None);
+        assert_eq!(parse_number_text(""), None);
+    }
+}

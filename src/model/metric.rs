@@ -1,0 +1,378 @@
+//! Metrics: what was measured at a benchmark point, named as vLLM names them.
+
+use std::fmt;
+
+/// A latency family, each reported in milliseconds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum LatencyMetric {
+    /// Time to first token.
+    Ttft,
+    /// Time per output token, excluding the first.
+    Tpot,
+    /// Inter-token latency.
+    Itl,
+    /// End-to-end request latency.
+    E2el,
+}
+
+impl LatencyMetric {
+    /// Every latency family, in canonical order.
+    pub const ALL: [LatencyMetric; 4] = [
+        LatencyMetric::Ttft,
+        LatencyMetric::Tpot,
+        LatencyMetric::Itl,
+        LatencyMetric::E2el,
+    ];
+
+    /// The name used inside metric names (`ttft`).
+    pub fn name(self) -> &'static str {
+        match self {
+            LatencyMetric::Ttft => "ttft",
+            LatencyMetric::Tpot => "tpot",
+            LatencyMetric::Itl => "itl",
+            LatencyMetric::E2el => "e2el",
+        }
+    }
+
+    /// The short human name (`TTFT`).
+    pub fn short_label(self) -> &'static str {
+        match self {
+            LatencyMetric::Ttft => "TTFT",
+            LatencyMetric::Tpot => "TPOT",
+            LatencyMetric::Itl => "ITL",
+            LatencyMetric::E2el => "E2E latency",
+        }
+    }
+
+    fn from_name(s: &str) -> Option<Self> {
+        LatencyMetric::ALL.into_iter().find(|m| m.name() == s)
+    }
+}
+
+/// A percentile, stored exactly in thousandths so that `p99.9` keeps its name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Percentile(u32);
+
+impl Percentile {
+    /// The percentile `p` (0 ≤ p ≤ 100, at most three decimals), or `None` when out of range.
+    pub fn new(p: f64) -> Option<Percentile> {
+        if !(0.0..=100.0).contains(&p) {
+            return None;
+        }
+        let milli = (p * 1000.0).round();
+        if (milli / 1000.0 - p).abs() > 1e-9 {
+            return None;
+        }
+        Some(Percentile(milli as u32))
+    }
+
+    /// The percentile as a number (99.9).
+    pub fn value(self) -> f64 {
+        f64::from(self.0) / 1000.0
+    }
+
+    /// Parses the text after `p` in a name: `99`, `99.9`, `50`.
+    pub fn parse(text: &str) -> Option<Percentile> {
+        if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+            return None;
+        }
+        Percentile::new(text.parse().ok()?)
+    }
+}
+
+impl fmt::Display for Percentile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let whole = self.0 / 1000;
+        let frac = self.0 % 1000;
+        if frac == 0 {
+            write!(f, "{whole}")
+        } else {
+            let digits = format!("{frac:03}");
+            write!(f, "{whole}.{}", digits.trim_end_matches('0'))
+        }
+    }
+}
+
+/// A summary statistic of a latency family.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Stat {
+    /// Arithmetic mean.
+    Mean,
+    /// Median (p50 as vLLM computes it).
+    Median,
+    /// Standard deviation.
+    Std,
+    /// Any percentile.
+    P(Percentile),
+}
+
+impl Stat {
+    /// The prefix used in metric names (`mean`, `p99`).
+    pub fn name(self) -> String {
+        match self {
+            Stat::Mean => "mean".into(),
+            Stat::Median => "median".into(),
+            Stat::Std => "std".into(),
+            Stat::P(p) => format!("p{p}"),
+        }
+    }
+
+    fn parse(s: &str) -> Option<Stat> {
+        match s {
+            "mean" => Some(Stat::Mean),
+            "median" => Some(Stat::Median),
+            "std" => Some(Stat::Std),
+            _ => Percentile::parse(s.strip_prefix('p')?).map(Stat::P),
+        }
+    }
+}
+
+/// Whether larger values of a metric are better.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    /// Throughputs, completed requests.
+    HigherIsBetter,
+    /// Latencies, durations, failures.
+    LowerIsBetter,
+    /// Not known (most `extra.*` metrics).
+    Unknown,
+}
+
+/// A metric. Its [`name`](MetricKey::name) is the canonical JSON/CSV field name.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum MetricKey {
+    /// `completed`: successful requests.
+    Completed,
+    /// `failed`: failed requests.
+    Failed,
+    /// `duration_s`: benchmark duration in seconds.
+    DurationS,
+    /// `request_throughput` (req/s).
+    RequestThroughput,
+    /// `request_goodput` (req/s).
+    RequestGoodput,
+    /// `input_throughput` (tok/s).
+    InputThroughput,
+    /// `output_throughput` (tok/s).
+    OutputThroughput,
+    /// `total_token_throughput` (tok/s).
+    TotalTokenThroughput,
+    /// `{stat}_{latency}_ms`, e.g. `mean_ttft_ms`, `p99.9_itl_ms`.
+    Latency(LatencyMetric, Stat),
+    /// `extra.<name>`: a source metric with no canonical name, kept as-is.
+    Extra(String),
+}
+
+const FIXED: [(MetricKey, &str, &str); 8] = [
+    (MetricKey::Completed, "completed", "Completed requests"),
+    (MetricKey::Failed, "failed", "Failed requests"),
+    (MetricKey::DurationS, "duration_s", "Duration (s)"),
+    (
+        MetricKey::RequestThroughput,
+        "request_throughput",
+        "Request throughput (req/s)",
+    ),
+    (
+        MetricKey::RequestGoodput,
+        "request_goodput",
+        "Request goodput (req/s)",
+    ),
+    (
+        MetricKey::InputThroughput,
+        "input_throughput",
+        "Input token throughput (tok/s)",
+    ),
+    (
+        MetricKey::OutputThroughput,
+        "output_throughput",
+        "Output token throughput (tok/s)",
+    ),
+    (
+        MetricKey::TotalTokenThroughput,
+        "total_token_throughput",
+        "Total token throughput (tok/s)",
+    ),
+];
+
+impl MetricKey {
+    /// Shorthand for a latency metric.
+    pub fn latency(metric: LatencyMetric, stat: Stat) -> MetricKey {
+        MetricKey::Latency(metric, stat)
+    }
+
+    /// The canonical field name (`mean_ttft_ms`, `extra.throughput`).
+    pub fn name(&self) -> String {
+        match self {
+            MetricKey::Latency(m, s) => format!("{}_{}_ms", s.name(), m.name()),
+            MetricKey::Extra(n) => format!("extra.{n}"),
+            fixed => FIXED
+                .iter()
+                .find(|(k, _, _)| k == fixed)
+                .map(|(_, n, _)| (*n).to_string())
+                .unwrap_or_default(),
+        }
+    }
+
+    /// A human label with unit (`Mean TTFT (ms)`).
+    pub fn label(&self) -> String {
+        match self {
+            MetricKey::Latency(m, s) => {
+                let stat = match s {
+                    Stat::Mean => "Mean".to_string(),
+                    Stat::Median => "Median".to_string(),
+                    Stat::Std => "Std".to_string(),
+                    Stat::P(p) => format!("P{p}"),
+                };
+                format!("{stat} {} (ms)", m.short_label())
+            }
+            MetricKey::Extra(n) => n.clone(),
+            fixed => FIXED
+                .iter()
+                .find(|(k, _, _)| k == fixed)
+                .map(|(_, _, l)| (*l).to_string())
+                .unwrap_or_default(),
+        }
+    }
+
+    /// The unit, for axis labels (`ms`, `tok/s`), when known.
+    pub fn unit(&self) -> Option<&'static str> {
+        match self {
+            MetricKey::Latency(..) => Some("ms"),
+            MetricKey::DurationS => Some("s"),
+            MetricKey::RequestThroughput | MetricKey::RequestGoodput => Some("req/s"),
+            MetricKey::InputThroughput
+            | MetricKey::OutputThroughput
+            | MetricKey::TotalTokenThroughput => Some("tok/s"),
+            MetricKey::Completed | MetricKey::Failed => Some("requests"),
+            MetricKey::Extra(n) => {
+                if n.ends_with("_ms") {
+                    Some("ms")
+                } else if n.ends_with("_s") {
+                    Some("s")
+                } else {
+                    None
+                }
+            }
+        }
+    }
+
+    /// Whether larger is better. `extra.*` metrics guess from their name's unit suffix.
+    pub fn direction(&self) -> Direction {
+        match self {
+            MetricKey::Latency(..) | MetricKey::DurationS | MetricKey::Failed => {
+                Direction::LowerIsBetter
+            }
+            MetricKey::Completed
+            | MetricKey::RequestThroughput
+            | MetricKey::RequestGoodput
+            | MetricKey::InputThroughput
+            | MetricKey::OutputThroughput
+            | MetricKey::TotalTokenThroughput => Direction::HigherIsBetter,
+            MetricKey::Extra(n) => {
+                if n.contains("throughput") || n.ends_with("per_s") || n.ends_with("_tok_s") {
+                    Direction::HigherIsBetter
+                } else if n.contains("latency") || n.ends_with("_ms") {
+                    Direction::LowerIsBetter
+                } else {
+                    Direction::Unknown
+                }
+            }
+        }
+    }
+
+    /// Parses a canonical field name. `None` for names that are not metrics (dimensions, tags).
+    pub fn from_name(name: &str) -> Option<MetricKey> {
+        if let Some(extra) = name.strip_prefix("extra.") {
+            return (!extra.is_empty()).then(|| MetricKey::Extra(extra.to_string()));
+        }
+        if let Some((k, _, _)) = FIXED.iter().find(|(_, n, _)| *n == name) {
+            return Some(k.clone());
+        }
+        let body = name.strip_suffix("_ms")?;
+        let (stat, metric) = body.split_once('_')?;
+        Some(MetricKey::Latency(
+            LatencyMetric::from_name(metric)?,
+            Stat::parse(stat)?,
+        ))
+    }
+}
+
+impl fmt::Display for MetricKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn latency_names_round_trip_with_any_percentile() {
+        for name in [
+            "mean_ttft_ms",
+            "median_tpot_ms",
+            "std_itl_ms",
+            "p99_e2el_ms",
+            "p99.9_ttft_ms",
+            "p50_itl_ms",
+            "p0.1_tpot_ms",
+        ] {
+            let key = MetricKey::from_name(name).unwrap_or_else(|| panic!("{name}"));
+            assert_eq!(key.name(), name);
+        }
+        assert_eq!(
+            MetricKey::from_name("p99.9_ttft_ms"),
+            Some(MetricKey::Latency(
+                LatencyMetric::Ttft,
+                Stat::P(Percentile::new(99.9).unwrap())
+            ))
+        );
+    }
+
+    #[test]
+    fn fixed_and_extra_names_round_trip() {
+        for name in [
+            "completed",
+            "failed",
+            "duration_s",
+            "request_throughput",
+            "request_goodput",
+            "input_throughput",
+            "output_throughput",
+            "total_token_throughput",
+            "extra.throughput",
+        ] {
+            assert_eq!(MetricKey::from_name(name).unwrap().name(), name);
+        }
+    }
+
+    #[test]
+    fn non_metrics_are_rejected() {
+        for name in [
+            "gpu",
+            "extra.",
+            "p101_ttft_ms",
+            "mean_xyz_ms",
+            "mean_ttft",
+            "pabc_ttft_ms",
+        ] {
+            assert_eq!(MetricKey::from_name(name), None, "{name}");
+        }
+    }
+
+    #[test]
+    fn directions_and_labels() {
+        let ttft = MetricKey::from_name("mean_ttft_ms").unwrap();
+        assert_eq!(ttft.direction(), Direction::LowerIsBetter);
+        assert_eq!(ttft.label(), "Mean TTFT (ms)");
+        assert_eq!(
+            MetricKey::OutputThroughput.direction(),
+            Direction::HigherIsBetter
+        );
+        assert_eq!(
+            MetricKey::Extra("throughput".into()).direction(),
+            Direction::HigherIsBetter
+        );
+    }
+}

@@ -1,0 +1,335 @@
+//! The canonical record: one benchmark point.
+
+use std::collections::BTreeMap;
+
+use super::dim::{Dim, DimKey, DimKind, DimValue};
+use super::metric::MetricKey;
+
+/// One benchmark point: the dimensions it was measured under and the metrics measured.
+///
+/// Well-known dimensions are typed fields; free-form dimensions live in [`tags`](Record::tags).
+/// Every field is optional. Fields whose value was inferred (from a file name, a test name,
+/// surrounding text or the user) rather than read are listed in [`inferred`](Record::inferred)
+/// by canonical name, with where the value came from.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Record {
+    /// `source`: the file the record came from.
+    pub source: Option<String>,
+    /// `format`: the reader that produced it.
+    pub format: Option<String>,
+    /// `model`.
+    pub model: Option<String>,
+    /// `engine` (vllm, sglang, tgi, trtllm, ...).
+    pub engine: Option<String>,
+    /// `engine_version`.
+    pub engine_version: Option<String>,
+    /// `gpu`, as written (A100, A100 40G, H100).
+    pub gpu: Option<String>,
+    /// `gpu_count`.
+    pub gpu_count: Option<u64>,
+    /// `tp`: tensor-parallel size.
+    pub tp: Option<u64>,
+    /// `pp`: pipeline-parallel size.
+    pub pp: Option<u64>,
+    /// `precision` (fp16, bf16, fp8, awq, ...).
+    pub precision: Option<String>,
+    /// `dataset` (sharegpt, random, ...).
+    pub dataset: Option<String>,
+    /// `input_len`: tokens per request (mean where they vary).
+    pub input_len: Option<f64>,
+    /// `output_len`: tokens per request (mean where they vary).
+    pub output_len: Option<f64>,
+    /// `batch_size`.
+    pub batch_size: Option<u64>,
+    /// `max_concurrency`.
+    pub max_concurrency: Option<u64>,
+    /// `request_rate` in req/s; `f64::INFINITY` when unbounded.
+    pub request_rate: Option<f64>,
+    /// `burstiness` (1 = Poisson arrivals).
+    pub burstiness: Option<f64>,
+    /// `num_prompts`.
+    pub num_prompts: Option<u64>,
+    /// `date`, as written by the tool.
+    pub date: Option<String>,
+    /// `label`.
+    pub label: Option<String>,
+    /// Free-form dimensions (`tag.<key>`), e.g. `--metadata` pairs.
+    pub tags: BTreeMap<String, String>,
+    /// Measured values, keyed by metric. Latencies are in milliseconds.
+    pub metrics: BTreeMap<MetricKey, f64>,
+    /// Canonical field name → where its inferred value came from (`file name`, `user`, ...).
+    pub inferred: BTreeMap<String, String>,
+    /// Per-request detail, when the source carried it.
+    pub requests: Vec<RequestDetail>,
+}
+
+/// What one request of a benchmark run did, for distribution charts.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RequestDetail {
+    /// Prompt tokens.
+    pub input_len: Option<u64>,
+    /// Generated tokens.
+    pub output_len: Option<u64>,
+    /// Time to first token, ms.
+    pub ttft_ms: Option<f64>,
+    /// Gaps between consecutive output chunks after the first, ms.
+    pub itl_ms: Vec<f64>,
+    /// End-to-end latency, ms.
+    pub e2el_ms: Option<f64>,
+    /// Error text when the request failed.
+    pub error: Option<String>,
+}
+
+/// Why a dimension value could not be set.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum SetDimError {
+    /// A count dimension got a value that is not a non-negative whole number.
+    #[error("{dim} must be a whole number ≥ 0, got {value}")]
+    NotACount {
+        /// The dimension.
+        dim: Dim,
+        /// The offending value.
+        value: String,
+    },
+    /// A numeric dimension got text that is not a number.
+    #[error("{dim} must be a number, got {value:?}")]
+    NotANumber {
+        /// The dimension.
+        dim: Dim,
+        /// The offending text.
+        value: String,
+    },
+}
+
+fn count_from(dim: Dim, v: f64) -> Result<u64, SetDimError> {
+    if v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v <= 9.007_199_254_740_992e15 {
+        Ok(v as u64)
+    } else {
+        Err(SetDimError::NotACount {
+            dim,
+            value: super::dim::format_number(v),
+        })
+    }
+}
+
+/// Parses a number as written in a dimension cell: `inf`, `Infinity`, `1,024`, `8`.
+fn parse_number(text: &str) -> Option<f64> {
+    let t = text.trim();
+    match t.to_ascii_lowercase().as_str() {
+        "inf" | "+inf" | "infinity" | "+infinity" => return Some(f64::INFINITY),
+        "-inf" | "-infinity" => return Some(f64::NEG_INFINITY),
+        "nan" => return Some(f64::NAN),
+        _ => {}
+    }
+    t.replace(',', "").parse().ok()
+}
+
+impl Record {
+    /// The value of a dimension, if set.
+    pub fn dim(&self, key: &DimKey) -> Option<DimValue> {
+        match key {
+            DimKey::Known(d) => self.known(*d),
+            DimKey::Tag(k) => self.tags.get(k).map(|v| DimValue::Text(v.clone())),
+        }
+    }
+
+    /// The value of a well-known dimension, if set.
+    pub fn known(&self, d: Dim) -> Option<DimValue> {
+        let text = |v: &Option<String>| v.as_ref().map(|s| DimValue::Text(s.clone()));
+        let count = |v: Option<u64>| v.map(|n| DimValue::Num(n as f64));
+        let real = |v: Option<f64>| v.map(DimValue::Num);
+        match d {
+            Dim::Source => text(&self.source),
+            Dim::Format => text(&self.format),
+            Dim::Model => text(&self.model),
+            Dim::Engine => text(&self.engine),
+            Dim::EngineVersion => text(&self.engine_version),
+            Dim::Gpu => text(&self.gpu),
+            Dim::GpuCount => count(self.gpu_count),
+            Dim::Tp => count(self.tp),
+            Dim::Pp => count(self.pp),
+            Dim::Precision => text(&self.precision),
+            Dim::Dataset => text(&self.dataset),
+            Dim::InputLen => real(self.input_len),
+            Dim::OutputLen => real(self.output_len),
+            Dim::BatchSize => count(self.batch_size),
+            Dim::MaxConcurrency => count(self.max_concurrency),
+            Dim::RequestRate => real(self.request_rate),
+            Dim::Burstiness => real(self.burstiness),
+            Dim::NumPrompts => count(self.num_prompts),
+            Dim::Date => text(&self.date),
+            Dim::Label => text(&self.label),
+        }
+    }
+
+    /// Sets (or with `None` clears) a dimension. Text is parsed for numeric dimensions
+    /// (`"1,024"`, `"inf"`); numbers are written out for text dimensions.
+    pub fn set_dim(&mut self, key: &DimKey, value: Option<DimValue>) -> Result<(), SetDimError> {
+        match key {
+            DimKey::Tag(k) => {
+                match value {
+                    Some(v) => self.tags.insert(k.clone(), v.to_string()),
+                    None => self.tags.remove(k),
+                };
+                Ok(())
+            }
+            DimKey::Known(d) => self.set_known(*d, value),
+        }
+    }
+
+    /// Sets (or clears) a well-known dimension; see [`set_dim`](Record::set_dim).
+    pub fn set_known(&mut self, d: Dim, value: Option<DimValue>) -> Result<(), SetDimError> {
+        let Some(value) = value else {
+            self.clear_known(d);
+            return Ok(());
+        };
+        match d.kind() {
+            DimKind::Text => {
+                let s = value.to_string();
+                let slot = match d {
+                    Dim::Source => &mut self.source,
+                    Dim::Format => &mut self.format,
+                    Dim::Model => &mut self.model,
+                    Dim::Engine => &mut self.engine,
+                    Dim::EngineVersion => &mut self.engine_version,
+                    Dim::Gpu => &mut self.gpu,
+                    Dim::Precision => &mut self.precision,
+                    Dim::Dataset => &mut self.dataset,
+                    Dim::Date => &mut self.date,
+                    _ => &mut self.label,
+                };
+                *slot = Some(s);
+            }
+            DimKind::Count | DimKind::Real => {
+                let v = match value {
+                    DimValue::Num(v) => v,
+                    DimValue::Text(t) => {
+                        parse_number(&t).ok_or(SetDimError::NotANumber { dim: d, value: t })?
+                    }
+                };
+                match d {
+                    Dim::InputLen => self.input_len = Some(v),
+                    Dim::OutputLen => self.output_len = Some(v),
+                    Dim::RequestRate => self.request_rate = Some(v),
+                    Dim::Burstiness => self.burstiness = Some(v),
+                    Dim::GpuCount => self.gpu_count = Some(count_from(d, v)?),
+                    Dim::Tp => self.tp = Some(count_from(d, v)?),
+                    Dim::Pp => self.pp = Some(count_from(d, v)?),
+                    Dim::BatchSize => self.batch_size = Some(count_from(d, v)?),
+                    Dim::MaxConcurrency => self.max_concurrency = Some(count_from(d, v)?),
+                    _ => self.num_prompts = Some(count_from(d, v)?),
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn clear_known(&mut self, d: Dim) {
+        match d {
+            Dim::Source => self.source = None,
+            Dim::Format => self.format = None,
+            Dim::Model => self.model = None,
+            Dim::Engine => self.engine = None,
+            Dim::EngineVersion => self.engine_version = None,
+            Dim::Gpu => self.gpu = None,
+            Dim::GpuCount => self.gpu_count = None,
+            Dim::Tp => self.tp = None,
+            Dim::Pp => self.pp = None,
+            Dim::Precision => self.precision = None,
+            Dim::Dataset => self.dataset = None,
+            Dim::InputLen => self.input_len = None,
+            Dim::OutputLen => self.output_len = None,
+            Dim::BatchSize => self.batch_size = None,
+            Dim::MaxConcurrency => self.max_concurrency = None,
+            Dim::RequestRate => self.request_rate = None,
+            Dim::Burstiness => self.burstiness = None,
+            Dim::NumPrompts => self.num_prompts = None,
+            Dim::Date => self.date = None,
+            Dim::Label => self.label = None,
+        }
+    }
+
+    /// Sets a dimension and records where the value came from.
+    pub fn set_inferred(
+        &mut self,
+        key: &DimKey,
+        value: DimValue,
+        from: &str,
+    ) -> Result<(), SetDimError> {
+        self.set_dim(key, Some(value))?;
+        self.inferred.insert(key.name(), from.to_string());
+        Ok(())
+    }
+
+    /// Whether the named field's value was inferred rather than read.
+    pub fn is_inferred(&self, name: &str) -> bool {
+        self.inferred.contains_key(name)
+    }
+
+    /// Every dimension this record has a value for, well-known ones first in canonical order.
+    pub fn dims(&self) -> impl Iterator<Item = (DimKey, DimValue)> + '_ {
+        Dim::ALL
+            .iter()
+            .filter_map(|d| self.known(*d).map(|v| (DimKey::Known(*d), v)))
+            .chain(
+                self.tags
+                    .iter()
+                    .map(|(k, v)| (DimKey::Tag(k.clone()), DimValue::Text(v.clone()))),
+            )
+    }
+
+    /// The value of a metric, if measured.
+    pub fn metric(&self, key: &MetricKey) -> Option<f64> {
+        self.metrics.get(key).copied()
+    }
+
+    /// Sets a metric.
+    pub fn set_metric(&mut self, key: MetricKey, value: f64) {
+        self.metrics.insert(key, value);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_and_get_every_dimension() {
+        let mut r = Record::default();
+        for d in Dim::ALL {
+            let value = match d.kind() {
+                DimKind::Text => DimValue::from("x"),
+                _ => DimValue::Num(4.0),
+            };
+            r.set_known(*d, Some(value.clone())).unwrap();
+            assert_eq!(r.known(*d), Some(value), "{d}");
+        }
+        assert_eq!(r.dims().count(), Dim::ALL.len());
+        for d in Dim::ALL {
+            r.set_known(*d, None).unwrap();
+        }
+        assert_eq!(r, Record::default());
+    }
+
+    #[test]
+    fn numeric_dimensions_parse_text_and_reject_nonsense() {
+        let mut r = Record::default();
+        r.set_known(Dim::BatchSize, Some("1,024".into())).unwrap();
+        assert_eq!(r.batch_size, Some(1024));
+        r.set_known(Dim::RequestRate, Some("inf".into())).unwrap();
+        assert_eq!(r.request_rate, Some(f64::INFINITY));
+        assert!(r.set_known(Dim::GpuCount, Some(1.5.into())).is_err());
+        assert!(r.set_known(Dim::Tp, Some("eight".into())).is_err());
+        assert_eq!(r.tp, None);
+    }
+
+    #[test]
+    fn inferred_values_are_marked() {
+        let mut r = Record::default();
+        r.set_inferred(&DimKey::Known(Dim::Gpu), "H100".into(), "user")
+            .unwrap();
+        assert_eq!(r.gpu.as_deref(), Some("H100"));
+        assert!(r.is_inferred("gpu"));
+        assert!(!r.is_inferred("model"));
+    }
+}
