@@ -24,6 +24,7 @@
 pub mod charts;
 pub mod ingest;
 pub mod model;
+pub mod share;
 
 #[cfg(target_arch = "wasm32")]
 pub mod app;

@@ -16,7 +16,7 @@ mod metric;
 mod record;
 mod store;
 
-pub use dim::{Dim, DimKey, DimValue};
+pub use dim::{format_number, Dim, DimKey, DimKind, DimValue};
 pub use metric::{Direction, LatencyMetric, MetricKey, Percentile, Stat};
 pub use record::{Record, RequestDetail, SetDimError};
 pub use store::{Dataset, Facet, FacetValue, Filter};

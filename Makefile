@@ -1,0 +1,53 @@
+# benchlens: `make serve` to look at the explorer, `make test` for everything CI checks.
+# Both install what is missing first (scripts/setup.sh) and skip what is already there.
+
+SHELL := bash
+.SHELLFLAGS := -euo pipefail -c
+export PATH := $(CURDIR)/node_modules/.bin:$(HOME)/.cargo/bin:$(PATH)
+
+# The browser build optimises for size; the native release build (the load generator) stays
+# optimised for speed, so the profile is overridden only for Trunk's cargo runs.
+WASM_ENV := CARGO_PROFILE_RELEASE_OPT_LEVEL=z CARGO_PROFILE_RELEASE_LTO=true \
+	CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1 CARGO_PROFILE_RELEASE_PANIC=abort
+# The sub-path the GitHub Pages build is served under (see .github/workflows/pages.yml).
+PAGES_PATH ?= /benchlens/
+
+.PHONY: serve build build-subpath test lint unit browser-test bench setup setup-test clean
+
+setup:
+	bash scripts/setup.sh build
+
+setup-test:
+	bash scripts/setup.sh test
+
+## Build the explorer and serve it with the bundled samples on http://127.0.0.1:8080
+serve: setup
+	$(WASM_ENV) trunk serve --release
+
+build: setup
+	$(WASM_ENV) trunk build --release
+
+build-subpath: setup
+	$(WASM_ENV) trunk build --release --public-url $(PAGES_PATH) --dist dist-subpath
+
+lint: setup
+	cargo fmt --check
+	cargo clippy --all-targets --locked -- -D warnings
+	cargo clippy --lib --bin benchlens --locked --target wasm32-unknown-unknown -- -D warnings
+
+unit:
+	cargo test --locked
+
+browser-test: setup-test build build-subpath
+	PAGES_PATH=$(PAGES_PATH) node --test --test-concurrency=1 tests/browser/
+
+## Everything CI checks
+test: setup-test lint unit browser-test
+
+bench: setup-test build
+	cargo bench --locked
+	node tests/browser/bench.mjs
+
+clean:
+	cargo clean
+	rm -rf dist dist-subpath test-artifacts

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Installs what `make serve` and `make test` need, skipping whatever is already present at the
+# right version (so the second run takes seconds). Only package registries are used:
+# crates.io (cargo install), npm, Debian (apt-get), rustup's own components.
+#
+#   scripts/setup.sh build   wasm32 target, trunk, wasm-bindgen-cli, npm packages
+#   scripts/setup.sh test    the above plus Debian's chromium for the browser tests
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+TRUNK_VERSION=0.21.14
+# wasm-bindgen-cli must equal the wasm-bindgen library version the build resolved.
+WASM_BINDGEN_VERSION=$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/version = |"/, ""); print; exit }' Cargo.lock)
+
+say() { printf '\033[1m[setup]\033[0m %s\n' "$*"; }
+
+as_root() {
+  if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else
+    echo "need root to run: $*" >&2; return 1; fi
+}
+
+ensure_wasm_target() {
+  if rustup target list --installed | grep -qx wasm32-unknown-unknown; then return; fi
+  say "adding the wasm32-unknown-unknown target"
+  rustup target add wasm32-unknown-unknown
+}
+
+ensure_cargo_tool() { # binary, crate, version
+  local bin=$1 crate=$2 version=$3
+  if command -v "$bin" >/dev/null && "$bin" --version 2>/dev/null | grep -q " $version\b"; then
+    return
+  fi
+  say "installing $crate $version (cargo install --locked; takes minutes the first time)"
+  cargo install --locked "$crate" --version "$version"
+}
+
+ensure_npm() {
+  # node_modules is current when its stamp matches package-lock.json.
+  local want; want=$(sha256sum package-lock.json | cut -d' ' -f1)
+  if [ -f node_modules/.benchlens-stamp ] && [ "$(cat node_modules/.benchlens-stamp)" = "$want" ]; then
+    return
+  fi
+  say "installing npm packages (npm ci)"
+  npm ci --no-audit --no-fund
+  echo "$want" > node_modules/.benchlens-stamp
+}
+
+ensure_chromium() {
+  if [ -x /usr/bin/chromium ]; then return; fi
+  say "installing Debian's chromium for the browser tests"
+  as_root apt-get update -q
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -q --no-install-recommends chromium fonts-dejavu-core
+}
+
+ensure_build() {
+  if [ -z "$WASM_BINDGEN_VERSION" ]; then
+    echo "no wasm-bindgen in Cargo.lock" >&2; exit 1
+  fi
+  ensure_wasm_target
+  ensure_cargo_tool trunk trunk "$TRUNK_VERSION"
+  ensure_cargo_tool wasm-bindgen wasm-bindgen-cli "$WASM_BINDGEN_VERSION"
+  if ! grep -q "wasm_bindgen = \"$WASM_BINDGEN_VERSION\"" Trunk.toml; then
+    echo "Trunk.toml pins a wasm_bindgen other than Cargo.lock's $WASM_BINDGEN_VERSION" >&2; exit 1
+  fi
+  ensure_npm
+}
+
+case "${1:-build}" in
+  build) ensure_build ;;
+  test) ensure_build; ensure_chromium ;;
+  *) echo "usage: $0 build|test" >&2; exit 2 ;;
+esac

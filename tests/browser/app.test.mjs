@@ -1,0 +1,65 @@
+// The built explorer (dist/) in headless Chromium: shell, samples, chart values from the plotly div.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { serveDist, launch, newPage, screenshot, chartTraces, waitForTraces, pickFiles } from './harness.mjs';
+
+let server, browser;
+before(async () => {
+  server = await serveDist('dist');
+  browser = await launch();
+});
+after(async () => {
+  await browser?.close();
+  server?.close();
+});
+
+test('the shell offers the bundled samples', async (t) => {
+  const page = await newPage(browser, t);
+  await page.goto(server.url);
+  await page.waitForSelector('#empty-state');
+  assert.equal(await page.textContent('h1'), 'benchlens');
+  assert.ok(await page.isVisible('#drop-zone'));
+  const samples = await page.$$eval('button.sample', (b) => b.map((x) => x.dataset.sample));
+  assert.equal(samples.length, 5);
+  assert.ok(samples.includes('001_b815cef7710eda19.txt'));
+  await screenshot(page, 'empty-state');
+  assert.deepEqual(page.errors, []);
+});
+
+test('sample 001 charts mean TTFT per request rate, one trace per engine', async (t) => {
+  const page = await newPage(browser, t);
+  await page.goto(server.url);
+  await page.click('button[data-sample="001_b815cef7710eda19.txt"]');
+  await waitForTraces(page, 2);
+  const file = page.locator('#file-list li.loaded');
+  assert.match(await file.textContent(), /12 records/);
+  const traces = await chartTraces(page);
+  assert.deepEqual(traces.map((t) => t.name).sort(), ['sgl', 'vllm']);
+  const vllm = traces.find((t) => t.name === 'vllm');
+  const sgl = traces.find((t) => t.name === 'sgl');
+  assert.equal(vllm.type, 'bar');
+  assert.deepEqual(vllm.x, ['1', '10', '20', '30', '35', 'inf']);
+  assert.equal(vllm.y[vllm.x.indexOf('10')].toFixed(2), '56.90');
+  assert.equal(sgl.y[sgl.x.indexOf('10')].toFixed(2), '68.60');
+  assert.equal(sgl.y[sgl.x.indexOf('30')].toFixed(2), '765.79');
+  const title = await page.evaluate(() => document.getElementById('chart').layout.yaxis.title.text);
+  assert.equal(title, 'Mean TTFT (ms)');
+  // The comparison table under the chart, as in the report the seed came from.
+  const row = await page.$$eval('#comparison-table tbody tr', (rows) =>
+    rows.map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent)),
+  );
+  const at10 = row.find((r) => r[0] === '10');
+  assert.deepEqual(at10, ['10', '68.60', '56.90', 'vllm', '17.06%']);
+  await page.waitForTimeout(300);
+  await screenshot(page, 'sample-001-latency');
+  assert.deepEqual(page.errors, []);
+});
+
+test('a file picked through the file input loads beside the others', async (t) => {
+  const page = await newPage(browser, t);
+  await page.goto(server.url);
+  await pickFiles(page, ['public/samples/001_b815cef7710eda19.txt']);
+  await waitForTraces(page, 2);
+  assert.match(await page.textContent('#file-list'), /001_b815cef7710eda19\.txt/);
+  assert.deepEqual(page.errors, []);
+});
