@@ -246,9 +246,11 @@ pub fn from_json_value(v: &Value) -> Result<Decoded, CanonicalError> {
     let mut out = Decoded::default();
     for (i, item) in records.iter().enumerate() {
         match item.as_object() {
-            Some(obj) => out
-                .records
-                .push(record_from_json(obj, &format!("records[{i}]"), &mut out.warnings)),
+            Some(obj) => out.records.push(record_from_json(
+                obj,
+                &format!("records[{i}]"),
+                &mut out.warnings,
+            )),
             None => out
                 .warnings
                 .push(format!("records[{i}]: not an object, skipped")),
@@ -274,10 +276,7 @@ fn request_from_json(v: &Value, at: &str, warnings: &mut Vec<String>) -> Option<
             .map(|a| a.iter().filter_map(number_from_json).collect())
             .unwrap_or_default(),
         e2el_ms: real("e2el_ms"),
-        error: obj
-            .get("error")
-            .and_then(Value::as_str)
-            .map(str::to_string),
+        error: obj.get("error").and_then(Value::as_str).map(str::to_string),
     })
 }
 

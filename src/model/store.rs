@@ -151,9 +151,9 @@ impl Dataset {
     }
 
     fn passes(&self, masks: &[(usize, Vec<bool>)], row: usize) -> bool {
-        masks.iter().all(|(ci, pass)| {
-            *ci != usize::MAX && pass[self.columns[*ci].codes[row] as usize]
-        })
+        masks
+            .iter()
+            .all(|(ci, pass)| *ci != usize::MAX && pass[self.columns[*ci].codes[row] as usize])
     }
 
     /// Indices of the records matching `filter`, in load order.
@@ -228,8 +228,7 @@ impl Dataset {
             .zip(counts)
             .map(|(col, counts)| {
                 let chosen = filter.selected.get(&col.key);
-                let is_selected =
-                    |v: &Option<DimValue>| chosen.is_some_and(|set| set.contains(v));
+                let is_selected = |v: &Option<DimValue>| chosen.is_some_and(|set| set.contains(v));
                 let mut values: Vec<FacetValue> = col
                     .dict
                     .iter()
