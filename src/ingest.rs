@@ -1,1 +1,477 @@
 //! Format detection and readers: bytes of any benchmark result file in, canonical records out.
+//!
+//! Owns [`detect`] (what a file looks like, judged from its content, never from its extension
+//! alone), [`read`] (detect, then run the one reader for that format) and
+//! [`read_with_mapping`] (re-read a table with a user-corrected column mapping). Each format has
+//! its own submodule; all of them turn their input into [`Record`]s, stamp `source` and
+//! `format`, normalise units (latencies in ms) and report what they skipped or guessed as
+//! [`Warning`]s. Bad input never panics: it becomes an [`IngestError`] or a warning naming the
+//! file and the line or field.
+//!
+//! Shared by both faces and pure: bytes in, records out. It must not import tokio, leptos,
+//! web-sys or an HTTP client, touch the filesystem, or read the clock.
+
+mod console;
+mod fields;
+mod json;
+mod names;
+mod perfsuite;
+mod serving;
+mod table;
+mod text;
+mod tools;
+
+use std::fmt;
+
+use crate::model::Record;
+
+pub use table::ColumnMapping;
+
+/// A result-file format this crate can read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Format {
+    /// vLLM `benchmark_serving.py` / `vllm bench serve` JSON: one object, a list, JSON Lines,
+    /// or JSON Lines fenced inside a markdown/HTML report.
+    VllmServing,
+    /// vLLM serving console summary blocks (`==== Serving Benchmark Result ====`).
+    VllmConsole,
+    /// `vllm bench latency --output-json`.
+    VllmLatency,
+    /// `vllm bench throughput --output-json`.
+    VllmThroughput,
+    /// vLLM performance-suite results: markdown tables, the column-dict JSON, or
+    /// `benchmark_results.json`; also its unfilled description template.
+    VllmPerfSuite,
+    /// SGLang `bench_serving` JSON Lines.
+    SglangServing,
+    /// genai-perf or AIPerf `profile_export_*.json`.
+    GenaiPerf,
+    /// genai-perf or AIPerf two-block CSV export.
+    GenaiPerfCsv,
+    /// llmperf `*_summary.json`.
+    Llmperf,
+    /// guidellm `benchmarks.json`.
+    Guidellm,
+    /// Hugging Face inference-benchmarker JSON.
+    HfBenchmarker,
+    /// TensorRT-LLM `trtllm-bench --report_json`.
+    Trtllm,
+    /// TGI `text-generation-benchmark` markdown tables.
+    TgiBenchmark,
+    /// A pandas DataFrame printed as text (fixed-width, index first), possibly wide.
+    PandasText,
+    /// Any other CSV/TSV table, one row per point (or wide, one column group per GPU).
+    GenericCsv,
+    /// Markdown tables, with context from the headings above them.
+    MarkdownTable,
+    /// benchlens's own canonical JSON.
+    CanonicalJson,
+    /// benchlens's own canonical CSV.
+    CanonicalCsv,
+}
+
+impl Format {
+    /// Every format, in a stable order.
+    pub const ALL: &'static [Format] = &[
+        Format::VllmServing,
+        Format::VllmConsole,
+        Format::VllmLatency,
+        Format::VllmThroughput,
+        Format::VllmPerfSuite,
+        Format::SglangServing,
+        Format::GenaiPerf,
+        Format::GenaiPerfCsv,
+        Format::Llmperf,
+        Format::Guidellm,
+        Format::HfBenchmarker,
+        Format::Trtllm,
+        Format::TgiBenchmark,
+        Format::PandasText,
+        Format::GenericCsv,
+        Format::MarkdownTable,
+        Format::CanonicalJson,
+        Format::CanonicalCsv,
+    ];
+
+    /// The snake_case id written into each record's `format` (`vllm_serving`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Format::VllmServing => "vllm_serving",
+            Format::VllmConsole => "vllm_console",
+            Format::VllmLatency => "vllm_latency",
+            Format::VllmThroughput => "vllm_throughput",
+            Format::VllmPerfSuite => "vllm_perf_suite",
+            Format::SglangServing => "sglang_serving",
+            Format::GenaiPerf => "genai_perf",
+            Format::GenaiPerfCsv => "genai_perf_csv",
+            Format::Llmperf => "llmperf",
+            Format::Guidellm => "guidellm",
+            Format::HfBenchmarker => "hf_inference_benchmarker",
+            Format::Trtllm => "trtllm_bench",
+            Format::TgiBenchmark => "tgi_benchmark",
+            Format::PandasText => "pandas_text",
+            Format::GenericCsv => "generic_csv",
+            Format::MarkdownTable => "markdown_table",
+            Format::CanonicalJson => "canonical_json",
+            Format::CanonicalCsv => "canonical_csv",
+        }
+    }
+
+    /// A human label (`vLLM serving JSON`).
+    pub fn label(&self) -> &'static str {
+        match self {
+            Format::VllmServing => "vLLM serving JSON",
+            Format::VllmConsole => "vLLM serving console output",
+            Format::VllmLatency => "vLLM latency JSON",
+            Format::VllmThroughput => "vLLM throughput JSON",
+            Format::VllmPerfSuite => "vLLM performance suite",
+            Format::SglangServing => "SGLang bench_serving JSON Lines",
+            Format::GenaiPerf => "genai-perf / AIPerf JSON",
+            Format::GenaiPerfCsv => "genai-perf / AIPerf CSV",
+            Format::Llmperf => "llmperf summary JSON",
+            Format::Guidellm => "guidellm benchmarks JSON",
+            Format::HfBenchmarker => "HF inference-benchmarker JSON",
+            Format::Trtllm => "trtllm-bench report JSON",
+            Format::TgiBenchmark => "TGI benchmark tables",
+            Format::PandasText => "pandas text table",
+            Format::GenericCsv => "CSV table",
+            Format::MarkdownTable => "markdown tables",
+            Format::CanonicalJson => "benchlens JSON",
+            Format::CanonicalCsv => "benchlens CSV",
+        }
+    }
+
+    /// The format with this [`name`](Format::name).
+    pub fn from_name(name: &str) -> Option<Format> {
+        Format::ALL.iter().copied().find(|f| f.name() == name)
+    }
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.label())
+    }
+}
+
+/// Something a reader skipped, converted or guessed, with where in the file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Warning {
+    /// Where: `line 12`, `records[3].gpu`, or `None` for the whole file.
+    pub at: Option<String>,
+    /// What happened, lowercase.
+    pub message: String,
+}
+
+impl Warning {
+    /// A warning about one place in the file.
+    pub fn at(at: impl Into<String>, message: impl Into<String>) -> Warning {
+        Warning {
+            at: Some(at.into()),
+            message: message.into(),
+        }
+    }
+
+    /// A warning about the whole file.
+    pub fn file(message: impl Into<String>) -> Warning {
+        Warning {
+            at: None,
+            message: message.into(),
+        }
+    }
+
+    /// A warning about a 1-based line.
+    pub fn line(line: usize, message: impl Into<String>) -> Warning {
+        Warning::at(format!("line {line}"), message)
+    }
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.at {
+            Some(at) => write!(f, "{at}: {}", self.message),
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
+/// Why a file could not be read at all. Messages name the file and, where known, the line.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum IngestError {
+    /// Zero bytes, or only whitespace.
+    #[error("{file}: empty file")]
+    Empty {
+        /// The file name.
+        file: String,
+    },
+    /// Binary data, not text.
+    #[error("{file}: binary data at byte {offset}, not a text result file")]
+    Binary {
+        /// The file name.
+        file: String,
+        /// Where the first binary byte sits.
+        offset: usize,
+    },
+    /// JSON that could not be parsed and held no readable part.
+    #[error("{file}: invalid JSON at line {line}, column {column}: {message}")]
+    Json {
+        /// The file name.
+        file: String,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// What the parser said.
+        message: String,
+    },
+    /// A CSV that could not be parsed.
+    #[error("{file}: invalid CSV at line {line}: {message}")]
+    Csv {
+        /// The file name.
+        file: String,
+        /// 1-based line.
+        line: usize,
+        /// What went wrong.
+        message: String,
+    },
+    /// Readable, but of a shape the detected format does not allow.
+    #[error("{file}: {at}: {message}")]
+    Shape {
+        /// The file name.
+        file: String,
+        /// Where (`line 3`, `benchmarks[0]`).
+        at: String,
+        /// What was expected.
+        message: String,
+    },
+    /// Text that matches no known format.
+    #[error("{file}: not a recognised benchmark result file ({why})")]
+    Unrecognised {
+        /// The file name.
+        file: String,
+        /// What it looked like instead.
+        why: String,
+    },
+}
+
+/// What a file looks like, judged from its content.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Detection {
+    /// The format, when recognised.
+    pub format: Option<Format>,
+    /// Why: the evidence, or what the content looked like instead.
+    pub reason: String,
+}
+
+/// The result of reading one file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ingested {
+    /// The detected format.
+    pub format: Format,
+    /// One record per benchmark point.
+    pub records: Vec<Record>,
+    /// Rows skipped, fields ignored, units converted, values inferred.
+    pub warnings: Vec<Warning>,
+    /// For tables: how each source column was mapped (empty for other formats).
+    pub mapping: Vec<ColumnMapping>,
+    /// A remark about the file as a whole, e.g. why it holds no records.
+    pub note: Option<String>,
+}
+
+impl Ingested {
+    fn new(format: Format) -> Ingested {
+        Ingested {
+            format,
+            records: Vec::new(),
+            warnings: Vec::new(),
+            mapping: Vec::new(),
+            note: None,
+        }
+    }
+}
+
+/// Detects the format of `bytes` (the content of the file named `source`) and reads it.
+pub fn read(source: &str, bytes: &[u8]) -> Result<Ingested, IngestError> {
+    read_inner(source, bytes, None)
+}
+
+/// Like [`read`], but tables (CSV, markdown, pandas text) use `mapping` for the columns it
+/// names instead of the automatic one. Other formats ignore it.
+pub fn read_with_mapping(
+    source: &str,
+    bytes: &[u8],
+    mapping: &[ColumnMapping],
+) -> Result<Ingested, IngestError> {
+    read_inner(source, bytes, Some(mapping))
+}
+
+/// Says what `bytes` (the content of the file named `source`) look like, without reading
+/// records.
+pub fn detect(source: &str, bytes: &[u8]) -> Detection {
+    let decoded = match text::decode(source, bytes) {
+        Ok(d) => d,
+        Err(e) => {
+            return Detection {
+                format: None,
+                reason: e.to_string(),
+            }
+        }
+    };
+    match sniff(source, &decoded.text) {
+        Ok(s) => Detection {
+            format: Some(s.format),
+            reason: s.reason,
+        },
+        Err(e) => Detection {
+            format: None,
+            reason: e.to_string(),
+        },
+    }
+}
+
+/// What [`sniff`] found: the format and, for JSON, the parsed documents so they are parsed once.
+struct Sniffed {
+    format: Format,
+    reason: String,
+    body: Body,
+}
+
+enum Body {
+    Text,
+    Json(json::Docs),
+}
+
+fn sniff(source: &str, text: &str) -> Result<Sniffed, IngestError> {
+    let trimmed = text.trim_start();
+    if trimmed.is_empty() {
+        return Err(IngestError::Empty {
+            file: source.to_string(),
+        });
+    }
+    if trimmed.starts_with('{') || trimmed.starts_with('[') {
+        let docs = json::parse_docs(source, text, 1)?;
+        let (format, reason) = json::classify(&docs).ok_or_else(|| IngestError::Unrecognised {
+            file: source.to_string(),
+            why: "JSON without any known benchmark keys".into(),
+        })?;
+        return Ok(Sniffed {
+            format,
+            reason,
+            body: Body::Json(docs),
+        });
+    }
+    // Text: reports with a fenced JSON block, console output, tables.
+    if perfsuite::is_template(text) {
+        return Ok(Sniffed {
+            format: Format::VllmPerfSuite,
+            reason: "vLLM performance-suite template placeholders".into(),
+            body: Body::Text,
+        });
+    }
+    if console::looks_like(text) {
+        return Ok(Sniffed {
+            format: Format::VllmConsole,
+            reason: "\"Serving Benchmark Result\" summary blocks".into(),
+            body: Body::Text,
+        });
+    }
+    if let Some(docs) = json::fenced_docs(source, text) {
+        if let Some((format, reason)) = json::classify(&docs) {
+            return Ok(Sniffed {
+                format,
+                reason: format!("{reason}, in a fenced block of a report"),
+                body: Body::Json(docs),
+            });
+        }
+    }
+    if let Some((format, reason)) = table::classify_text(text) {
+        return Ok(Sniffed {
+            format,
+            reason,
+            body: Body::Text,
+        });
+    }
+    Err(IngestError::Unrecognised {
+        file: source.to_string(),
+        why: text::describe(text),
+    })
+}
+
+fn read_inner(
+    source: &str,
+    bytes: &[u8],
+    mapping: Option<&[ColumnMapping]>,
+) -> Result<Ingested, IngestError> {
+    let decoded = text::decode(source, bytes)?;
+    let sniffed = sniff(source, &decoded.text)?;
+    let mut out = Ingested::new(sniffed.format);
+    out.warnings.extend(decoded.warnings);
+    let text = &decoded.text;
+    match sniffed.body {
+        Body::Json(docs) => {
+            out.warnings.extend(docs.warnings.iter().cloned());
+            json::read_docs(source, sniffed.format, &docs, &mut out)?;
+        }
+        Body::Text => match sniffed.format {
+            Format::VllmConsole => console::read(text, &mut out),
+            Format::VllmPerfSuite => perfsuite::read_text(source, text, mapping, &mut out)?,
+            Format::TgiBenchmark => table::read_tgi(text, &mut out),
+            Format::GenaiPerfCsv => tools::read_genai_csv(text, &mut out),
+            Format::CanonicalCsv => table::read_canonical_csv(source, text, &mut out)?,
+            Format::PandasText | Format::GenericCsv | Format::MarkdownTable => {
+                table::read_table(source, sniffed.format, text, mapping, &mut out)?
+            }
+            other => {
+                return Err(IngestError::Unrecognised {
+                    file: source.to_string(),
+                    why: format!("{} is not read from plain text", other.label()),
+                })
+            }
+        },
+    }
+    finish(source, &mut out);
+    Ok(out)
+}
+
+/// Stamps `source` and `format` and fills dimensions from the file name where missing.
+fn finish(source: &str, out: &mut Ingested) {
+    let format = out.format.name();
+    let from_name = names::parse_file_name(source);
+    for r in &mut out.records {
+        r.source = Some(source.to_string());
+        r.format = Some(format.to_string());
+        from_name.apply(r, "file name");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn format_names_are_unique_and_round_trip() {
+        for f in Format::ALL {
+            assert_eq!(Format::from_name(f.name()), Some(*f));
+        }
+        let mut names: Vec<_> = Format::ALL.iter().map(|f| f.name()).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), Format::ALL.len());
+    }
+
+    #[test]
+    fn warnings_display_their_place() {
+        assert_eq!(Warning::line(12, "bad").to_string(), "line 12: bad");
+        assert_eq!(
+            Warning::at("records[3].gpu", "bad").to_string(),
+            "records[3].gpu: bad"
+        );
+        assert_eq!(Warning::file("bad").to_string(), "bad");
+    }
+
+    #[test]
+    fn empty_input_is_an_error_naming_the_file() {
+        let e = read("x.json", b"").unwrap_err();
+        assert_eq!(e.to_string(), "x.json: empty file");
+        assert!(read("x.json", b"  \n\n").is_err());
+    }
+}

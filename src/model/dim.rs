@@ -265,7 +265,7 @@ mod tests {
 
     #[test]
     fn values_sort_numbers_first_and_infinity_last() {
-        let mut v = vec![
+        let mut v = [
             DimValue::from("b"),
             DimValue::Num(f64::INFINITY),
             DimValue::Num(10.0),

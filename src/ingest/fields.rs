@@ -1,0 +1,181 @@
+//! Record-building helpers shared by the readers: setting dimensions with a warning instead of
+//! an error, numbers from JSON values, and latency names in the spellings tools use.
+
+use serde_json::Value;
+
+use super::{Ingested, Warning};
+use crate::model::canonical::number_from_json;
+use crate::model::{Dim, DimKey, DimValue, LatencyMetric, MetricKey, Percentile, Record, Stat};
+
+/// `at.field`, or `field` when `at` is empty.
+pub(crate) fn place(at: &str, field: &str) -> String {
+    if at.is_empty() {
+        field.to_string()
+    } else if at.starts_with("line ") {
+        format!("{at}: {field}")
+    } else {
+        format!("{at}.{field}")
+    }
+}
+
+/// Sets a dimension; a value the dimension cannot hold becomes a warning at `at`.
+pub(crate) fn set_dim(r: &mut Record, d: Dim, value: DimValue, at: &str, out: &mut Ingested) {
+    if let Err(e) = r.set_known(d, Some(value)) {
+        out.warnings.push(Warning::at(at, format!("{e}, ignored")));
+    }
+}
+
+/// Sets a dimension unless already set, marking it inferred from `from`.
+pub(crate) fn infer_dim(r: &mut Record, d: Dim, value: DimValue, from: &str) {
+    if r.known(d).is_none() && r.set_known(d, Some(value)).is_ok() {
+        r.inferred.insert(d.name().to_string(), from.to_string());
+    }
+}
+
+/// Sets a dimension from a JSON value (number, or text holding one for numeric dimensions).
+pub(crate) fn set_dim_json(r: &mut Record, d: Dim, v: &Value, at: &str, out: &mut Ingested) {
+    let value = match v {
+        Value::Null => return,
+        Value::String(s) => {
+            if s.trim().is_empty() {
+                return;
+            }
+            DimValue::Text(s.trim().to_string())
+        }
+        Value::Number(_) => match number_from_json(v) {
+            Some(n) => DimValue::Num(n),
+            None => return,
+        },
+        Value::Bool(b) => DimValue::Text(b.to_string()),
+        _ => {
+            out.warnings
+                .push(Warning::at(at, "not a single value, ignored"));
+            return;
+        }
+    };
+    set_dim(r, d, value, at, out);
+}
+
+/// Sets a metric from a JSON value; a value that is not a number becomes a warning.
+pub(crate) fn set_metric_json(
+    r: &mut Record,
+    key: MetricKey,
+    v: &Value,
+    scale: f64,
+    at: &str,
+    out: &mut Ingested,
+) {
+    if v.is_null() {
+        return;
+    }
+    match number_from_json(v) {
+        Some(n) => r.set_metric(key, n * scale),
+        None => out
+            .warnings
+            .push(Warning::at(at, format!("{v} is not a number, ignored"))),
+    }
+}
+
+/// A scalar JSON value as tag text (`None` for null, arrays, objects).
+pub(crate) fn scalar_text(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+/// A latency family from the names tools use (`ttft`, `time_to_first_token`, `e2e_latency`).
+pub(crate) fn latency_family(name: &str) -> Option<LatencyMetric> {
+    let n = name.to_ascii_lowercase();
+    let n = n.trim_end_matches("_ms").trim_end_matches("_s");
+    match n {
+        "ttft" | "time_to_first_token" => Some(LatencyMetric::Ttft),
+        "tpot" | "time_per_output_token" => Some(LatencyMetric::Tpot),
+        "itl" | "inter_token_latency" => Some(LatencyMetric::Itl),
+        "e2el" | "e2e_latency" | "e2e" | "end_to_end_latency" | "request_latency" | "latency" => {
+            Some(LatencyMetric::E2el)
+        }
+        _ => None,
+    }
+}
+
+/// A statistic from the names tools use (`avg`, `mean`, `p50`, `quantiles_p99`, `stddev`).
+/// `min` and `max` have no canonical statistic and give `None`.
+pub(crate) fn stat_name(name: &str) -> Option<Stat> {
+    let n = name.to_ascii_lowercase();
+    let n = n.strip_prefix("quantiles_").unwrap_or(&n);
+    match n {
+        "mean" | "avg" | "average" => Some(Stat::Mean),
+        "median" => Some(Stat::Median),
+        "std" | "stddev" | "std_dev" | "stdev" => Some(Stat::Std),
+        _ => {
+            let p = n.strip_prefix('p').unwrap_or(n);
+            let p = p.replace('_', ".");
+            Percentile::parse(&p).map(Stat::P)
+        }
+    }
+}
+
+/// Parses a latency metric name as vLLM or SGLang write it: `mean_ttft_ms`, `p99.9_itl_ms`,
+/// `median_e2e_latency_ms`.
+pub(crate) fn serving_metric_name(key: &str) -> Option<MetricKey> {
+    if let Some(k) = MetricKey::from_name(key) {
+        if !matches!(k, MetricKey::Extra(_)) {
+            return Some(k);
+        }
+        return None;
+    }
+    let body = key.strip_suffix("_ms")?;
+    let (stat, family) = body.split_once('_')?;
+    Some(MetricKey::Latency(
+        latency_family(family)?,
+        stat_name(stat)?,
+    ))
+}
+
+/// A name for an `extra.*` metric.
+#[allow(dead_code)] // TEMP-ALLOW
+pub(crate) fn extra(name: &str) -> MetricKey {
+    MetricKey::Extra(super::text::snake(name))
+}
+
+/// Sets a tag from a key and a scalar JSON value.
+pub(crate) fn set_tag(r: &mut Record, key: &str, v: &Value) {
+    if let Some(t) = scalar_text(v) {
+        r.tags.insert(super::text::snake(key), t);
+    }
+}
+
+/// Sets dimension `name` (canonical) if it is one, else a tag. Returns whether it was a
+/// dimension.
+pub(crate) fn set_named(r: &mut Record, name: &str, v: &Value, at: &str, out: &mut Ingested) {
+    match DimKey::from_name(name) {
+        Some(DimKey::Known(d)) => set_dim_json(r, d, v, at, out),
+        _ => set_tag(r, name, v),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn serving_names_in_every_spelling() {
+        for (name, want) in [
+            ("mean_ttft_ms", "mean_ttft_ms"),
+            ("p99.9_itl_ms", "p99.9_itl_ms"),
+            ("median_e2e_latency_ms", "median_e2el_ms"),
+            ("p90_tpot_ms", "p90_tpot_ms"),
+        ] {
+            assert_eq!(serving_metric_name(name).unwrap().name(), want);
+        }
+        assert_eq!(serving_metric_name("max_foo_ms"), None);
+        assert_eq!(
+            stat_name("quantiles_p99"),
+            Some(Stat::P(Percentile::new(99.0).unwrap()))
+        );
+        assert_eq!(stat_name("min"), None);
+    }
+}

@@ -1,0 +1,523 @@
+//! JSON containers: tolerant parsing (bare `Infinity`, `-Infinity`, `NaN`), one document, a
+//! list, JSON Lines or concatenated documents, JSON fenced in a markdown report; and the
+//! content-based classification of a parsed document into a [`Format`].
+//!
+//! serde_json's recursion limit (128) bounds nesting, so a 10,000-level document is an error,
+//! never a stack overflow.
+
+use std::borrow::Cow;
+
+use memchr::memmem;
+use serde_json::{Map, Value};
+
+use super::{perfsuite, serving, tools, Format, IngestError, Ingested, Warning};
+use crate::model::canonical;
+
+/// The JSON documents of one file, each with the 1-based line it starts on.
+pub(crate) struct Docs {
+    pub values: Vec<(usize, Value)>,
+    pub warnings: Vec<Warning>,
+}
+
+/// Rewrites bare `Infinity`, `-Infinity` and `NaN` outside strings into the strings `"inf"`,
+/// `"-inf"` and `"NaN"` (which the readers parse as numbers). One linear pass; borrowed
+/// unchanged when neither token occurs anywhere.
+pub(crate) fn rewrite_non_finite(text: &str) -> Cow<'_, str> {
+    let bytes = text.as_bytes();
+    if memmem::find(bytes, b"Infinity").is_none() && memmem::find(bytes, b"NaN").is_none() {
+        return Cow::Borrowed(text);
+    }
+    let mut out: Vec<u8> = Vec::with_capacity(bytes.len() + 64);
+    let mut i = 0;
+    let mut changed = false;
+    while i < bytes.len() {
+        // Outside a string: jump to the next quote or token start.
+        let Some(off) = memchr::memchr3(b'"', b'I', b'N', &bytes[i..]) else {
+            out.extend_from_slice(&bytes[i..]);
+            break;
+        };
+        out.extend_from_slice(&bytes[i..i + off]);
+        i += off;
+        match bytes[i] {
+            b'"' => {
+                // Copy the whole string, honouring escapes.
+                let start = i;
+                i += 1;
+                loop {
+                    match memchr::memchr2(b'"', b'\\', &bytes[i..]) {
+                        None => {
+                            i = bytes.len();
+                            break;
+                        }
+                        Some(o) => {
+                            i += o;
+                            if bytes[i] == b'\\' {
+                                i = (i + 2).min(bytes.len());
+                            } else {
+                                i += 1;
+                                break;
+                            }
+                        }
+                    }
+                }
+                out.extend_from_slice(&bytes[start..i]);
+            }
+            b'I' if bytes[i..].starts_with(b"Infinity") => {
+                if out.last() == Some(&b'-') {
+                    out.pop();
+                    out.extend_from_slice(b"\"-inf\"");
+                } else {
+                    if out.last() == Some(&b'+') {
+                        out.pop();
+                    }
+                    out.extend_from_slice(b"\"inf\"");
+                }
+                i += 8;
+                changed = true;
+            }
+            b'N' if bytes[i..].starts_with(b"NaN") => {
+                if matches!(out.last(), Some(b'-' | b'+')) {
+                    out.pop();
+                }
+                out.extend_from_slice(b"\"NaN\"");
+                i += 3;
+                changed = true;
+            }
+            b => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    if !changed {
+        return Cow::Borrowed(text);
+    }
+    // Only ASCII was replaced by ASCII at ASCII boundaries, so this stays valid UTF-8.
+    match String::from_utf8(out) {
+        Ok(s) => Cow::Owned(s),
+        Err(_) => Cow::Borrowed(text),
+    }
+}
+
+/// Parses every JSON document in `text` (one, or several: JSON Lines / concatenated).
+/// A bad document after good ones is skipped with a warning naming its line; the reader then
+/// resumes at the next line that starts with `{` or `[`. `base_line` is the line of `text`'s
+/// first line in the file.
+pub(crate) fn parse_docs(source: &str, text: &str, base_line: usize) -> Result<Docs, IngestError> {
+    let cleaned = rewrite_non_finite(text);
+    let bytes = cleaned.as_bytes();
+    let mut docs = Docs {
+        values: Vec::new(),
+        warnings: Vec::new(),
+    };
+    let mut pos = 0usize;
+    let mut line = base_line; // line number at `pos`
+    let mut first_error: Option<IngestError> = None;
+    loop {
+        // Skip whitespace, counting lines.
+        while pos < bytes.len() && bytes[pos].is_ascii_whitespace() {
+            if bytes[pos] == b'\n' {
+                line += 1;
+            }
+            pos += 1;
+        }
+        if pos >= bytes.len() {
+            break;
+        }
+        let mut stream = serde_json::Deserializer::from_slice(&bytes[pos..]).into_iter::<Value>();
+        match stream.next() {
+            Some(Ok(v)) => {
+                let end = pos + stream.byte_offset();
+                docs.values.push((line, v));
+                line += memchr::memchr_iter(b'\n', &bytes[pos..end]).count();
+                pos = end;
+            }
+            Some(Err(e)) => {
+                let err_line = line + e.line().saturating_sub(1);
+                let message = e.to_string();
+                let message = match message.rfind(" at line ") {
+                    Some(i) => message[..i].to_string(),
+                    None => message,
+                };
+                if docs.values.is_empty() && first_error.is_none() {
+                    first_error = Some(IngestError::Json {
+                        file: source.to_string(),
+                        line: err_line,
+                        column: e.column(),
+                        message: message.clone(),
+                    });
+                }
+                let detail = if err_line == line {
+                    format!("{message} at column {}", e.column())
+                } else {
+                    format!("{message} at line {err_line}, column {}", e.column())
+                };
+                docs.warnings.push(Warning::line(
+                    line,
+                    format!("invalid JSON ({detail}), skipped to the next document"),
+                ));
+                // Resume at the next line starting with '{' or '['.
+                let next = next_doc_start(bytes, pos + 1);
+                match next {
+                    Some(n) => {
+                        line += memchr::memchr_iter(b'\n', &bytes[pos..n]).count();
+                        pos = n;
+                    }
+                    None => break,
+                }
+            }
+            None => break,
+        }
+    }
+    if docs.values.is_empty() {
+        return Err(first_error.unwrap_or_else(|| IngestError::Empty {
+            file: source.to_string(),
+        }));
+    }
+    Ok(docs)
+}
+
+fn next_doc_start(bytes: &[u8], from: usize) -> Option<usize> {
+    let mut at = from;
+    while at < bytes.len() {
+        let nl = memchr::memchr(b'\n', &bytes[at..])? + at + 1;
+        if matches!(bytes.get(nl), Some(b'{' | b'[')) {
+            return Some(nl);
+        }
+        at = nl;
+    }
+    None
+}
+
+/// JSON inside markdown code fences (```` ```json ````, or any fence whose body starts with
+/// `{`/`[`), e.g. the raw data at the end of a report. `None` when no fence holds JSON.
+pub(crate) fn fenced_docs(source: &str, text: &str) -> Option<Docs> {
+    let mut all = Docs {
+        values: Vec::new(),
+        warnings: Vec::new(),
+    };
+    let mut in_fence = false;
+    let mut body_start = 0usize;
+    let mut body_line = 0usize;
+    let mut offset = 0usize;
+    for (i, raw) in text.split_inclusive('\n').enumerate() {
+        let l = raw.trim();
+        if let Some(rest) = l.strip_prefix("```") {
+            if in_fence {
+                let body = &text[body_start..offset];
+                let t = body.trim_start();
+                if t.starts_with('{') || t.starts_with('[') {
+                    if let Ok(d) = parse_docs(source, body, body_line) {
+                        all.values.extend(d.values);
+                        all.warnings.extend(d.warnings);
+                    }
+                }
+                in_fence = false;
+            } else if !rest.contains("```") {
+                in_fence = true;
+                body_start = offset + raw.len();
+                body_line = i + 2;
+            }
+        }
+        offset += raw.len();
+    }
+    (!all.values.is_empty()).then_some(all)
+}
+
+fn has_any(o: &Map<String, Value>, keys: &[&str]) -> bool {
+    keys.iter().any(|k| o.contains_key(*k))
+}
+
+fn is_column_dict(v: &Value) -> bool {
+    v.as_object()
+        .is_some_and(|o| !o.is_empty() && o.values().all(Value::is_object))
+}
+
+fn classify_object(v: &Value, o: &Map<String, Value>) -> Option<(Format, &'static str)> {
+    if canonical::looks_canonical(v) {
+        return Some((
+            Format::CanonicalJson,
+            "benchlens \"schema_version\" and \"records\"",
+        ));
+    }
+    let suite = ["latency", "throughput", "serving"];
+    if has_any(o, &suite)
+        && o.iter()
+            .filter(|(k, _)| suite.contains(&k.as_str()))
+            .all(|(_, v)| is_column_dict(v))
+    {
+        return Some((
+            Format::VllmPerfSuite,
+            "performance-suite column dicts \"latency\"/\"throughput\"/\"serving\"",
+        ));
+    }
+    if o.get("benchmarks").is_some_and(Value::is_array) {
+        return Some((Format::Guidellm, "a \"benchmarks\" array"));
+    }
+    if o.get("results").is_some_and(Value::is_array) && o.contains_key("config") {
+        return Some((Format::HfBenchmarker, "\"config\" and a \"results\" array"));
+    }
+    if o.contains_key("performance") && has_any(o, &["engine", "world_info", "request_info"]) {
+        return Some((
+            Format::Trtllm,
+            "\"engine\", \"world_info\" and \"performance\"",
+        ));
+    }
+    let metric_objects = o
+        .values()
+        .filter(|v| v.get("unit").is_some() && v.get("avg").is_some())
+        .count();
+    if o.contains_key("input_config") || metric_objects >= 2 {
+        return Some((
+            Format::GenaiPerf,
+            "metrics as {unit, avg, p50, ...} objects",
+        ));
+    }
+    if o.keys().any(|k| k.starts_with("results_")) {
+        return Some((Format::Llmperf, "flat \"results_*\" keys"));
+    }
+    if o.contains_key("avg_latency") && has_any(o, &["latencies", "percentiles"]) {
+        return Some((
+            Format::VllmLatency,
+            "\"avg_latency\", \"latencies\", \"percentiles\"",
+        ));
+    }
+    if o.contains_key("requests_per_second") && has_any(o, &["elapsed_time", "tokens_per_second"]) {
+        return Some((
+            Format::VllmThroughput,
+            "\"requests_per_second\" and \"elapsed_time\"",
+        ));
+    }
+    let sglang_keys = o.keys().any(|k| k.ends_with("_e2e_latency_ms"))
+        || has_any(
+            o,
+            &[
+                "random_input_len",
+                "total_output_tokens_retokenized",
+                "accept_length",
+                "sharegpt_output_len",
+            ],
+        )
+        || o.get("backend").and_then(Value::as_str) == Some("sglang")
+            && !o.contains_key("model_id");
+    if sglang_keys {
+        return Some((
+            Format::SglangServing,
+            "SGLang keys (\"*_e2e_latency_ms\", \"random_input_len\")",
+        ));
+    }
+    let serving_keys = [
+        "request_throughput",
+        "mean_ttft_ms",
+        "median_ttft_ms",
+        "model_id",
+        "output_throughput",
+        "ttfts",
+    ];
+    if has_any(o, &serving_keys) {
+        return Some((
+            Format::VllmServing,
+            "vLLM serving keys (\"request_throughput\", \"mean_ttft_ms\", ...)",
+        ));
+    }
+    None
+}
+
+fn canonical_record_keys(o: &Map<String, Value>) -> bool {
+    use crate::model::{DimKey, MetricKey};
+    !o.is_empty()
+        && o.keys().all(|k| {
+            k == "inferred"
+                || k == "requests"
+                || DimKey::from_name(k).is_some()
+                || MetricKey::from_name(k).is_some()
+        })
+        && o.keys().any(|k| MetricKey::from_name(k).is_some())
+        && (o.contains_key("source") || o.contains_key("format") || o.contains_key("inferred"))
+}
+
+/// What format the parsed documents are, and the evidence.
+pub(crate) fn classify(docs: &Docs) -> Option<(Format, String)> {
+    for (_, v) in docs.values.iter().take(8) {
+        let found = match v {
+            Value::Object(o) => classify_object(v, o),
+            Value::Array(items) => items.iter().take(8).find_map(|item| {
+                let o = item.as_object()?;
+                if o.contains_key("Test name") {
+                    Some((
+                        Format::VllmPerfSuite,
+                        "performance-suite records with \"Test name\"",
+                    ))
+                } else if canonical_record_keys(o) {
+                    Some((Format::CanonicalJson, "a list of benchlens records"))
+                } else {
+                    classify_object(item, o)
+                }
+            }),
+            _ => None,
+        };
+        if let Some((f, why)) = found {
+            return Some((f, why.to_string()));
+        }
+    }
+    None
+}
+
+/// Reads parsed documents with the reader for `format`.
+pub(crate) fn read_docs(
+    source: &str,
+    format: Format,
+    docs: &Docs,
+    out: &mut Ingested,
+) -> Result<(), IngestError> {
+    let many = docs.values.len() > 1;
+    for (line, v) in &docs.values {
+        let at = if many {
+            format!("line {line}")
+        } else {
+            String::new()
+        };
+        read_value(source, format, v, &at, out)?;
+    }
+    Ok(())
+}
+
+fn join(at: &str, part: &str) -> String {
+    if at.is_empty() {
+        part.to_string()
+    } else {
+        format!("{at}: {part}")
+    }
+}
+
+fn read_value(
+    source: &str,
+    format: Format,
+    v: &Value,
+    at: &str,
+    out: &mut Ingested,
+) -> Result<(), IngestError> {
+    match format {
+        Format::CanonicalJson => {
+            let decoded = canonical::from_json_value(v).map_err(|e| IngestError::Shape {
+                file: source.to_string(),
+                at: if at.is_empty() {
+                    "document".into()
+                } else {
+                    at.to_string()
+                },
+                message: e.to_string(),
+            })?;
+            out.records.extend(decoded.records);
+            for w in decoded.warnings {
+                out.warnings.push(match w.split_once(": ") {
+                    Some((place, msg)) => Warning::at(join(at, place), msg),
+                    None => Warning::file(w),
+                });
+            }
+        }
+        Format::VllmPerfSuite => perfsuite::read_json(v, at, out),
+        _ => match v {
+            Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    let place = join(at, &format!("[{i}]"));
+                    read_one(source, format, item, &place, out)?;
+                }
+            }
+            _ => read_one(source, format, v, at, out)?,
+        },
+    }
+    Ok(())
+}
+
+fn read_one(
+    _source: &str,
+    format: Format,
+    v: &Value,
+    at: &str,
+    out: &mut Ingested,
+) -> Result<(), IngestError> {
+    let Some(o) = v.as_object() else {
+        out.warnings.push(Warning::at(
+            if at.is_empty() { "document" } else { at },
+            "not a JSON object, skipped",
+        ));
+        return Ok(());
+    };
+    match format {
+        Format::VllmServing | Format::SglangServing => serving::read_object(o, at, out),
+        Format::VllmLatency => tools::read_vllm_latency(o, at, out),
+        Format::VllmThroughput => tools::read_vllm_throughput(o, at, out),
+        Format::GenaiPerf => tools::read_genai_perf(o, at, out),
+        Format::Llmperf => tools::read_llmperf(o, at, out),
+        Format::Guidellm => tools::read_guidellm(o, at, out),
+        Format::HfBenchmarker => tools::read_hf(o, at, out),
+        Format::Trtllm => tools::read_trtllm(o, at, out),
+        _ => out.warnings.push(Warning::at(
+            if at.is_empty() { "document" } else { at },
+            format!("{} is not read from JSON, skipped", format.label()),
+        )),
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn non_finite_tokens_are_rewritten_outside_strings_only() {
+        let t =
+            r#"{"a": Infinity, "b": -Infinity, "c": NaN, "d": "NaN Infinity", "e": "\"Infinity"}"#;
+        let r = rewrite_non_finite(t);
+        let v: Value = serde_json::from_str(&r).unwrap();
+        assert_eq!(v["a"], "inf");
+        assert_eq!(v["b"], "-inf");
+        assert_eq!(v["c"], "NaN");
+        assert_eq!(v["d"], "NaN Infinity");
+        assert_eq!(v["e"], "\"Infinity");
+        assert!(matches!(rewrite_non_finite("{\"a\": 1}"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn json_lines_keep_good_lines_and_warn_about_bad_ones() {
+        let t = "{\"a\": 1}\n{\"a\": 2,\n{\"a\": 3}\n{\"a\"";
+        let d = parse_docs("f", t, 1).unwrap();
+        assert_eq!(d.values.len(), 2);
+        assert_eq!(d.values[1].0, 3);
+        assert_eq!(d.warnings.len(), 2, "{:?}", d.warnings);
+        assert!(
+            d.warnings[0].to_string().starts_with("line 2"),
+            "{}",
+            d.warnings[0]
+        );
+        assert!(
+            d.warnings[1].to_string().starts_with("line 4"),
+            "{}",
+            d.warnings[1]
+        );
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_crash() {
+        let t = "[".repeat(10_000) + &"]".repeat(10_000);
+        let e = parse_docs("deep.json", &t, 1).err().unwrap();
+        assert!(
+            e.to_string()
+                .starts_with("deep.json: invalid JSON at line 1"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn truncated_single_document_is_an_error_with_position() {
+        let e = parse_docs("run.json", "{\n  \"a\": 1,\n  \"b\": [1, 2", 1)
+            .err()
+            .unwrap();
+        assert!(
+            e.to_string()
+                .starts_with("run.json: invalid JSON at line 3"),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,219 @@
+//! vLLM serving JSON (`benchmark_serving.py --save-result`, `vllm bench serve`) and SGLang
+//! `bench_serving` JSON Lines: one object per run, mapped key by key onto a [`Record`].
+//!
+//! Summary keys map to canonical metrics (`mean_ttft_ms`, any `p{P}_{m}_ms`, SGLang's
+//! `*_e2e_latency_ms` → `*_e2el_ms`), run settings to dimensions (`model_id` → model,
+//! `duration` → `duration_s`, `"inf"` request rate), the per-request arrays (`input_lens`,
+//! `output_lens`, `ttfts` and `itls` in seconds, `errors`) to [`RequestDetail`]s in ms, and
+//! unknown top-level scalars (`--metadata k=v`) to tags (or to the dimension of that name).
+
+use serde_json::{Map, Value};
+
+use super::fields::{
+    infer_dim, place, scalar_text, serving_metric_name, set_dim_json, set_metric_json, set_named,
+};
+use super::{Ingested, Warning};
+use crate::model::canonical::number_from_json;
+use crate::model::{Dim, DimValue, MetricKey, Record, RequestDetail};
+
+/// Reads one serving-run object into a record.
+pub(crate) fn read_object(o: &Map<String, Value>, at: &str, out: &mut Ingested) {
+    let mut r = Record::default();
+    let mut total_in: Option<f64> = None;
+    let mut total_out: Option<f64> = None;
+    let mut random_in: Option<&Value> = None;
+    let mut random_out: Option<&Value> = None;
+    let mut sharegpt_out: Option<&Value> = None;
+    let mut has_framework = false;
+    for (key, v) in o {
+        let here = place(at, key);
+        match key.as_str() {
+            "model_id" | "model" | "model_name" => set_dim_json(&mut r, Dim::Model, v, &here, out),
+            "framework" => {
+                has_framework = true;
+                set_dim_json(&mut r, Dim::Engine, v, &here, out);
+            }
+            "backend" => {
+                if !has_framework && !o.contains_key("framework") {
+                    set_dim_json(&mut r, Dim::Engine, v, &here, out);
+                }
+            }
+            "tokenizer_id" => {
+                if v.as_str().is_some() && v != o.get("model_id").unwrap_or(&Value::Null) {
+                    set_named(&mut r, "tokenizer_id", v, &here, out);
+                }
+            }
+            "date" => set_dim_json(&mut r, Dim::Date, v, &here, out),
+            "label" => set_dim_json(&mut r, Dim::Label, v, &here, out),
+            "num_prompts" => set_dim_json(&mut r, Dim::NumPrompts, v, &here, out),
+            "request_rate" => set_dim_json(&mut r, Dim::RequestRate, v, &here, out),
+            "burstiness" => set_dim_json(&mut r, Dim::Burstiness, v, &here, out),
+            "max_concurrency" => set_dim_json(&mut r, Dim::MaxConcurrency, v, &here, out),
+            "dataset_name" | "dataset" => set_dim_json(&mut r, Dim::Dataset, v, &here, out),
+            "random_input_len" => random_in = Some(v),
+            "random_output_len" => random_out = Some(v),
+            "sharegpt_output_len" => sharegpt_out = Some(v),
+            "duration" => set_metric_json(&mut r, MetricKey::DurationS, v, 1.0, &here, out),
+            "completed" => set_metric_json(&mut r, MetricKey::Completed, v, 1.0, &here, out),
+            "failed" => set_metric_json(&mut r, MetricKey::Failed, v, 1.0, &here, out),
+            "request_goodput:" => {
+                set_metric_json(&mut r, MetricKey::RequestGoodput, v, 1.0, &here, out)
+            }
+            "total_throughput" => {
+                set_metric_json(&mut r, MetricKey::TotalTokenThroughput, v, 1.0, &here, out)
+            }
+            "total_input_tokens" => {
+                total_in = number_from_json(v);
+                set_metric_json(&mut r, MetricKey::Extra(key.clone()), v, 1.0, &here, out);
+            }
+            "total_output_tokens" => {
+                total_out = number_from_json(v);
+                set_metric_json(&mut r, MetricKey::Extra(key.clone()), v, 1.0, &here, out);
+            }
+            "max_output_tokens_per_s"
+            | "max_concurrent_requests"
+            | "total_output_tokens_retokenized"
+            | "concurrency"
+            | "accept_length" => {
+                set_metric_json(&mut r, MetricKey::Extra(key.clone()), v, 1.0, &here, out)
+            }
+            "input_lens" | "output_lens" | "ttfts" | "itls" | "errors" | "generated_texts" => {}
+            _ => {
+                if let Some(metric) = serving_metric_name(key) {
+                    set_metric_json(&mut r, metric, v, 1.0, &here, out);
+                } else if scalar_text(v).is_some() {
+                    set_named(&mut r, key, v, &here, out);
+                } else if !v.is_null() {
+                    out.warnings
+                        .push(Warning::at(here, "unknown field, ignored"));
+                }
+            }
+        }
+    }
+    // SGLang names the load's lengths by dataset.
+    let dataset = r.dataset.clone().unwrap_or_default();
+    if dataset == "random" || dataset.is_empty() {
+        if let Some(v) = random_in {
+            set_dim_json(
+                &mut r,
+                Dim::InputLen,
+                v,
+                &place(at, "random_input_len"),
+                out,
+            );
+        }
+        if let Some(v) = random_out {
+            set_dim_json(
+                &mut r,
+                Dim::OutputLen,
+                v,
+                &place(at, "random_output_len"),
+                out,
+            );
+        }
+    } else {
+        for (k, v) in [
+            ("random_input_len", random_in),
+            ("random_output_len", random_out),
+        ] {
+            if let Some(v) = v {
+                set_named(&mut r, k, v, &place(at, k), out);
+            }
+        }
+    }
+    if dataset == "sharegpt" {
+        if let Some(v) = sharegpt_out {
+            set_dim_json(
+                &mut r,
+                Dim::OutputLen,
+                v,
+                &place(at, "sharegpt_output_len"),
+                out,
+            );
+        }
+    }
+    read_requests(o, at, &mut r, out);
+    let completed = r.metric(&MetricKey::Completed).filter(|c| *c > 0.0);
+    if let Some(c) = completed {
+        if let Some(t) = total_in {
+            infer_dim(
+                &mut r,
+                Dim::InputLen,
+                DimValue::Num(t / c),
+                "total_input_tokens / completed",
+            );
+        }
+        if let Some(t) = total_out {
+            infer_dim(
+                &mut r,
+                Dim::OutputLen,
+                DimValue::Num(t / c),
+                "total_output_tokens / completed",
+            );
+        }
+    }
+    out.records.push(r);
+}
+
+fn numbers(v: Option<&Value>) -> Option<&Vec<Value>> {
+    v.and_then(Value::as_array)
+}
+
+/// Per-request arrays into [`RequestDetail`]s (seconds → ms).
+fn read_requests(o: &Map<String, Value>, at: &str, r: &mut Record, out: &mut Ingested) {
+    let input = numbers(o.get("input_lens"));
+    let output = numbers(o.get("output_lens"));
+    let ttfts = numbers(o.get("ttfts"));
+    let itls = numbers(o.get("itls"));
+    let errors = numbers(o.get("errors"));
+    let lens: Vec<usize> = [input, output, ttfts, itls, errors]
+        .iter()
+        .flatten()
+        .map(|a| a.len())
+        .collect();
+    let Some(n) = lens.iter().copied().max() else {
+        return;
+    };
+    if lens.iter().any(|l| *l != n) {
+        out.warnings.push(Warning::at(
+            place(at, "input_lens"),
+            format!("per-request arrays differ in length ({lens:?}); missing entries left empty"),
+        ));
+    }
+    let count = |a: Option<&Vec<Value>>, i: usize| {
+        a.and_then(|a| a.get(i))
+            .and_then(number_from_json)
+            .filter(|v| v.is_finite() && *v >= 0.0)
+            .map(|v| v as u64)
+    };
+    r.requests.reserve(n);
+    for i in 0..n {
+        let ttft_ms = ttfts
+            .and_then(|a| a.get(i))
+            .and_then(number_from_json)
+            .map(|s| s * 1000.0);
+        let itl_ms: Vec<f64> = itls
+            .and_then(|a| a.get(i))
+            .and_then(Value::as_array)
+            .map(|gaps| {
+                gaps.iter()
+                    .filter_map(number_from_json)
+                    .map(|s| s * 1000.0)
+                    .collect()
+            })
+            .unwrap_or_default();
+        let error = errors
+            .and_then(|a| a.get(i))
+            .and_then(Value::as_str)
+            .filter(|e| !e.is_empty())
+            .map(str::to_string);
+        r.requests.push(RequestDetail {
+            input_len: count(input, i),
+            output_len: count(output, i),
+            ttft_ms,
+            itl_ms,
+            e2el_ms: None,
+            error,
+        });
+    }
+}

@@ -1,0 +1,242 @@
+//! Bytes to text: byte-order marks, UTF-16, invalid UTF-8 and binary data, plus the small
+//! number and unit parsers every text reader shares.
+
+use std::borrow::Cow;
+
+use super::{IngestError, Warning};
+
+/// A file's content as text, with what decoding had to do.
+pub(crate) struct Decoded<'a> {
+    pub text: Cow<'a, str>,
+    pub warnings: Vec<Warning>,
+}
+
+/// Decodes `bytes`: strips a UTF-8 byte-order mark, decodes UTF-16 with a byte-order mark,
+/// replaces invalid UTF-8 (with a warning) and rejects binary data.
+pub(crate) fn decode<'a>(source: &str, bytes: &'a [u8]) -> Result<Decoded<'a>, IngestError> {
+    let mut warnings = Vec::new();
+    if bytes.is_empty() {
+        return Err(IngestError::Empty {
+            file: source.to_string(),
+        });
+    }
+    let text: Cow<'a, str> = if let Some(rest) = bytes.strip_prefix(b"\xEF\xBB\xBF") {
+        utf8(rest, &mut warnings)
+    } else if let Some(rest) = bytes.strip_prefix(b"\xFF\xFE") {
+        warnings.push(Warning::file("decoded from UTF-16 (little-endian)"));
+        Cow::Owned(utf16(rest, u16::from_le_bytes))
+    } else if let Some(rest) = bytes.strip_prefix(b"\xFE\xFF") {
+        warnings.push(Warning::file("decoded from UTF-16 (big-endian)"));
+        Cow::Owned(utf16(rest, u16::from_be_bytes))
+    } else if looks_utf16le_without_bom(bytes) {
+        warnings.push(Warning::file(
+            "decoded from UTF-16 (little-endian, no byte-order mark)",
+        ));
+        Cow::Owned(utf16(bytes, u16::from_le_bytes))
+    } else {
+        utf8(bytes, &mut warnings)
+    };
+    if let Some(offset) = binary_offset(&text) {
+        return Err(IngestError::Binary {
+            file: source.to_string(),
+            offset,
+        });
+    }
+    if text.trim().is_empty() {
+        return Err(IngestError::Empty {
+            file: source.to_string(),
+        });
+    }
+    Ok(Decoded { text, warnings })
+}
+
+fn utf8<'a>(bytes: &'a [u8], warnings: &mut Vec<Warning>) -> Cow<'a, str> {
+    match std::str::from_utf8(bytes) {
+        Ok(s) => Cow::Borrowed(s),
+        Err(e) => {
+            let line = 1 + memchr::memchr_iter(b'\n', &bytes[..e.valid_up_to()]).count();
+            warnings.push(Warning::line(
+                line,
+                "invalid UTF-8 replaced with \u{FFFD} (is the file in another encoding?)",
+            ));
+            String::from_utf8_lossy(bytes)
+        }
+    }
+}
+
+fn utf16(bytes: &[u8], unit: fn([u8; 2]) -> u16) -> String {
+    let units = bytes.chunks_exact(2).map(|c| unit([c[0], c[1]]));
+    char::decode_utf16(units)
+        .map(|c| c.unwrap_or(char::REPLACEMENT_CHARACTER))
+        .collect()
+}
+
+/// ASCII text saved as UTF-16LE without a BOM: every odd byte of the first few is zero.
+fn looks_utf16le_without_bom(bytes: &[u8]) -> bool {
+    let head = &bytes[..bytes.len().min(64)];
+    head.len() >= 8
+        && head.len().is_multiple_of(2)
+        && head.chunks_exact(2).all(|c| c[0] != 0 && c[1] == 0)
+}
+
+/// The byte offset of the first character that no text file holds (NUL and most controls),
+/// looking at the first 64 KiB plus a sample; a few stray control characters are tolerated.
+fn binary_offset(text: &str) -> Option<usize> {
+    let mut bad = 0usize;
+    let mut first = None;
+    let mut seen = 0usize;
+    for (i, c) in text.char_indices() {
+        seen += 1;
+        if seen > 65_536 {
+            break;
+        }
+        let is_bad =
+            c == '\0' || (c.is_control() && !matches!(c, '\n' | '\r' | '\t' | '\u{0C}' | '\u{1B}'));
+        if is_bad {
+            first.get_or_insert(i);
+            bad += 1;
+            if c == '\0' || bad > 8 {
+                return first;
+            }
+        }
+    }
+    let replaced = text
+        .chars()
+        .take(65_536)
+        .filter(|c| *c == char::REPLACEMENT_CHARACTER)
+        .count();
+    if replaced > 16 && replaced * 10 > seen.min(65_536) {
+        return Some(0);
+    }
+    None
+}
+
+/// A short description of unrecognised text for error messages.
+pub(crate) fn describe(text: &str) -> String {
+    let first = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("");
+    let shown: String = first.chars().take(60).collect();
+    let ellipsis = if first.chars().count() > 60 {
+        "…"
+    } else {
+        ""
+    };
+    format!("line 1 reads {shown:?}{ellipsis}")
+}
+
+/// A number with an optional unit, as written in a table cell: `25,342`, `12.34 ms`,
+/// `1234.5 tokens/secs`, `8.5%`, `inf`.
+#[allow(dead_code)] // TEMP-ALLOW
+pub(crate) fn parse_quantity(cell: &str) -> Option<(f64, &str)> {
+    let t = cell.trim();
+    if t.is_empty() {
+        return None;
+    }
+    if let Some(v) = crate::model::canonical::parse_number_text(t) {
+        return Some((v, ""));
+    }
+    let end = t
+        .char_indices()
+        .find(|(_, c)| !(c.is_ascii_digit() || matches!(c, '.' | ',' | '-' | '+' | 'e' | 'E')))
+        .map_or(t.len(), |(i, _)| i);
+    // Do not read "e" of a unit as an exponent: back off to the last digit.
+    let mut num_end = end;
+    while num_end > 0 && !t.as_bytes()[num_end - 1].is_ascii_digit() {
+        num_end -= 1;
+    }
+    if num_end == 0 {
+        return None;
+    }
+    let v = crate::model::canonical::parse_number_text(&t[..num_end])?;
+    Some((v, t[num_end..].trim()))
+}
+
+/// The factor that turns a duration in `unit` into milliseconds, when `unit` is one.
+#[allow(dead_code)] // TEMP-ALLOW
+pub(crate) fn to_ms_factor(unit: &str) -> Option<f64> {
+    match unit.trim().to_ascii_lowercase().as_str() {
+        "ms" | "msec" | "millisecond" | "milliseconds" => Some(1.0),
+        "s" | "sec" | "secs" | "second" | "seconds" => Some(1000.0),
+        "us" | "µs" | "μs" | "microsecond" | "microseconds" => Some(1e-3),
+        "ns" | "nanosecond" | "nanoseconds" => Some(1e-6),
+        "min" | "minute" | "minutes" => Some(60_000.0),
+        _ => None,
+    }
+}
+
+/// snake_case of a free-form name: `Avg latency (ms)` → `avg_latency_ms`.
+pub(crate) fn snake(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut prev_lower = false;
+    for c in name.chars() {
+        if c.is_alphanumeric() || c == '.' {
+            if c.is_uppercase() && prev_lower {
+                out.push('_');
+            }
+            prev_lower = c.is_lowercase() || c.is_ascii_digit();
+            out.extend(c.to_lowercase());
+        } else {
+            if !out.ends_with('_') && !out.is_empty() {
+                out.push('_');
+            }
+            prev_lower = false;
+        }
+    }
+    while out.ends_with('_') {
+        out.pop();
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn boms_and_utf16_are_decoded() {
+        let d = decode("f", b"\xEF\xBB\xBF{\"a\":1}").unwrap();
+        assert_eq!(d.text, "{\"a\":1}");
+        let mut le = vec![0xFF, 0xFE];
+        for u in "{\"a\": 1}".encode_utf16() {
+            le.extend(u.to_le_bytes());
+        }
+        assert_eq!(decode("f", &le).unwrap().text, "{\"a\": 1}");
+        let mut be = vec![0xFE, 0xFF];
+        for u in "x,y".encode_utf16() {
+            be.extend(u.to_be_bytes());
+        }
+        assert_eq!(decode("f", &be).unwrap().text, "x,y");
+    }
+
+    #[test]
+    fn binary_is_rejected() {
+        let e = decode("f.bin", &[0x89, b'P', b'N', b'G', 0, 0, 1, 2]).err();
+        assert!(matches!(e, Some(IngestError::Binary { .. })), "{e:?}");
+    }
+
+    #[test]
+    fn quantities_with_units() {
+        assert_eq!(parse_quantity("12.34 ms"), Some((12.34, "ms")));
+        assert_eq!(
+            parse_quantity("1234.5 tokens/secs"),
+            Some((1234.5, "tokens/secs"))
+        );
+        assert_eq!(parse_quantity("25,342"), Some((25342.0, "")));
+        assert_eq!(parse_quantity("3e2"), Some((300.0, "")));
+        assert_eq!(parse_quantity("5e"), None.or(Some((5.0, "e"))));
+        assert_eq!(parse_quantity("ok"), None);
+    }
+
+    #[test]
+    fn snake_case_names() {
+        assert_eq!(
+            snake("Average latency per token (ms)"),
+            "average_latency_per_token_ms"
+        );
+        assert_eq!(snake("batchSize"), "batch_size");
+        assert_eq!(snake("nrGPUs"), "nr_gpus");
+    }
+}
