@@ -25,6 +25,7 @@ pub mod charts;
 pub mod ingest;
 pub mod model;
 pub mod share;
+pub mod table;
 
 #[cfg(target_arch = "wasm32")]
 pub mod app;

@@ -1,0 +1,18 @@
+//! The explorer: a Leptos single-page app that loads result files, filters them and charts them.
+//!
+//! Browser only. Owns the reactive state ([`state`]), getting bytes into the page (files,
+//! drag-and-drop, paste, URLs, bundled samples: [`load`]), the bridge to plotly.js
+//! ([`plotly`]) and the components ([`views`]). It holds no business logic: parsing is
+//! [`crate::ingest`], filtering is [`crate::model::Dataset`], chart contents and comparison
+//! tables are [`crate::charts`]. Must not import the native modules (`cli`, `loadgen`).
+
+pub mod load;
+pub mod plotly;
+pub mod state;
+pub mod views;
+
+/// Mounts the explorer on the page's `<body>`.
+pub fn mount() {
+    console_error_panic_hook::set_once();
+    leptos::mount::mount_to_body(views::App);
+}

@@ -1,0 +1,215 @@
+//! Getting bytes into the explorer: picked and dropped files (gloo-file), pasted text, URLs
+//! (gloo-net) and the bundled samples. Each file is read and parsed on its own; a failure marks
+//! that file failed and leaves every other file loaded.
+
+use std::sync::Arc;
+
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
+
+use super::state::{AppState, FileStatus, Origin};
+use crate::ingest;
+use crate::share::{file_name_of, raw_url};
+
+/// A bundled sample: file under `samples/` and what it shows.
+pub struct Sample {
+    /// File name under `samples/`.
+    pub file: &'static str,
+    /// Button title.
+    pub title: &'static str,
+    /// One line on what it is.
+    pub about: &'static str,
+}
+
+/// The bundled samples (the user-supplied example files).
+pub const SAMPLES: [Sample; 5] = [
+    Sample {
+        file: "001_b815cef7710eda19.txt",
+        title: "vLLM vs SGLang report",
+        about: "Llama-3.1-8B, request rates 1–inf, vLLM serving JSON Lines inside a report",
+    },
+    Sample {
+        file: "000_258d36619a7af95a.txt",
+        title: "A100 vs Tesla table",
+        about: "pandas printout, 20 models, batch sizes 1–1028, two GPUs per row",
+    },
+    Sample {
+        file: "002_44f3a8b9f2336bbb.txt",
+        title: "vLLM vs TGI markdown",
+        about: "Mistral-7B AWQ on A100 40G, input/output length grid",
+    },
+    Sample {
+        file: "003_902df92d1b3a4732.txt",
+        title: "vLLM console summaries",
+        about: "serving benchmark blocks pasted from a terminal, 1–2048 prompts",
+    },
+    Sample {
+        file: "004_adfd865e97a7b47c.txt",
+        title: "vLLM suite template",
+        about: "the performance-suite description (a template without numbers)",
+    },
+];
+
+/// Lets the browser paint (e.g. the progress indicator) before a long synchronous step.
+pub async fn yield_to_browser() {
+    let promise = js_sys::Promise::new(&mut |resolve, _reject| {
+        if let Some(w) = web_sys::window() {
+            let _ = w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 0);
+        }
+    });
+    let _ = JsFuture::from(promise).await;
+}
+
+/// Parses `bytes` as file `name` and records the outcome on file `id`.
+pub async fn parse_into(state: AppState, id: u32, name: &str, bytes: Vec<u8>) {
+    state.set_status(
+        id,
+        FileStatus::Loading(format!("parsing {}", human_size(bytes.len() as u64))),
+    );
+    yield_to_browser().await;
+    let status = match ingest::read(name, &bytes) {
+        Ok(done) => FileStatus::Loaded {
+            format: done.format.label().to_string(),
+            records: Arc::new(done.records),
+            warnings: done.warnings.iter().map(ToString::to_string).collect(),
+            note: done.note,
+        },
+        Err(e) => FileStatus::Failed(e.to_string()),
+    };
+    state.set_status(id, status);
+}
+
+/// Reads and parses files the user picked or dropped, one after the other.
+pub async fn load_files(state: AppState, files: Vec<web_sys::File>) {
+    let queued: Vec<(u32, web_sys::File)> = files
+        .into_iter()
+        .map(|f| {
+            let id = state.add_loading(&f.name(), Origin::Local, "waiting");
+            (id, f)
+        })
+        .collect();
+    for (id, file) in queued {
+        let name = file.name();
+        let blob = gloo_file::Blob::from(file);
+        state.set_status(
+            id,
+            FileStatus::Loading(format!("reading {}", human_size(blob.size()))),
+        );
+        match gloo_file::futures::read_as_bytes(&blob).await {
+            Ok(bytes) => parse_into(state, id, &name, bytes).await,
+            Err(e) => state.set_status(
+                id,
+                FileStatus::Failed(format!("{name}: the browser could not read the file ({e})")),
+            ),
+        }
+    }
+}
+
+/// The files of a `FileList` (from a picker or a drop).
+pub fn files_of(list: Option<web_sys::FileList>) -> Vec<web_sys::File> {
+    let Some(list) = list else { return Vec::new() };
+    (0..list.length()).filter_map(|i| list.get(i)).collect()
+}
+
+/// Parses pasted text.
+pub async fn load_text(state: AppState, text: String) {
+    if text.trim().is_empty() {
+        return;
+    }
+    let id = state.add_loading("pasted text", Origin::Local, "parsing");
+    parse_into(state, id, "pasted text", text.into_bytes()).await;
+}
+
+/// Fetches and parses a file from an address typed or linked by the user.
+pub async fn load_url(state: AppState, input: String) {
+    let name = file_name_of(input.trim());
+    let url = match raw_url(&input) {
+        Ok(u) => u,
+        Err(e) => {
+            let id = state.add_loading(&name, Origin::Url(input.clone()), "");
+            state.set_status(id, FileStatus::Failed(format!("{input}: {e}")));
+            return;
+        }
+    };
+    let id = state.add_loading(&name, Origin::Url(input.trim().to_string()), "fetching");
+    match fetch_bytes(&url).await {
+        Ok(bytes) => parse_into(state, id, &name, bytes).await,
+        Err(e) => state.set_status(id, FileStatus::Failed(e)),
+    }
+}
+
+/// Fetches one of the bundled samples.
+pub async fn load_sample(state: AppState, file: &'static str) {
+    let id = state.add_loading(file, Origin::Sample(file.to_string()), "fetching");
+    match fetch_bytes(&format!("samples/{file}")).await {
+        Ok(bytes) => parse_into(state, id, file, bytes).await,
+        Err(e) => state.set_status(id, FileStatus::Failed(e)),
+    }
+}
+
+/// GETs an address, explaining failures in plain words with what to do.
+async fn fetch_bytes(url: &str) -> Result<Vec<u8>, String> {
+    let response = gloo_net::http::Request::get(url)
+        .send()
+        .await
+        .map_err(|e| {
+            format!(
+                "{url}: the request failed before any answer ({e}). Either the server is \
+             unreachable, or it does not allow other sites to read the file (CORS). \
+             Download the file and drop it here instead, or host it where CORS is allowed \
+             (GitHub raw files and gists are)."
+            )
+        })?;
+    let status = response.status();
+    if status == 404 {
+        return Err(format!(
+            "{url}: not found (HTTP 404). Check the address; private repositories and \
+             expired links also answer 404."
+        ));
+    }
+    if !(200..300).contains(&status) {
+        return Err(format!(
+            "{url}: the server answered HTTP {status} {}. Try again later or download \
+             the file and drop it here.",
+            response.status_text()
+        ));
+    }
+    response
+        .binary()
+        .await
+        .map_err(|e| format!("{url}: the download broke off ({e}). Try again."))
+}
+
+/// `1.2 MB`-style size.
+pub fn human_size(bytes: u64) -> String {
+    const UNITS: [&str; 4] = ["B", "KB", "MB", "GB"];
+    let mut v = bytes as f64;
+    let mut unit = 0;
+    while v >= 1000.0 && unit < UNITS.len() - 1 {
+        v /= 1000.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{v:.1} {}", UNITS[unit])
+    }
+}
+
+/// The files carried by a drop event.
+pub fn dropped_files(ev: &web_sys::DragEvent) -> Vec<web_sys::File> {
+    files_of(ev.data_transfer().and_then(|dt| dt.files()))
+}
+
+/// The files chosen in an `<input type=file>` that fired `ev`.
+pub fn picked_files(ev: &web_sys::Event) -> Vec<web_sys::File> {
+    let input = ev
+        .target()
+        .and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok());
+    let files = files_of(input.as_ref().and_then(|i| i.files()));
+    if let Some(i) = input {
+        // Picking the same file again must fire `change` again.
+        i.set_value("");
+    }
+    files
+}

@@ -1,0 +1,419 @@
+//! The explorer's reactive state: loaded files, the dataset built from them, the filter and the
+//! chart choices. Components receive [`AppState`] through context.
+
+use std::sync::Arc;
+
+use leptos::prelude::*;
+
+use crate::charts::ChartKind;
+use crate::model::{Dataset, Dim, DimKey, Filter, LatencyMetric, MetricKey, Record, Stat};
+use crate::share::ViewState;
+
+/// Where a file came from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Origin {
+    /// Picked, dropped or pasted by the user.
+    Local,
+    /// Fetched from this address (kept in shared links).
+    Url(String),
+    /// One of the bundled samples.
+    Sample(String),
+}
+
+/// A file in the file list.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LoadedFile {
+    /// Stable id for list keys and removal.
+    pub id: u32,
+    /// File name (or URL's last segment).
+    pub name: String,
+    /// Where it came from.
+    pub origin: Origin,
+    /// Its state.
+    pub status: FileStatus,
+}
+
+/// What happened to a file.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FileStatus {
+    /// Being fetched, read or parsed; the text says which.
+    Loading(String),
+    /// Read.
+    Loaded {
+        /// Human name of the detected format.
+        format: String,
+        /// Its records.
+        records: Arc<Vec<Record>>,
+        /// Warnings from the reader.
+        warnings: Vec<String>,
+        /// A note such as "no records: this is a template".
+        note: Option<String>,
+    },
+    /// Could not be read; the message says why and what to do.
+    Failed(String),
+}
+
+/// Which view the chart panel shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum View {
+    /// A latency metric as grouped bars with a comparison table.
+    Latency,
+    /// A throughput metric as grouped bars with a comparison table.
+    Throughput,
+    /// Any metric as lines against a scaling dimension.
+    Scaling,
+    /// The filtered records as a sortable table.
+    Table,
+}
+
+impl View {
+    /// The chart kind drawn for this view.
+    pub fn kind(self) -> ChartKind {
+        match self {
+            View::Scaling | View::Table => ChartKind::Lines,
+            View::Latency | View::Throughput => ChartKind::Bars,
+        }
+    }
+
+    /// Tab label.
+    pub fn label(self) -> &'static str {
+        match self {
+            View::Latency => "Latency",
+            View::Throughput => "Throughput",
+            View::Scaling => "Scaling",
+            View::Table => "Table",
+        }
+    }
+
+    /// The view with this id.
+    pub fn from_id(id: &str) -> Option<View> {
+        [View::Latency, View::Throughput, View::Scaling, View::Table]
+            .into_iter()
+            .find(|v| v.id() == id)
+    }
+
+    /// Id used in URLs and test selectors.
+    pub fn id(self) -> &'static str {
+        match self {
+            View::Latency => "latency",
+            View::Throughput => "throughput",
+            View::Scaling => "scaling",
+            View::Table => "table",
+        }
+    }
+}
+
+/// The user's chart choices; `None` fields follow the data (see [`default_x`] and friends).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChartChoice {
+    /// The active view.
+    pub view: View,
+    /// The x dimension.
+    pub x: Option<DimKey>,
+    /// The latency metric of the latency view.
+    pub latency_metric: Option<MetricKey>,
+    /// The metric of the throughput view.
+    pub throughput_metric: Option<MetricKey>,
+    /// The metric of the scaling view.
+    pub scaling_metric: Option<MetricKey>,
+    /// What splits series.
+    pub series_by: Option<Vec<DimKey>>,
+    /// Log-2 x axis in the scaling view.
+    pub log2_x: bool,
+}
+
+impl Default for ChartChoice {
+    fn default() -> Self {
+        ChartChoice {
+            view: View::Latency,
+            x: None,
+            latency_metric: None,
+            throughput_metric: None,
+            scaling_metric: None,
+            series_by: None,
+            log2_x: false,
+        }
+    }
+}
+
+impl ChartChoice {
+    /// The metric chosen for the active view, if any.
+    pub fn active_metric(&self) -> Option<&MetricKey> {
+        match self.view {
+            View::Latency => self.latency_metric.as_ref(),
+            View::Throughput => self.throughput_metric.as_ref(),
+            View::Scaling | View::Table => self.scaling_metric.as_ref(),
+        }
+    }
+
+    /// Sets the metric of the active view.
+    pub fn set_active_metric(&mut self, metric: Option<MetricKey>) {
+        match self.view {
+            View::Latency => self.latency_metric = metric,
+            View::Throughput => self.throughput_metric = metric,
+            View::Scaling | View::Table => self.scaling_metric = metric,
+        }
+    }
+
+    /// The link form of these choices (filters and data are added by the caller).
+    pub fn to_view_state(&self) -> ViewState {
+        ViewState {
+            view: Some(self.view.id().to_string()),
+            x: self.x.as_ref().map(DimKey::name),
+            metric: self.active_metric().map(MetricKey::name),
+            series: self
+                .series_by
+                .as_ref()
+                .map(|s| s.iter().map(DimKey::name).collect()),
+            log2: self.log2_x,
+            ..ViewState::default()
+        }
+    }
+
+    /// Choices from a link; unknown names fall back to following the data.
+    pub fn from_view_state(v: &ViewState) -> ChartChoice {
+        let mut c = ChartChoice {
+            view: v
+                .view
+                .as_deref()
+                .and_then(View::from_id)
+                .unwrap_or(View::Latency),
+            x: v.x.as_deref().and_then(DimKey::from_name),
+            series_by: v
+                .series
+                .as_ref()
+                .map(|s| s.iter().filter_map(|n| DimKey::from_name(n)).collect()),
+            log2_x: v.log2,
+            ..ChartChoice::default()
+        };
+        c.set_active_metric(v.metric.as_deref().and_then(MetricKey::from_name));
+        c
+    }
+}
+
+/// Everything the components share.
+#[derive(Clone, Copy)]
+pub struct AppState {
+    /// Loaded (and loading, and failed) files, in load order.
+    pub files: RwSignal<Vec<LoadedFile>>,
+    /// The dataset of every loaded file's records.
+    pub dataset: Memo<Arc<DatasetHandle>>,
+    /// The current filter.
+    pub filter: RwSignal<Filter>,
+    /// Chart choices.
+    pub chart: RwSignal<ChartChoice>,
+    /// Dark theme on.
+    pub dark: RwSignal<bool>,
+    /// Next file id.
+    next_id: StoredValue<u32>,
+}
+
+/// A dataset with a generation number, so memos compare cheaply.
+#[derive(Debug, Default)]
+pub struct DatasetHandle {
+    /// Bumped whenever the file list changes.
+    pub generation: u64,
+    /// The records of every loaded file.
+    pub dataset: Dataset,
+}
+
+impl PartialEq for DatasetHandle {
+    fn eq(&self, other: &Self) -> bool {
+        self.generation == other.generation
+    }
+}
+
+impl AppState {
+    /// Fresh state with nothing loaded.
+    pub fn new(dark: bool) -> AppState {
+        let files: RwSignal<Vec<LoadedFile>> = RwSignal::new(Vec::new());
+        let generation = StoredValue::new(0u64);
+        let dataset = Memo::new(move |_| {
+            let records: Vec<Record> = files.with(|files| {
+                files
+                    .iter()
+                    .filter_map(|f| match &f.status {
+                        FileStatus::Loaded { records, .. } => Some(records.iter().cloned()),
+                        _ => None,
+                    })
+                    .flatten()
+                    .collect()
+            });
+            generation.update_value(|g| *g += 1);
+            Arc::new(DatasetHandle {
+                generation: generation.get_value(),
+                dataset: Dataset::new(records),
+            })
+        });
+        AppState {
+            files,
+            dataset,
+            filter: RwSignal::new(Filter::default()),
+            chart: RwSignal::new(ChartChoice::default()),
+            dark: RwSignal::new(dark),
+            next_id: StoredValue::new(1),
+        }
+    }
+
+    /// Adds a file in the loading state and returns its id.
+    pub fn add_loading(&self, name: &str, origin: Origin, what: &str) -> u32 {
+        let id = self.next_id.get_value();
+        self.next_id.set_value(id + 1);
+        self.files.update(|files| {
+            files.push(LoadedFile {
+                id,
+                name: name.to_string(),
+                origin,
+                status: FileStatus::Loading(what.to_string()),
+            })
+        });
+        id
+    }
+
+    /// Sets a file's status (no-op if it was removed meanwhile).
+    pub fn set_status(&self, id: u32, status: FileStatus) {
+        self.files.update(|files| {
+            if let Some(f) = files.iter_mut().find(|f| f.id == id) {
+                f.status = status;
+            }
+        });
+    }
+
+    /// Removes a file and its records.
+    pub fn remove(&self, id: u32) {
+        self.files.update(|files| files.retain(|f| f.id != id));
+    }
+
+    /// Sets a dimension on every record of one file (user annotation, marked inferred).
+    pub fn annotate(&self, id: u32, key: &DimKey, value: &str) -> Result<(), String> {
+        let mut result = Ok(());
+        self.files.update(|files| {
+            let Some(f) = files.iter_mut().find(|f| f.id == id) else {
+                return;
+            };
+            if let FileStatus::Loaded { records, .. } = &mut f.status {
+                let mut updated: Vec<Record> = records.as_ref().clone();
+                for r in &mut updated {
+                    let outcome = if value.trim().is_empty() {
+                        r.inferred.remove(&key.name());
+                        r.set_dim(key, None)
+                    } else {
+                        r.set_inferred(key, value.trim().to_string().into(), "user")
+                    };
+                    if let Err(e) = outcome {
+                        result = Err(e.to_string());
+                        return;
+                    }
+                }
+                *records = Arc::new(updated);
+            }
+        });
+        result
+    }
+}
+
+/// Dimensions tried, in order, for the x axis.
+pub const X_CANDIDATES: [Dim; 6] = [
+    Dim::RequestRate,
+    Dim::MaxConcurrency,
+    Dim::BatchSize,
+    Dim::NumPrompts,
+    Dim::InputLen,
+    Dim::OutputLen,
+];
+
+/// Dimensions tried, in order, to split series.
+pub const SERIES_CANDIDATES: [Dim; 6] = [
+    Dim::Engine,
+    Dim::Gpu,
+    Dim::Model,
+    Dim::EngineVersion,
+    Dim::GpuCount,
+    Dim::Source,
+];
+
+fn distinct_count(ds: &Dataset, key: &DimKey, indices: &[usize]) -> usize {
+    let mut seen = std::collections::BTreeSet::new();
+    for &i in indices {
+        if let Some(v) = ds.records()[i].dim(key) {
+            seen.insert(v);
+        }
+    }
+    seen.len()
+}
+
+/// The x dimension to use when the user has not chosen one: the first candidate that varies.
+pub fn default_x(ds: &Dataset, indices: &[usize]) -> DimKey {
+    X_CANDIDATES
+        .iter()
+        .map(|d| DimKey::Known(*d))
+        .find(|k| distinct_count(ds, k, indices) > 1)
+        .unwrap_or(DimKey::Known(Dim::RequestRate))
+}
+
+/// What splits series when the user has not chosen: the first candidate that varies.
+pub fn default_series(ds: &Dataset, indices: &[usize], x: &DimKey) -> Vec<DimKey> {
+    SERIES_CANDIDATES
+        .iter()
+        .map(|d| DimKey::Known(*d))
+        .find(|k| k != x && distinct_count(ds, k, indices) > 1)
+        .map(|k| vec![k])
+        .unwrap_or_default()
+}
+
+/// Metrics present in the records at `indices`, in canonical order.
+pub fn metrics_present(ds: &Dataset, indices: &[usize]) -> Vec<MetricKey> {
+    let mut set = std::collections::BTreeSet::new();
+    for &i in indices {
+        set.extend(ds.records()[i].metrics.keys().cloned());
+    }
+    set.into_iter().collect()
+}
+
+/// Whether a metric belongs in the latency view.
+pub fn is_latency(m: &MetricKey) -> bool {
+    matches!(m, MetricKey::Latency(..))
+        || matches!(m, MetricKey::Extra(n) if n.ends_with("_ms") || n.contains("latency"))
+}
+
+/// Whether a metric belongs in the throughput view.
+pub fn is_throughput(m: &MetricKey) -> bool {
+    matches!(
+        m,
+        MetricKey::RequestThroughput
+            | MetricKey::RequestGoodput
+            | MetricKey::InputThroughput
+            | MetricKey::OutputThroughput
+            | MetricKey::TotalTokenThroughput
+    ) || matches!(m, MetricKey::Extra(n) if n.contains("throughput") || n.ends_with("per_s"))
+}
+
+/// The preferred default metric among `present` for a view.
+pub fn default_metric(view: View, present: &[MetricKey]) -> Option<MetricKey> {
+    let preferred: Vec<MetricKey> = match view {
+        View::Latency => vec![
+            MetricKey::latency(LatencyMetric::Ttft, Stat::Mean),
+            MetricKey::latency(LatencyMetric::Ttft, Stat::Median),
+            MetricKey::latency(LatencyMetric::Tpot, Stat::Mean),
+            MetricKey::latency(LatencyMetric::E2el, Stat::Mean),
+        ],
+        View::Throughput | View::Scaling | View::Table => vec![
+            MetricKey::OutputThroughput,
+            MetricKey::TotalTokenThroughput,
+            MetricKey::RequestThroughput,
+        ],
+    };
+    preferred
+        .into_iter()
+        .find(|m| present.contains(m))
+        .or_else(|| {
+            present
+                .iter()
+                .find(|m| match view {
+                    View::Latency => is_latency(m),
+                    View::Throughput => is_throughput(m),
+                    View::Scaling | View::Table => true,
+                })
+                .cloned()
+        })
+}

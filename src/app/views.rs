@@ -1,0 +1,786 @@
+//! The explorer's components: page shell, loaders, file list, filters and the chart panel.
+//! They present state and forward user actions; computations live in the shared modules.
+
+use std::sync::Arc;
+
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+
+use super::load::{self, SAMPLES};
+use super::plotly;
+use super::state::{
+    default_metric, default_series, default_x, is_latency, is_throughput, metrics_present,
+    AppState, ChartChoice, FileStatus, Origin, View,
+};
+use crate::charts::{self, format_value, ChartSpec, Series, Theme};
+use crate::model::{Dim, DimKey, DimValue, Filter, MetricKey};
+use crate::share::ViewState;
+use crate::table::{self, Column};
+
+fn prefers_dark() -> bool {
+    web_sys::window()
+        .and_then(|w| w.match_media("(prefers-color-scheme: dark)").ok().flatten())
+        .is_some_and(|m| m.matches())
+}
+
+/// The whole page.
+#[component]
+pub fn App() -> impl IntoView {
+    let state = AppState::new(prefers_dark());
+    provide_context(state);
+    let dragging = RwSignal::new(false);
+
+    // A shared link reopens its view: chart choices, filters, and `data=URL` files.
+    if let Some(search) = web_sys::window().and_then(|w| w.location().search().ok()) {
+        let link = ViewState::from_query(&search);
+        state.chart.set(ChartChoice::from_view_state(&link));
+        state.filter.set(link.filter());
+        for url in link.data {
+            spawn_local(load::load_url(state, url));
+        }
+    }
+    // ... and the address follows the view, so reloading or copying it keeps the view.
+    Effect::new(move |_| {
+        let mut link = state.chart.with(ChartChoice::to_view_state);
+        link.set_filter(&state.filter.get());
+        link.data = state.files.with(|files| {
+            files
+                .iter()
+                .filter_map(|f| match &f.origin {
+                    Origin::Url(u) => Some(u.clone()),
+                    _ => None,
+                })
+                .collect()
+        });
+        let query = link.to_query();
+        if let Some(w) = web_sys::window() {
+            let path = w.location().pathname().unwrap_or_default();
+            let url = if query.is_empty() {
+                path
+            } else {
+                format!("{path}?{query}")
+            };
+            if let Ok(history) = w.history() {
+                let _ =
+                    history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&url));
+            }
+        }
+    });
+
+    let has_files = move || state.files.with(|f| !f.is_empty());
+    view! {
+        <div
+            class="page"
+            class:dark=move || state.dark.get()
+            class:dragging=move || dragging.get()
+            on:dragover=move |ev: web_sys::DragEvent| {
+                ev.prevent_default();
+                dragging.set(true);
+            }
+            on:dragleave=move |ev: web_sys::DragEvent| {
+                if ev.related_target().is_none() {
+                    dragging.set(false);
+                }
+            }
+            on:drop=move |ev: web_sys::DragEvent| {
+                ev.prevent_default();
+                dragging.set(false);
+                let files = load::dropped_files(&ev);
+                if !files.is_empty() {
+                    spawn_local(load::load_files(state, files));
+                }
+            }
+        >
+            <Header/>
+            <main>
+                <Loaders/>
+                <Show when=has_files fallback=|| view! { <EmptyState/> }>
+                    <FileList/>
+                    <div class="workspace">
+                        <Filters/>
+                        <ChartPanel/>
+                    </div>
+                </Show>
+            </main>
+            <div class="drop-overlay" aria-hidden="true">"Drop result files to load them"</div>
+        </div>
+    }
+}
+
+#[component]
+fn Header() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    view! {
+        <header class="topbar">
+            <h1>"benchlens"</h1>
+            <span class="tagline">"LLM inference benchmark explorer"</span>
+            <span class="spacer"></span>
+            <button
+                class="ghost"
+                id="theme-toggle"
+                on:click=move |_| state.dark.update(|d| *d = !*d)
+            >
+                {move || if state.dark.get() { "Light theme" } else { "Dark theme" }}
+            </button>
+        </header>
+    }
+}
+
+/// File picker, paste box and URL box.
+#[component]
+fn Loaders() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let pasted = RwSignal::new(String::new());
+    let url = RwSignal::new(String::new());
+    let show_paste = RwSignal::new(false);
+    view! {
+        <section class="loaders" id="drop-zone">
+            <div class="drop-hint">
+                <strong>"Drop result files anywhere on the page"</strong>
+                " — vLLM / SGLang JSON and JSON Lines, CSV, markdown tables, console output. "
+                <label class="button">
+                    "Choose files…"
+                    <input
+                        type="file"
+                        id="file-input"
+                        multiple=true
+                        on:change=move |ev| {
+                            let files = load::picked_files(&ev);
+                            if !files.is_empty() {
+                                spawn_local(load::load_files(state, files));
+                            }
+                        }
+                    />
+                </label>
+                <button class="ghost" on:click=move |_| show_paste.update(|s| *s = !*s)>
+                    "Paste text"
+                </button>
+            </div>
+            <form
+                class="url-row"
+                on:submit=move |ev| {
+                    ev.prevent_default();
+                    let u = url.get_untracked();
+                    if !u.trim().is_empty() {
+                        url.set(String::new());
+                        spawn_local(load::load_url(state, u));
+                    }
+                }
+            >
+                <input
+                    type="url"
+                    id="url-input"
+                    placeholder="https://… result file, GitHub file or gist link"
+                    prop:value=move || url.get()
+                    on:input=move |ev| url.set(event_target_value(&ev))
+                />
+                <button type="submit">"Fetch"</button>
+            </form>
+            <Show when=move || show_paste.get()>
+                <div class="paste">
+                    <textarea
+                        id="paste-input"
+                        rows="6"
+                        placeholder="Paste console output, a markdown table, CSV or JSON"
+                        prop:value=move || pasted.get()
+                        on:input=move |ev| pasted.set(event_target_value(&ev))
+                    ></textarea>
+                    <button
+                        id="paste-load"
+                        on:click=move |_| {
+                            let text = pasted.get_untracked();
+                            pasted.set(String::new());
+                            show_paste.set(false);
+                            spawn_local(load::load_text(state, text));
+                        }
+                    >
+                        "Load pasted text"
+                    </button>
+                </div>
+            </Show>
+        </section>
+    }
+}
+
+#[component]
+fn EmptyState() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    view! {
+        <section class="empty" id="empty-state">
+            <h2>"Compare inference servers in your browser"</h2>
+            <p>
+                "Nothing leaves this page: files are read and charted locally. "
+                "Start with one of the bundled examples:"
+            </p>
+            <ul class="samples">
+                {SAMPLES
+                    .iter()
+                    .map(|s| {
+                        let file = s.file;
+                        view! {
+                            <li>
+                                <button
+                                    class="sample"
+                                    data-sample=file
+                                    on:click=move |_| spawn_local(load::load_sample(state, file))
+                                >
+                                    <strong>{s.title}</strong>
+                                    <span>{s.about}</span>
+                                </button>
+                            </li>
+                        }
+                    })
+                    .collect_view()}
+            </ul>
+        </section>
+    }
+}
+
+#[component]
+fn FileList() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    view! {
+        <section class="files">
+            <ul id="file-list">
+                <For
+                    each=move || state.files.get()
+                    key=|f| (f.id, format!("{:?}", f.status).len())
+                    children=move |f| {
+                        let id = f.id;
+                        let (class, detail) = match &f.status {
+                            FileStatus::Loading(what) => {
+                                ("loading", view! {
+                                    <span class="spinner" aria-hidden="true"></span>
+                                    <span class="status">{what.clone()} "…"</span>
+                                }.into_any())
+                            }
+                            FileStatus::Loaded { format, records, warnings, note } => {
+                                let warnings = warnings.clone();
+                                let n_warn = warnings.len();
+                                ("loaded", view! {
+                                    <span class="format">{format.clone()}</span>
+                                    <span class="count">{format!("{} records", records.len())}</span>
+                                    {note.clone().map(|n| view! { <span class="note">{n}</span> })}
+                                    {(n_warn > 0).then(|| view! {
+                                        <details class="warnings">
+                                            <summary>{format!("{n_warn} warnings")}</summary>
+                                            <ul>{warnings.into_iter().map(|w| view! { <li>{w}</li> }).collect_view()}</ul>
+                                        </details>
+                                    })}
+                                    <Annotate id=id/>
+                                }.into_any())
+                            }
+                            FileStatus::Failed(msg) => {
+                                ("failed", view! { <span class="error">{msg.clone()}</span> }.into_any())
+                            }
+                        };
+                        view! {
+                            <li class=format!("file {class}") data-file=f.name.clone()>
+                                <span class="name">{f.name.clone()}</span>
+                                {detail}
+                                <button
+                                    class="remove ghost"
+                                    title="Remove this file"
+                                    on:click=move |_| state.remove(id)
+                                >
+                                    "✕"
+                                </button>
+                            </li>
+                        }
+                    }
+                />
+            </ul>
+        </section>
+    }
+}
+
+/// Lets the user set a missing dimension for every record of one file.
+#[component]
+fn Annotate(id: u32) -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let dim = RwSignal::new(Dim::Engine);
+    let value = RwSignal::new(String::new());
+    let error = RwSignal::new(None::<String>);
+    const CHOICES: [Dim; 7] = [
+        Dim::Engine,
+        Dim::Gpu,
+        Dim::Model,
+        Dim::GpuCount,
+        Dim::EngineVersion,
+        Dim::Precision,
+        Dim::Dataset,
+    ];
+    view! {
+        <details class="annotate">
+            <summary>"set…"</summary>
+            <form on:submit=move |ev| {
+                ev.prevent_default();
+                let result = state.annotate(id, &DimKey::Known(dim.get_untracked()), &value.get_untracked());
+                error.set(result.err());
+            }>
+                <select on:change=move |ev| {
+                    if let Some(d) = Dim::from_name(&event_target_value(&ev)) {
+                        dim.set(d);
+                    }
+                }>
+                    {CHOICES.iter().map(|d| view! { <option value=d.name()>{d.label()}</option> }).collect_view()}
+                </select>
+                <input
+                    placeholder="value for every record"
+                    prop:value=move || value.get()
+                    on:input=move |ev| value.set(event_target_value(&ev))
+                />
+                <button type="submit">"Apply"</button>
+                {move || error.get().map(|e| view! { <span class="error">{e}</span> })}
+            </form>
+        </details>
+    }
+}
+
+/// Dimensions whose filter is always shown, present in the data or not.
+const ALWAYS_FILTERED: [Dim; 5] = [
+    Dim::Model,
+    Dim::Engine,
+    Dim::Gpu,
+    Dim::BatchSize,
+    Dim::MaxConcurrency,
+];
+
+#[component]
+fn Filters() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let facets = Memo::new(move |_| {
+        let handle = state.dataset.get();
+        let filter = state.filter.get();
+        let mut facets = handle.dataset.facets(&filter);
+        for d in ALWAYS_FILTERED {
+            if !facets.iter().any(|f| f.key == DimKey::Known(d)) {
+                facets.push(crate::model::Facet {
+                    key: DimKey::Known(d),
+                    values: Vec::new(),
+                });
+            }
+        }
+        // The always-present dimensions first, then the rest in canonical order.
+        facets.sort_by_key(|f| {
+            let pos = match &f.key {
+                DimKey::Known(d) => ALWAYS_FILTERED.iter().position(|a| a == d),
+                DimKey::Tag(_) => None,
+            };
+            (pos.unwrap_or(usize::MAX), f.key.clone())
+        });
+        facets
+    });
+    let matching = move || {
+        let handle = state.dataset.get();
+        let n = handle.dataset.matching(&state.filter.get()).len();
+        format!("{n} of {} records", handle.dataset.len())
+    };
+    view! {
+        <aside class="filters" id="filters">
+            <div class="filters-head">
+                <h2>"Filters"</h2>
+                <span id="match-count">{matching}</span>
+                <button
+                    class="ghost"
+                    id="clear-filters"
+                    on:click=move |_| state.filter.set(Filter::default())
+                >
+                    "Clear all"
+                </button>
+            </div>
+            <For
+                each=move || facets.get()
+                key=|f| format!("{:?}", f)
+                children=move |facet| {
+                    let key = facet.key.clone();
+                    let empty = facet.values.is_empty();
+                    view! {
+                        <fieldset class="facet" data-dim=key.name()>
+                            <legend>{key.label()}</legend>
+                            {empty.then(|| view! { <span class="muted">"not in the data"</span> })}
+                            {facet
+                                .values
+                                .into_iter()
+                                .map(|fv| {
+                                    let key = key.clone();
+                                    let value = fv.value.clone();
+                                    let shown = value
+                                        .as_ref()
+                                        .map_or(charts::NO_VALUE.to_string(), DimValue::to_string);
+                                    view! {
+                                        <label class:zero=fv.count == 0>
+                                            <input
+                                                type="checkbox"
+                                                data-value=shown.clone()
+                                                prop:checked=fv.selected
+                                                on:change=move |_| {
+                                                    let key = key.clone();
+                                                    let value = value.clone();
+                                                    state.filter.update(move |f| {
+                                                        let set = f.selected.entry(key).or_default();
+                                                        if !set.remove(&value) {
+                                                            set.insert(value);
+                                                        }
+                                                    });
+                                                }
+                                            />
+                                            <span class="value">{shown}</span>
+                                            <span class="n">{fv.count}</span>
+                                        </label>
+                                    }
+                                })
+                                .collect_view()}
+                        </fieldset>
+                    }
+                }
+            />
+        </aside>
+    }
+}
+
+/// Everything the chart panel draws, derived from state.
+#[derive(Clone, Debug, PartialEq)]
+struct Resolved {
+    spec: ChartSpec,
+    series: Arc<Vec<Series>>,
+    metrics: Vec<MetricKey>,
+    dims: Vec<DimKey>,
+    generation: u64,
+}
+
+fn resolve(state: AppState) -> Option<Resolved> {
+    let handle = state.dataset.get();
+    let ds = &handle.dataset;
+    if ds.is_empty() {
+        return None;
+    }
+    let filter = state.filter.get();
+    let choice = state.chart.get();
+    let indices = ds.matching(&filter);
+    let metrics = metrics_present(ds, &indices);
+    let x = choice.x.clone().unwrap_or_else(|| default_x(ds, &indices));
+    let series_by = choice
+        .series_by
+        .clone()
+        .unwrap_or_else(|| default_series(ds, &indices, &x));
+    let metric = choice
+        .active_metric()
+        .cloned()
+        .filter(|m| metrics.contains(m))
+        .or_else(|| default_metric(choice.view, &metrics))?;
+    let spec = ChartSpec {
+        kind: choice.view.kind(),
+        x,
+        metric,
+        series_by,
+        log2_x: choice.log2_x,
+        theme: if state.dark.get() {
+            Theme::Dark
+        } else {
+            Theme::Light
+        },
+        title: None,
+    };
+    let series = Arc::new(charts::build_series(ds, &indices, &spec));
+    Some(Resolved {
+        spec,
+        series,
+        metrics,
+        dims: ds.dim_keys().cloned().collect(),
+        generation: handle.generation,
+    })
+}
+
+#[component]
+fn ChartPanel() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let resolved = Memo::new(move |_| resolve(state));
+    let chart_ref = NodeRef::<leptos::html::Div>::new();
+    let chart_error = RwSignal::new(None::<String>);
+
+    // The bridge to plotly.js: redraw in place whenever what is drawn changes.
+    Effect::new(move |_| {
+        let Some(div) = chart_ref.get() else { return };
+        match resolved.get() {
+            Some(r) => {
+                let handle = state.dataset.get_untracked();
+                let figure = charts::plot(&handle.dataset, &r.series, &r.spec).to_json();
+                chart_error.set(plotly::react(&div, &figure).err());
+            }
+            None => plotly::purge(&div),
+        }
+    });
+
+    let set_view = move |v: View| state.chart.update(|c| c.view = v);
+    let tabs = [View::Latency, View::Throughput, View::Scaling, View::Table];
+    let is_table = move || state.chart.with(|c| c.view == View::Table);
+    view! {
+        <section class="chart-panel">
+            <nav class="tabs" role="tablist">
+                {tabs
+                    .into_iter()
+                    .map(|v| view! {
+                        <button
+                            role="tab"
+                            data-view=v.id()
+                            class:active=move || state.chart.with(|c| c.view == v)
+                            on:click=move |_| set_view(v)
+                        >
+                            {v.label()}
+                        </button>
+                    })
+                    .collect_view()}
+            </nav>
+            <Show when=is_table>
+                <TableView/>
+            </Show>
+            <div class="chart-area" class:hidden=is_table>
+            <ChartControls resolved=resolved/>
+            {move || chart_error.get().map(|e| view! { <p class="error">{e}</p> })}
+            {move || match resolved.get() {
+                None => Some(view! {
+                    <p class="muted" id="no-chart">
+                        "No metric of this kind in the filtered records. Try another view or clear filters."
+                    </p>
+                }.into_any()),
+                Some(r) if r.series.is_empty() => Some(view! {
+                    <p class="muted" id="no-chart">
+                        {format!(
+                            "No filtered record has both {} and {}. Choose another x axis or metric.",
+                            r.spec.x.label(),
+                            r.spec.metric.label()
+                        )}
+                    </p>
+                }.into_any()),
+                _ => None,
+            }}
+            <div class="chart" id="chart" node_ref=chart_ref></div>
+            <ComparisonTableView resolved=resolved/>
+            </div>
+        </section>
+    }
+}
+
+fn metric_options(view: View, metrics: &[MetricKey]) -> Vec<MetricKey> {
+    metrics
+        .iter()
+        .filter(|m| match view {
+            View::Latency => is_latency(m),
+            View::Throughput => is_throughput(m),
+            View::Scaling | View::Table => true,
+        })
+        .cloned()
+        .collect()
+}
+
+#[component]
+fn ChartControls(resolved: Memo<Option<Resolved>>) -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let choice = move || state.chart.get();
+    view! {
+        {move || {
+            let r = resolved.get()?;
+            let c = choice();
+            let options = metric_options(c.view, &r.metrics);
+            let current_metric = r.spec.metric.name();
+            let current_x = r.spec.x.name();
+            let current_series = r.spec.series_by.first().map(DimKey::name).unwrap_or_default();
+            let numeric_dims: Vec<DimKey> = r.dims.iter().filter(|k| match k {
+                DimKey::Known(d) => d.kind() != crate::model::DimKind::Text,
+                DimKey::Tag(_) => false,
+            }).cloned().collect();
+            let view_now = c.view;
+            Some(view! {
+                <div class="controls">
+                    <label>"Metric "
+                        <select id="metric-select" on:change=move |ev| {
+                            let m = MetricKey::from_name(&event_target_value(&ev));
+                            state.chart.update(|c| c.set_active_metric(m));
+                        }>
+                            {options.into_iter().map(|m| {
+                                let name = m.name();
+                                let selected = name == current_metric;
+                                view! { <option value=name selected=selected>{m.label()}</option> }
+                            }).collect_view()}
+                        </select>
+                    </label>
+                    <label>"X axis "
+                        <select id="x-select" on:change=move |ev| {
+                            let x = DimKey::from_name(&event_target_value(&ev));
+                            state.chart.update(|c| c.x = x);
+                        }>
+                            {numeric_dims.into_iter().map(|k| {
+                                let name = k.name();
+                                let selected = name == current_x;
+                                view! { <option value=name selected=selected>{k.label()}</option> }
+                            }).collect_view()}
+                        </select>
+                    </label>
+                    <label>"Series by "
+                        <select id="series-select" on:change=move |ev| {
+                            let v = event_target_value(&ev);
+                            let by = if v.is_empty() { Vec::new() } else { DimKey::from_name(&v).into_iter().collect() };
+                            state.chart.update(|c| c.series_by = Some(by));
+                        }>
+                            <option value="" selected=current_series.is_empty()>"(one series)"</option>
+                            {r.dims.iter().map(|k| {
+                                let name = k.name();
+                                let selected = name == current_series;
+                                view! { <option value=name selected=selected>{k.label()}</option> }
+                            }).collect_view()}
+                        </select>
+                    </label>
+                    {(view_now == View::Scaling).then(|| view! {
+                        <label class="check">
+                            <input type="checkbox" id="log2-toggle" prop:checked=c.log2_x
+                                on:change=move |_| state.chart.update(|c| c.log2_x = !c.log2_x)/>
+                            "log₂ x axis"
+                        </label>
+                    })}
+                </div>
+            })
+        }}
+    }
+}
+
+#[component]
+fn ComparisonTableView(resolved: Memo<Option<Resolved>>) -> impl IntoView {
+    let state = expect_context::<AppState>();
+    move || {
+        let r = resolved.get()?;
+        if state.chart.with(|c| c.view == View::Scaling) || r.series.len() < 2 {
+            return None;
+        }
+        let table = charts::comparison_table(&r.series, &r.spec.metric);
+        let unit = r.spec.metric.unit().unwrap_or("").to_string();
+        Some(view! {
+            <table class="comparison" id="comparison-table">
+                <thead>
+                    <tr>
+                        <th>{r.spec.x.label()}</th>
+                        {table.series.iter().map(|s| view! { <th>{format!("{s} ({unit})")}</th> }).collect_view()}
+                        <th>{if table.lower_is_better { "Fastest" } else { "Best" }}</th>
+                        <th>{if table.lower_is_better { "Faster by (%)" } else { "Better by (%)" }}</th>
+                    </tr>
+                </thead>
+                <tbody>
+                    {table.rows.into_iter().map(|row| view! {
+                        <tr>
+                            <td>{row.x.to_string()}</td>
+                            {row.values.iter().map(|v| view! {
+                                <td class="num">{v.map(format_value).unwrap_or_else(|| "—".into())}</td>
+                            }).collect_view()}
+                            <td class="fastest">{row.fastest.unwrap_or_else(|| "—".into())}</td>
+                            <td class="num">{row.faster_by_pct.map(|p| format!("{p:.2}%")).unwrap_or_else(|| "—".into())}</td>
+                        </tr>
+                    }).collect_view()}
+                </tbody>
+            </table>
+        })
+    }
+}
+
+/// Rows shown at once in the table view; sorting and filtering still cover every record.
+const TABLE_ROWS: usize = 500;
+
+#[component]
+fn TableView() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let chosen = RwSignal::new(None::<Vec<Column>>);
+    let sort = RwSignal::new(None::<(Column, bool)>);
+    let data = Memo::new(move |_| {
+        let handle = state.dataset.get();
+        let ds = &handle.dataset;
+        let mut indices = ds.matching(&state.filter.get());
+        let available = table::available_columns(ds, &indices);
+        let columns: Vec<Column> = chosen
+            .get()
+            .map(|c| c.into_iter().filter(|c| available.contains(c)).collect())
+            .unwrap_or_else(|| table::default_columns(&available));
+        if let Some((col, desc)) = sort.get() {
+            table::sort_indices(ds, &mut indices, &col, desc);
+        }
+        let total = indices.len();
+        let rows: Vec<Vec<String>> = indices
+            .iter()
+            .take(TABLE_ROWS)
+            .map(|&i| columns.iter().map(|c| c.cell(&ds.records()[i])).collect())
+            .collect();
+        (available, columns, rows, total)
+    });
+    let toggle_column = move |col: Column| {
+        let current = data.with_untracked(|d| d.1.clone());
+        let mut next = current;
+        if let Some(pos) = next.iter().position(|c| c == &col) {
+            next.remove(pos);
+        } else {
+            next.push(col);
+        }
+        chosen.set(Some(next));
+    };
+    view! {
+        {move || {
+            let (available, columns, rows, total) = data.get();
+            let sorted = sort.get();
+            view! {
+                <details class="column-chooser">
+                    <summary>"Columns…"</summary>
+                    <div class="column-list">
+                        {available.into_iter().map(|c| {
+                            let on = columns.contains(&c);
+                            let header = c.header();
+                            let name = c.name();
+                            view! {
+                                <label>
+                                    <input type="checkbox" data-column=name prop:checked=on
+                                        on:change=move |_| toggle_column(c.clone())/>
+                                    {header}
+                                </label>
+                            }
+                        }).collect_view()}
+                    </div>
+                </details>
+                <p class="muted" id="table-count">
+                    {if total > TABLE_ROWS {
+                        format!("first {TABLE_ROWS} of {total} records (sorting covers all)")
+                    } else {
+                        format!("{total} records")
+                    }}
+                </p>
+                <div class="table-scroll">
+                    <table class="records" id="records-table">
+                        <thead><tr>
+                            {columns.iter().map(|c| {
+                                let col = c.clone();
+                                let arrow = match &sorted {
+                                    Some((s, desc)) if s == c => if *desc { " ▼" } else { " ▲" },
+                                    _ => "",
+                                };
+                                let numeric = c.is_numeric();
+                                view! {
+                                    <th class:num=numeric data-column=c.name() on:click=move |_| {
+                                        let col = col.clone();
+                                        sort.update(|s| {
+                                            *s = match s.take() {
+                                                Some((c, desc)) if c == col => Some((c, !desc)),
+                                                _ => Some((col, false)),
+                                            }
+                                        });
+                                    }>{c.header()}{arrow}</th>
+                                }
+                            }).collect_view()}
+                        </tr></thead>
+                        <tbody>
+                            {rows.into_iter().map(|row| view! {
+                                <tr>{row.into_iter().zip(columns.iter().map(Column::is_numeric)).map(|(cell, numeric)| view! {
+                                    <td class:num=numeric>{cell}</td>
+                                }).collect_view()}</tr>
+                            }).collect_view()}
+                        </tbody>
+                    </table>
+                </div>
+            }
+        }}
+    }
+}

@@ -1,0 +1,202 @@
+//! The record table: which columns exist, how cells read (numbers with units), and sorting.
+//!
+//! Shared and pure, so the browser's table view and tests agree on order and formatting.
+
+use std::cmp::Ordering;
+
+use crate::charts::format_value;
+use crate::model::{Dataset, Dim, DimKey, MetricKey, Record};
+
+/// A table column: a dimension or a metric.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Column {
+    /// A dimension.
+    Dim(DimKey),
+    /// A metric.
+    Metric(MetricKey),
+}
+
+impl Column {
+    /// The canonical field name (used in links and test selectors).
+    pub fn name(&self) -> String {
+        match self {
+            Column::Dim(k) => k.name(),
+            Column::Metric(m) => m.name(),
+        }
+    }
+
+    /// The header text, with unit.
+    pub fn header(&self) -> String {
+        match self {
+            Column::Dim(k) => k.label(),
+            Column::Metric(m) => {
+                let label = m.label();
+                match m.unit() {
+                    Some(u) if !label.contains('(') => format!("{label} ({u})"),
+                    _ => label,
+                }
+            }
+        }
+    }
+
+    /// Parses a canonical field name.
+    pub fn from_name(name: &str) -> Option<Column> {
+        DimKey::from_name(name)
+            .map(Column::Dim)
+            .or_else(|| MetricKey::from_name(name).map(Column::Metric))
+    }
+
+    /// Whether cells are numbers (right-aligned).
+    pub fn is_numeric(&self) -> bool {
+        match self {
+            Column::Dim(DimKey::Known(d)) => d.kind() != crate::model::DimKind::Text,
+            Column::Dim(DimKey::Tag(_)) => false,
+            Column::Metric(_) => true,
+        }
+    }
+
+    /// The cell text for a record (empty when missing).
+    pub fn cell(&self, r: &Record) -> String {
+        match self {
+            Column::Dim(k) => r.dim(k).map(|v| v.to_string()).unwrap_or_default(),
+            Column::Metric(m) => r.metric(m).map(format_value).unwrap_or_default(),
+        }
+    }
+
+    fn compare(&self, a: &Record, b: &Record) -> Ordering {
+        // Missing values sort last whatever the direction is handled by the caller.
+        match self {
+            Column::Dim(k) => a.dim(k).cmp(&b.dim(k)),
+            Column::Metric(m) => match (a.metric(m), b.metric(m)) {
+                (Some(x), Some(y)) => x.total_cmp(&y),
+                (Some(_), None) => Ordering::Less,
+                (None, Some(_)) => Ordering::Greater,
+                (None, None) => Ordering::Equal,
+            },
+        }
+    }
+
+    fn missing(&self, r: &Record) -> bool {
+        match self {
+            Column::Dim(k) => r.dim(k).is_none(),
+            Column::Metric(m) => r.metric(m).is_none(),
+        }
+    }
+}
+
+/// Every column the records at `indices` have a value for: dimensions in canonical order,
+/// then metrics in canonical order.
+pub fn available_columns(ds: &Dataset, indices: &[usize]) -> Vec<Column> {
+    let mut dims = std::collections::BTreeSet::new();
+    let mut metrics = std::collections::BTreeSet::new();
+    for &i in indices {
+        let r = &ds.records()[i];
+        dims.extend(r.dims().map(|(k, _)| k));
+        metrics.extend(r.metrics.keys().cloned());
+    }
+    dims.into_iter()
+        .map(Column::Dim)
+        .chain(metrics.into_iter().map(Column::Metric))
+        .collect()
+}
+
+/// A sensible first choice of columns: the varying well-known dimensions and the headline
+/// metrics present.
+pub fn default_columns(available: &[Column]) -> Vec<Column> {
+    let preferred_dims = [
+        Dim::Model,
+        Dim::Engine,
+        Dim::EngineVersion,
+        Dim::Gpu,
+        Dim::GpuCount,
+        Dim::BatchSize,
+        Dim::MaxConcurrency,
+        Dim::RequestRate,
+        Dim::InputLen,
+        Dim::OutputLen,
+        Dim::NumPrompts,
+    ];
+    let mut cols: Vec<Column> = preferred_dims
+        .iter()
+        .map(|d| Column::Dim(DimKey::Known(*d)))
+        .filter(|c| available.contains(c))
+        .collect();
+    let metrics: Vec<&Column> = available
+        .iter()
+        .filter(|c| matches!(c, Column::Metric(_)))
+        .collect();
+    cols.extend(metrics.into_iter().take(8).cloned());
+    cols
+}
+
+/// Sorts record indices by a column; missing values always go last.
+pub fn sort_indices(ds: &Dataset, indices: &mut [usize], column: &Column, descending: bool) {
+    let records = ds.records();
+    indices.sort_by(|&a, &b| {
+        let (ra, rb) = (&records[a], &records[b]);
+        match (column.missing(ra), column.missing(rb)) {
+            (true, false) => Ordering::Greater,
+            (false, true) => Ordering::Less,
+            _ => {
+                let o = column.compare(ra, rb);
+                if descending {
+                    o.reverse()
+                } else {
+                    o
+                }
+            }
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{LatencyMetric, Stat};
+
+    fn rec(engine: &str, ttft: Option<f64>) -> Record {
+        let mut r = Record {
+            engine: Some(engine.into()),
+            ..Record::default()
+        };
+        if let Some(t) = ttft {
+            r.set_metric(MetricKey::latency(LatencyMetric::Ttft, Stat::Mean), t);
+        }
+        r
+    }
+
+    #[test]
+    fn sorting_puts_missing_last_both_ways() {
+        let ds = Dataset::new(vec![
+            rec("b", Some(2.0)),
+            rec("a", None),
+            rec("c", Some(1.0)),
+        ]);
+        let col = Column::from_name("mean_ttft_ms").unwrap();
+        let mut idx = vec![0, 1, 2];
+        sort_indices(&ds, &mut idx, &col, false);
+        assert_eq!(idx, [2, 0, 1]);
+        sort_indices(&ds, &mut idx, &col, true);
+        assert_eq!(idx, [0, 2, 1]);
+        let engine = Column::from_name("engine").unwrap();
+        sort_indices(&ds, &mut idx, &engine, false);
+        assert_eq!(idx, [1, 0, 2]);
+    }
+
+    #[test]
+    fn columns_headers_and_cells() {
+        let ds = Dataset::new(vec![rec("vllm", Some(56.9012))]);
+        let cols = available_columns(&ds, &[0]);
+        assert_eq!(
+            cols.iter().map(Column::name).collect::<Vec<_>>(),
+            ["engine", "mean_ttft_ms"]
+        );
+        assert_eq!(cols[1].header(), "Mean TTFT (ms)");
+        assert_eq!(cols[1].cell(&ds.records()[0]), "56.90");
+        assert_eq!(default_columns(&cols), cols);
+        assert_eq!(
+            Column::Metric(MetricKey::OutputThroughput).header(),
+            "Output token throughput (tok/s)"
+        );
+    }
+}
