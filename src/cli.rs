@@ -8,6 +8,9 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+pub mod convert;
+pub mod inspect;
+
 /// benchlens: explore and produce LLM inference benchmark results.
 #[derive(Debug, Parser)]
 #[command(name = "benchlens", version, about, long_about = None)]
@@ -19,7 +22,12 @@ pub struct Cli {
 
 /// The subcommands.
 #[derive(Debug, Subcommand)]
-pub enum Command {}
+pub enum Command {
+    /// Convert result files of any supported format into canonical JSON or CSV.
+    Convert(convert::ConvertArgs),
+    /// Show what each result file holds: format, records, dimensions, metrics, warnings.
+    Inspect(inspect::InspectArgs),
+}
 
 /// Parses the process arguments and runs the chosen subcommand.
 pub fn main() -> ExitCode {
@@ -30,6 +38,9 @@ pub fn main() -> ExitCode {
             let _ = Cli::command().print_help();
             ExitCode::SUCCESS
         }
-        Some(command) => match command {},
+        Some(command) => match command {
+            Command::Convert(args) => convert::run(&args),
+            Command::Inspect(args) => inspect::run(&args),
+        },
     }
 }

@@ -291,7 +291,7 @@ impl Ingested {
 
 /// Detects the format of `bytes` (the content of the file named `source`) and reads it.
 pub fn read(source: &str, bytes: &[u8]) -> Result<Ingested, IngestError> {
-    read_inner(source, bytes, None)
+    read_inner(source, bytes, None, None)
 }
 
 /// Like [`read`], but tables (CSV, markdown, pandas text) use `mapping` for the columns it
@@ -301,7 +301,7 @@ pub fn read_with_mapping(
     bytes: &[u8],
     mapping: &[ColumnMapping],
 ) -> Result<Ingested, IngestError> {
-    read_inner(source, bytes, Some(mapping))
+    read_inner(source, bytes, Some(mapping), None)
 }
 
 /// Says what `bytes` (the content of the file named `source`) look like, without reading
@@ -396,13 +396,71 @@ fn sniff(source: &str, text: &str) -> Result<Sniffed, IngestError> {
     })
 }
 
+/// Reads `bytes` with the reader for `format`, whatever detection would say: for the UI's
+/// "read as" choice when detection guessed wrong, and for fuzzing every reader.
+pub fn read_as(format: Format, source: &str, bytes: &[u8]) -> Result<Ingested, IngestError> {
+    read_inner(source, bytes, None, Some(format))
+}
+
+impl Format {
+    /// Whether this format's reader takes JSON documents.
+    fn is_json(self) -> bool {
+        matches!(
+            self,
+            Format::VllmServing
+                | Format::SglangServing
+                | Format::VllmLatency
+                | Format::VllmThroughput
+                | Format::GenaiPerf
+                | Format::Llmperf
+                | Format::Guidellm
+                | Format::HfBenchmarker
+                | Format::Trtllm
+                | Format::CanonicalJson
+        )
+    }
+}
+
+fn forced(source: &str, text: &str, format: Format) -> Result<Sniffed, IngestError> {
+    let t = text.trim_start();
+    if t.is_empty() {
+        return Err(IngestError::Empty {
+            file: source.to_string(),
+        });
+    }
+    let looks_json = t.starts_with('{') || t.starts_with('[');
+    let body = if format.is_json() || (format == Format::VllmPerfSuite && looks_json) {
+        if looks_json {
+            Body::Json(json::parse_docs(source, text, 1)?)
+        } else {
+            Body::Json(json::fenced_docs(source, text).ok_or_else(|| {
+                IngestError::Unrecognised {
+                    file: source.to_string(),
+                    why: format!("{} expects JSON", format.label()),
+                }
+            })?)
+        }
+    } else {
+        Body::Text
+    };
+    Ok(Sniffed {
+        format,
+        reason: "chosen by the caller".into(),
+        body,
+    })
+}
+
 fn read_inner(
     source: &str,
     bytes: &[u8],
     mapping: Option<&[ColumnMapping]>,
+    format: Option<Format>,
 ) -> Result<Ingested, IngestError> {
     let decoded = text::decode(source, bytes)?;
-    let sniffed = sniff(source, &decoded.text)?;
+    let sniffed = match format {
+        Some(f) => forced(source, &decoded.text, f)?,
+        None => sniff(source, &decoded.text)?,
+    };
     let mut out = Ingested::new(sniffed.format);
     out.warnings.extend(decoded.warnings);
     let text = &decoded.text;

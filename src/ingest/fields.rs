@@ -135,12 +135,6 @@ pub(crate) fn serving_metric_name(key: &str) -> Option<MetricKey> {
     ))
 }
 
-/// A name for an `extra.*` metric.
-#[allow(dead_code)] // TEMP-ALLOW
-pub(crate) fn extra(name: &str) -> MetricKey {
-    MetricKey::Extra(super::text::snake(name))
-}
-
 /// Sets a tag from a key and a scalar JSON value.
 pub(crate) fn set_tag(r: &mut Record, key: &str, v: &Value) {
     if let Some(t) = scalar_text(v) {

@@ -221,6 +221,21 @@ pub(crate) fn fenced_docs(source: &str, text: &str) -> Option<Docs> {
         }
         offset += raw.len();
     }
+    if in_fence {
+        // A truncated report: read what the unclosed fence holds.
+        let body = &text[body_start.min(text.len())..];
+        let t = body.trim_start();
+        if t.starts_with('{') || t.starts_with('[') {
+            if let Ok(d) = parse_docs(source, body, body_line) {
+                all.values.extend(d.values);
+                all.warnings.extend(d.warnings);
+                all.warnings.push(Warning::line(
+                    body_line.saturating_sub(1),
+                    "code fence never closed (truncated file?)",
+                ));
+            }
+        }
+    }
     (!all.values.is_empty()).then_some(all)
 }
 

@@ -1,8 +1,23 @@
-//! Tables: CSV/TSV, markdown tables (with context from headings), pandas text tables, wide
-//! tables with one column group per GPU, TGI benchmark tables, canonical CSV; and the column
-//! mapping (source column → canonical field) that the UI shows and lets the user change.
+//! Tables: CSV/TSV, markdown tables (with context from the headings above them), pandas text
+//! tables, wide tables with one column group per GPU (`throughput_a100`, `throughput_tesla`),
+//! TGI benchmark tables and canonical CSV; and the column mapping (source column → canonical
+//! field) that the UI shows and lets the user change.
+//!
+//! Columns are mapped by name and unit hints: dimension synonyms (`batch`, `bs`, `qps`,
+//! `concurrency`, `gpu`, ...), latency families and statistics (`TTFT (ms)`, `ttft_s`,
+//! `p99_itl_ms`) with seconds scaled to ms, throughputs by unit (`req/s` → request throughput,
+//! `tok/s` → output throughput unless the name says total or input). A throughput without a
+//! unit stays `extra.<name>` rather than a guess; latency-per-token averages that are not TPOT
+//! (`Average latency per token (ms)`) stay `extra.<name>`; unknown numeric columns become
+//! `extra.<name>`, unknown text columns `tag.<name>`; derived columns (`Improvement`) and the
+//! index are ignored.
 
-use super::{Format, IngestError, Ingested};
+use super::fields::infer_dim;
+use super::names::parse_test_name;
+use super::text::{parse_quantity, snake, to_ms_factor};
+use super::{Format, IngestError, Ingested, Warning};
+use crate::model::canonical;
+use crate::model::{Dim, DimKey, DimValue, LatencyMetric, MetricKey, Percentile, Record, Stat};
 
 /// How one source column of a table was mapped.
 #[derive(Clone, Debug, PartialEq)]
@@ -20,30 +35,1127 @@ pub struct ColumnMapping {
     pub reason: String,
 }
 
+impl ColumnMapping {
+    fn new(column: &str, target: Option<String>, scale: f64, reason: impl Into<String>) -> Self {
+        ColumnMapping {
+            column: column.to_string(),
+            target,
+            scale,
+            gpu: None,
+            reason: reason.into(),
+        }
+    }
+}
+
+/// A table of text cells with the context found around it.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Table {
+    pub headers: Vec<String>,
+    /// (1-based line, cells)
+    pub rows: Vec<(usize, Vec<String>)>,
+    /// Dimensions from headings above the table: (dimension, value, heading line).
+    pub context: Vec<(Dim, String, usize)>,
+}
+
+const ENGINES: &[&str] = &[
+    "vllm",
+    "sglang",
+    "sgl",
+    "tgi",
+    "trtllm",
+    "tensorrt-llm",
+    "trt-llm",
+    "lmdeploy",
+    "llama.cpp",
+    "ollama",
+    "mlc-llm",
+    "deepspeed-mii",
+    "aphrodite",
+    "exllamav2",
+    "text-generation-inference",
+];
+
+/// Whether a word names a GPU family (`a100`, `H100`, `mi300x`, `tesla`, `l40s`).
+pub(crate) fn is_gpu_word(word: &str) -> bool {
+    let w = word.to_ascii_lowercase();
+    if matches!(
+        w.as_str(),
+        "tesla" | "rtx" | "gaudi" | "gaudi2" | "gaudi3" | "tpu" | "cpu" | "a6000" | "a5000"
+    ) || w.starts_with("rtx")
+        || w.starts_with("tpu")
+    {
+        return true;
+    }
+    let rest = w
+        .strip_prefix("mi")
+        .or_else(|| w.strip_prefix("gh"))
+        .or_else(|| w.strip_prefix("gb"))
+        .or_else(|| w.strip_prefix(['a', 'h', 'b', 'l', 't', 'v']));
+    match rest {
+        Some(r) => {
+            let digits = r.bytes().take_while(u8::is_ascii_digit).count();
+            (1..=4).contains(&digits)
+                && r[digits..].len() <= 3
+                && r[digits..].bytes().all(|b| b.is_ascii_alphabetic())
+        }
+        None => false,
+    }
+}
+
+/// A GPU suffix as people write it: `a100` → `A100`, `tesla` → `Tesla`, `mi300x` → `MI300X`.
+fn gpu_display(suffix: &str) -> String {
+    if suffix.bytes().any(|b| b.is_ascii_digit()) {
+        suffix.to_ascii_uppercase()
+    } else {
+        let mut c = suffix.chars();
+        match c.next() {
+            Some(f) => f.to_uppercase().chain(c).collect(),
+            None => String::new(),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Recognising and splitting tables.
+
+fn split_md_row(line: &str) -> Vec<String> {
+    let t = line.trim();
+    let t = t.strip_prefix('|').unwrap_or(t);
+    let t = t.strip_suffix('|').unwrap_or(t);
+    t.split('|').map(|c| c.trim().to_string()).collect()
+}
+
+fn is_md_separator(line: &str) -> bool {
+    let t = line.trim();
+    t.contains('-')
+        && t.contains('|')
+        && t.bytes()
+            .all(|b| matches!(b, b'|' | b'-' | b':' | b' ' | b'\t'))
+}
+
+/// Markdown tables in `text`, each with the heading context above it.
+pub(crate) fn markdown_tables(text: &str) -> Vec<Table> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut tables = Vec::new();
+    let mut model: Option<(String, usize)> = None;
+    let mut gpu: Option<(String, usize)> = None;
+    let mut engine: Option<(String, Option<String>, usize)> = None;
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i].trim();
+        if let Some(h) = line.strip_prefix('#') {
+            let level = 1 + h.bytes().take_while(|b| *b == b'#').count();
+            let title = h.trim_start_matches('#').trim();
+            let first = title.split_whitespace().next().unwrap_or("");
+            if is_gpu_word(first) {
+                gpu = Some((title.to_string(), i + 1));
+            } else if ENGINES.contains(&first.to_ascii_lowercase().as_str()) {
+                let version = title
+                    .split_whitespace()
+                    .nth(1)
+                    .filter(|v| {
+                        v.trim_start_matches('v')
+                            .starts_with(|c: char| c.is_ascii_digit())
+                    })
+                    .map(str::to_string);
+                engine = Some((first.to_ascii_lowercase(), version, i + 1));
+            } else if level == 1 && !title.is_empty() && !title.contains(' ') {
+                model = Some((title.to_string(), i + 1));
+            }
+            i += 1;
+            continue;
+        }
+        if line.starts_with('|') && i + 1 < lines.len() && is_md_separator(lines[i + 1]) {
+            let mut t = Table {
+                headers: split_md_row(line),
+                ..Table::default()
+            };
+            if let Some((m, l)) = &model {
+                t.context.push((Dim::Model, m.clone(), *l));
+            }
+            if let Some((g, l)) = &gpu {
+                t.context.push((Dim::Gpu, g.clone(), *l));
+            }
+            if let Some((e, v, l)) = &engine {
+                t.context.push((Dim::Engine, e.clone(), *l));
+                if let Some(v) = v {
+                    t.context.push((Dim::EngineVersion, v.clone(), *l));
+                }
+            }
+            i += 2;
+            while i < lines.len() && lines[i].trim().starts_with('|') {
+                t.rows.push((i + 1, split_md_row(lines[i])));
+                i += 1;
+            }
+            tables.push(t);
+            continue;
+        }
+        i += 1;
+    }
+    tables
+}
+
+/// A pandas DataFrame printed as text: a header line of names, then rows that start with the
+/// index. Cells are cut at the right edge of each (right-aligned) header name.
+pub(crate) fn pandas_table(text: &str) -> Option<Table> {
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty());
+    let (_, header) = lines.next()?;
+    let names: Vec<(usize, &str)> = word_spans(header);
+    if names.len() < 2 || header.contains(',') || header.contains('|') || header.contains('\t') {
+        return None;
+    }
+    let ends: Vec<usize> = names.iter().map(|(s, w)| s + w.len()).collect();
+    let first_start = names[0].0;
+    let mut t = Table {
+        headers: std::iter::once("(index)".to_string())
+            .chain(names.iter().map(|(_, w)| w.to_string()))
+            .collect(),
+        ..Table::default()
+    };
+    let mut checked = 0;
+    for (i, line) in lines {
+        let chars: Vec<char> = line.chars().collect();
+        // The index is the first word; it must end before the first column starts.
+        let idx_end = chars
+            .iter()
+            .position(|c| c.is_whitespace())
+            .unwrap_or(chars.len());
+        let index: String = chars[..idx_end].iter().collect();
+        if checked < 5 {
+            checked += 1;
+            if index.is_empty() || idx_end > first_start + 1 {
+                return None;
+            }
+        }
+        let mut cells = vec![index.trim().to_string()];
+        let mut start = idx_end;
+        for (k, end) in ends.iter().enumerate() {
+            let stop = if k + 1 == ends.len() {
+                chars.len()
+            } else {
+                (*end).min(chars.len())
+            };
+            let s = start.min(chars.len());
+            cells.push(
+                chars[s..stop.max(s)]
+                    .iter()
+                    .collect::<String>()
+                    .trim()
+                    .to_string(),
+            );
+            start = stop;
+        }
+        t.rows.push((i + 1, cells));
+    }
+    (!t.rows.is_empty()).then_some(t)
+}
+
+fn word_spans(line: &str) -> Vec<(usize, &str)> {
+    let mut out = Vec::new();
+    let mut start = None;
+    // Work in characters so the spans match `chars()` indexing in the rows.
+    let mut byte_start = 0;
+    for (char_pos, (b, c)) in line.char_indices().enumerate() {
+        if c.is_whitespace() {
+            if let Some(s) = start.take() {
+                out.push((s, &line[byte_start..b]));
+            }
+        } else if start.is_none() {
+            start = Some(char_pos);
+            byte_start = b;
+        }
+    }
+    if let Some(s) = start {
+        out.push((s, &line[byte_start..]));
+    }
+    out
+}
+
+fn csv_delimiter(header: &str) -> Option<u8> {
+    [b',', b'\t', b';']
+        .into_iter()
+        .map(|d| (d, header.bytes().filter(|b| *b == d).count()))
+        .filter(|(_, n)| *n > 0)
+        .max_by_key(|(_, n)| *n)
+        .map(|(d, _)| d)
+}
+
+/// Reads a CSV/TSV table (delimiter from the header line). Ragged rows are kept with a
+/// warning; cells missing at the end are empty.
+pub(crate) fn csv_table(
+    source: &str,
+    text: &str,
+    warnings: &mut Vec<Warning>,
+) -> Result<Table, IngestError> {
+    let header_line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let delimiter = csv_delimiter(header_line).unwrap_or(b',');
+    let mut rdr = csv::ReaderBuilder::new()
+        .delimiter(delimiter)
+        .flexible(true)
+        .has_headers(false)
+        .from_reader(text.as_bytes());
+    let mut t = Table::default();
+    let mut ragged = 0usize;
+    for row in rdr.records() {
+        let row = match row {
+            Ok(r) => r,
+            Err(e) => {
+                let line = e.position().map_or(0, |p| p.line() as usize);
+                if t.headers.is_empty() {
+                    return Err(IngestError::Csv {
+                        file: source.to_string(),
+                        line: line.max(1),
+                        message: e.to_string(),
+                    });
+                }
+                warnings.push(Warning::line(
+                    line,
+                    format!("unreadable row ({e}), skipped"),
+                ));
+                continue;
+            }
+        };
+        let line = row.position().map_or(0, |p| p.line() as usize);
+        if row.iter().all(|c| c.trim().is_empty()) {
+            continue;
+        }
+        let cells: Vec<String> = row.iter().map(|c| c.trim().to_string()).collect();
+        if t.headers.is_empty() {
+            t.headers = cells;
+            continue;
+        }
+        if cells.len() != t.headers.len() {
+            ragged += 1;
+            if ragged <= 20 {
+                warnings.push(Warning::line(
+                    line,
+                    format!(
+                        "{} cells where the header has {}; {}",
+                        cells.len(),
+                        t.headers.len(),
+                        if cells.len() < t.headers.len() {
+                            "missing cells left empty"
+                        } else {
+                            "extra cells ignored"
+                        }
+                    ),
+                ));
+            }
+        }
+        t.rows.push((line, cells));
+    }
+    if ragged > 20 {
+        warnings.push(Warning::file(format!(
+            "{} ragged rows in all (only the first 20 are listed)",
+            ragged
+        )));
+    }
+    if t.headers.is_empty() {
+        return Err(IngestError::Empty {
+            file: source.to_string(),
+        });
+    }
+    Ok(t)
+}
+
 /// What kind of table the text holds, if any.
-pub(crate) fn classify_text(_text: &str) -> Option<(Format, String)> {
+pub(crate) fn classify_text(text: &str) -> Option<(Format, String)> {
+    let md = markdown_tables(text);
+    if let Some(first) = md.first() {
+        let has = |t: &Table, name: &str| t.headers.iter().any(|h| h.eq_ignore_ascii_case(name));
+        if md.iter().any(|t| has(t, "Test name")) {
+            return Some((
+                Format::VllmPerfSuite,
+                "markdown tables with a \"Test name\" column".into(),
+            ));
+        }
+        if md.iter().any(|t| has(t, "Step") && has(t, "Batch Size")) {
+            return Some((
+                Format::TgiBenchmark,
+                "markdown tables with \"Step\" and \"Batch Size\"".into(),
+            ));
+        }
+        return Some((
+            Format::MarkdownTable,
+            format!(
+                "{} markdown table(s), first with {} columns",
+                md.len(),
+                first.headers.len()
+            ),
+        ));
+    }
+    let header = text.lines().find(|l| !l.trim().is_empty())?.trim();
+    if let Some(d) = csv_delimiter(header) {
+        let first = header
+            .split(d as char)
+            .next()
+            .unwrap_or("")
+            .trim()
+            .trim_matches('"');
+        if first == "Metric" {
+            return Some((
+                Format::GenaiPerfCsv,
+                "CSV starting with a \"Metric\" column".into(),
+            ));
+        }
+        let cols: Vec<&str> = header
+            .split(d as char)
+            .map(|c| c.trim().trim_matches('"'))
+            .collect();
+        if canonical::header_is_canonical(&cols) {
+            return Some((
+                Format::CanonicalCsv,
+                "CSV with benchlens column names".into(),
+            ));
+        }
+        let data_lines = text
+            .lines()
+            .skip(1)
+            .filter(|l| l.contains(d as char))
+            .take(3)
+            .count();
+        if data_lines > 0 && cols.len() >= 2 {
+            return Some((
+                Format::GenericCsv,
+                format!("{}-separated table with {} columns", d as char, cols.len()),
+            ));
+        }
+    }
+    if pandas_table(text).is_some() {
+        return Some((
+            Format::PandasText,
+            "fixed-width text table with an index column".into(),
+        ));
+    }
     None
 }
 
-/// TGI benchmark tables.
-pub(crate) fn read_tgi(_text: &str, _out: &mut Ingested) {}
+// ---------------------------------------------------------------------------------------------
+// Mapping columns.
 
-/// Canonical CSV.
-pub(crate) fn read_canonical_csv(
-    _source: &str,
-    _text: &str,
-    _out: &mut Ingested,
-) -> Result<(), IngestError> {
-    Ok(())
+fn has_word(n: &str, w: &str) -> bool {
+    n.split('_').any(|t| t == w)
+}
+
+fn dim_synonym(n: &str) -> Option<&'static str> {
+    Some(match n {
+        "model" | "model_name" | "model_id" | "models" => "model",
+        "engine" | "framework" | "backend" | "server" | "inference_engine" => "engine",
+        "engine_version" | "version" | "framework_version" => "engine_version",
+        "gpu" | "gpu_type" | "gpu_name" | "gpus_type" | "hardware" | "device" | "accelerator"
+        | "hw" => "gpu",
+        "gpu_count" | "num_gpus" | "n_gpus" | "nr_gpus" | "gpus" | "ngpu" | "ngpus" | "gpu_num"
+        | "num_gpu" => "gpu_count",
+        "tp" | "tp_size" | "tensor_parallel" | "tensor_parallel_size" => "tp",
+        "pp" | "pp_size" | "pipeline_parallel" | "pipeline_parallel_size" => "pp",
+        "precision" | "dtype" | "quantization" | "quant" | "data_type" => "precision",
+        "dataset" | "dataset_name" | "data" => "dataset",
+        "input_len"
+        | "input_length"
+        | "input_tokens"
+        | "isl"
+        | "prompt_len"
+        | "prompt_length"
+        | "prompt_tokens"
+        | "seq_len"
+        | "seq_length"
+        | "input_seq_len"
+        | "in_len"
+        | "input"
+        | "input_size"
+        | "input_tokens_per_request" => "input_len",
+        "output_len" | "output_length" | "output_tokens" | "osl" | "max_tokens" | "gen_len"
+        | "output" | "max_new_tokens" | "out_len" | "output_size" => "output_len",
+        "batch" | "bs" | "batch_size" | "batchsize" | "max_batch_size" => "batch_size",
+        "concurrency"
+        | "max_concurrency"
+        | "users"
+        | "num_users"
+        | "clients"
+        | "vus"
+        | "max_vus"
+        | "num_concurrent_requests"
+        | "of_max_concurrency"
+        | "concurrent_requests"
+        | "parallel"
+        | "num_clients" => "max_concurrency",
+        "request_rate" | "qps" | "rate" | "rps" | "req_rate" | "arrival_rate"
+        | "request_rate_req_s" | "qps_req_s" => "request_rate",
+        "burstiness" => "burstiness",
+        "num_prompts" | "num_requests" | "of_req" | "n_requests" | "prompts" | "n_prompts"
+        | "requests" => "num_prompts",
+        "date" | "timestamp" | "datetime" | "run_date" => "date",
+        "label" | "name" | "test_name" | "run" | "run_name" | "test" | "experiment" => "label",
+        "status" | "errors" | "error" | "errors_l" | "state" => "tag.status",
+        _ => return None,
+    })
+}
+
+/// The unit written in a column name: `(ms)`, `_s`, `tok/s`.
+fn unit_of(name: &str, n: &str) -> Option<&'static str> {
+    let lower = name.to_ascii_lowercase();
+    let paren = lower
+        .rfind('(')
+        .map(|i| lower[i + 1..].trim_end_matches(')').trim().to_string());
+    let hint = paren.as_deref().unwrap_or("");
+    if hint.contains("req") && hint.contains("/s") || hint == "per sec" || n.ends_with("req_s") {
+        return Some("req/s");
+    }
+    if (hint.contains("tok") && (hint.contains("/s") || hint.contains("sec")))
+        || n.ends_with("tok_s")
+        || n.ends_with("tokens_s")
+        || n.ends_with("token_s")
+        || n.ends_with("tokens_per_s")
+        || n.ends_with("tok_per_s")
+        || n.ends_with("tokens_per_second")
+    {
+        return Some("tok/s");
+    }
+    if hint.contains("/s") || hint.contains("per s") {
+        return Some("?/s");
+    }
+    match hint {
+        "ms" | "msec" | "milliseconds" => return Some("ms"),
+        "s" | "sec" | "secs" | "seconds" => return Some("s"),
+        "us" | "µs" => return Some("us"),
+        _ => {}
+    }
+    if n.ends_with("_ms") {
+        Some("ms")
+    } else if n.ends_with("_us") {
+        Some("us")
+    } else if n.ends_with("_s") || n.ends_with("_sec") || n.ends_with("_secs") {
+        Some("s")
+    } else {
+        None
+    }
+}
+
+fn stat_in(n: &str) -> Option<Stat> {
+    for t in n.split('_') {
+        match t {
+            "mean" | "avg" | "average" => return Some(Stat::Mean),
+            "median" => return Some(Stat::Median),
+            "std" | "stddev" | "stdev" => return Some(Stat::Std),
+            _ => {
+                if let Some(p) = t.strip_prefix('p').and_then(Percentile::parse) {
+                    return Some(Stat::P(p));
+                }
+            }
+        }
+    }
+    None
+}
+
+fn family_in(n: &str) -> Option<LatencyMetric> {
+    if n.contains("ttft") || n.contains("first_token") {
+        Some(LatencyMetric::Ttft)
+    } else if n.contains("tpot") || n.contains("time_per_output_token") {
+        Some(LatencyMetric::Tpot)
+    } else if has_word(n, "itl") || n.contains("inter_token") {
+        Some(LatencyMetric::Itl)
+    } else if n.contains("e2el")
+        || n.contains("e2e")
+        || n.contains("end_to_end")
+        || has_word(n, "latency")
+    {
+        Some(LatencyMetric::E2el)
+    } else {
+        None
+    }
+}
+
+/// The automatic mapping of one column by its name. `numeric` says whether its cells hold
+/// numbers (for columns that match no name: `extra.*` or `tag.*`).
+pub(crate) fn guess_column(name: &str, numeric: bool) -> ColumnMapping {
+    let n = snake(name);
+    if n.is_empty() || n == "index" || n == "unnamed_0" || name == "(index)" {
+        return ColumnMapping::new(name, None, 1.0, "index column");
+    }
+    if matches!(
+        n.as_str(),
+        "improvement" | "speedup" | "faster_by" | "diff" | "delta"
+    ) {
+        return ColumnMapping::new(name, None, 1.0, "derived from other columns");
+    }
+    if let Some(k) = DimKey::from_name(&n) {
+        return ColumnMapping::new(name, Some(k.name()), 1.0, "canonical name");
+    }
+    if let Some(k) = MetricKey::from_name(&n) {
+        return ColumnMapping::new(name, Some(k.name()), 1.0, "canonical name");
+    }
+    if let Some(d) = dim_synonym(&n) {
+        return ColumnMapping::new(name, Some(d.to_string()), 1.0, "dimension name");
+    }
+    let unit = unit_of(name, &n);
+    let scale_to_ms = |u: Option<&str>| u.and_then(to_ms_factor);
+    // Named counts and durations.
+    match n.as_str() {
+        "completed" | "successful_requests" | "success" | "successful" | "completed_requests" => {
+            return ColumnMapping::new(name, Some("completed".into()), 1.0, "completed requests")
+        }
+        "failed" | "failed_requests" | "failures" => {
+            return ColumnMapping::new(name, Some("failed".into()), 1.0, "failed requests")
+        }
+        _ => {}
+    }
+    if n.starts_with("duration")
+        || n.starts_with("elapsed_time")
+        || n.starts_with("benchmark_duration")
+    {
+        let scale = match unit {
+            Some("ms") => 0.001,
+            Some("us") => 1e-6,
+            _ => 1.0,
+        };
+        return ColumnMapping::new(name, Some("duration_s".into()), scale, "duration");
+    }
+    // Averages per token that are not TPOT keep their own name.
+    if n.contains("per_token") || n.contains("per_output_token") {
+        return ColumnMapping::new(
+            name,
+            Some(format!("extra.{n}")),
+            1.0,
+            "latency per token: no canonical equivalent",
+        );
+    }
+    if n.contains("throughput") || n.contains("tput") || matches!(unit, Some("req/s" | "tok/s")) {
+        let target = match unit {
+            Some("req/s") if n.contains("goodput") => Some("request_goodput"),
+            Some("req/s") => Some("request_throughput"),
+            Some("tok/s") if n.contains("total") => Some("total_token_throughput"),
+            Some("tok/s") if n.contains("input") || n.contains("prompt") => {
+                Some("input_throughput")
+            }
+            Some("tok/s") if n.contains("per_user") => None,
+            Some("tok/s") => Some("output_throughput"),
+            _ => None,
+        };
+        return match target {
+            Some(t) => ColumnMapping::new(
+                name,
+                Some(t.into()),
+                1.0,
+                format!("throughput in {}", unit.unwrap_or("")),
+            ),
+            None => ColumnMapping::new(
+                name,
+                Some(format!("extra.{n}")),
+                1.0,
+                "throughput without a known unit: kept under its own name",
+            ),
+        };
+    }
+    if let Some(family) = family_in(&n) {
+        let words: Vec<&str> = n.split('_').collect();
+        if words
+            .iter()
+            .any(|w| matches!(*w, "min" | "max" | "lowest" | "highest"))
+        {
+            return ColumnMapping::new(
+                name,
+                Some(format!("extra.{n}")),
+                1.0,
+                "min/max: no canonical statistic",
+            );
+        }
+        let stat = stat_in(&n).unwrap_or(Stat::Mean);
+        let (scale, why) = match scale_to_ms(unit) {
+            Some(f) => (f, format!("latency in {}", unit.unwrap_or("ms"))),
+            None => (1.0, "latency without a unit: assumed ms".to_string()),
+        };
+        return ColumnMapping::new(
+            name,
+            Some(MetricKey::Latency(family, stat).name()),
+            scale,
+            why,
+        );
+    }
+    if numeric {
+        ColumnMapping::new(
+            name,
+            Some(format!("extra.{n}")),
+            1.0,
+            "numeric column with no canonical name",
+        )
+    } else {
+        ColumnMapping::new(
+            name,
+            Some(format!("tag.{n}")),
+            1.0,
+            "text column with no canonical name",
+        )
+    }
+}
+
+fn numeric_column(t: &Table, col: usize) -> bool {
+    let mut any = false;
+    for (_, cells) in t.rows.iter().take(200) {
+        if let Some(c) = cells.get(col) {
+            if c.is_empty() || c == "-" || c.eq_ignore_ascii_case("nan") {
+                continue;
+            }
+            if parse_quantity(c).is_none() {
+                return false;
+            }
+            any = true;
+        }
+    }
+    any
+}
+
+/// The automatic mapping of a table, melting wide column groups (`x_a100`, `x_tesla`).
+pub(crate) fn auto_mapping(t: &Table) -> Vec<ColumnMapping> {
+    // Wide tables: stems seen with two or more GPU suffixes.
+    let split: Vec<Option<(&str, &str)>> = t
+        .headers
+        .iter()
+        .map(|h| {
+            h.rsplit_once('_')
+                .filter(|(s, g)| !s.is_empty() && is_gpu_word(g))
+        })
+        .collect();
+    let mut multi_stems: Vec<&str> = Vec::new();
+    for (i, s) in split.iter().enumerate() {
+        if let Some((stem, suffix)) = s {
+            let others = split.iter().enumerate().any(|(j, o)| {
+                j != i && o.is_some_and(|(st, su)| st == *stem && !su.eq_ignore_ascii_case(suffix))
+            });
+            if others && !multi_stems.contains(stem) {
+                multi_stems.push(stem);
+            }
+        }
+    }
+    t.headers
+        .iter()
+        .enumerate()
+        .map(|(i, h)| {
+            let numeric = numeric_column(t, i);
+            match split[i] {
+                Some((stem, suffix)) if !multi_stems.is_empty() => {
+                    let mut m = guess_column(stem, numeric);
+                    m.column = h.clone();
+                    if multi_stems.contains(&stem) {
+                        m.gpu = Some(gpu_display(suffix));
+                        m.reason = format!("{} (per GPU: {})", m.reason, gpu_display(suffix));
+                    } else {
+                        m.reason = format!("{} (shared by every GPU of the row)", m.reason);
+                    }
+                    m
+                }
+                _ => guess_column(h, numeric),
+            }
+        })
+        .collect()
+}
+
+/// The user's mapping where it names a column, the automatic one elsewhere.
+fn merge_mapping(auto: Vec<ColumnMapping>, user: Option<&[ColumnMapping]>) -> Vec<ColumnMapping> {
+    let Some(user) = user else { return auto };
+    auto.into_iter()
+        .map(|a| match user.iter().find(|u| u.column == a.column) {
+            Some(u) => u.clone(),
+            None => a,
+        })
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rows to records.
+
+/// Where a table's records came from, for warnings.
+pub(crate) struct RowsContext<'a> {
+    /// Dimensions applied to every record, with where they came from.
+    pub context: &'a [(Dim, String, usize)],
+    /// Extra tags on every record.
+    pub tags: &'a [(&'a str, &'a str)],
+    /// Placement prefix for warnings when rows have no line (`serving`, `[3]`).
+    pub at: &'a str,
+}
+
+/// Whether a dimension holds text (the rest hold numbers).
+pub(crate) fn is_text_dim(d: Dim) -> bool {
+    matches!(
+        d,
+        Dim::Source
+            | Dim::Format
+            | Dim::Model
+            | Dim::Engine
+            | Dim::EngineVersion
+            | Dim::Gpu
+            | Dim::Precision
+            | Dim::Dataset
+            | Dim::Date
+            | Dim::Label
+    )
+}
+
+fn apply_cell(
+    r: &mut Record,
+    m: &ColumnMapping,
+    target: &str,
+    cell: &str,
+    place: &str,
+    out: &mut Ingested,
+) -> bool {
+    let cell = cell.trim();
+    if cell.is_empty()
+        || cell == "-"
+        || cell.eq_ignore_ascii_case("n/a")
+        || cell.eq_ignore_ascii_case("none")
+    {
+        return false;
+    }
+    if let Some(metric) = MetricKey::from_name(target) {
+        let Some((v, unit)) = parse_quantity(cell) else {
+            out.warnings.push(Warning::at(
+                place,
+                format!("{}: {cell:?} is not a number, ignored", m.column),
+            ));
+            return false;
+        };
+        let mut scale = m.scale;
+        if !unit.is_empty() && unit != "%" {
+            if let (MetricKey::Latency(..), Some(f)) = (&metric, to_ms_factor(unit)) {
+                scale = f;
+            }
+        }
+        r.set_metric(metric, v * scale);
+        return true;
+    }
+    match DimKey::from_name(target) {
+        Some(DimKey::Known(Dim::Gpu)) => {
+            // `8xH100` → gpu H100, gpu_count 8.
+            let lower = cell.to_ascii_lowercase();
+            if let Some((count, rest)) = lower.split_once('x') {
+                if let Ok(c) = count.trim().parse::<u64>() {
+                    let rest_start = cell.len() - rest.len();
+                    let _ = r.set_known(Dim::GpuCount, Some(DimValue::Num(c as f64)));
+                    r.gpu = Some(cell[rest_start..].trim().to_string());
+                    return false;
+                }
+            }
+            r.gpu = Some(cell.to_string());
+        }
+        Some(DimKey::Known(d)) => {
+            let value = if is_text_dim(d) {
+                DimValue::Text(cell.to_string())
+            } else {
+                match parse_quantity(cell) {
+                    Some((v, _)) => DimValue::Num(v),
+                    None => DimValue::Text(cell.to_string()),
+                }
+            };
+            match r.set_known(d, Some(value)) {
+                // A value read from the row beats one inferred from another cell.
+                Ok(()) => {
+                    r.inferred.remove(d.name());
+                }
+                Err(e) => out
+                    .warnings
+                    .push(Warning::at(place, format!("{}: {e}, ignored", m.column))),
+            }
+            if d == Dim::Label && snake(&m.column) == "test_name" {
+                parse_test_name(cell).apply(r, "test name");
+            }
+        }
+        Some(DimKey::Tag(k)) => {
+            r.tags.insert(k, cell.to_string());
+        }
+        None => {
+            out.warnings.push(Warning::at(
+                place,
+                format!("{}: mapped to unknown field {target:?}, ignored", m.column),
+            ));
+        }
+    }
+    false
+}
+
+/// Turns table rows into records with `mapping`; wide column groups give one record per GPU.
+pub(crate) fn rows_to_records(
+    t: &Table,
+    mapping: &[ColumnMapping],
+    ctx: &RowsContext<'_>,
+    out: &mut Ingested,
+) {
+    let mut gpus: Vec<&str> = Vec::new();
+    for m in mapping {
+        if let Some(g) = &m.gpu {
+            if !gpus.contains(&g.as_str()) {
+                gpus.push(g);
+            }
+        }
+    }
+    let groups: Vec<Option<&str>> = if gpus.is_empty() {
+        vec![None]
+    } else {
+        gpus.iter().map(|g| Some(*g)).collect()
+    };
+    for (line, cells) in &t.rows {
+        let place = if *line > 0 {
+            format!("line {line}")
+        } else {
+            ctx.at.to_string()
+        };
+        for group in &groups {
+            let mut r = Record::default();
+            let mut measured = false;
+            for (i, m) in mapping.iter().enumerate() {
+                if m.gpu.is_some() && m.gpu.as_deref() != *group {
+                    continue;
+                }
+                let (Some(target), Some(cell)) = (&m.target, cells.get(i)) else {
+                    continue;
+                };
+                measured |= apply_cell(&mut r, m, target, cell, &place, out);
+            }
+            if !measured {
+                if group.is_none() || cells.iter().any(|c| !c.is_empty()) {
+                    out.warnings.push(Warning::at(
+                        place.clone(),
+                        match group {
+                            Some(g) => format!("no measured value for {g}, skipped"),
+                            None => "no measured value, row skipped".into(),
+                        },
+                    ));
+                }
+                continue;
+            }
+            if let Some(g) = group {
+                r.gpu = Some((*g).to_string());
+            }
+            for (d, v, l) in ctx.context {
+                let value = if is_text_dim(*d) {
+                    DimValue::Text(v.clone())
+                } else {
+                    parse_quantity(v)
+                        .map_or_else(|| DimValue::Text(v.clone()), |(n, _)| DimValue::Num(n))
+                };
+                infer_dim(&mut r, *d, value, &format!("heading line {l}"));
+            }
+            for (k, v) in ctx.tags {
+                r.tags.insert((*k).to_string(), (*v).to_string());
+            }
+            out.records.push(r);
+        }
+    }
+}
+
+fn table_with_mapping(
+    t: &Table,
+    user: Option<&[ColumnMapping]>,
+    ctx: &RowsContext<'_>,
+    out: &mut Ingested,
+) {
+    let mapping = merge_mapping(auto_mapping(t), user);
+    rows_to_records(t, &mapping, ctx, out);
+    for m in mapping {
+        if !out.mapping.iter().any(|x| x.column == m.column) {
+            out.mapping.push(m);
+        }
+    }
 }
 
 /// Generic CSV, markdown and pandas text tables.
 pub(crate) fn read_table(
-    _source: &str,
-    _format: Format,
-    _text: &str,
-    _mapping: Option<&[ColumnMapping]>,
-    _out: &mut Ingested,
+    source: &str,
+    format: Format,
+    text: &str,
+    mapping: Option<&[ColumnMapping]>,
+    out: &mut Ingested,
 ) -> Result<(), IngestError> {
+    let tables = match format {
+        Format::MarkdownTable => markdown_tables(text),
+        Format::PandasText => pandas_table(text).into_iter().collect(),
+        _ => vec![csv_table(source, text, &mut out.warnings)?],
+    };
+    for t in &tables {
+        let ctx = RowsContext {
+            context: &t.context,
+            tags: &[],
+            at: "",
+        };
+        table_with_mapping(t, mapping, &ctx, out);
+    }
+    if out.records.is_empty() && out.note.is_none() {
+        out.note = Some("no records: no row of the table held a measured value".into());
+    }
     Ok(())
+}
+
+/// Canonical CSV, through [`canonical::from_csv`].
+pub(crate) fn read_canonical_csv(
+    source: &str,
+    text: &str,
+    out: &mut Ingested,
+) -> Result<(), IngestError> {
+    let decoded = canonical::from_csv(text).map_err(|e| match e {
+        canonical::CanonicalError::Csv { line, message } => IngestError::Csv {
+            file: source.to_string(),
+            line: line as usize,
+            message,
+        },
+        other => IngestError::Shape {
+            file: source.to_string(),
+            at: "line 1".into(),
+            message: other.to_string(),
+        },
+    })?;
+    out.records.extend(decoded.records);
+    for w in decoded.warnings {
+        out.warnings.push(match w.split_once(": ") {
+            Some((place, msg)) => Warning::at(place, msg),
+            None => Warning::file(w),
+        });
+    }
+    Ok(())
+}
+
+/// TGI `text-generation-benchmark` tables: `Step | Batch Size | Average | Lowest | Highest |
+/// p50 | p90 | p99`, merged Step cells left blank (filled down), values with units. One record
+/// per batch size: prefill latency → TTFT, decode (token) latency → TPOT, decode throughput →
+/// output throughput; the rest under `extra.*`.
+pub(crate) fn read_tgi(text: &str, out: &mut Ingested) {
+    let mut by_batch: Vec<(u64, Record)> = Vec::new();
+    for t in markdown_tables(text) {
+        let col = |name: &str| t.headers.iter().position(|h| h.eq_ignore_ascii_case(name));
+        let (Some(step_col), Some(bs_col)) = (col("Step"), col("Batch Size")) else {
+            continue;
+        };
+        let mut step = String::new();
+        for (line, cells) in &t.rows {
+            let place = format!("line {line}");
+            if let Some(s) = cells.get(step_col).filter(|s| !s.is_empty()) {
+                step = s.clone();
+            }
+            let Some(bs) = cells
+                .get(bs_col)
+                .and_then(|c| parse_quantity(c))
+                .map(|(v, _)| v as u64)
+            else {
+                out.warnings
+                    .push(Warning::at(place, "no batch size, row skipped"));
+                continue;
+            };
+            let idx = match by_batch.iter().position(|(b, _)| *b == bs) {
+                Some(i) => i,
+                None => {
+                    let mut r = Record {
+                        engine: Some("tgi".into()),
+                        batch_size: Some(bs),
+                        ..Record::default()
+                    };
+                    r.inferred
+                        .insert("engine".into(), "TGI benchmark table layout".into());
+                    by_batch.push((bs, r));
+                    by_batch.len() - 1
+                }
+            };
+            let r = &mut by_batch[idx].1;
+            let step_key = snake(&step);
+            for (i, h) in t.headers.iter().enumerate() {
+                if i == step_col || i == bs_col {
+                    continue;
+                }
+                let Some((v, unit)) = cells.get(i).and_then(|c| parse_quantity(c)) else {
+                    continue;
+                };
+                let stat = snake(h);
+                let is_throughput = unit.contains("/s") || unit.contains("sec");
+                let key = if is_throughput {
+                    match (step_key.as_str(), stat.as_str()) {
+                        ("decode" | "decode_token" | "decode_total", "average") => {
+                            MetricKey::OutputThroughput
+                        }
+                        _ => MetricKey::Extra(format!("{step_key}_throughput_{stat}")),
+                    }
+                } else {
+                    let family = match step_key.as_str() {
+                        "prefill" => Some(LatencyMetric::Ttft),
+                        "decode_token" => Some(LatencyMetric::Tpot),
+                        _ => None,
+                    };
+                    match (
+                        family,
+                        stat_in(&stat).or((stat == "average").then_some(Stat::Mean)),
+                    ) {
+                        (Some(f), Some(s)) => MetricKey::Latency(f, s),
+                        _ => MetricKey::Extra(format!("{step_key}_latency_{stat}_ms")),
+                    }
+                };
+                let scale = if is_throughput {
+                    1.0
+                } else {
+                    to_ms_factor(unit).unwrap_or(1.0)
+                };
+                r.set_metric(key, v * scale);
+            }
+        }
+    }
+    if by_batch.is_empty() {
+        out.note = Some("no records: no TGI table row had a batch size and values".into());
+    }
+    out.records.extend(by_batch.into_iter().map(|(_, r)| r));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn target(name: &str) -> Option<String> {
+        guess_column(name, true).target
+    }
+
+    #[test]
+    fn columns_map_by_name_and_unit() {
+        assert_eq!(target("TTFT (ms)").as_deref(), Some("mean_ttft_ms"));
+        let m = guess_column("ttft_s", true);
+        assert_eq!(m.target.as_deref(), Some("mean_ttft_ms"));
+        assert_eq!(m.scale, 1000.0);
+        assert_eq!(target("P99 ITL (ms)").as_deref(), Some("p99_itl_ms"));
+        assert_eq!(
+            target("Throughput (tok/s)").as_deref(),
+            Some("output_throughput")
+        );
+        assert_eq!(
+            target("Throughput (requests/s)").as_deref(),
+            Some("request_throughput")
+        );
+        assert_eq!(
+            target("Total Token Tput (tok/s)").as_deref(),
+            Some("total_token_throughput")
+        );
+        assert_eq!(target("throughput").as_deref(), Some("extra.throughput"));
+        assert_eq!(target("batch").as_deref(), Some("batch_size"));
+        assert_eq!(target("bs").as_deref(), Some("batch_size"));
+        assert_eq!(target("concurrency").as_deref(), Some("max_concurrency"));
+        assert_eq!(target("gpu").as_deref(), Some("gpu"));
+        assert_eq!(target("nrGPUs").as_deref(), Some("gpu_count"));
+        assert_eq!(target("Improvement"), None);
+        assert_eq!(
+            target("Average latency per token (ms)").as_deref(),
+            Some("extra.average_latency_per_token_ms")
+        );
+        assert_eq!(target("Mean latency (ms)").as_deref(), Some("mean_e2el_ms"));
+        assert_eq!(
+            guess_column("node", false).target.as_deref(),
+            Some("tag.node")
+        );
+    }
+
+    #[test]
+    fn gpu_words() {
+        for w in ["a100", "H100", "mi300x", "tesla", "L40S", "a10g", "B200"] {
+            assert!(is_gpu_word(w), "{w}");
+        }
+        for w in ["mean", "p99", "ms", "l", "total", "batch"] {
+            assert!(!is_gpu_word(w), "{w}");
+        }
+        assert_eq!(gpu_display("a100"), "A100");
+        assert_eq!(gpu_display("tesla"), "Tesla");
+    }
 }

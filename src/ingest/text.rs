@@ -129,7 +129,6 @@ pub(crate) fn describe(text: &str) -> String {
 
 /// A number with an optional unit, as written in a table cell: `25,342`, `12.34 ms`,
 /// `1234.5 tokens/secs`, `8.5%`, `inf`.
-#[allow(dead_code)] // TEMP-ALLOW
 pub(crate) fn parse_quantity(cell: &str) -> Option<(f64, &str)> {
     let t = cell.trim();
     if t.is_empty() {
@@ -155,7 +154,6 @@ pub(crate) fn parse_quantity(cell: &str) -> Option<(f64, &str)> {
 }
 
 /// The factor that turns a duration in `unit` into milliseconds, when `unit` is one.
-#[allow(dead_code)] // TEMP-ALLOW
 pub(crate) fn to_ms_factor(unit: &str) -> Option<f64> {
     match unit.trim().to_ascii_lowercase().as_str() {
         "ms" | "msec" | "millisecond" | "milliseconds" => Some(1.0),
@@ -172,7 +170,8 @@ pub(crate) fn snake(name: &str) -> String {
     let mut out = String::with_capacity(name.len());
     let mut prev_lower = false;
     for c in name.chars() {
-        if c.is_alphanumeric() || c == '.' {
+        let decimal_point = c == '.' && out.ends_with(|p: char| p.is_ascii_digit());
+        if c.is_alphanumeric() || decimal_point {
             if c.is_uppercase() && prev_lower {
                 out.push('_');
             }
@@ -185,7 +184,7 @@ pub(crate) fn snake(name: &str) -> String {
             prev_lower = false;
         }
     }
-    while out.ends_with('_') {
+    while out.ends_with('_') || out.ends_with('.') {
         out.pop();
     }
     out
@@ -238,5 +237,7 @@ mod tests {
         );
         assert_eq!(snake("batchSize"), "batch_size");
         assert_eq!(snake("nrGPUs"), "nr_gpus");
+        assert_eq!(snake("# of req."), "of_req");
+        assert_eq!(snake("p99.9 TTFT"), "p99.9_ttft");
     }
 }

@@ -1,0 +1,105 @@
+//! Ingest throughput: builds a ~10 MB vLLM serving JSON with per-request arrays and a
+//! 100,000-row tidy CSV in memory, reads each several times and prints MB/s.
+//!
+//! Run with `cargo bench --bench ingest` (target: ≥ 200 MB/s natively). No assertions on
+//! timing: this only reports.
+
+use std::fmt::Write as _;
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use benchlens::ingest;
+
+fn serving_json(target_bytes: usize) -> String {
+    // One run object; the per-request arrays grow until the file reaches the target size.
+    let per_request = 20; // inter-token gaps per request
+    let approx_request_bytes = 16 + 12 * per_request + 40;
+    let n = target_bytes / approx_request_bytes;
+    let mut s = String::with_capacity(target_bytes + 4096);
+    s.push_str("{\"date\": \"20250301-101500\", \"backend\": \"vllm\", \"model_id\": \"meta-llama/Llama-3.1-8B-Instruct\", ");
+    let _ = write!(
+        s,
+        "\"num_prompts\": {n}, \"request_rate\": \"inf\", \"burstiness\": 1.0, \"max_concurrency\": null, \"duration\": 120.5, \"completed\": {n}, \"total_input_tokens\": {}, \"total_output_tokens\": {}, ",
+        n * 1000,
+        n * per_request
+    );
+    let list = |s: &mut String, name: &str, f: &dyn Fn(usize) -> String| {
+        let _ = write!(s, "\"{name}\": [");
+        for i in 0..n {
+            if i > 0 {
+                s.push_str(", ");
+            }
+            s.push_str(&f(i));
+        }
+        s.push_str("], ");
+    };
+    list(&mut s, "input_lens", &|_| "1000".into());
+    list(&mut s, "output_lens", &|_| per_request.to_string());
+    list(&mut s, "ttfts", &|i| {
+        format!("{:.6}", 0.05 + (i % 97) as f64 * 1e-4)
+    });
+    list(&mut s, "itls", &|i| {
+        let gaps: Vec<String> = (0..per_request)
+            .map(|k| format!("{:.6}", 0.01 + ((i + k) % 13) as f64 * 1e-4))
+            .collect();
+        format!("[{}]", gaps.join(", "))
+    });
+    list(&mut s, "errors", &|_| "\"\"".into());
+    s.push_str("\"request_throughput\": 26.9, \"output_throughput\": 2690.1, \"mean_ttft_ms\": 51.2, \"median_ttft_ms\": 50.9, \"p99_ttft_ms\": 60.1, \"mean_itl_ms\": 10.6, \"p99.9_itl_ms\": 12.2}");
+    s
+}
+
+fn tidy_csv(rows: usize) -> String {
+    let mut s = String::with_capacity(rows * 80);
+    s.push_str("model,gpu,batch_size,concurrency,input_len,output_len,TTFT (ms),TPOT (ms),p99 ITL (ms),Throughput (tok/s)\n");
+    for i in 0..rows {
+        let _ = writeln!(
+            s,
+            "llama-{},H100,{},{},1024,128,{:.3},{:.3},{:.3},{:.2}",
+            i % 7,
+            1 << (i % 8),
+            1 << (i % 6),
+            40.0 + (i % 100) as f64 * 0.37,
+            8.0 + (i % 50) as f64 * 0.11,
+            20.0 + (i % 40) as f64 * 0.5,
+            1500.0 + (i % 1000) as f64
+        );
+    }
+    s
+}
+
+fn measure(name: &str, file: &str, bytes: &[u8]) {
+    // Warm up once, then repeat for at least a second.
+    let got = ingest::read(file, bytes).expect("benchmark input reads");
+    let records = got.records.len();
+    let start = Instant::now();
+    let mut runs = 0u32;
+    while start.elapsed() < Duration::from_secs(1) || runs < 3 {
+        black_box(ingest::read(file, black_box(bytes)).ok());
+        runs += 1;
+    }
+    let per_run = start.elapsed().as_secs_f64() / f64::from(runs);
+    let mb = bytes.len() as f64 / 1e6;
+    println!(
+        "{name:<40} {mb:>7.1} MB  {records:>7} records  {:>8.1} ms/run  {:>7.1} MB/s",
+        per_run * 1e3,
+        mb / per_run
+    );
+}
+
+fn main() {
+    let json = serving_json(10_000_000);
+    measure(
+        "vLLM serving JSON, per-request arrays",
+        "run.json",
+        json.as_bytes(),
+    );
+    let with_inf = json.replacen("\"inf\"", "Infinity", 1);
+    measure(
+        "same, with a bare Infinity (rewrite pass)",
+        "run.json",
+        with_inf.as_bytes(),
+    );
+    let csv = tidy_csv(100_000);
+    measure("tidy CSV, 100k rows", "tidy.csv", csv.as_bytes());
+}

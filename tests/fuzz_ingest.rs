@@ -1,0 +1,257 @@
+//! A deterministic mutation fuzzer for detection and every reader, run as part of `cargo test`
+//! (stable Rust has no cargo-fuzz/libFuzzer here, so this is the equivalent).
+//!
+//! Every fixture under `tests/fixtures/` is mutated with a seeded xorshift RNG (bit flips,
+//! random bytes, truncations, splices with another fixture, byte and token insertions,
+//! duplicated and deleted lines) and fed to [`ingest::detect`], [`ingest::read`] and
+//! [`ingest::read_as`] for every [`Format`]. The test fails if any call panics, and saves the
+//! input that did to `target/fuzz-failures/`.
+//!
+//! Bounds: by default at most `BENCHLENS_FUZZ_ITERS=4000` mutations or
+//! `BENCHLENS_FUZZ_SECS=30` seconds, whichever comes first. Run longer with e.g.
+//! `BENCHLENS_FUZZ_ITERS=1000000 BENCHLENS_FUZZ_SECS=3600 cargo test --release --test fuzz_ingest`,
+//! and vary the corpus order with `BENCHLENS_FUZZ_SEED=<u64>`.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use benchlens::ingest::{self, Format};
+use proptest::prelude::*;
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.0 = x;
+        x
+    }
+    fn below(&mut self, n: usize) -> usize {
+        if n == 0 {
+            0
+        } else {
+            (self.next() % n as u64) as usize
+        }
+    }
+}
+
+fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn fixtures(dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut paths: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+    paths.sort();
+    for p in paths {
+        if p.is_dir() {
+            fixtures(&p, out);
+        } else if let Ok(bytes) = std::fs::read(&p) {
+            let name = p.file_name().unwrap().to_string_lossy().to_string();
+            out.push((name, bytes));
+        }
+    }
+}
+
+const TOKENS: &[&[u8]] = &[
+    b"Infinity",
+    b"-Infinity",
+    b"NaN",
+    b"{",
+    b"}",
+    b"[",
+    b"]",
+    b"\"",
+    b",",
+    b"|",
+    b"\n",
+    b"\r\n",
+    b"\\",
+    b":",
+    b"============ Serving Benchmark Result ============\n",
+    b"| --- | --- |\n",
+    b"```json\n",
+    b"```\n",
+    b"# ",
+    b"\xEF\xBB\xBF",
+    b"\xFF\xFE",
+    b"\0",
+    b"1e999",
+    b"-0",
+    b"\"inf\"",
+    b"null",
+    b"\xF0\x9F\x98",
+    b"num_prompts: 1, 2\n",
+    b"_a100",
+    b"8xH100",
+];
+
+fn mutate(rng: &mut Rng, input: &[u8], other: &[u8]) -> Vec<u8> {
+    let mut v = input.to_vec();
+    let rounds = 1 + rng.below(4);
+    for _ in 0..rounds {
+        let len = v.len();
+        match rng.below(9) {
+            0 if len > 0 => {
+                let i = rng.below(len);
+                v[i] ^= 1 << rng.below(8);
+            }
+            1 if len > 0 => {
+                let i = rng.below(len);
+                v[i] = rng.next() as u8;
+            }
+            2 => v.truncate(rng.below(len + 1)),
+            3 => {
+                let cut = rng.below(len + 1);
+                let from = rng.below(other.len() + 1);
+                v.truncate(cut);
+                v.extend_from_slice(&other[from..]);
+            }
+            4 => {
+                let at = rng.below(len + 1);
+                let n = 1 + rng.below(16);
+                let bytes: Vec<u8> = (0..n).map(|_| rng.next() as u8).collect();
+                v.splice(at..at, bytes);
+            }
+            5 => {
+                let at = rng.below(len + 1);
+                let t = TOKENS[rng.below(TOKENS.len())];
+                v.splice(at..at, t.iter().copied());
+            }
+            6 | 7 => {
+                // Duplicate or delete a line.
+                let starts: Vec<usize> = std::iter::once(0)
+                    .chain(
+                        v.iter()
+                            .enumerate()
+                            .filter(|(_, b)| **b == b'\n')
+                            .map(|(i, _)| i + 1),
+                    )
+                    .filter(|i| *i < v.len())
+                    .collect();
+                if starts.is_empty() {
+                    continue;
+                }
+                let s = starts[rng.below(starts.len())];
+                let e = v[s..]
+                    .iter()
+                    .position(|b| *b == b'\n')
+                    .map_or(v.len(), |p| s + p + 1);
+                if rng.below(2) == 0 {
+                    let line = v[s..e].to_vec();
+                    v.splice(e..e, line);
+                } else {
+                    v.drain(s..e);
+                }
+            }
+            _ => {
+                // Swap two ranges' bytes.
+                if len > 2 {
+                    let a = rng.below(len);
+                    let b = rng.below(len);
+                    v.swap(a, b);
+                }
+            }
+        }
+    }
+    v
+}
+
+/// Runs detection and every reader on `bytes`; returns the panic message if one panicked.
+fn exercise(name: &str, bytes: &[u8]) -> Option<String> {
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        let _ = ingest::detect(name, bytes);
+        if let Ok(got) = ingest::read(name, bytes) {
+            for r in &got.records {
+                assert_eq!(r.source.as_deref(), Some(name));
+                assert_eq!(r.format.as_deref(), Some(got.format.name()));
+            }
+            if !got.mapping.is_empty() {
+                let _ = ingest::read_with_mapping(name, bytes, &got.mapping);
+            }
+        }
+        for f in Format::ALL {
+            let _ = ingest::read_as(*f, name, bytes);
+        }
+    }));
+    result.err().map(|e| {
+        e.downcast_ref::<String>()
+            .cloned()
+            .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_else(|| "panic".into())
+    })
+}
+
+fn save_failure(name: &str, bytes: &[u8]) -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/fuzz-failures");
+    let _ = std::fs::create_dir_all(&dir);
+    let path = dir.join(format!("{name}.{}.bin", bytes.len()));
+    let _ = std::fs::write(&path, bytes);
+    path
+}
+
+#[test]
+fn mutated_fixtures_never_panic() {
+    let mut corpus = Vec::new();
+    fixtures(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures"),
+        &mut corpus,
+    );
+    assert!(corpus.len() >= 10, "fixtures missing");
+    let iters: usize = env_or("BENCHLENS_FUZZ_ITERS", 4000);
+    let budget = Duration::from_secs(env_or("BENCHLENS_FUZZ_SECS", 30));
+    let mut rng = Rng(env_or("BENCHLENS_FUZZ_SEED", 0x9E37_79B9_7F4A_7C15u64) | 1);
+    let start = Instant::now();
+    // Unmutated fixtures first.
+    for (name, bytes) in &corpus {
+        if let Some(msg) = exercise(name, bytes) {
+            panic!("{name}: {msg}");
+        }
+    }
+    let mut done = 0;
+    while done < iters && start.elapsed() < budget {
+        let (name, bytes) = &corpus[rng.below(corpus.len())];
+        // Big fixtures are cut down so that iterations stay cheap.
+        let cap = 1 << (8 + rng.below(9));
+        let bytes = &bytes[..bytes.len().min(cap.max(64))];
+        let other = &corpus[rng.below(corpus.len())].1;
+        let input = mutate(&mut rng, bytes, other);
+        if let Some(msg) = exercise(name, &input) {
+            let saved = save_failure(name, &input);
+            panic!(
+                "{name} (mutation {done}) panicked: {msg}; input saved to {}",
+                saved.display()
+            );
+        }
+        done += 1;
+    }
+    eprintln!("fuzz_ingest: {done} mutations in {:?}", start.elapsed());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..2048)) {
+        prop_assert!(exercise("any.bin", &bytes).is_none());
+    }
+
+    #[test]
+    fn arbitrary_token_soup_never_panics(
+        parts in proptest::collection::vec(0usize..TOKENS.len(), 0..64),
+        text in "[ -~\n]{0,64}",
+    ) {
+        let mut bytes: Vec<u8> = parts.iter().flat_map(|i| TOKENS[*i].iter().copied()).collect();
+        bytes.extend_from_slice(text.as_bytes());
+        prop_assert!(exercise("soup.json", &bytes).is_none());
+    }
+}

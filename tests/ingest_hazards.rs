@@ -1,0 +1,164 @@
+//! Bad input: it never panics and never loses what was read. Truncated JSON, binary garbage,
+//! deep nesting, empty files, other kinds of file, UTF-16 and BOMs, very large files.
+
+use benchlens::ingest::{self, Format, IngestError};
+
+fn seed_001() -> Vec<u8> {
+    std::fs::read(format!(
+        "{}/tests/fixtures/seeds/001_b815cef7710eda19.txt",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap()
+}
+
+#[test]
+fn zero_byte_and_blank_files_are_empty() {
+    for bytes in [&b""[..], b"   \n\t\n", b"\xEF\xBB\xBF"] {
+        let e = ingest::read("x.json", bytes).unwrap_err();
+        assert_eq!(
+            e,
+            IngestError::Empty {
+                file: "x.json".into()
+            }
+        );
+    }
+}
+
+#[test]
+fn binary_garbage_is_an_error_naming_the_file() {
+    let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\x01\0";
+    let e = ingest::read("chart.png", png).unwrap_err();
+    assert!(
+        e.to_string().starts_with("chart.png: binary data at byte"),
+        "{e}"
+    );
+    let mut noise = Vec::new();
+    let mut x = 1u32;
+    for _ in 0..4096 {
+        x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+        noise.push((x >> 16) as u8);
+    }
+    assert!(ingest::read("noise.bin", &noise).is_err());
+}
+
+#[test]
+fn a_file_of_another_kind_is_unrecognised() {
+    let e = ingest::read("notes.txt", b"Dear diary,\nthe GPUs were warm today.\n").unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with("notes.txt: not a recognised benchmark result file"),
+        "{e}"
+    );
+    let e = ingest::read("package.json", br#"{"name": "x", "version": "1.0.0"}"#).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("JSON without any known benchmark keys"),
+        "{e}"
+    );
+}
+
+#[test]
+fn truncated_report_keeps_the_good_json_lines() {
+    let bytes = seed_001();
+    let text = String::from_utf8(bytes).unwrap();
+    // Cut inside the 9th JSON line of the fenced block.
+    let ninth = text.match_indices("{\"date\"").nth(8).unwrap().0;
+    let cut = &text[..ninth + 200];
+    let got = ingest::read("report.md", cut.as_bytes()).unwrap();
+    assert_eq!(got.records.len(), 8);
+    assert!(
+        got.warnings
+            .iter()
+            .any(|w| w.to_string().contains("invalid JSON")),
+        "{:?}",
+        got.warnings
+    );
+}
+
+#[test]
+fn truncated_single_json_is_an_error_with_line_and_column() {
+    let e = ingest::read(
+        "run.json",
+        b"{\n  \"request_throughput\": 1.5,\n  \"mean_ttft_ms\": ",
+    )
+    .unwrap_err();
+    assert!(matches!(e, IngestError::Json { line: 3, .. }), "{e:?}");
+    assert!(
+        e.to_string()
+            .starts_with("run.json: invalid JSON at line 3, column"),
+        "{e}"
+    );
+}
+
+#[test]
+fn ten_thousand_levels_of_nesting_do_not_overflow_the_stack() {
+    for (open, close) in [("[", "]"), ("{\"a\":", "}")] {
+        let text = open.repeat(10_000) + "1" + &close.repeat(10_000);
+        let e = ingest::read("deep.json", text.as_bytes()).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("deep.json: invalid JSON at line 1"),
+            "{e}"
+        );
+        let _ = ingest::detect("deep.json", text.as_bytes());
+        for f in Format::ALL {
+            let _ = ingest::read_as(*f, "deep.json", text.as_bytes());
+        }
+    }
+}
+
+#[test]
+fn utf16_with_bom_and_utf8_with_bom_are_decoded() {
+    let text = "{\"request_throughput\": 3.5, \"mean_ttft_ms\": 12}";
+    let mut le = vec![0xFF, 0xFE];
+    for u in text.encode_utf16() {
+        le.extend(u.to_le_bytes());
+    }
+    let got = ingest::read("win.json", &le).unwrap();
+    assert_eq!(got.records.len(), 1);
+    assert!(got.warnings.iter().any(|w| w.message.contains("UTF-16")));
+    let mut bom = b"\xEF\xBB\xBF".to_vec();
+    bom.extend_from_slice(text.as_bytes());
+    assert_eq!(ingest::read("bom.json", &bom).unwrap().records.len(), 1);
+    let csv = "\u{FEFF}model,TTFT (ms)\nx,12\n";
+    let got = ingest::read("bom.csv", csv.as_bytes()).unwrap();
+    assert_eq!(got.records[0].model.as_deref(), Some("x"));
+}
+
+#[test]
+fn invalid_utf8_is_replaced_with_a_warning() {
+    let bytes = b"model,TTFT (ms)\nm\xE9tal,12\n";
+    let got = ingest::read("latin1.csv", bytes).unwrap();
+    assert_eq!(got.records.len(), 1);
+    assert!(got
+        .warnings
+        .iter()
+        .any(|w| w.to_string().starts_with("line 2: invalid UTF-8")));
+}
+
+#[test]
+fn a_200_mb_file_is_read_without_trouble() {
+    // 200 MB of JSON Lines whose runs carry long generated texts (cheap to build, realistic
+    // in size), plus one bad line in the middle.
+    let filler = "x".repeat(100_000);
+    let line = format!(
+        "{{\"model_id\": \"m\", \"request_rate\": 1.0, \"completed\": 1, \"request_throughput\": 1.0, \"generated_texts\": [\"{filler}\"]}}\n"
+    );
+    let n = 200_000_000 / line.len() + 1;
+    let mut text = String::with_capacity(n * line.len() + 64);
+    for i in 0..n {
+        if i == n / 2 {
+            text.push_str("{\"model_id\": \"broken\"\n");
+        }
+        text.push_str(&line);
+    }
+    assert!(text.len() >= 200_000_000);
+    let got = ingest::read("big.jsonl", text.as_bytes()).unwrap();
+    assert_eq!(got.format, Format::VllmServing);
+    assert_eq!(got.records.len(), n);
+    assert_eq!(got.warnings.len(), 1, "{:?}", got.warnings);
+    assert_eq!(
+        got.warnings[0].at.as_deref(),
+        Some(format!("line {}", n / 2 + 1).as_str())
+    );
+}
