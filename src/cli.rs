@@ -19,7 +19,12 @@ pub struct Cli {
 
 /// The subcommands.
 #[derive(Debug, Subcommand)]
-pub enum Command {}
+pub enum Command {
+    /// Benchmark an inference server (or the built-in mock with `--mock`).
+    Run(Box<crate::loadgen::RunOpts>),
+    /// Serve the OpenAI-compatible mock inference server.
+    Mock(crate::loadgen::MockOpts),
+}
 
 /// Parses the process arguments and runs the chosen subcommand.
 pub fn main() -> ExitCode {
@@ -30,6 +35,40 @@ pub fn main() -> ExitCode {
             let _ = Cli::command().print_help();
             ExitCode::SUCCESS
         }
-        Some(command) => match command {},
+        Some(command) => match command {
+            Command::Run(opts) => run_async(async move {
+                let outcome = crate::loadgen::run(*opts).await?;
+                Ok(if outcome.partial {
+                    ExitCode::from(130)
+                } else {
+                    ExitCode::SUCCESS
+                })
+            }),
+            Command::Mock(opts) => run_async(async move {
+                crate::loadgen::mock::serve_until_ctrl_c(opts).await?;
+                Ok(ExitCode::SUCCESS)
+            }),
+        },
+    }
+}
+
+/// Runs a native subcommand on a multi-threaded tokio runtime; errors print as an anyhow chain.
+fn run_async(fut: impl std::future::Future<Output = anyhow::Result<ExitCode>>) -> ExitCode {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(fut) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
     }
 }
