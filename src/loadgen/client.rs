@@ -350,6 +350,8 @@ fn classify_hyper(e: &hyper::Error, url: &str) -> Failure {
                 std::io::ErrorKind::ConnectionReset | std::io::ErrorKind::BrokenPipe => {
                     FailureKind::Reset
                 }
+                // The connection closed inside a chunked body: the stream was cut short.
+                std::io::ErrorKind::UnexpectedEof => FailureKind::Truncated,
                 _ => FailureKind::Io,
             };
             return failure(kind, format!("{url}: {io}"));

@@ -17,6 +17,7 @@ use std::convert::Infallible;
 use std::fmt::Write as _;
 use std::net::SocketAddr;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -30,7 +31,7 @@ use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use serde_json::{json, Value};
 use tokio::net::TcpListener;
-use tokio::sync::oneshot;
+use tokio::sync::{oneshot, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
@@ -59,6 +60,26 @@ pub struct MockOpts {
     /// Model id served by `/v1/models`.
     #[arg(long, default_value = "benchlens-mock")]
     pub model: String,
+    /// Continuous batching: at most this many requests generate at once (the rest queue before
+    /// their first token), and each decoding step slows with the batch's occupancy
+    /// (`itl × (1 + running / max_batch)`).
+    #[arg(long)]
+    pub max_batch: Option<u32>,
+    /// Fraction of generation requests answered with HTTP 500.
+    #[arg(long, default_value_t = 0.0)]
+    pub error_rate: f64,
+    /// Fraction of streams whose connection is dropped halfway through.
+    #[arg(long, default_value_t = 0.0)]
+    pub drop_rate: f64,
+    /// Fraction of streams that stall for `--stall-ms` halfway through.
+    #[arg(long, default_value_t = 0.0)]
+    pub stall_rate: f64,
+    /// Length of an injected stall, milliseconds.
+    #[arg(long, default_value_t = 1000.0)]
+    pub stall_ms: f64,
+    /// Fraction of streams that send a malformed event halfway through.
+    #[arg(long, default_value_t = 0.0)]
+    pub malformed_rate: f64,
 }
 
 impl Default for MockOpts {
@@ -70,6 +91,12 @@ impl Default for MockOpts {
             itl_ms: 5.0,
             tokens_per_chunk: 1,
             model: "benchlens-mock".into(),
+            max_batch: None,
+            error_rate: 0.0,
+            drop_rate: 0.0,
+            stall_rate: 0.0,
+            stall_ms: 1000.0,
+            malformed_rate: 0.0,
         }
     }
 }
@@ -165,6 +192,43 @@ struct Config {
     tokens_per_chunk: u32,
     model: String,
     models_body: Bytes,
+    /// Cumulative fault bands: error, then drop, stall, malformed.
+    fault_bands: [f64; 4],
+    stall: Duration,
+    /// Generation requests seen, numbering the fault sequence.
+    requests: AtomicU64,
+    batch: Option<Batch>,
+}
+
+#[derive(Debug)]
+struct Batch {
+    max: u32,
+    slots: Arc<Semaphore>,
+    running: AtomicU32,
+}
+
+/// A fault injected into one request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Fault {
+    None,
+    Error,
+    Drop,
+    Stall,
+    Malformed,
+}
+
+impl Config {
+    /// The n-th request's fault: a low-discrepancy sequence (n·φ mod 1) falls into each band
+    /// in proportion to its width, so the counts are exact, not just on average.
+    fn fault(&self, n: u64) -> Fault {
+        let u = (n as f64 * 0.618_033_988_749_894_9).fract();
+        let kinds = [Fault::Error, Fault::Drop, Fault::Stall, Fault::Malformed];
+        self.fault_bands
+            .iter()
+            .zip(kinds)
+            .find(|(edge, _)| u < **edge)
+            .map_or(Fault::None, |(_, k)| k)
+    }
 }
 
 impl From<&MockOpts> for Config {
@@ -178,6 +242,20 @@ impl From<&MockOpts> for Config {
             tokens_per_chunk: o.tokens_per_chunk.max(1),
             model: o.model.clone(),
             models_body: Bytes::from(models.to_string()),
+            fault_bands: {
+                let mut acc = 0.0;
+                [o.error_rate, o.drop_rate, o.stall_rate, o.malformed_rate].map(|r| {
+                    acc += r.clamp(0.0, 1.0);
+                    acc
+                })
+            },
+            stall: Duration::from_secs_f64(o.stall_ms.max(0.0) / 1e3),
+            requests: AtomicU64::new(0),
+            batch: o.max_batch.filter(|m| *m > 0).map(|max| Batch {
+                max,
+                slots: Arc::new(Semaphore::new(max as usize)),
+                running: AtomicU32::new(0),
+            }),
         }
     }
 }
@@ -226,8 +304,26 @@ async fn handle(
         Ok(g) => g,
         Err(msg) => return Ok(error_response(StatusCode::BAD_REQUEST, &msg)),
     };
+    let fault = cfg.fault(cfg.requests.fetch_add(1, Ordering::Relaxed));
+    if fault == Fault::Error {
+        return Ok(error_response(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "injected error (--error-rate)",
+        ));
+    }
+    // Continuous batching: wait for a slot before prefill; the slot is held until the body ends.
+    let slot = match &cfg.batch {
+        Some(b) => b.slots.clone().acquire_owned().await.ok(),
+        None => None,
+    };
+    let start = if slot.is_some() {
+        Instant::now()
+    } else {
+        start
+    };
     if gen.stream {
-        let mut r = Response::new(Either::Right(SseBody::new(gen, cfg, start)));
+        let body = SseBody::new(gen, cfg, start, fault, slot);
+        let mut r = Response::new(Either::Right(body));
         r.headers_mut().insert(
             hyper::header::CONTENT_TYPE,
             hyper::header::HeaderValue::from_static("text/event-stream"),
@@ -361,10 +457,22 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 struct SseBody {
     gen: Generation,
     cfg: Arc<Config>,
-    start: Instant,
     next_chunk: u32,
+    /// When the next chunk is due; advanced from the previous due time, never from "now".
+    next_due: Instant,
     chunks: u32,
     phase: Phase,
+    fault: Fault,
+    /// The batch slot, released (and the running count lowered) when the body is dropped.
+    slot: Option<OwnedSemaphorePermit>,
+}
+
+impl Drop for SseBody {
+    fn drop(&mut self) {
+        if let (Some(_), Some(b)) = (self.slot.take(), &self.cfg.batch) {
+            b.running.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -375,13 +483,24 @@ enum Phase {
 }
 
 impl SseBody {
-    fn new(gen: Generation, cfg: Arc<Config>, start: Instant) -> SseBody {
+    fn new(
+        gen: Generation,
+        cfg: Arc<Config>,
+        start: Instant,
+        fault: Fault,
+        slot: Option<OwnedSemaphorePermit>,
+    ) -> SseBody {
         let chunks = gen.completion_tokens.div_ceil(cfg.tokens_per_chunk);
+        if let (Some(_), Some(b)) = (&slot, &cfg.batch) {
+            b.running.fetch_add(1, Ordering::Relaxed);
+        }
         SseBody {
+            next_due: start + cfg.ttft,
             gen,
             cfg,
-            start,
             next_chunk: 0,
+            fault,
+            slot,
             chunks,
             phase: if chunks == 0 {
                 Phase::Tail
@@ -391,8 +510,16 @@ impl SseBody {
         }
     }
 
-    fn due(&self, chunk: u32) -> Instant {
-        self.start + self.cfg.ttft + self.cfg.itl * (chunk * self.cfg.tokens_per_chunk)
+    /// Time from one chunk to the next: `k × itl`, slowed by batch occupancy.
+    fn step(&self) -> Duration {
+        let base = self.cfg.itl * self.cfg.tokens_per_chunk;
+        match &self.cfg.batch {
+            Some(b) => {
+                let running = f64::from(b.running.load(Ordering::Relaxed));
+                base.mul_f64(1.0 + running / f64::from(b.max))
+            }
+            None => base,
+        }
     }
 
     fn write_chunk(&self, out: &mut BytesMut, chunk: u32) {
@@ -459,12 +586,12 @@ impl SseBody {
 
 impl Body for SseBody {
     type Data = Bytes;
-    type Error = Infallible;
+    type Error = std::io::Error;
 
     fn poll_frame(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+    ) -> Poll<Option<Result<Frame<Bytes>, std::io::Error>>> {
         let this = &mut *self;
         if this.phase == Phase::Done {
             return Poll::Ready(None);
@@ -472,9 +599,22 @@ impl Body for SseBody {
         let now = Instant::now();
         let mut out = BytesMut::new();
         // Everything already due goes out in one frame: with zero delays the whole body is one write.
-        while this.phase == Phase::Tokens && this.due(this.next_chunk) <= now {
+        while this.phase == Phase::Tokens && this.next_due <= now {
+            let halfway = this.next_chunk == this.chunks / 2;
+            if halfway && this.fault == Fault::Drop {
+                // An error from the body makes hyper abort the connection mid-stream.
+                this.phase = Phase::Done;
+                return Poll::Ready(Some(Err(std::io::Error::other("injected drop"))));
+            }
+            if halfway && this.fault == Fault::Malformed {
+                out.extend_from_slice(b"data: {\"choices\": [{\"text\": \n\n");
+            }
             this.write_chunk(&mut out, this.next_chunk);
             this.next_chunk += 1;
+            this.next_due += this.step();
+            if this.next_chunk == this.chunks / 2 && this.fault == Fault::Stall {
+                this.next_due += this.cfg.stall;
+            }
             if this.next_chunk == this.chunks {
                 this.phase = Phase::Tail;
             }
@@ -484,7 +624,7 @@ impl Body for SseBody {
             this.phase = Phase::Done;
         }
         if this.phase == Phase::Tokens && out.is_empty() {
-            PreciseTimer::global().wake_at(this.due(this.next_chunk).into_std(), cx.waker());
+            PreciseTimer::global().wake_at(this.next_due.into_std(), cx.waker());
             return Poll::Pending;
         }
         Poll::Ready(Some(Ok(Frame::data(out.freeze()))))

@@ -133,7 +133,8 @@ mod tests {
 
     #[tokio::test]
     async fn wakes_within_a_fraction_of_a_millisecond() {
-        let mut worst = Duration::ZERO;
+        // tokio's own timer would be 0.5-1.5 ms late here.
+        let mut late = Vec::new();
         for i in 0..20u32 {
             let at = Instant::now() + Duration::from_micros(1500 + 100 * u64::from(i));
             std::future::poll_fn(|cx| {
@@ -145,8 +146,10 @@ mod tests {
                 }
             })
             .await;
-            worst = worst.max(Instant::now() - at);
+            late.push(Instant::now() - at);
         }
-        assert!(worst < Duration::from_micros(900), "{worst:?}");
+        // The median, not the worst: the test machine is shared and may deschedule us.
+        late.sort();
+        assert!(late[10] < Duration::from_micros(500), "{late:?}");
     }
 }
