@@ -617,9 +617,11 @@ impl Client {
                 if info.prompt_tokens.is_some() {
                     rec.input_tokens_server = info.prompt_tokens;
                 }
-                let tokens = match (info.has_choice, info.completion_tokens) {
-                    (false, _) => 0,
-                    (true, Some(cum)) => {
+                let tokens = match (info.has_choice, self.backend, info.completion_tokens) {
+                    (false, _, _) => 0,
+                    // TGI: one token per event; its generated_tokens is only the final total.
+                    (true, Backend::Tgi, _) => u64::from(!info.special),
+                    (true, _, Some(cum)) => {
                         let k = cum.saturating_sub(last_cum);
                         // SGLang repeats cumulative counts; an unchanged count with text is still one token.
                         if k == 0 && info.text_bytes > 0 && self.backend != Backend::Sglang {
@@ -628,7 +630,7 @@ impl Client {
                             k
                         }
                     }
-                    (true, None) => u64::from(info.text_bytes > 0 && !info.special),
+                    (true, _, None) => u64::from(info.text_bytes > 0),
                 };
                 if let Some(cum) = info.completion_tokens {
                     last_cum = last_cum.max(cum);

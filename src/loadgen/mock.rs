@@ -191,6 +191,8 @@ struct Config {
     itl: Duration,
     tokens_per_chunk: u32,
     model: String,
+    /// The model id as a JSON string literal, written into every chunk.
+    model_json: String,
     models_body: Bytes,
     /// Cumulative fault bands: error, then drop, stall, malformed.
     fault_bands: [f64; 4],
@@ -241,6 +243,7 @@ impl From<&MockOpts> for Config {
             itl: Duration::from_secs_f64(o.itl_ms.max(0.0) / 1e3),
             tokens_per_chunk: o.tokens_per_chunk.max(1),
             model: o.model.clone(),
+            model_json: Value::String(o.model.clone()).to_string(),
             models_body: Bytes::from(models.to_string()),
             fault_bands: {
                 let mut acc = 0.0;
@@ -281,13 +284,15 @@ async fn handle(
     req: Request<Incoming>,
     cfg: Arc<Config>,
 ) -> Result<Response<MockBody>, Infallible> {
-    let chat = match (req.method(), req.uri().path()) {
+    let api = match (req.method(), req.uri().path()) {
         (&Method::GET, "/v1/models") => {
             return Ok(json_response(StatusCode::OK, cfg.models_body.clone()))
         }
         (&Method::GET, "/health") => return Ok(json_response(StatusCode::OK, Bytes::new())),
-        (&Method::POST, "/v1/completions") => false,
-        (&Method::POST, "/v1/chat/completions") => true,
+        (&Method::POST, "/v1/completions") => Api::Completions,
+        (&Method::POST, "/v1/chat/completions") => Api::Chat,
+        (&Method::POST, "/generate_stream") => Api::Tgi,
+        (&Method::POST, "/generate") => Api::Sglang,
         (_, path) => {
             let msg = format!("no route for {} {path}", req.method());
             return Ok(error_response(StatusCode::NOT_FOUND, &msg));
@@ -300,7 +305,7 @@ async fn handle(
     let Ok(v) = serde_json::from_slice::<Value>(&body.to_bytes()) else {
         return Ok(error_response(StatusCode::BAD_REQUEST, "body is not JSON"));
     };
-    let gen = match Generation::from_request(&v, chat, &cfg) {
+    let gen = match Generation::from_request(&v, api) {
         Ok(g) => g,
         Err(msg) => return Ok(error_response(StatusCode::BAD_REQUEST, &msg)),
     };
@@ -344,14 +349,23 @@ async fn handle(
     let finish = gen.finish_reason();
     let usage = json!({"prompt_tokens": gen.prompt_tokens, "completion_tokens": gen.completion_tokens,
         "total_tokens": gen.prompt_tokens + gen.completion_tokens});
-    let body = if chat {
-        json!({"id": "chatcmpl-benchlens", "object": "chat.completion", "created": 0, "model": cfg.model,
+    let body = match api {
+        Api::Chat => {
+            json!({"id": "chatcmpl-benchlens", "object": "chat.completion", "created": 0, "model": cfg.model,
             "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish}],
             "usage": usage})
-    } else {
-        json!({"id": "cmpl-benchlens", "object": "text_completion", "created": 0, "model": cfg.model,
+        }
+        Api::Completions => {
+            json!({"id": "cmpl-benchlens", "object": "text_completion", "created": 0, "model": cfg.model,
             "choices": [{"index": 0, "text": text, "logprobs": null, "finish_reason": finish}],
             "usage": usage})
+        }
+        Api::Tgi => {
+            json!([{"generated_text": text, "details": {"finish_reason": finish, "generated_tokens": gen.completion_tokens}}])
+        }
+        Api::Sglang => {
+            json!({"text": text, "meta_info": {"prompt_tokens": gen.prompt_tokens, "completion_tokens": gen.completion_tokens}})
+        }
     };
     Ok(json_response(StatusCode::OK, Bytes::from(body.to_string())))
 }
@@ -378,9 +392,20 @@ fn count_words(v: &Value) -> u32 {
     }
 }
 
+/// The API a generation request came in through.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Api {
+    Completions,
+    Chat,
+    /// TGI `/generate_stream` (one token per event, no `[DONE]`).
+    Tgi,
+    /// SGLang `/generate` (cumulative text and counts per event, then `[DONE]`).
+    Sglang,
+}
+
 #[derive(Debug)]
 struct Generation {
-    chat: bool,
+    api: Api,
     stream: bool,
     include_usage: bool,
     continuous_usage: bool,
@@ -390,33 +415,38 @@ struct Generation {
 }
 
 impl Generation {
-    fn from_request(v: &Value, chat: bool, cfg: &Config) -> Result<Generation, String> {
-        let prompt_tokens = if chat {
-            let msgs = v.get("messages").ok_or("missing messages")?;
-            count_words(msgs)
-        } else {
-            count_words(v.get("prompt").ok_or("missing prompt")?)
+    fn from_request(v: &Value, api: Api) -> Result<Generation, String> {
+        let prompt_key = match api {
+            Api::Completions => "prompt",
+            Api::Chat => "messages",
+            Api::Tgi => "inputs",
+            Api::Sglang => "text",
         };
-        let max_tokens = v
-            .get("max_completion_tokens")
-            .filter(|_| chat)
-            .or_else(|| v.get("max_tokens"))
+        let prompt = v
+            .get(prompt_key)
+            .ok_or_else(|| format!("missing {prompt_key}"))?;
+        let prompt_tokens = count_words(prompt);
+        let params = match api {
+            Api::Tgi => v.get("parameters"),
+            Api::Sglang => v.get("sampling_params"),
+            _ => Some(v),
+        };
+        let param = |k: &str| params.and_then(|p| p.get(k));
+        let max_tokens = param("max_completion_tokens")
+            .filter(|_| api == Api::Chat)
+            .or_else(|| param("max_tokens"))
+            .or_else(|| param("max_new_tokens"))
             .and_then(Value::as_u64)
             .unwrap_or(16)
             .min(1_000_000) as u32;
-        let ignore_eos = v
-            .get("ignore_eos")
+        let ignore_eos = param("ignore_eos")
             .and_then(Value::as_bool)
             .unwrap_or(false);
         let completion_tokens = if ignore_eos || max_tokens < 2 {
             max_tokens
         } else {
             // Deterministic pseudo-EOS: the same prompt always ends at the same length.
-            let h = fnv1a(
-                v.get(if chat { "messages" } else { "prompt" })
-                    .map_or(String::new(), Value::to_string)
-                    .as_bytes(),
-            );
+            let h = fnv1a(prompt.to_string().as_bytes());
             let half = max_tokens.div_ceil(2);
             half + (h % u64::from(max_tokens - half + 1)) as u32
         };
@@ -426,10 +456,10 @@ impl Generation {
                 .and_then(Value::as_bool)
                 .unwrap_or(false)
         };
-        let _ = cfg;
         Ok(Generation {
-            chat,
-            stream: v.get("stream").and_then(Value::as_bool).unwrap_or(false),
+            api,
+            // TGI's /generate_stream always streams.
+            stream: api == Api::Tgi || v.get("stream").and_then(Value::as_bool).unwrap_or(false),
             include_usage: flag("include_usage"),
             continuous_usage: flag("continuous_usage_stats"),
             prompt_tokens,
@@ -526,59 +556,104 @@ impl SseBody {
         let k = self.cfg.tokens_per_chunk;
         let first = chunk * k;
         let last = (first + k).min(self.gen.completion_tokens);
-        let id = if self.gen.chat {
-            "chatcmpl-benchlens"
-        } else {
-            "cmpl-benchlens"
-        };
-        let object = if self.gen.chat {
-            "chat.completion.chunk"
-        } else {
-            "text_completion"
-        };
         let finish = if chunk + 1 == self.chunks {
-            format!("\"{}\"", self.gen.finish_reason())
+            self.gen.finish_reason()
         } else {
-            "null".to_string()
+            ""
         };
-        let mut text = String::new();
-        for i in first..last {
-            text.push_str(token_text(i));
+        let model = &self.cfg.model_json;
+        // Written straight into the frame buffer: no intermediate strings on the hot path.
+        match self.gen.api {
+            Api::Completions | Api::Chat => {
+                let chat = self.gen.api == Api::Chat;
+                let (id, object) = if chat {
+                    ("chatcmpl-benchlens", "chat.completion.chunk")
+                } else {
+                    ("cmpl-benchlens", "text_completion")
+                };
+                let _ = write!(
+                    out,
+                    "data: {{\"id\":\"{id}\",\"object\":\"{object}\",\"created\":0,\"model\":{model},\"choices\":[{{\"index\":0,"
+                );
+                out.extend_from_slice(if chat {
+                    b"\"delta\":{\"role\":\"assistant\",\"content\":\""
+                } else {
+                    b"\"text\":\""
+                });
+                for i in first..last {
+                    out.extend_from_slice(token_text(i).as_bytes());
+                }
+                out.extend_from_slice(if chat { b"\"}" } else { b"\"" });
+                out.extend_from_slice(b",\"logprobs\":null,\"finish_reason\":");
+                if finish.is_empty() {
+                    out.extend_from_slice(b"null}]");
+                } else {
+                    let _ = write!(out, "\"{finish}\"}}]");
+                }
+                if self.gen.continuous_usage {
+                    self.write_usage(out, last);
+                }
+                out.extend_from_slice(b"}\n\n");
+            }
+            Api::Tgi => {
+                // TGI sends one event per token.
+                for i in first..last {
+                    let _ = write!(
+                        out,
+                        "data:{{\"index\":{i},\"token\":{{\"id\":{i},\"text\":\"{}\",\"logprob\":0.0,\"special\":false}},",
+                        token_text(i)
+                    );
+                    if i + 1 == self.gen.completion_tokens {
+                        let _ = write!(
+                            out,
+                            "\"generated_text\":\"\",\"details\":{{\"finish_reason\":\"{}\",\"generated_tokens\":{}}}}}\n\n",
+                            self.gen.finish_reason(),
+                            self.gen.completion_tokens
+                        );
+                    } else {
+                        out.extend_from_slice(b"\"generated_text\":null,\"details\":null}\n\n");
+                    }
+                }
+            }
+            Api::Sglang => {
+                out.extend_from_slice(b"data: {\"text\":\"");
+                for i in 0..last {
+                    out.extend_from_slice(token_text(i).as_bytes());
+                }
+                let _ = write!(
+                    out,
+                    "\",\"meta_info\":{{\"prompt_tokens\":{},\"completion_tokens\":{last}}}}}\n\n",
+                    self.gen.prompt_tokens
+                );
+            }
         }
-        let mut s = String::with_capacity(256);
-        let _ = write!(
-            s,
-            "data: {{\"id\":\"{id}\",\"object\":\"{object}\",\"created\":0,\"model\":"
-        );
-        s.push_str(&Value::String(self.cfg.model.clone()).to_string());
-        if self.gen.chat {
-            let _ = write!(s, ",\"choices\":[{{\"index\":0,\"delta\":{{\"role\":\"assistant\",\"content\":\"{text}\"}},\"logprobs\":null,\"finish_reason\":{finish}}}]");
-        } else {
-            let _ = write!(s, ",\"choices\":[{{\"index\":0,\"text\":\"{text}\",\"logprobs\":null,\"finish_reason\":{finish}}}]");
-        }
-        if self.gen.continuous_usage {
-            self.write_usage(&mut s, last);
-        }
-        s.push_str("}\n\n");
-        out.extend_from_slice(s.as_bytes());
     }
 
-    fn write_usage(&self, s: &mut String, completion: u32) {
+    fn write_usage(&self, out: &mut BytesMut, completion: u32) {
         let p = self.gen.prompt_tokens;
-        let _ = write!(s, ",\"usage\":{{\"prompt_tokens\":{p},\"completion_tokens\":{completion},\"total_tokens\":{}}}", p + completion);
+        let _ = write!(
+            out,
+            ",\"usage\":{{\"prompt_tokens\":{p},\"completion_tokens\":{completion},\"total_tokens\":{}}}",
+            p + completion
+        );
     }
 
     fn write_tail(&self, out: &mut BytesMut) {
-        if self.gen.include_usage {
-            let id = if self.gen.chat {
-                "chatcmpl-benchlens"
-            } else {
-                "cmpl-benchlens"
-            };
-            let mut s = format!("data: {{\"id\":\"{id}\",\"created\":0,\"choices\":[]");
-            self.write_usage(&mut s, self.gen.completion_tokens);
-            s.push_str("}\n\n");
-            out.extend_from_slice(s.as_bytes());
+        match self.gen.api {
+            Api::Tgi => return,
+            Api::Sglang => {}
+            Api::Completions | Api::Chat => {
+                if self.gen.include_usage {
+                    let id = if self.gen.api == Api::Chat {
+                        "chatcmpl-benchlens"
+                    } else {
+                        "cmpl-benchlens"
+                    };
+                    let _ = write!(out, "data: {{\"id\":\"{id}\",\"created\":0,\"choices\":[]");
+                    self.write_usage(out, self.gen.completion_tokens);
+                    out.extend_from_slice(b"}\n\n");
+                }
+            }
         }
         out.extend_from_slice(b"data: [DONE]\n\n");
     }
@@ -653,21 +728,30 @@ mod tests {
 
     #[test]
     fn eos_is_honoured_unless_ignored() {
-        let cfg = Config::from(&MockOpts::default());
         let g = Generation::from_request(
             &json!({"prompt": "hi there", "max_tokens": 100, "ignore_eos": true}),
-            false,
-            &cfg,
+            Api::Completions,
         )
         .unwrap();
         assert_eq!(g.completion_tokens, 100);
         let g = Generation::from_request(
             &json!({"prompt": "hi there", "max_tokens": 100}),
-            false,
-            &cfg,
+            Api::Completions,
         )
         .unwrap();
         assert!((50..=100).contains(&g.completion_tokens));
-        assert!(Generation::from_request(&json!({"max_tokens": 3}), false, &cfg).is_err());
+        assert!(Generation::from_request(&json!({"max_tokens": 3}), Api::Completions).is_err());
+        let g = Generation::from_request(
+            &json!({"text": "a b c", "sampling_params": {"max_new_tokens": 7, "ignore_eos": true}}),
+            Api::Sglang,
+        )
+        .unwrap();
+        assert_eq!((g.prompt_tokens, g.completion_tokens), (3, 7));
+        let g = Generation::from_request(
+            &json!({"inputs": "a b", "parameters": {"max_new_tokens": 5}}),
+            Api::Tgi,
+        )
+        .unwrap();
+        assert!(g.stream && g.prompt_tokens == 2 && (3..=5).contains(&g.completion_tokens));
     }
 }
