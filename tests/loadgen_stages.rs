@@ -201,3 +201,46 @@ async fn tgi_and_sglang_native_streams_are_measured() {
     }
     mock.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn api_key_and_headers_reach_the_server_and_duration_stages_end_on_time() {
+    let mock = MockServer::start(MockOpts {
+        ttft_ms: 2.0,
+        itl_ms: 1.0,
+        api_key: Some("sekrit".into()),
+        ..MockOpts::default()
+    })
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let run = |o: RunOpts| async move {
+        let (_tx, rx) = watch::channel(false);
+        run_with_stop(o, rx).await
+    };
+    let mut o = opts(dir.path());
+    o.base_url = mock.base_url();
+    o.model = Some("m".into());
+    o.num_prompts = 3;
+    let out = run(o.clone()).await.unwrap();
+    assert_eq!(out.metrics[0].failures.get("http_401"), Some(&3));
+
+    o.api_key = Some("sekrit".into());
+    let out = run(o.clone()).await.unwrap();
+    assert_eq!(out.metrics[0].completed, 3);
+
+    o.api_key = None;
+    o.headers = vec!["Authorization=Bearer sekrit".into()];
+    o.model = None; // found through /v1/models, which also needs the key
+    o.duration = Some(0.5);
+    o.request_rate = vec!["40".into()];
+    let started = std::time::Instant::now();
+    let out = run(o).await.unwrap();
+    assert!(started.elapsed() < Duration::from_secs(3));
+    let m = &out.metrics[0];
+    assert_eq!(m.failed, 0, "{:?}", m.failures);
+    // 0.5 s at 40 req/s: about 20 requests, all sent within the first half second.
+    assert!((8..=40).contains(&m.completed), "{}", m.completed);
+    assert!(out.requests[0].iter().all(|r| r.intended_at_s < 0.5));
+    assert_eq!(out.records[0].model.as_deref(), Some("benchlens-mock"));
+    mock.shutdown().await;
+}

@@ -80,6 +80,9 @@ pub struct MockOpts {
     /// Fraction of streams that send a malformed event halfway through.
     #[arg(long, default_value_t = 0.0)]
     pub malformed_rate: f64,
+    /// Require `Authorization: Bearer KEY` on every request (401 otherwise).
+    #[arg(long)]
+    pub api_key: Option<String>,
 }
 
 impl Default for MockOpts {
@@ -97,6 +100,7 @@ impl Default for MockOpts {
             stall_rate: 0.0,
             stall_ms: 1000.0,
             malformed_rate: 0.0,
+            api_key: None,
         }
     }
 }
@@ -200,6 +204,8 @@ struct Config {
     /// Generation requests seen, numbering the fault sequence.
     requests: AtomicU64,
     batch: Option<Batch>,
+    /// The exact `Authorization` header required, if any.
+    authorization: Option<String>,
 }
 
 #[derive(Debug)]
@@ -254,6 +260,7 @@ impl From<&MockOpts> for Config {
             },
             stall: Duration::from_secs_f64(o.stall_ms.max(0.0) / 1e3),
             requests: AtomicU64::new(0),
+            authorization: o.api_key.as_ref().map(|k| format!("Bearer {k}")),
             batch: o.max_batch.filter(|m| *m > 0).map(|max| Batch {
                 max,
                 slots: Arc::new(Semaphore::new(max as usize)),
@@ -284,6 +291,15 @@ async fn handle(
     req: Request<Incoming>,
     cfg: Arc<Config>,
 ) -> Result<Response<MockBody>, Infallible> {
+    if let Some(want) = &cfg.authorization {
+        let got = req.headers().get(hyper::header::AUTHORIZATION);
+        if got.is_none_or(|g| g.as_bytes() != want.as_bytes()) {
+            return Ok(error_response(
+                StatusCode::UNAUTHORIZED,
+                "missing or wrong API key",
+            ));
+        }
+    }
     let api = match (req.method(), req.uri().path()) {
         (&Method::GET, "/v1/models") => {
             return Ok(json_response(StatusCode::OK, cfg.models_body.clone()))

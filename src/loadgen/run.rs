@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -62,6 +63,15 @@ pub struct RunOpts {
     /// Start the built-in mock server in-process and benchmark it (no GPU needed).
     #[arg(long)]
     pub mock: bool,
+    /// With `--mock`: the mock's time to first token, milliseconds.
+    #[arg(long, default_value_t = 50.0, requires = "mock")]
+    pub mock_ttft_ms: f64,
+    /// With `--mock`: the mock's time between tokens, milliseconds.
+    #[arg(long, default_value_t = 5.0, requires = "mock")]
+    pub mock_itl_ms: f64,
+    /// With `--mock`: the mock's continuous-batching limit (see `benchlens mock --max-batch`).
+    #[arg(long, requires = "mock")]
+    pub mock_max_batch: Option<u32>,
 
     /// Requests per second, a number or `inf`; a comma list runs one stage per value.
     #[arg(long, value_delimiter = ',', default_value = "inf")]
@@ -429,6 +439,13 @@ async fn first_model(client: &Client) -> Result<String, LoadgenError> {
         })
 }
 
+/// Running totals for the progress bar.
+#[derive(Default)]
+struct Counters {
+    failed: AtomicU64,
+    tokens: AtomicU64,
+}
+
 /// Everything one stage's requests share.
 struct Shared {
     client: Client,
@@ -444,6 +461,7 @@ async fn run_stage(
     progress: Option<indicatif::ProgressBar>,
 ) -> (Vec<RequestRecord>, f64, bool, usize) {
     let results = Arc::new(Mutex::new(Vec::with_capacity(plan.len().unwrap_or(1024))));
+    let counters = Arc::new(Counters::default());
     let start = Instant::now();
     let summary = {
         let results = results.clone();
@@ -452,6 +470,7 @@ async fn run_stage(
             let shared = shared.clone();
             let results = results.clone();
             let progress = progress.clone();
+            let counters = counters.clone();
             async move {
                 let i = d.index % shared.prompts.len();
                 let p = &shared.prompts[i];
@@ -470,10 +489,20 @@ async fn run_stage(
                     .stream(shared.bodies[i].clone(), d.stage_start, &mut rec)
                     .await;
                 if let Some(pb) = &progress {
+                    let failed = counters
+                        .failed
+                        .fetch_add(u64::from(rec.failure.is_some()), Ordering::Relaxed)
+                        + u64::from(rec.failure.is_some());
+                    let tokens = counters
+                        .tokens
+                        .fetch_add(rec.output_tokens(), Ordering::Relaxed)
+                        + rec.output_tokens();
+                    let secs = start.elapsed().as_secs_f64().max(1e-3);
                     pb.inc(1);
-                    if rec.failure.is_some() {
-                        pb.set_message("some failed");
-                    }
+                    pb.set_message(format!(
+                        "{failed} failed, {:.0} tok/s",
+                        tokens as f64 / secs
+                    ));
                 }
                 if let Ok(mut r) = results.lock() {
                     r.push(rec);
@@ -506,7 +535,7 @@ fn progress_bar(
     }
     let pb = indicatif::ProgressBar::with_draw_target(total.map(|t| t as u64), target);
     let style = indicatif::ProgressStyle::with_template(&format!(
-        "stage {}/{} [{{elapsed_precise}}] {{bar:30}} {{pos}}/{{len}} done, {{per_sec}} {{msg}}",
+        "stage {}/{} [{{elapsed_precise}}] {{bar:30}} {{pos}}/{{len}} done, {{per_sec}}, {{msg}}",
         stage + 1,
         stages
     ))
@@ -523,7 +552,15 @@ pub async fn run_with_stop(
 ) -> Result<RunOutcome, LoadgenError> {
     let prep = prepare(&opts)?;
     let mock = if opts.mock {
-        Some(MockServer::start(MockOpts::default()).await?)
+        Some(
+            MockServer::start(MockOpts {
+                ttft_ms: opts.mock_ttft_ms,
+                itl_ms: opts.mock_itl_ms,
+                max_batch: opts.mock_max_batch,
+                ..MockOpts::default()
+            })
+            .await?,
+        )
     } else {
         None
     };
