@@ -27,6 +27,10 @@ pub enum Command {
     Convert(convert::ConvertArgs),
     /// Show what each result file holds: format, records, dimensions, metrics, warnings.
     Inspect(inspect::InspectArgs),
+    /// Benchmark an inference server (or the built-in mock with `--mock`).
+    Run(Box<crate::loadgen::RunOpts>),
+    /// Serve the OpenAI-compatible mock inference server.
+    Mock(crate::loadgen::MockOpts),
 }
 
 /// Parses the process arguments and runs the chosen subcommand.
@@ -41,6 +45,39 @@ pub fn main() -> ExitCode {
         Some(command) => match command {
             Command::Convert(args) => convert::run(&args),
             Command::Inspect(args) => inspect::run(&args),
+            Command::Run(opts) => run_async(async move {
+                let outcome = crate::loadgen::run(*opts).await?;
+                Ok(if outcome.partial {
+                    ExitCode::from(130)
+                } else {
+                    ExitCode::SUCCESS
+                })
+            }),
+            Command::Mock(opts) => run_async(async move {
+                crate::loadgen::mock::serve_until_ctrl_c(opts).await?;
+                Ok(ExitCode::SUCCESS)
+            }),
         },
+    }
+}
+
+/// Runs a native subcommand on a multi-threaded tokio runtime; errors print as an anyhow chain.
+fn run_async(fut: impl std::future::Future<Output = anyhow::Result<ExitCode>>) -> ExitCode {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(fut) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
     }
 }

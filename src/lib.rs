@@ -32,3 +32,6 @@ pub mod app;
 
 #[cfg(not(target_arch = "wasm32"))]
 pub mod cli;
+
+#[cfg(not(target_arch = "wasm32"))]
+pub mod loadgen;

@@ -1,0 +1,72 @@
+//! The load generator (`benchlens run`) and the OpenAI-compatible mock server
+//! (`benchlens mock`): native only.
+//!
+//! This module owns the whole benchmarking pipeline: arrival schedules ([`schedule`]), prompt
+//! datasets ([`dataset`]), the lean hyper 1 HTTP client with its incremental SSE parser
+//! ([`client`], [`sse`]), vLLM-compatible statistics ([`stats`], [`measure`]), the result files
+//! and console summary ([`report`]) and the mock server ([`mock`]). It writes
+//! [`crate::model::Record`]s through [`crate::model::canonical`] and must not import app code
+//! (`crate::app`), leptos or web-sys. Like oha, the library owns the options and `run()`, so
+//! tests run the whole tool in-process against the mock on 127.0.0.1.
+
+pub mod client;
+pub mod dataset;
+pub mod measure;
+pub mod mock;
+pub mod report;
+pub mod run;
+pub mod schedule;
+pub mod sse;
+pub mod stats;
+mod timer;
+
+use std::path::PathBuf;
+
+pub use mock::{MockOpts, MockServer};
+pub use run::{run, run_with_stop, RunOpts, RunOutcome};
+
+/// Everything that can stop `benchlens run` or `benchlens mock` as a whole. Failures of single
+/// requests are not errors but data ([`client::FailureKind`]).
+#[derive(Debug, thiserror::Error)]
+pub enum LoadgenError {
+    /// A command-line option has a value that cannot be used.
+    #[error("invalid --{option}: {message}")]
+    InvalidOption {
+        /// The option's long name.
+        option: &'static str,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// The mock server could not listen.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        /// The address asked for.
+        addr: String,
+        /// The system's reason.
+        source: std::io::Error,
+    },
+    /// The server did not answer a setup request (`/v1/models`, warm-up).
+    #[error("request to {url} failed: {message}")]
+    Setup {
+        /// The URL requested.
+        url: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// A dataset file could not be read or understood.
+    #[error("dataset {path}: {message}")]
+    Dataset {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong (with the line when known).
+        message: String,
+    },
+    /// A result file could not be written.
+    #[error("cannot write {path}: {source}")]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// The system's reason.
+        source: std::io::Error,
+    },
+}

@@ -1,0 +1,237 @@
+//! Prompt datasets: `random` (vLLM's random dataset: lengths drawn uniformly within
+//! `±range_ratio` of the asked length, an optional shared prefix), `jsonl` (one
+//! `{"prompt", "output_len"?}` object per line) and `sharegpt` (first human turn as the prompt,
+//! the reply's length as the output length).
+//!
+//! No tokenizer is loaded: lengths are counted in whitespace-separated words, and random prompts
+//! are made of common English words, each a single token in the usual BPE vocabularies, so the
+//! counts are exact for the mock server and close for real models. Never downloads anything.
+//! Must not import app code.
+
+use std::path::Path;
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use serde_json::Value;
+
+use super::LoadgenError;
+
+/// One prompt to send.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Prompt {
+    /// The prompt text.
+    pub text: String,
+    /// Its length in tokens (words, see the module doc).
+    pub input_len: u64,
+    /// Output tokens to ask for.
+    pub output_len: u64,
+}
+
+const VOCAB: [&str; 48] = [
+    "the", "of", "and", "to", "in", "is", "that", "for", "it", "as", "was", "with", "be", "by",
+    "on", "not", "he", "this", "are", "or", "his", "from", "at", "which", "but", "have", "an",
+    "had", "they", "you", "were", "their", "one", "all", "we", "can", "her", "has", "there",
+    "been", "if", "more", "when", "will", "would", "who", "so", "no",
+];
+
+/// Options of the random dataset.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RandomSpec {
+    /// Mean input tokens (excluding the prefix).
+    pub input_len: u64,
+    /// Mean output tokens.
+    pub output_len: u64,
+    /// Lengths are uniform in `[len·(1−r), len·(1+r)]`.
+    pub range_ratio: f64,
+    /// Tokens of a prefix shared by every prompt.
+    pub prefix_len: u64,
+}
+
+fn words(rng: &mut StdRng, n: u64, out: &mut String) {
+    for _ in 0..n {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(VOCAB[rng.random_range(0..VOCAB.len())]);
+    }
+}
+
+fn length_range(len: u64, ratio: f64) -> (u64, u64) {
+    let lo = (len as f64 * (1.0 - ratio)).floor().max(0.0) as u64;
+    let hi = (len as f64 * (1.0 + ratio)).floor() as u64;
+    (lo, hi.max(lo))
+}
+
+/// `count` random prompts, reproducible from `seed`.
+pub fn random(spec: RandomSpec, count: usize, seed: u64) -> Vec<Prompt> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut prefix = String::new();
+    words(&mut rng, spec.prefix_len, &mut prefix);
+    let (in_lo, in_hi) = length_range(spec.input_len, spec.range_ratio);
+    let (out_lo, out_hi) = length_range(spec.output_len, spec.range_ratio);
+    (0..count)
+        .map(|_| {
+            let n_in = rng.random_range(in_lo..=in_hi);
+            let n_out = rng.random_range(out_lo..=out_hi).max(1);
+            let mut text = prefix.clone();
+            words(&mut rng, n_in, &mut text);
+            Prompt {
+                text,
+                input_len: spec.prefix_len + n_in,
+                output_len: n_out,
+            }
+        })
+        .collect()
+}
+
+fn word_count(s: &str) -> u64 {
+    s.split_whitespace().count() as u64
+}
+
+fn dataset_error(path: &Path, message: String) -> LoadgenError {
+    LoadgenError::Dataset {
+        path: path.to_path_buf(),
+        message,
+    }
+}
+
+/// Prompts from a JSON Lines file: each line an object with `prompt` (or `text`) and optionally
+/// `output_len` (or `max_tokens`); `default_output_len` fills the gap.
+pub fn jsonl(
+    path: &Path,
+    text: &str,
+    default_output_len: u64,
+) -> Result<Vec<Prompt>, LoadgenError> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let v: Value = serde_json::from_str(line)
+            .map_err(|e| dataset_error(path, format!("line {}: {e}", i + 1)))?;
+        let prompt = v
+            .get("prompt")
+            .or_else(|| v.get("text"))
+            .and_then(Value::as_str)
+            .ok_or_else(|| dataset_error(path, format!("line {}: no string \"prompt\"", i + 1)))?;
+        let output_len = v
+            .get("output_len")
+            .or_else(|| v.get("max_tokens"))
+            .and_then(Value::as_u64)
+            .unwrap_or(default_output_len)
+            .max(1);
+        out.push(Prompt {
+            text: prompt.to_string(),
+            input_len: word_count(prompt),
+            output_len,
+        });
+    }
+    if out.is_empty() {
+        return Err(dataset_error(path, "no prompts".into()));
+    }
+    Ok(out)
+}
+
+/// Prompts from a ShareGPT JSON file: the first human turn of each conversation with at least
+/// two turns; the output length is the reply's length unless `output_len` overrides it.
+/// Conversations shorter than 4 words either way are skipped, as vLLM does.
+pub fn sharegpt(
+    path: &Path,
+    text: &str,
+    output_len: Option<u64>,
+) -> Result<Vec<Prompt>, LoadgenError> {
+    let v: Value = serde_json::from_str(text).map_err(|e| dataset_error(path, e.to_string()))?;
+    let items = v
+        .as_array()
+        .ok_or_else(|| dataset_error(path, "not a JSON array of conversations".into()))?;
+    let mut out = Vec::new();
+    for item in items {
+        let Some(turns) = item.get("conversations").and_then(Value::as_array) else {
+            continue;
+        };
+        let value = |i: usize| {
+            turns
+                .get(i)
+                .and_then(|t| t.get("value"))
+                .and_then(Value::as_str)
+        };
+        let (Some(prompt), Some(reply)) = (value(0), value(1)) else {
+            continue;
+        };
+        let (n_in, n_out) = (word_count(prompt), word_count(reply));
+        if n_in < 4 || (output_len.is_none() && n_out < 4) {
+            continue;
+        }
+        out.push(Prompt {
+            text: prompt.to_string(),
+            input_len: n_in,
+            output_len: output_len.unwrap_or(n_out).max(1),
+        });
+    }
+    if out.is_empty() {
+        return Err(dataset_error(path, "no usable conversations".into()));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn random_prompts_have_exact_word_lengths_within_range() {
+        let spec = RandomSpec {
+            input_len: 100,
+            output_len: 20,
+            range_ratio: 0.5,
+            prefix_len: 7,
+        };
+        let ps = random(spec, 200, 1);
+        assert_eq!(ps, random(spec, 200, 1));
+        let prefix: Vec<&str> = ps[0].text.split_whitespace().take(7).collect();
+        for p in &ps {
+            assert_eq!(word_count(&p.text), p.input_len);
+            assert!((57..=157).contains(&p.input_len), "{}", p.input_len);
+            assert!((10..=30).contains(&p.output_len));
+            assert_eq!(
+                p.text.split_whitespace().take(7).collect::<Vec<_>>(),
+                prefix
+            );
+        }
+        let fixed = random(
+            RandomSpec {
+                range_ratio: 0.0,
+                prefix_len: 0,
+                ..spec
+            },
+            5,
+            2,
+        );
+        assert!(fixed
+            .iter()
+            .all(|p| p.input_len == 100 && p.output_len == 20));
+    }
+
+    #[test]
+    fn jsonl_and_sharegpt_are_read_and_errors_name_the_line() {
+        let p = Path::new("x.jsonl");
+        let ps = jsonl(
+            p,
+            "{\"prompt\": \"a b c\", \"output_len\": 9}\n\n{\"text\": \"d\"}\n",
+            5,
+        )
+        .unwrap();
+        assert_eq!(
+            (ps[0].input_len, ps[0].output_len, ps[1].output_len),
+            (3, 9, 5)
+        );
+        let e = jsonl(p, "{\"prompt\": 1}\n", 5).unwrap_err().to_string();
+        assert!(e.contains("x.jsonl") && e.contains("line 1"), "{e}");
+        let sg = r#"[{"conversations":[{"from":"human","value":"one two three four"},{"from":"gpt","value":"a b c d e"}]},
+                     {"conversations":[{"from":"human","value":"too short"},{"from":"gpt","value":"a b c d"}]}]"#;
+        let ps = sharegpt(Path::new("s.json"), sg, None).unwrap();
+        assert_eq!(ps.len(), 1);
+        assert_eq!((ps[0].input_len, ps[0].output_len), (4, 5));
+        assert!(sharegpt(Path::new("s.json"), "{}", None).is_err());
+    }
+}

@@ -1,0 +1,319 @@
+//! Per-stage metrics from per-request measurements, defined as vLLM's serving benchmark defines
+//! them: TTFT; TPOT = (E2E − TTFT) / (output tokens − 1); ITL per token (a chunk that carries k
+//! tokens contributes its gap divided by k, k times, as SGLang's and vLLM's clients do); E2E
+//! latency; request, output and total token throughput over the stage duration; goodput against
+//! `--goodput` SLOs. Failed requests are counted by kind and excluded from every throughput and
+//! latency. Also what vLLM does not report: latencies from the *intended* send time, achieved vs
+//! target rate and the client's scheduling lag. Pure; must not import app code.
+
+use std::collections::BTreeMap;
+
+use super::client::RequestRecord;
+use super::stats::{summarize, Summary};
+
+/// Service-level objectives for goodput, in milliseconds (vLLM's `--goodput ttft:MS tpot:MS e2el:MS`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Slo {
+    /// Largest acceptable TTFT.
+    pub ttft_ms: Option<f64>,
+    /// Largest acceptable TPOT.
+    pub tpot_ms: Option<f64>,
+    /// Largest acceptable end-to-end latency.
+    pub e2el_ms: Option<f64>,
+}
+
+impl Slo {
+    /// Parses `ttft:500 tpot:50 e2el:2000` items (one per argument).
+    pub fn parse(items: &[String]) -> Result<Option<Slo>, String> {
+        if items.is_empty() {
+            return Ok(None);
+        }
+        let mut slo = Slo::default();
+        for item in items.iter().flat_map(|s| s.split_whitespace()) {
+            let (k, v) = item
+                .split_once(':')
+                .ok_or_else(|| format!("{item:?} is not NAME:MS"))?;
+            let ms: f64 = v
+                .parse()
+                .ok()
+                .filter(|x: &f64| x.is_finite() && *x >= 0.0)
+                .ok_or_else(|| format!("{item:?}: {v:?} is not a number of milliseconds"))?;
+            match k {
+                "ttft" => slo.ttft_ms = Some(ms),
+                "tpot" => slo.tpot_ms = Some(ms),
+                "e2el" => slo.e2el_ms = Some(ms),
+                _ => return Err(format!("{item:?}: unknown metric {k:?} (ttft, tpot, e2el)")),
+            }
+        }
+        Ok(Some(slo))
+    }
+}
+
+/// Latency samples of one successful request, in milliseconds.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RequestLatencies {
+    /// Time to first token.
+    pub ttft_ms: f64,
+    /// Time per output token (0 when a single token came back, as vLLM does).
+    pub tpot_ms: f64,
+    /// Per-token inter-token latencies.
+    pub itl_ms: Vec<f64>,
+    /// End-to-end latency.
+    pub e2el_ms: f64,
+}
+
+/// Latencies of a successful request; `None` for failed ones or ones without a token.
+pub fn request_latencies(r: &RequestRecord) -> Option<RequestLatencies> {
+    if r.failure.is_some() {
+        return None;
+    }
+    let ttft = r.ttft_s?;
+    let e2el = r.e2el_s?;
+    let out = r.output_tokens();
+    let tpot = if out > 1 {
+        (e2el - ttft) / (out - 1) as f64
+    } else {
+        0.0
+    };
+    let mut itl = Vec::with_capacity(out as usize);
+    for w in r.chunks.windows(2) {
+        let k = w[1].tokens.max(1);
+        let gap = (w[1].at_s - w[0].at_s) / f64::from(k);
+        itl.extend(std::iter::repeat_n(gap * 1e3, k as usize));
+    }
+    Some(RequestLatencies {
+        ttft_ms: ttft * 1e3,
+        tpot_ms: tpot * 1e3,
+        itl_ms: itl,
+        e2el_ms: e2el * 1e3,
+    })
+}
+
+/// Everything reported for one stage.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StageMetrics {
+    /// Successful requests.
+    pub completed: u64,
+    /// Failed requests.
+    pub failed: u64,
+    /// Failed requests by kind name.
+    pub failures: BTreeMap<String, u64>,
+    /// Stage wall time, seconds.
+    pub duration_s: f64,
+    /// Input tokens of successful requests (server usage when given, else client count).
+    pub total_input: u64,
+    /// Output tokens of successful requests (server usage when given, else client count).
+    pub total_output: u64,
+    /// Output tokens per the server's usage, over requests that reported it.
+    pub total_output_server: Option<u64>,
+    /// Token-bearing chunks counted by the client.
+    pub total_output_local: u64,
+    /// Successful requests whose server token count differs from the client's chunk count.
+    pub output_count_mismatches: u64,
+    /// Completed / duration.
+    pub request_throughput: f64,
+    /// Requests meeting every SLO / duration, when SLOs were given.
+    pub request_goodput: Option<f64>,
+    /// Output tokens / duration.
+    pub output_throughput: f64,
+    /// (Input + output tokens) / duration.
+    pub total_token_throughput: f64,
+    /// Most output tokens that arrived within one second of the stage.
+    pub max_output_tokens_per_s: f64,
+    /// Most requests in flight at once.
+    pub max_concurrent_requests: u64,
+    /// TTFT from the actual send.
+    pub ttft: Option<Summary>,
+    /// TPOT.
+    pub tpot: Option<Summary>,
+    /// ITL, per token.
+    pub itl: Option<Summary>,
+    /// End-to-end latency from the actual send.
+    pub e2el: Option<Summary>,
+    /// TTFT from the intended send time (includes client lag and queueing for a slot).
+    pub ttft_from_intended: Option<Summary>,
+    /// End-to-end latency from the intended send time.
+    pub e2el_from_intended: Option<Summary>,
+    /// The client's scheduling lag, milliseconds.
+    pub schedule_lag: Option<Summary>,
+    /// Configured rate (req/s; infinite when unbounded).
+    pub target_rate: f64,
+    /// Rate at which requests were actually sent: (n − 1) / (last send − first send).
+    pub achieved_rate: Option<f64>,
+    /// Mean input tokens per successful request.
+    pub mean_input_len: Option<f64>,
+    /// Mean output tokens per successful request.
+    pub mean_output_len: Option<f64>,
+}
+
+/// Computes a stage's metrics. `duration_s` is the stage's wall time (first send to last end).
+pub fn compute(
+    requests: &[RequestRecord],
+    duration_s: f64,
+    target_rate: f64,
+    percentiles: &[f64],
+    slo: Option<Slo>,
+) -> StageMetrics {
+    let mut m = StageMetrics {
+        duration_s,
+        target_rate,
+        ..StageMetrics::default()
+    };
+    let (mut ttft, mut tpot, mut itl, mut e2el) = (vec![], vec![], vec![], vec![]);
+    let (mut ttft_i, mut e2el_i, mut lag) = (vec![], vec![], vec![]);
+    let mut good = 0u64;
+    let mut server_total: Option<u64> = None;
+    let mut per_second: BTreeMap<i64, u64> = BTreeMap::new();
+    let mut edges: Vec<(f64, i32)> = Vec::new();
+    for r in requests {
+        lag.push(r.schedule_lag_s * 1e3);
+        let Some(l) = request_latencies(r) else {
+            m.failed += 1;
+            let kind = r
+                .failure
+                .as_ref()
+                .map_or("no_tokens".to_string(), |f| f.kind.name());
+            *m.failures.entry(kind).or_default() += 1;
+            continue;
+        };
+        m.completed += 1;
+        m.total_input += r.input_tokens();
+        m.total_output += r.output_tokens();
+        m.total_output_local += r.output_chunks_local;
+        if let Some(s) = r.output_tokens_server {
+            *server_total.get_or_insert(0) += s;
+            if s != r.output_chunks_local {
+                m.output_count_mismatches += 1;
+            }
+        }
+        let wait = r.sent_at_s - r.intended_at_s;
+        ttft_i.push(l.ttft_ms + wait * 1e3);
+        e2el_i.push(l.e2el_ms + wait * 1e3);
+        if let Some(s) = slo {
+            let ok = s.ttft_ms.is_none_or(|x| l.ttft_ms <= x)
+                && s.tpot_ms.is_none_or(|x| l.tpot_ms <= x)
+                && s.e2el_ms.is_none_or(|x| l.e2el_ms <= x);
+            good += u64::from(ok);
+        }
+        for c in &r.chunks {
+            let t = r.sent_at_s + c.at_s;
+            *per_second.entry(t.floor() as i64).or_default() += u64::from(c.tokens);
+        }
+        edges.push((r.sent_at_s, 1));
+        edges.push((r.sent_at_s + l.e2el_ms / 1e3, -1));
+        ttft.push(l.ttft_ms);
+        tpot.push(l.tpot_ms);
+        e2el.push(l.e2el_ms);
+        itl.extend_from_slice(&l.itl_ms);
+    }
+    m.total_output_server = server_total;
+    // Ends sort before starts at the same instant: back-to-back requests do not overlap.
+    edges.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    let mut live = 0i64;
+    for (_, d) in edges {
+        live += i64::from(d);
+        m.max_concurrent_requests = m.max_concurrent_requests.max(live as u64);
+    }
+    m.max_output_tokens_per_s = per_second.values().copied().max().unwrap_or(0) as f64;
+    if duration_s > 0.0 {
+        m.request_throughput = m.completed as f64 / duration_s;
+        m.output_throughput = m.total_output as f64 / duration_s;
+        m.total_token_throughput = (m.total_input + m.total_output) as f64 / duration_s;
+        m.request_goodput = slo.map(|_| good as f64 / duration_s);
+    }
+    if m.completed > 0 {
+        m.mean_input_len = Some(m.total_input as f64 / m.completed as f64);
+        m.mean_output_len = Some(m.total_output as f64 / m.completed as f64);
+    }
+    let mut sends: Vec<f64> = requests.iter().map(|r| r.sent_at_s).collect();
+    sends.sort_by(f64::total_cmp);
+    if let (Some(first), Some(last)) = (sends.first(), sends.last()) {
+        if sends.len() > 1 && last > first {
+            m.achieved_rate = Some((sends.len() - 1) as f64 / (last - first));
+        }
+    }
+    m.ttft = summarize(&ttft, percentiles);
+    m.tpot = summarize(&tpot, percentiles);
+    m.itl = summarize(&itl, percentiles);
+    m.e2el = summarize(&e2el, percentiles);
+    m.ttft_from_intended = summarize(&ttft_i, percentiles);
+    m.e2el_from_intended = summarize(&e2el_i, percentiles);
+    m.schedule_lag = summarize(&lag, percentiles);
+    m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::loadgen::client::{ChunkArrival, Failure, FailureKind};
+
+    fn req(sent: f64, chunks: &[(f64, u32)], e2el: f64, server: Option<u64>) -> RequestRecord {
+        RequestRecord {
+            input_len: 10,
+            intended_at_s: sent,
+            dispatched_at_s: sent,
+            sent_at_s: sent,
+            ttft_s: chunks.first().map(|c| c.0),
+            chunks: chunks
+                .iter()
+                .map(|&(at_s, tokens)| ChunkArrival { at_s, tokens })
+                .collect(),
+            e2el_s: Some(e2el),
+            output_tokens_server: server,
+            output_chunks_local: chunks.len() as u64,
+            ..RequestRecord::default()
+        }
+    }
+
+    #[test]
+    fn tpot_and_split_itl_follow_vllm() {
+        // First chunk 1 token at 0.1 s, then a 3-token chunk 0.03 s later, a 1-token chunk 0.01 s later.
+        let r = req(0.0, &[(0.1, 1), (0.13, 3), (0.14, 1)], 0.15, Some(5));
+        let l = request_latencies(&r).unwrap();
+        assert!((l.ttft_ms - 100.0).abs() < 1e-9);
+        assert!((l.tpot_ms - 50.0 / 4.0).abs() < 1e-9);
+        assert_eq!(l.itl_ms.len(), 4);
+        for (got, want) in l.itl_ms.iter().zip([10.0, 10.0, 10.0, 10.0]) {
+            assert!((got - want).abs() < 1e-9, "{got}");
+        }
+    }
+
+    #[test]
+    fn failures_are_counted_by_kind_and_excluded() {
+        let mut bad = req(0.0, &[], 0.0, None);
+        bad.failure = Some(Failure {
+            kind: FailureKind::Http(503),
+            message: "x".into(),
+        });
+        let mut rs = vec![
+            req(0.0, &[(0.1, 1), (0.2, 1)], 0.2, Some(2)),
+            req(0.5, &[(0.1, 1), (0.2, 1)], 0.3, Some(3)),
+            bad,
+        ];
+        rs[1].input_tokens_server = Some(12);
+        let slo = Slo::parse(&["ttft:150 e2el:250".into()]).unwrap();
+        let m = compute(&rs, 2.0, 4.0, &[99.0], slo);
+        assert_eq!((m.completed, m.failed), (2, 1));
+        assert_eq!(m.failures["http_503"], 1);
+        assert_eq!((m.total_input, m.total_output), (22, 5));
+        assert_eq!(m.output_count_mismatches, 1);
+        assert_eq!(m.request_throughput, 1.0);
+        assert_eq!(m.output_throughput, 2.5);
+        assert_eq!(m.total_token_throughput, 13.5);
+        assert_eq!(m.request_goodput, Some(0.5));
+        assert_eq!(m.max_concurrent_requests, 1);
+        assert_eq!(m.achieved_rate, Some(4.0));
+    }
+
+    #[test]
+    fn slo_parsing_rejects_nonsense() {
+        assert_eq!(Slo::parse(&[]).unwrap(), None);
+        assert_eq!(
+            Slo::parse(&["tpot:5".into()]).unwrap().unwrap().tpot_ms,
+            Some(5.0)
+        );
+        assert!(Slo::parse(&["foo:5".into()]).is_err());
+        assert!(Slo::parse(&["ttft".into()]).is_err());
+        assert!(Slo::parse(&["ttft:-1".into()]).is_err());
+    }
+}

@@ -1,0 +1,778 @@
+//! `benchlens run`: the options ([`RunOpts`]) and the pipeline that turns them into stages,
+//! drives each stage's schedule through the client, measures, prints vLLM's summary and writes
+//! the result files after every stage (so an interrupted run keeps what it measured, marked
+//! partial). Must not import app code.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::Bytes;
+use hyper::header::{HeaderName, HeaderValue};
+use serde_json::{Map, Value};
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+use super::client::{request_body, Backend, Client, RequestRecord, Target, Timeouts};
+use super::dataset::{self, Prompt, RandomSpec};
+use super::measure::{compute, Slo, StageMetrics};
+use super::mock::{MockOpts, MockServer};
+use super::report::{self, StageInfo};
+use super::schedule::{arrivals, drive, Arrivals, StageSize};
+use super::LoadgenError;
+use crate::model::Record;
+
+/// Where prompts come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum DatasetKind {
+    /// Random words of the asked lengths (vLLM's random dataset).
+    Random,
+    /// JSON Lines with `prompt` and optional `output_len` per line.
+    Jsonl,
+    /// A ShareGPT conversations file.
+    Sharegpt,
+}
+
+/// Options of `benchlens run`.
+#[derive(Clone, Debug, clap::Args)]
+pub struct RunOpts {
+    /// API the server speaks.
+    #[arg(long, value_enum, default_value = "openai")]
+    pub backend: Backend,
+    /// Server address, `http://host:port` (an optional path prefix is kept).
+    #[arg(long, default_value = "http://127.0.0.1:8000")]
+    pub base_url: String,
+    /// Request path (default: `/v1/completions`, `/v1/chat/completions`, `/generate_stream` or
+    /// `/generate` by backend).
+    #[arg(long)]
+    pub endpoint: Option<String>,
+    /// Model name sent in requests (default: the first id listed by `/v1/models`).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// API key sent as `Authorization: Bearer` (default: the `OPENAI_API_KEY` environment variable).
+    #[arg(long)]
+    pub api_key: Option<String>,
+    /// Extra request header `K=V` (repeatable).
+    #[arg(long = "header", value_name = "K=V")]
+    pub headers: Vec<String>,
+    /// JSON object merged into every request body (its keys win).
+    #[arg(long, value_name = "JSON")]
+    pub extra_body: Option<String>,
+    /// Start the built-in mock server in-process and benchmark it (no GPU needed).
+    #[arg(long)]
+    pub mock: bool,
+    /// With `--mock`: the mock's time to first token, milliseconds.
+    #[arg(long, default_value_t = 50.0, requires = "mock")]
+    pub mock_ttft_ms: f64,
+    /// With `--mock`: the mock's time between tokens, milliseconds.
+    #[arg(long, default_value_t = 5.0, requires = "mock")]
+    pub mock_itl_ms: f64,
+    /// With `--mock`: the mock's continuous-batching limit (see `benchlens mock --max-batch`).
+    #[arg(long, requires = "mock")]
+    pub mock_max_batch: Option<u32>,
+
+    /// Requests per second, a number or `inf`; a comma list runs one stage per value.
+    #[arg(long, value_delimiter = ',', default_value = "inf")]
+    pub request_rate: Vec<String>,
+    /// Burstiness of arrivals: gamma shape (1 = Poisson, lower = burstier).
+    #[arg(long, default_value_t = 1.0)]
+    pub burstiness: f64,
+    /// Most requests in flight; a comma list multiplies the stages.
+    #[arg(long, value_delimiter = ',')]
+    pub max_concurrency: Vec<u64>,
+    /// Requests per stage.
+    #[arg(long, default_value_t = 1000)]
+    pub num_prompts: u64,
+    /// Seconds per stage instead of a number of requests.
+    #[arg(long, value_name = "SECONDS")]
+    pub duration: Option<f64>,
+    /// Requests sent (and not measured) before the first stage.
+    #[arg(long, default_value_t = 0)]
+    pub warmup: u64,
+    /// Seed of the arrival schedules and random prompts.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+
+    /// Where prompts come from.
+    #[arg(long, value_enum, default_value = "random")]
+    pub dataset: DatasetKind,
+    /// File for `--dataset jsonl` / `sharegpt`.
+    #[arg(long)]
+    pub dataset_path: Option<PathBuf>,
+    /// Input tokens per random prompt.
+    #[arg(long, alias = "random-input-len", default_value_t = 1024)]
+    pub input_len: u64,
+    /// Output tokens per request (random dataset; overrides ShareGPT reply lengths when given there).
+    #[arg(long, alias = "random-output-len")]
+    pub output_len: Option<u64>,
+    /// Random lengths vary uniformly within ±ratio of the asked length.
+    #[arg(long, alias = "random-range-ratio", default_value_t = 0.0)]
+    pub range_ratio: f64,
+    /// Tokens of a prefix shared by all random prompts.
+    #[arg(long, alias = "random-prefix-len", default_value_t = 0)]
+    pub prefix_len: u64,
+    /// Ask the server to ignore end-of-sequence so every request generates its full length.
+    #[arg(long)]
+    pub ignore_eos: bool,
+
+    /// SLOs for goodput, e.g. `--goodput ttft:500 tpot:50 e2el:2000` (milliseconds).
+    #[arg(long, num_args = 1.., value_name = "METRIC:MS")]
+    pub goodput: Vec<String>,
+    /// Percentiles reported for every latency.
+    #[arg(long, value_delimiter = ',', default_value = "50,90,95,99")]
+    pub percentiles: Vec<f64>,
+
+    /// TCP connect timeout, seconds.
+    #[arg(long, default_value_t = 10.0)]
+    pub connect_timeout: f64,
+    /// Longest wait for the first token, seconds (default: none).
+    #[arg(long)]
+    pub first_token_timeout: Option<f64>,
+    /// Longest silence between tokens, seconds (default: none).
+    #[arg(long)]
+    pub idle_timeout: Option<f64>,
+    /// Longest request, seconds (default: none).
+    #[arg(long)]
+    pub request_timeout: Option<f64>,
+
+    /// Engine behind the server (vllm, sglang, tgi...), recorded in the results.
+    #[arg(long)]
+    pub engine: Option<String>,
+    /// GPU model, recorded in the results.
+    #[arg(long)]
+    pub gpu: Option<String>,
+    /// Number of GPUs, recorded in the results.
+    #[arg(long)]
+    pub gpu_count: Option<u64>,
+    /// Free-form `K=V` recorded as `tag.K` (repeatable).
+    #[arg(long = "tag", value_name = "K=V")]
+    pub tags: Vec<String>,
+    /// Label of the run (also heads vLLM-compatible file names).
+    #[arg(long)]
+    pub label: Option<String>,
+    /// Folder for result files.
+    #[arg(long, default_value = ".")]
+    pub result_dir: PathBuf,
+    /// Result file name (`-` for stdout; default `benchlens-{backend}-{model}-{date}.json`).
+    #[arg(long)]
+    pub result_filename: Option<String>,
+    /// Also write one file per stage with exactly vLLM's serving keys and file names.
+    #[arg(long)]
+    pub vllm_compatible: bool,
+    /// Do not draw progress bars.
+    #[arg(long)]
+    pub no_progress: bool,
+}
+
+impl Default for RunOpts {
+    fn default() -> Self {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Wrap {
+            #[command(flatten)]
+            opts: RunOpts,
+        }
+        // The defaults are those of the command line; parsing no arguments cannot fail.
+        Wrap::try_parse_from(["run"])
+            .map(|w| w.opts)
+            .unwrap_or_else(|e| unreachable!("{e}"))
+    }
+}
+
+/// What a run produced.
+#[derive(Debug, Default)]
+pub struct RunOutcome {
+    /// One record per stage, as written.
+    pub records: Vec<Record>,
+    /// Metrics per stage.
+    pub metrics: Vec<StageMetrics>,
+    /// Per-request measurements per stage.
+    pub requests: Vec<Vec<RequestRecord>>,
+    /// The console summaries printed.
+    pub summaries: Vec<String>,
+    /// The canonical result file (None when written to stdout).
+    pub result_path: Option<PathBuf>,
+    /// The per-request JSON Lines file.
+    pub requests_path: Option<PathBuf>,
+    /// vLLM-compatible files.
+    pub vllm_paths: Vec<PathBuf>,
+    /// Whether the run was interrupted.
+    pub partial: bool,
+}
+
+fn invalid(option: &'static str, message: impl Into<String>) -> LoadgenError {
+    LoadgenError::InvalidOption {
+        option,
+        message: message.into(),
+    }
+}
+
+fn parse_rates(items: &[String]) -> Result<Vec<f64>, LoadgenError> {
+    let mut out = Vec::new();
+    for s in items {
+        let t = s.trim();
+        let v = if t.eq_ignore_ascii_case("inf") {
+            f64::INFINITY
+        } else {
+            t.parse::<f64>()
+                .ok()
+                .filter(|v| *v > 0.0 && v.is_finite())
+                .ok_or_else(|| {
+                    invalid(
+                        "request-rate",
+                        format!("{t:?} is not a positive number or inf"),
+                    )
+                })?
+        };
+        out.push(v);
+    }
+    if out.is_empty() {
+        out.push(f64::INFINITY);
+    }
+    Ok(out)
+}
+
+fn parse_pairs(
+    items: &[String],
+    option: &'static str,
+) -> Result<Vec<(String, String)>, LoadgenError> {
+    items
+        .iter()
+        .map(|s| {
+            s.split_once('=')
+                .filter(|(k, _)| !k.trim().is_empty())
+                .map(|(k, v)| (k.trim().to_string(), v.to_string()))
+                .ok_or_else(|| invalid(option, format!("{s:?} is not K=V")))
+        })
+        .collect()
+}
+
+fn headers(opts: &RunOpts) -> Result<Vec<(HeaderName, HeaderValue)>, LoadgenError> {
+    let mut out = Vec::new();
+    let key = opts
+        .api_key
+        .clone()
+        .or_else(|| std::env::var("OPENAI_API_KEY").ok())
+        .filter(|k| !k.is_empty());
+    if let Some(key) = key {
+        let v = HeaderValue::from_str(&format!("Bearer {key}"))
+            .map_err(|_| invalid("api-key", "contains characters not allowed in a header"))?;
+        out.push((hyper::header::AUTHORIZATION, v));
+    }
+    for (k, v) in parse_pairs(&opts.headers, "header")? {
+        let name = HeaderName::from_bytes(k.as_bytes())
+            .map_err(|_| invalid("header", format!("{k:?} is not a header name")))?;
+        let value = HeaderValue::from_str(&v)
+            .map_err(|_| invalid("header", format!("value of {k} is not a header value")))?;
+        out.push((name, value));
+    }
+    Ok(out)
+}
+
+fn secs(v: f64, option: &'static str) -> Result<Duration, LoadgenError> {
+    Duration::try_from_secs_f64(v)
+        .map_err(|_| invalid(option, format!("{v} is not a number of seconds")))
+}
+
+fn opt_secs(v: Option<f64>, option: &'static str) -> Result<Option<Duration>, LoadgenError> {
+    v.map(|v| secs(v, option)).transpose()
+}
+
+/// Runs the benchmark until done or Ctrl-C (then what was measured is written, marked partial).
+pub async fn run(opts: RunOpts) -> Result<RunOutcome, LoadgenError> {
+    let (tx, rx) = watch::channel(false);
+    let ctrl_c = tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            eprintln!("interrupted: finishing the stage's bookkeeping and writing partial results");
+            let _ = tx.send(true);
+        }
+    });
+    let out = run_with_stop(opts, rx).await;
+    ctrl_c.abort();
+    out
+}
+
+struct Prepared {
+    rates: Vec<f64>,
+    concurrencies: Vec<Option<u64>>,
+    slo: Option<Slo>,
+    extra: Option<Map<String, Value>>,
+    tags: BTreeMap<String, String>,
+    timeouts: Timeouts,
+}
+
+fn prepare(opts: &RunOpts) -> Result<Prepared, LoadgenError> {
+    let rates = parse_rates(&opts.request_rate)?;
+    if !(opts.burstiness > 0.0 && opts.burstiness.is_finite()) {
+        return Err(invalid(
+            "burstiness",
+            format!("{} must be a positive number", opts.burstiness),
+        ));
+    }
+    if opts.max_concurrency.contains(&0) {
+        return Err(invalid("max-concurrency", "must be at least 1"));
+    }
+    let concurrencies = if opts.max_concurrency.is_empty() {
+        vec![None]
+    } else {
+        opts.max_concurrency.iter().map(|c| Some(*c)).collect()
+    };
+    if let Some(p) = opts
+        .percentiles
+        .iter()
+        .find(|p| !(0.0..=100.0).contains(*p))
+    {
+        return Err(invalid(
+            "percentiles",
+            format!("{p} is not between 0 and 100"),
+        ));
+    }
+    if !(0.0..1.0).contains(&opts.range_ratio) {
+        return Err(invalid("range-ratio", "must be in [0, 1)"));
+    }
+    if let Some(d) = opts.duration {
+        secs(d, "duration")?;
+        if rates.iter().any(|r| r.is_infinite()) && concurrencies.contains(&None) {
+            return Err(invalid(
+                "duration",
+                "an infinite request rate for a duration needs --max-concurrency",
+            ));
+        }
+    } else if opts.num_prompts == 0 {
+        return Err(invalid("num-prompts", "must be at least 1"));
+    }
+    let slo = Slo::parse(&opts.goodput).map_err(|m| invalid("goodput", m))?;
+    let extra = match &opts.extra_body {
+        None => None,
+        Some(text) => match serde_json::from_str::<Value>(text) {
+            Ok(Value::Object(m)) => Some(m),
+            Ok(_) => return Err(invalid("extra-body", "must be a JSON object")),
+            Err(e) => return Err(invalid("extra-body", e.to_string())),
+        },
+    };
+    let mut tags: BTreeMap<String, String> = parse_pairs(&opts.tags, "tag")?.into_iter().collect();
+    tags.insert("benchlens_version".into(), env!("CARGO_PKG_VERSION").into());
+    tags.insert(
+        "command_line".into(),
+        std::env::args().collect::<Vec<_>>().join(" "),
+    );
+    tags.insert("seed".into(), opts.seed.to_string());
+    let timeouts = Timeouts {
+        connect: Some(secs(opts.connect_timeout, "connect-timeout")?),
+        first_token: opt_secs(opts.first_token_timeout, "first-token-timeout")?,
+        idle: opt_secs(opts.idle_timeout, "idle-timeout")?,
+        total: opt_secs(opts.request_timeout, "request-timeout")?,
+    };
+    Ok(Prepared {
+        rates,
+        concurrencies,
+        slo,
+        extra,
+        tags,
+        timeouts,
+    })
+}
+
+fn load_prompts(opts: &RunOpts, count: usize) -> Result<(String, Vec<Prompt>), LoadgenError> {
+    let read = || -> Result<(PathBuf, String), LoadgenError> {
+        let path = opts
+            .dataset_path
+            .clone()
+            .ok_or_else(|| invalid("dataset-path", "needed for this --dataset"))?;
+        let text = std::fs::read_to_string(&path).map_err(|e| LoadgenError::Dataset {
+            path: path.clone(),
+            message: e.to_string(),
+        })?;
+        Ok((path, text))
+    };
+    Ok(match opts.dataset {
+        DatasetKind::Random => {
+            let spec = RandomSpec {
+                input_len: opts.input_len,
+                output_len: opts.output_len.unwrap_or(128),
+                range_ratio: opts.range_ratio,
+                prefix_len: opts.prefix_len,
+            };
+            ("random".into(), dataset::random(spec, count, opts.seed))
+        }
+        DatasetKind::Jsonl => {
+            let (path, text) = read()?;
+            (
+                "jsonl".into(),
+                dataset::jsonl(&path, &text, opts.output_len.unwrap_or(128))?,
+            )
+        }
+        DatasetKind::Sharegpt => {
+            let (path, text) = read()?;
+            (
+                "sharegpt".into(),
+                dataset::sharegpt(&path, &text, opts.output_len)?,
+            )
+        }
+    })
+}
+
+async fn first_model(client: &Client) -> Result<String, LoadgenError> {
+    let url = format!("http://{}/v1/models", client.target().host);
+    let text = client
+        .get("/v1/models")
+        .await
+        .map_err(|f| LoadgenError::Setup {
+            url: url.clone(),
+            message: format!("{} ({}); pass --model", f.message, f.kind.name()),
+        })?;
+    let v: Value = serde_json::from_str(&text).map_err(|e| LoadgenError::Setup {
+        url: url.clone(),
+        message: format!("not JSON: {e}"),
+    })?;
+    v.get("data")
+        .and_then(Value::as_array)
+        .and_then(|d| d.first())
+        .and_then(|m| m.get("id"))
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .ok_or_else(|| LoadgenError::Setup {
+            url,
+            message: "no model id listed; pass --model".into(),
+        })
+}
+
+/// Running totals for the progress bar.
+#[derive(Default)]
+struct Counters {
+    failed: AtomicU64,
+    tokens: AtomicU64,
+}
+
+/// Everything one stage's requests share.
+struct Shared {
+    client: Client,
+    bodies: Vec<Bytes>,
+    prompts: Vec<Prompt>,
+}
+
+async fn run_stage(
+    shared: &Arc<Shared>,
+    plan: &Arrivals,
+    limit: Option<usize>,
+    stop: &mut watch::Receiver<bool>,
+    progress: Option<indicatif::ProgressBar>,
+) -> (Vec<RequestRecord>, f64, bool, usize) {
+    let results = Arc::new(Mutex::new(Vec::with_capacity(plan.len().unwrap_or(1024))));
+    let counters = Arc::new(Counters::default());
+    let start = Instant::now();
+    let summary = {
+        let results = results.clone();
+        let shared = shared.clone();
+        drive(plan, limit, stop, move |d| {
+            let shared = shared.clone();
+            let results = results.clone();
+            let progress = progress.clone();
+            let counters = counters.clone();
+            async move {
+                let i = d.index % shared.prompts.len();
+                let p = &shared.prompts[i];
+                let mut rec = RequestRecord {
+                    index: d.index,
+                    input_len: p.input_len,
+                    max_tokens: p.output_len,
+                    intended_at_s: (d.intended - d.stage_start).as_secs_f64(),
+                    dispatched_at_s: (d.dispatched - d.stage_start).as_secs_f64(),
+                    schedule_lag_s: d.lag.as_secs_f64(),
+                    chunks: Vec::with_capacity(p.output_len.min(4096) as usize + 1),
+                    ..RequestRecord::default()
+                };
+                shared
+                    .client
+                    .stream(shared.bodies[i].clone(), d.stage_start, &mut rec)
+                    .await;
+                if let Some(pb) = &progress {
+                    let failed = counters
+                        .failed
+                        .fetch_add(u64::from(rec.failure.is_some()), Ordering::Relaxed)
+                        + u64::from(rec.failure.is_some());
+                    let tokens = counters
+                        .tokens
+                        .fetch_add(rec.output_tokens(), Ordering::Relaxed)
+                        + rec.output_tokens();
+                    let secs = start.elapsed().as_secs_f64().max(1e-3);
+                    pb.inc(1);
+                    pb.set_message(format!(
+                        "{failed} failed, {:.0} tok/s",
+                        tokens as f64 / secs
+                    ));
+                }
+                if let Ok(mut r) = results.lock() {
+                    r.push(rec);
+                }
+            }
+        })
+        .await
+    };
+    let duration = start.elapsed().as_secs_f64();
+    let mut out = results
+        .lock()
+        .map(|mut r| std::mem::take(&mut *r))
+        .unwrap_or_default();
+    out.sort_by_key(|r| r.index);
+    (out, duration, summary.stopped, summary.released)
+}
+
+fn progress_bar(
+    total: Option<usize>,
+    hidden: bool,
+    stage: usize,
+    stages: usize,
+) -> Option<indicatif::ProgressBar> {
+    if hidden {
+        return None;
+    }
+    let target = indicatif::ProgressDrawTarget::stderr();
+    if target.is_hidden() {
+        return None;
+    }
+    let pb = indicatif::ProgressBar::with_draw_target(total.map(|t| t as u64), target);
+    let style = indicatif::ProgressStyle::with_template(&format!(
+        "stage {}/{} [{{elapsed_precise}}] {{bar:30}} {{pos}}/{{len}} done, {{per_sec}}, {{msg}}",
+        stage + 1,
+        stages
+    ))
+    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
+    pb.set_style(style);
+    Some(pb)
+}
+
+/// Runs the benchmark until done or until `stop` turns true (then the stage in progress is cut
+/// short, its finished requests are measured and written, and the run is marked partial).
+pub async fn run_with_stop(
+    opts: RunOpts,
+    mut stop: watch::Receiver<bool>,
+) -> Result<RunOutcome, LoadgenError> {
+    let prep = prepare(&opts)?;
+    let mock = if opts.mock {
+        Some(
+            MockServer::start(MockOpts {
+                ttft_ms: opts.mock_ttft_ms,
+                itl_ms: opts.mock_itl_ms,
+                max_batch: opts.mock_max_batch,
+                ..MockOpts::default()
+            })
+            .await?,
+        )
+    } else {
+        None
+    };
+    let base_url = mock
+        .as_ref()
+        .map_or_else(|| opts.base_url.clone(), MockServer::base_url);
+    let endpoint = opts
+        .endpoint
+        .clone()
+        .unwrap_or_else(|| opts.backend.default_endpoint().to_string());
+    let target = Target::resolve(&base_url, &endpoint, headers(&opts)?).await?;
+    let client = Client::new(target, opts.backend, prep.timeouts);
+    let model = match &opts.model {
+        Some(m) => m.clone(),
+        None => first_model(&client).await?,
+    };
+    let count = opts.num_prompts.clamp(1, 100_000) as usize;
+    let (dataset_name, prompts) = load_prompts(&opts, count)?;
+    let bodies = prompts
+        .iter()
+        .map(|p| {
+            request_body(
+                opts.backend,
+                &model,
+                &p.text,
+                p.output_len,
+                opts.ignore_eos,
+                prep.extra.as_ref(),
+            )
+        })
+        .collect();
+    let shared = Arc::new(Shared {
+        client,
+        bodies,
+        prompts,
+    });
+
+    let mut tags = prep.tags.clone();
+    tags.insert("server_url".into(), base_url.clone());
+    tags.insert("endpoint".into(), endpoint.clone());
+    tags.insert("backend".into(), opts.backend.name().into());
+
+    if opts.warmup > 0 {
+        let plan = Arrivals::Fixed(vec![Duration::ZERO; opts.warmup as usize]);
+        let limit = prep
+            .concurrencies
+            .first()
+            .copied()
+            .flatten()
+            .map(|c| c as usize);
+        let (reqs, _, _, _) = run_stage(&shared, &plan, limit, &mut stop, None).await;
+        if !reqs.is_empty() && reqs.iter().all(|r| r.failure.is_some()) {
+            let f = reqs[0]
+                .failure
+                .clone()
+                .map_or_else(String::new, |f| f.message);
+            return Err(LoadgenError::Setup {
+                url: shared.client.target().url.clone(),
+                message: format!("every warm-up request failed; first: {f}"),
+            });
+        }
+    }
+
+    let date = report::now_date();
+    let file_name = opts.result_filename.clone().unwrap_or_else(|| {
+        let m = model.rsplit('/').next().unwrap_or(&model);
+        format!("benchlens-{}-{m}-{date}.json", opts.backend.name())
+    });
+    let to_stdout = file_name == "-";
+    let result_path = (!to_stdout).then(|| opts.result_dir.join(&file_name));
+    let requests_path = result_path.as_ref().map(|p| {
+        let stem = p
+            .file_stem()
+            .map_or_else(|| "benchlens".into(), |s| s.to_string_lossy().into_owned());
+        p.with_file_name(format!("{stem}.requests.jsonl"))
+    });
+    if let Some(dir) = result_path
+        .as_ref()
+        .and_then(|p| p.parent())
+        .filter(|d| !d.as_os_str().is_empty())
+    {
+        std::fs::create_dir_all(dir).map_err(|source| LoadgenError::Write {
+            path: dir.into(),
+            source,
+        })?;
+    }
+
+    let mut outcome = RunOutcome {
+        result_path: result_path.clone(),
+        requests_path: requests_path.clone(),
+        ..RunOutcome::default()
+    };
+    let mut request_lines = String::new();
+    let stages: Vec<(f64, Option<u64>)> = prep
+        .rates
+        .iter()
+        .flat_map(|r| prep.concurrencies.iter().map(move |c| (*r, *c)))
+        .collect();
+    for (stage, (rate, conc)) in stages.iter().copied().enumerate() {
+        if *stop.borrow() {
+            outcome.partial = true;
+            break;
+        }
+        let size = match opts.duration {
+            Some(d) => StageSize::Duration(Duration::from_secs_f64(d)),
+            None => StageSize::Count(opts.num_prompts as usize),
+        };
+        let plan = arrivals(
+            rate,
+            opts.burstiness,
+            size,
+            opts.seed.wrapping_add(stage as u64),
+        );
+        let pb = progress_bar(plan.len(), opts.no_progress, stage, stages.len());
+        let stage_date = report::now_date();
+        let (reqs, duration, stopped, released) = run_stage(
+            &shared,
+            &plan,
+            conc.map(|c| c as usize),
+            &mut stop,
+            pb.clone(),
+        )
+        .await;
+        if let Some(pb) = pb {
+            pb.finish_and_clear();
+        }
+        outcome.partial |= stopped;
+        let m = compute(&reqs, duration, rate, &opts.percentiles, prep.slo);
+        let info = StageInfo {
+            stage,
+            model: model.clone(),
+            backend: opts.backend.name().into(),
+            engine: opts.engine.clone(),
+            gpu: opts.gpu.clone(),
+            gpu_count: opts.gpu_count,
+            label: opts.label.clone(),
+            dataset: dataset_name.clone(),
+            request_rate: rate,
+            burstiness: opts.burstiness,
+            max_concurrency: conc,
+            num_prompts: released as u64,
+            date: stage_date,
+            tags: tags.clone(),
+            endpoint: endpoint.clone(),
+            partial: stopped,
+        };
+        let text = report::summary_text(&info, &m);
+        if to_stdout {
+            eprint!("{text}");
+        } else {
+            print!("{text}");
+        }
+        outcome.summaries.push(text);
+        outcome.records.push(report::stage_record(&info, &m, &reqs));
+        for r in &reqs {
+            request_lines.push_str(&report::request_line(stage, r));
+            request_lines.push('\n');
+        }
+        // Rewritten after every stage so an interrupted run keeps what it measured.
+        if let (Some(p), Some(rp)) = (&result_path, &requests_path) {
+            report::write_atomic(p, &report::canonical_text(&outcome.records))?;
+            report::write_atomic(rp, &request_lines)?;
+        }
+        if opts.vllm_compatible {
+            let p = opts.result_dir.join(report::vllm_file_name(&info));
+            let mut text = report::vllm_json(&info, &m, &reqs).to_string();
+            text.push('\n');
+            report::write_atomic(&p, &text)?;
+            outcome.vllm_paths.push(p);
+        }
+        outcome.metrics.push(m);
+        outcome.requests.push(reqs);
+        if stopped {
+            break;
+        }
+    }
+    if to_stdout {
+        report::write_atomic(
+            std::path::Path::new("-"),
+            &report::canonical_text(&outcome.records),
+        )?;
+    }
+    if let Some(m) = mock {
+        m.shutdown().await;
+    }
+    Ok(outcome)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_parse_and_options_are_checked() {
+        let o = RunOpts::default();
+        assert_eq!(o.num_prompts, 1000);
+        assert_eq!(o.percentiles, vec![50.0, 90.0, 95.0, 99.0]);
+        assert!(prepare(&o).is_ok());
+        let bad = |f: &dyn Fn(&mut RunOpts)| {
+            let mut o = RunOpts::default();
+            f(&mut o);
+            prepare(&o).err().map(|e| e.to_string()).unwrap_or_default()
+        };
+        assert!(bad(&|o| o.request_rate = vec!["fast".into()]).contains("--request-rate"));
+        assert!(bad(&|o| o.burstiness = 0.0).contains("--burstiness"));
+        assert!(bad(&|o| o.duration = Some(5.0)).contains("--max-concurrency"));
+        assert!(bad(&|o| o.extra_body = Some("[1]".into())).contains("--extra-body"));
+        assert!(bad(&|o| o.tags = vec!["novalue".into()]).contains("--tag"));
+        assert!(bad(&|o| o.goodput = vec!["ttft".into()]).contains("--goodput"));
+        assert_eq!(
+            parse_rates(&["1".into(), "inf".into()]).unwrap(),
+            vec![1.0, f64::INFINITY]
+        );
+    }
+}

@@ -1,0 +1,410 @@
+//! An incremental Server-Sent Events parser over `bytes`, and the allocation-free decoding of
+//! the streamed JSON chunks of the OpenAI-compatible APIs.
+//!
+//! The parser accepts the body in arbitrary pieces (events split across reads, several events in
+//! one read, `\n` or `\r\n` line ends) and hands out each event's `data` without copying when the
+//! event has a single `data:` line, which is what inference servers send. Chunk decoding borrows
+//! from the event and only measures the text it sees, so the hot path allocates nothing per
+//! token. Must not import app code.
+
+use bytes::{Buf, BytesMut};
+use serde::de::{self, Deserializer, IgnoredAny, SeqAccess, Visitor};
+use serde::Deserialize;
+use std::fmt;
+
+/// Longest event accepted; a server that never ends an event must not exhaust memory.
+pub const MAX_EVENT_BYTES: usize = 8 * 1024 * 1024;
+
+/// Why a stream could not be parsed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SseError {
+    /// An event grew past [`MAX_EVENT_BYTES`] without ending.
+    EventTooLong,
+}
+
+/// Incremental SSE parser: [`push`](SseParser::push) bytes, then drain with
+/// [`next_event`](SseParser::next_event).
+#[derive(Debug, Default)]
+pub struct SseParser {
+    buf: BytesMut,
+    /// Where to resume scanning for a line end, so a long event is scanned once.
+    scan_from: usize,
+    /// Data lines of the current event, used only when an event has several `data:` lines.
+    data: Vec<u8>,
+    /// Start and end of the single data line of the current event inside `buf`.
+    single: Option<(usize, usize)>,
+    /// Where the line being scanned starts inside `buf`.
+    line_start_pos: usize,
+    ready: Vec<u8>,
+}
+
+impl SseParser {
+    /// A parser with an empty buffer.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Appends received bytes.
+    pub fn push(&mut self, bytes: &[u8]) {
+        self.buf.extend_from_slice(bytes);
+    }
+
+    /// Bytes received but not yet part of a complete event.
+    pub fn pending(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// The next complete event's data (the `data:` lines joined by `\n`), `Ok(None)` when more
+    /// bytes are needed. Events without data (comments, keep-alives) are skipped.
+    pub fn next_event(&mut self) -> Result<Option<&[u8]>, SseError> {
+        loop {
+            let Some(rel) = memchr_nl(&self.buf[self.scan_from..]) else {
+                self.scan_from = self.buf.len();
+                if self.buf.len() > MAX_EVENT_BYTES {
+                    return Err(SseError::EventTooLong);
+                }
+                return Ok(None);
+            };
+            let nl = self.scan_from + rel;
+            let mut end = nl;
+            if end > 0 && self.buf[end - 1] == b'\r' {
+                end -= 1;
+            }
+            let line_start = self.line_start();
+            self.scan_from = nl + 1;
+            if end == line_start {
+                // A blank line ends the event.
+                let had_data = self.single.is_some() || !self.data.is_empty();
+                if !had_data {
+                    self.reset_event();
+                    continue;
+                }
+                self.ready.clear();
+                if self.data.is_empty() {
+                    if let Some((s, e)) = self.single {
+                        self.ready.extend_from_slice(&self.buf[s..e]);
+                    }
+                } else {
+                    std::mem::swap(&mut self.ready, &mut self.data);
+                }
+                self.reset_event();
+                return Ok(Some(&self.ready));
+            }
+            self.line_start_pos = self.scan_from;
+            let line = &self.buf[line_start..end];
+            let value_at = |name: &[u8]| -> Option<usize> {
+                let rest = line.strip_prefix(name)?;
+                let rest = rest.strip_prefix(b":")?;
+                Some(line_start + name.len() + 1 + usize::from(rest.first() == Some(&b' ')))
+            };
+            if let Some(v) = value_at(b"data") {
+                match self.single.take() {
+                    None if self.data.is_empty() => self.single = Some((v, end)),
+                    prev => {
+                        if let Some((s, e)) = prev {
+                            let first = self.buf[s..e].to_vec();
+                            self.data.extend_from_slice(&first);
+                        }
+                        self.data.push(b'\n');
+                        let more = self.buf[v..end].to_vec();
+                        self.data.extend_from_slice(&more);
+                    }
+                }
+            }
+            // Other fields (event:, id:, retry:, comments) carry nothing we measure.
+        }
+    }
+
+    fn line_start(&self) -> usize {
+        self.line_start_pos
+    }
+
+    fn reset_event(&mut self) {
+        // Drop the consumed event from the buffer; cheap because BytesMut advances in place.
+        let consumed = self.scan_from;
+        self.buf.advance(consumed);
+        self.scan_from = 0;
+        self.line_start_pos = 0;
+        self.single = None;
+        self.data.clear();
+    }
+}
+
+fn memchr_nl(hay: &[u8]) -> Option<usize> {
+    hay.iter().position(|&b| b == b'\n')
+}
+
+/// What one streamed chunk said, measured without allocating.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ChunkInfo {
+    /// Bytes of generated text in the chunk (completion `text`, chat `delta.content` or
+    /// `delta.reasoning_content`, TGI `token.text`, SGLang cumulative `text`).
+    pub text_bytes: usize,
+    /// Whether the chunk carried a `choices` entry / token at all.
+    pub has_choice: bool,
+    /// Cumulative completion tokens reported by the server in this chunk, if any.
+    pub completion_tokens: Option<u64>,
+    /// Prompt tokens reported by the server in this chunk, if any.
+    pub prompt_tokens: Option<u64>,
+    /// The server put an error object in the stream.
+    pub error: bool,
+    /// TGI: the token is special (not text).
+    pub special: bool,
+}
+
+/// Length of a JSON string without keeping it.
+#[derive(Clone, Copy, Debug, Default)]
+struct StrLen(usize);
+
+impl<'de> Deserialize<'de> for StrLen {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = StrLen;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string or null")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<StrLen, E> {
+                Ok(StrLen(v.len()))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<StrLen, E> {
+                Ok(StrLen(0))
+            }
+            fn visit_none<E: de::Error>(self) -> Result<StrLen, E> {
+                Ok(StrLen(0))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+#[derive(Deserialize, Default)]
+struct Delta {
+    #[serde(default)]
+    content: StrLen,
+    #[serde(default)]
+    reasoning_content: StrLen,
+}
+
+#[derive(Deserialize)]
+struct Choice {
+    #[serde(default)]
+    text: StrLen,
+    #[serde(default)]
+    delta: Option<Delta>,
+}
+
+/// The first choice's text length and whether any choice was present, without a Vec.
+#[derive(Default)]
+struct Choices {
+    any: bool,
+    text_bytes: usize,
+}
+
+impl<'de> Deserialize<'de> for Choices {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Choices;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a list of choices")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Choices, A::Error> {
+                let mut out = Choices::default();
+                while let Some(c) = seq.next_element::<Choice>()? {
+                    if !out.any {
+                        let delta = c.delta.unwrap_or_default();
+                        out.text_bytes = c.text.0 + delta.content.0 + delta.reasoning_content.0;
+                    }
+                    out.any = true;
+                }
+                Ok(out)
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Choices, E> {
+                Ok(Choices::default())
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+#[derive(Deserialize)]
+struct Usage {
+    #[serde(default)]
+    prompt_tokens: Option<u64>,
+    #[serde(default)]
+    completion_tokens: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct OpenAiChunk {
+    #[serde(default)]
+    choices: Choices,
+    #[serde(default)]
+    usage: Option<Usage>,
+    #[serde(default)]
+    error: Option<IgnoredAny>,
+}
+
+/// Decodes an OpenAI completions or chat-completions stream chunk. `None` when it is not JSON
+/// of that shape.
+pub fn decode_openai(data: &[u8]) -> Option<ChunkInfo> {
+    let c: OpenAiChunk = serde_json::from_slice(data).ok()?;
+    let usage = c.usage.as_ref();
+    Some(ChunkInfo {
+        text_bytes: c.choices.text_bytes,
+        has_choice: c.choices.any,
+        completion_tokens: usage.and_then(|u| u.completion_tokens),
+        prompt_tokens: usage.and_then(|u| u.prompt_tokens),
+        error: c.error.is_some(),
+        special: false,
+    })
+}
+
+#[derive(Deserialize)]
+struct TgiToken {
+    #[serde(default)]
+    text: StrLen,
+    #[serde(default)]
+    special: bool,
+}
+
+#[derive(Deserialize)]
+struct TgiDetails {
+    #[serde(default)]
+    generated_tokens: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct TgiChunk {
+    #[serde(default)]
+    token: Option<TgiToken>,
+    #[serde(default)]
+    details: Option<TgiDetails>,
+    #[serde(default)]
+    error: Option<IgnoredAny>,
+}
+
+/// Decodes a TGI `/generate_stream` event (one token per event).
+pub fn decode_tgi(data: &[u8]) -> Option<ChunkInfo> {
+    let c: TgiChunk = serde_json::from_slice(data).ok()?;
+    let token = c.token.as_ref();
+    Some(ChunkInfo {
+        text_bytes: token.map_or(0, |t| t.text.0),
+        has_choice: token.is_some(),
+        completion_tokens: c.details.and_then(|d| d.generated_tokens),
+        prompt_tokens: None,
+        error: c.error.is_some(),
+        special: token.is_some_and(|t| t.special),
+    })
+}
+
+#[derive(Deserialize)]
+struct SglMeta {
+    #[serde(default)]
+    prompt_tokens: Option<u64>,
+    #[serde(default)]
+    completion_tokens: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct SglChunk {
+    #[serde(default)]
+    text: StrLen,
+    #[serde(default)]
+    meta_info: Option<SglMeta>,
+    #[serde(default)]
+    error: Option<IgnoredAny>,
+}
+
+/// Decodes an SGLang native `/generate` stream event (cumulative text and token counts).
+pub fn decode_sglang(data: &[u8]) -> Option<ChunkInfo> {
+    let c: SglChunk = serde_json::from_slice(data).ok()?;
+    let meta = c.meta_info.as_ref();
+    Some(ChunkInfo {
+        text_bytes: c.text.0,
+        has_choice: true,
+        completion_tokens: meta.and_then(|m| m.completion_tokens),
+        prompt_tokens: meta.and_then(|m| m.prompt_tokens),
+        error: c.error.is_some(),
+        special: false,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn events(chunks: &[&[u8]]) -> Vec<String> {
+        let mut p = SseParser::new();
+        let mut out = Vec::new();
+        for c in chunks {
+            p.push(c);
+            while let Some(e) = p.next_event().unwrap() {
+                out.push(String::from_utf8(e.to_vec()).unwrap());
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn events_split_anywhere_are_reassembled() {
+        let whole = b"data: {\"a\":1}\n\n: keep-alive\n\ndata: [DONE]\r\n\r\n";
+        let expected = vec!["{\"a\":1}".to_string(), "[DONE]".to_string()];
+        for cut in 0..whole.len() {
+            for cut2 in cut..whole.len() {
+                let got = events(&[&whole[..cut], &whole[cut..cut2], &whole[cut2..]]);
+                assert_eq!(got, expected, "cuts {cut} {cut2}");
+            }
+        }
+    }
+
+    #[test]
+    fn several_data_lines_join_with_newline_and_other_fields_are_ignored() {
+        let got = events(&[b"event: x\nid: 3\ndata: one\ndata:two\n\ndata: three\n\n"]);
+        assert_eq!(got, ["one\ntwo", "three"]);
+    }
+
+    #[test]
+    fn runaway_event_is_an_error() {
+        let mut p = SseParser::new();
+        p.push(&vec![b'x'; MAX_EVENT_BYTES + 1]);
+        assert_eq!(p.next_event(), Err(SseError::EventTooLong));
+    }
+
+    #[test]
+    fn decodes_openai_chunks() {
+        let c = decode_openai(br#"{"choices":[{"index":0,"text":" hi","finish_reason":null}],"usage":{"prompt_tokens":5,"completion_tokens":2,"total_tokens":7}}"#).unwrap();
+        assert_eq!(
+            (
+                c.text_bytes,
+                c.has_choice,
+                c.completion_tokens,
+                c.prompt_tokens
+            ),
+            (3, true, Some(2), Some(5))
+        );
+        let c = decode_openai(br#"{"choices":[{"delta":{"content":"h\u00e9"}}]}"#).unwrap();
+        assert_eq!(c.text_bytes, 3);
+        let c = decode_openai(br#"{"choices":[],"usage":{"completion_tokens":9}}"#).unwrap();
+        assert!(!c.has_choice);
+        assert_eq!(c.completion_tokens, Some(9));
+        assert!(
+            decode_openai(br#"{"error":{"message":"boom"}}"#)
+                .unwrap()
+                .error
+        );
+        assert!(decode_openai(b"{not json").is_none());
+    }
+
+    #[test]
+    fn decodes_tgi_and_sglang_chunks() {
+        let c = decode_tgi(br#"{"index":1,"token":{"id":3,"text":" a","logprob":0.0,"special":false},"generated_text":null,"details":null}"#).unwrap();
+        assert_eq!((c.text_bytes, c.has_choice), (2, true));
+        let c = decode_sglang(
+            br#"{"text":"abc","meta_info":{"prompt_tokens":4,"completion_tokens":3}}"#,
+        )
+        .unwrap();
+        assert_eq!((c.text_bytes, c.completion_tokens), (3, Some(3)));
+    }
+}

@@ -1,0 +1,90 @@
+//! Summary statistics over latency samples, defined exactly as vLLM's serving benchmark defines
+//! them (numpy): mean, median, population standard deviation and percentiles by linear
+//! interpolation between closest ranks. Pure; must not import app code.
+
+/// Summary of one latency family (milliseconds).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Summary {
+    /// Number of samples.
+    pub count: usize,
+    /// Arithmetic mean.
+    pub mean: f64,
+    /// Median (numpy `median`, equal to the 50th percentile).
+    pub median: f64,
+    /// Population standard deviation (numpy `std`, ddof = 0).
+    pub std: f64,
+    /// Requested percentiles as `(p, value)`.
+    pub percentiles: Vec<(f64, f64)>,
+}
+
+/// numpy's default (`linear`) percentile of sorted samples: rank `p/100 * (n-1)`, interpolated.
+pub fn percentile_sorted(sorted: &[f64], p: f64) -> Option<f64> {
+    if sorted.is_empty() {
+        return None;
+    }
+    let rank = (p / 100.0).clamp(0.0, 1.0) * (sorted.len() - 1) as f64;
+    let lo = rank.floor() as usize;
+    let hi = rank.ceil() as usize;
+    let frac = rank - lo as f64;
+    Some(sorted[lo] + (sorted[hi] - sorted[lo]) * frac)
+}
+
+/// Summarises samples; `None` when there are none (vLLM would print 0, we omit the metric).
+pub fn summarize(samples: &[f64], percentiles: &[f64]) -> Option<Summary> {
+    if samples.is_empty() {
+        return None;
+    }
+    let mut sorted: Vec<f64> = samples.iter().copied().filter(|v| !v.is_nan()).collect();
+    if sorted.is_empty() {
+        return None;
+    }
+    sorted.sort_by(f64::total_cmp);
+    let n = sorted.len() as f64;
+    let mean = sorted.iter().sum::<f64>() / n;
+    let var = sorted.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n;
+    Some(Summary {
+        count: sorted.len(),
+        mean,
+        median: percentile_sorted(&sorted, 50.0).unwrap_or(0.0),
+        std: var.sqrt(),
+        percentiles: percentiles
+            .iter()
+            .filter_map(|&p| percentile_sorted(&sorted, p).map(|v| (p, v)))
+            .collect(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn matches_numpy_linear_percentiles() {
+        // np.percentile([1,2,3,4], [50, 90, 99]) == [2.5, 3.7, 3.97]
+        let s = summarize(&[4.0, 1.0, 3.0, 2.0], &[50.0, 90.0, 99.0]).unwrap();
+        assert_eq!(s.median, 2.5);
+        assert!((s.percentiles[1].1 - 3.7).abs() < 1e-12);
+        assert!((s.percentiles[2].1 - 3.97).abs() < 1e-12);
+        assert_eq!(s.mean, 2.5);
+        // np.std([1,2,3,4]) == 1.118033988749895
+        assert!((s.std - 1.118_033_988_749_895).abs() < 1e-12);
+    }
+
+    #[test]
+    fn single_sample_and_empty() {
+        let s = summarize(&[7.0], &[99.0]).unwrap();
+        assert_eq!(
+            (s.mean, s.median, s.std, s.percentiles[0].1),
+            (7.0, 7.0, 0.0, 7.0)
+        );
+        assert!(summarize(&[], &[99.0]).is_none());
+    }
+
+    #[test]
+    fn percentile_bounds_are_min_and_max() {
+        let v: Vec<f64> = (0..101).map(f64::from).collect();
+        assert_eq!(percentile_sorted(&v, 0.0), Some(0.0));
+        assert_eq!(percentile_sorted(&v, 100.0), Some(100.0));
+        assert_eq!(percentile_sorted(&v, 99.9), Some(99.9));
+    }
+}
