@@ -46,6 +46,8 @@ pub struct ChartSpec {
     pub series_by: Vec<DimKey>,
     /// Log-2 x axis (lines only; ignored when x has non-numeric or infinite values).
     pub log2_x: bool,
+    /// Logarithmic y axis (latencies spanning orders of magnitude).
+    pub log_y: bool,
     /// Page theme.
     pub theme: Theme,
     /// Chart title; a default is derived when `None`.
@@ -340,11 +342,14 @@ pub fn plot(ds: &Dataset, series: &[Series], spec: &ChartSpec) -> Plot {
     } else if spec.log2_x {
         x_axis = x_axis.type_(AxisType::Log).dtick(std::f64::consts::LOG10_2);
     }
-    let y_axis = Axis::new()
+    let mut y_axis = Axis::new()
         .title(Title::with_text(axis_title_for_metric(&spec.metric)))
         .grid_color(grid)
         .line_color(grid)
         .zero_line_color(grid);
+    if spec.log_y {
+        y_axis = y_axis.type_(AxisType::Log);
+    }
     let title = spec.title.clone().unwrap_or_else(|| {
         format!(
             "{} by {}",
@@ -397,6 +402,7 @@ mod tests {
             metric: MetricKey::latency(LatencyMetric::Ttft, Stat::Mean),
             series_by: vec![Dim::Engine.into()],
             log2_x: false,
+            log_y: false,
             theme: Theme::Light,
             title: None,
         }

@@ -24,6 +24,8 @@ pub struct ViewState {
     pub series: Option<Vec<String>>,
     /// Log-2 x axis.
     pub log2: bool,
+    /// Logarithmic y axis.
+    pub log_y: bool,
     /// Selected values per dimension name; `(none)` selects records without a value.
     pub filters: BTreeMap<String, Vec<String>>,
     /// Data file addresses to fetch.
@@ -53,6 +55,9 @@ impl ViewState {
         if self.log2 {
             push("log2", "1");
         }
+        if self.log_y {
+            push("logy", "1");
+        }
         for (dim, values) in &self.filters {
             for v in values {
                 push(&format!("f.{dim}"), v);
@@ -81,6 +86,7 @@ impl ViewState {
                     )
                 }
                 "log2" => state.log2 = v == "1" || v == "true",
+                "logy" => state.log_y = v == "1" || v == "true",
                 "data" if !v.trim().is_empty() => state.data.push(v),
                 _ => {
                     if let Some(dim) = k.strip_prefix("f.") {
@@ -319,6 +325,7 @@ mod tests {
             metric: Some("p99.9_ttft_ms".into()),
             series: Some(vec!["engine".into(), "gpu".into()]),
             log2: true,
+            log_y: true,
             data: vec!["https://h/x.json?a=1&b=2".into(), "https://h/y.csv".into()],
             ..ViewState::default()
         };

@@ -120,6 +120,8 @@ pub struct ChartChoice {
     pub series_by: Option<Vec<DimKey>>,
     /// Log-2 x axis in the scaling view.
     pub log2_x: bool,
+    /// Logarithmic y axis.
+    pub log_y: bool,
 }
 
 impl Default for ChartChoice {
@@ -132,6 +134,7 @@ impl Default for ChartChoice {
             scaling_metric: None,
             series_by: None,
             log2_x: false,
+            log_y: false,
         }
     }
 }
@@ -166,6 +169,7 @@ impl ChartChoice {
                 .as_ref()
                 .map(|s| s.iter().map(DimKey::name).collect()),
             log2: self.log2_x,
+            log_y: self.log_y,
             ..ViewState::default()
         }
     }
@@ -184,6 +188,7 @@ impl ChartChoice {
                 .as_ref()
                 .map(|s| s.iter().filter_map(|n| DimKey::from_name(n)).collect()),
             log2_x: v.log2,
+            log_y: v.log_y,
             ..ChartChoice::default()
         };
         c.set_active_metric(v.metric.as_deref().and_then(MetricKey::from_name));

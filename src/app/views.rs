@@ -459,11 +459,16 @@ fn resolve(state: AppState) -> Option<Resolved> {
     let choice = state.chart.get();
     let indices = ds.matching(&filter);
     let metrics = metrics_present(ds, &indices);
-    let x = choice.x.clone().unwrap_or_else(|| default_x(ds, &indices));
+    // Defaults follow the whole dataset, so narrowing a filter never regroups the chart.
+    let everything: Vec<usize> = (0..ds.len()).collect();
+    let x = choice
+        .x
+        .clone()
+        .unwrap_or_else(|| default_x(ds, &everything));
     let series_by = choice
         .series_by
         .clone()
-        .unwrap_or_else(|| default_series(ds, &indices, &x));
+        .unwrap_or_else(|| default_series(ds, &everything, &x));
     let metric = choice
         .active_metric()
         .cloned()
@@ -475,6 +480,7 @@ fn resolve(state: AppState) -> Option<Resolved> {
         metric,
         series_by,
         log2_x: choice.log2_x,
+        log_y: choice.log_y,
         theme: if state.dark.get() {
             Theme::Dark
         } else {
@@ -631,6 +637,11 @@ fn ChartControls(resolved: Memo<Option<Resolved>>) -> impl IntoView {
                             }).collect_view()}
                         </select>
                     </label>
+                    <label class="check">
+                        <input type="checkbox" id="logy-toggle" prop:checked=c.log_y
+                            on:change=move |_| state.chart.update(|c| c.log_y = !c.log_y)/>
+                        "log y axis"
+                    </label>
                     {(view_now == View::Scaling).then(|| view! {
                         <label class="check">
                             <input type="checkbox" id="log2-toggle" prop:checked=c.log2_x
@@ -653,13 +664,18 @@ fn ComparisonTableView(resolved: Memo<Option<Resolved>>) -> impl IntoView {
             return None;
         }
         let table = charts::comparison_table(&r.series, &r.spec.metric);
-        let unit = r.spec.metric.unit().unwrap_or("").to_string();
+        let unit = r
+            .spec
+            .metric
+            .unit()
+            .map(|u| format!(" ({u})"))
+            .unwrap_or_default();
         Some(view! {
             <table class="comparison" id="comparison-table">
                 <thead>
                     <tr>
                         <th>{r.spec.x.label()}</th>
-                        {table.series.iter().map(|s| view! { <th>{format!("{s} ({unit})")}</th> }).collect_view()}
+                        {table.series.iter().map(|s| view! { <th>{format!("{s}{unit}")}</th> }).collect_view()}
                         <th>{if table.lower_is_better { "Fastest" } else { "Best" }}</th>
                         <th>{if table.lower_is_better { "Faster by (%)" } else { "Better by (%)" }}</th>
                     </tr>
