@@ -16,6 +16,7 @@ mod fields;
 mod json;
 mod names;
 mod perfsuite;
+mod requests;
 mod serving;
 mod table;
 mod text;
@@ -467,7 +468,7 @@ fn read_inner(
     match sniffed.body {
         Body::Json(docs) => {
             out.warnings.extend(docs.warnings.iter().cloned());
-            json::read_docs(source, sniffed.format, &docs, &mut out)?;
+            json::read_docs(source, sniffed.format, docs, &mut out)?;
         }
         Body::Text => match sniffed.format {
             Format::VllmConsole => console::read(text, &mut out),

@@ -52,7 +52,7 @@ impl ColumnMapping {
 pub(crate) struct Table {
     pub headers: Vec<String>,
     /// (1-based line, cells)
-    pub rows: Vec<(usize, Vec<String>)>,
+    pub rows: Vec<(usize, csv::StringRecord)>,
     /// Dimensions from headings above the table: (dimension, value, heading line).
     pub context: Vec<(Dim, String, usize)>,
 }
@@ -184,7 +184,8 @@ pub(crate) fn markdown_tables(text: &str) -> Vec<Table> {
             }
             i += 2;
             while i < lines.len() && lines[i].trim().starts_with('|') {
-                t.rows.push((i + 1, split_md_row(lines[i])));
+                t.rows
+                    .push((i + 1, csv::StringRecord::from(split_md_row(lines[i]))));
                 i += 1;
             }
             tables.push(t);
@@ -248,7 +249,7 @@ pub(crate) fn pandas_table(text: &str) -> Option<Table> {
             );
             start = stop;
         }
-        t.rows.push((i + 1, cells));
+        t.rows.push((i + 1, csv::StringRecord::from(cells)));
     }
     (!t.rows.is_empty()).then_some(t)
 }
@@ -322,9 +323,9 @@ pub(crate) fn csv_table(
         if row.iter().all(|c| c.trim().is_empty()) {
             continue;
         }
-        let cells: Vec<String> = row.iter().map(|c| c.trim().to_string()).collect();
+        let cells = row;
         if t.headers.is_empty() {
-            t.headers = cells;
+            t.headers = cells.iter().map(|c| c.trim().to_string()).collect();
             continue;
         }
         if cells.len() != t.headers.len() {
@@ -694,7 +695,7 @@ pub(crate) fn guess_column(name: &str, numeric: bool) -> ColumnMapping {
 fn numeric_column(t: &Table, col: usize) -> bool {
     let mut any = false;
     for (_, cells) in t.rows.iter().take(200) {
-        if let Some(c) = cells.get(col) {
+        if let Some(c) = cells.get(col).map(str::trim) {
             if c.is_empty() || c == "-" || c.eq_ignore_ascii_case("nan") {
                 continue;
             }
@@ -793,12 +794,70 @@ pub(crate) fn is_text_dim(d: Dim) -> bool {
     )
 }
 
+/// A mapping target resolved once per table, so rows are not re-parsing names.
+enum Slot {
+    Skip,
+    Metric {
+        key: MetricKey,
+        scale: f64,
+    },
+    Gpu,
+    Dim {
+        dim: Dim,
+        text: bool,
+        test_name: bool,
+    },
+    Tag(String),
+    Unknown(String),
+}
+
+impl Slot {
+    fn of(m: &ColumnMapping) -> Slot {
+        let Some(target) = &m.target else {
+            return Slot::Skip;
+        };
+        if let Some(key) = MetricKey::from_name(target) {
+            return Slot::Metric {
+                key,
+                scale: m.scale,
+            };
+        }
+        match DimKey::from_name(target) {
+            Some(DimKey::Known(Dim::Gpu)) => Slot::Gpu,
+            Some(DimKey::Known(dim)) => Slot::Dim {
+                dim,
+                text: is_text_dim(dim),
+                test_name: dim == Dim::Label && snake(&m.column) == "test_name",
+            },
+            Some(DimKey::Tag(k)) => Slot::Tag(k),
+            None => Slot::Unknown(target.clone()),
+        }
+    }
+}
+
+/// A number cell: the plain fast path first, then thousands separators and units.
+fn cell_number(cell: &str) -> Option<(f64, &str)> {
+    match cell.parse::<f64>() {
+        Ok(v) => Some((v, "")),
+        Err(_) => parse_quantity(cell),
+    }
+}
+
+fn place_of(line: usize, at: &str) -> String {
+    if line > 0 {
+        format!("line {line}")
+    } else {
+        at.to_string()
+    }
+}
+
+/// Applies one cell; returns whether it was a measured value.
 fn apply_cell(
     r: &mut Record,
     m: &ColumnMapping,
-    target: &str,
+    slot: &Slot,
     cell: &str,
-    place: &str,
+    (line, at): (usize, &str),
     out: &mut Ingested,
 ) -> bool {
     let cell = cell.trim();
@@ -809,65 +868,71 @@ fn apply_cell(
     {
         return false;
     }
-    if let Some(metric) = MetricKey::from_name(target) {
-        let Some((v, unit)) = parse_quantity(cell) else {
-            out.warnings.push(Warning::at(
-                place,
-                format!("{}: {cell:?} is not a number, ignored", m.column),
-            ));
-            return false;
-        };
-        let mut scale = m.scale;
-        if !unit.is_empty() && unit != "%" {
-            if let (MetricKey::Latency(..), Some(f)) = (&metric, to_ms_factor(unit)) {
-                scale = f;
+    match slot {
+        Slot::Skip => {}
+        Slot::Metric { key, scale } => {
+            let Some((v, unit)) = cell_number(cell) else {
+                out.warnings.push(Warning::at(
+                    place_of(line, at),
+                    format!("{}: {cell:?} is not a number, ignored", m.column),
+                ));
+                return false;
+            };
+            let mut scale = *scale;
+            if !unit.is_empty() && unit != "%" {
+                if let (MetricKey::Latency(..), Some(f)) = (key, to_ms_factor(unit)) {
+                    scale = f;
+                }
             }
+            r.set_metric(key.clone(), v * scale);
+            return true;
         }
-        r.set_metric(metric, v * scale);
-        return true;
-    }
-    match DimKey::from_name(target) {
-        Some(DimKey::Known(Dim::Gpu)) => {
+        Slot::Gpu => {
             // `8xH100` → gpu H100, gpu_count 8.
-            let lower = cell.to_ascii_lowercase();
-            if let Some((count, rest)) = lower.split_once('x') {
+            if let Some((count, rest)) = cell.split_once(['x', 'X']) {
                 if let Ok(c) = count.trim().parse::<u64>() {
-                    let rest_start = cell.len() - rest.len();
-                    let _ = r.set_known(Dim::GpuCount, Some(DimValue::Num(c as f64)));
-                    r.gpu = Some(cell[rest_start..].trim().to_string());
+                    r.gpu_count = Some(c);
+                    r.gpu = Some(rest.trim().to_string());
                     return false;
                 }
             }
             r.gpu = Some(cell.to_string());
         }
-        Some(DimKey::Known(d)) => {
-            let value = if is_text_dim(d) {
+        Slot::Dim {
+            dim,
+            text,
+            test_name,
+        } => {
+            let value = if *text {
                 DimValue::Text(cell.to_string())
             } else {
-                match parse_quantity(cell) {
+                match cell_number(cell) {
                     Some((v, _)) => DimValue::Num(v),
                     None => DimValue::Text(cell.to_string()),
                 }
             };
-            match r.set_known(d, Some(value)) {
+            match r.set_known(*dim, Some(value)) {
                 // A value read from the row beats one inferred from another cell.
                 Ok(()) => {
-                    r.inferred.remove(d.name());
+                    if !r.inferred.is_empty() {
+                        r.inferred.remove(dim.name());
+                    }
                 }
-                Err(e) => out
-                    .warnings
-                    .push(Warning::at(place, format!("{}: {e}, ignored", m.column))),
+                Err(e) => out.warnings.push(Warning::at(
+                    place_of(line, at),
+                    format!("{}: {e}, ignored", m.column),
+                )),
             }
-            if d == Dim::Label && snake(&m.column) == "test_name" {
+            if *test_name {
                 parse_test_name(cell).apply(r, "test name");
             }
         }
-        Some(DimKey::Tag(k)) => {
-            r.tags.insert(k, cell.to_string());
+        Slot::Tag(k) => {
+            r.tags.insert(k.clone(), cell.to_string());
         }
-        None => {
+        Slot::Unknown(target) => {
             out.warnings.push(Warning::at(
-                place,
+                place_of(line, at),
                 format!("{}: mapped to unknown field {target:?}, ignored", m.column),
             ));
         }
@@ -882,6 +947,7 @@ pub(crate) fn rows_to_records(
     ctx: &RowsContext<'_>,
     out: &mut Ingested,
 ) {
+    let slots: Vec<Slot> = mapping.iter().map(Slot::of).collect();
     let mut gpus: Vec<&str> = Vec::new();
     for m in mapping {
         if let Some(g) = &m.gpu {
@@ -895,28 +961,37 @@ pub(crate) fn rows_to_records(
     } else {
         gpus.iter().map(|g| Some(*g)).collect()
     };
+    let context: Vec<(Dim, DimValue, String)> = ctx
+        .context
+        .iter()
+        .map(|(d, v, l)| {
+            let value = if is_text_dim(*d) {
+                DimValue::Text(v.clone())
+            } else {
+                parse_quantity(v)
+                    .map_or_else(|| DimValue::Text(v.clone()), |(n, _)| DimValue::Num(n))
+            };
+            (*d, value, format!("heading line {l}"))
+        })
+        .collect();
+    out.records.reserve(t.rows.len() * groups.len());
     for (line, cells) in &t.rows {
-        let place = if *line > 0 {
-            format!("line {line}")
-        } else {
-            ctx.at.to_string()
-        };
         for group in &groups {
             let mut r = Record::default();
             let mut measured = false;
-            for (i, m) in mapping.iter().enumerate() {
+            for (i, (m, slot)) in mapping.iter().zip(&slots).enumerate() {
                 if m.gpu.is_some() && m.gpu.as_deref() != *group {
                     continue;
                 }
-                let (Some(target), Some(cell)) = (&m.target, cells.get(i)) else {
+                let Some(cell) = cells.get(i) else {
                     continue;
                 };
-                measured |= apply_cell(&mut r, m, target, cell, &place, out);
+                measured |= apply_cell(&mut r, m, slot, cell, (*line, ctx.at), out);
             }
             if !measured {
-                if group.is_none() || cells.iter().any(|c| !c.is_empty()) {
+                if group.is_none() || cells.iter().any(|c| !c.trim().is_empty()) {
                     out.warnings.push(Warning::at(
-                        place.clone(),
+                        place_of(*line, ctx.at),
                         match group {
                             Some(g) => format!("no measured value for {g}, skipped"),
                             None => "no measured value, row skipped".into(),
@@ -928,14 +1003,8 @@ pub(crate) fn rows_to_records(
             if let Some(g) = group {
                 r.gpu = Some((*g).to_string());
             }
-            for (d, v, l) in ctx.context {
-                let value = if is_text_dim(*d) {
-                    DimValue::Text(v.clone())
-                } else {
-                    parse_quantity(v)
-                        .map_or_else(|| DimValue::Text(v.clone()), |(n, _)| DimValue::Num(n))
-                };
-                infer_dim(&mut r, *d, value, &format!("heading line {l}"));
+            for (d, v, from) in &context {
+                infer_dim(&mut r, *d, v.clone(), from);
             }
             for (k, v) in ctx.tags {
                 r.tags.insert((*k).to_string(), (*v).to_string());
@@ -1030,7 +1099,7 @@ pub(crate) fn read_tgi(text: &str, out: &mut Ingested) {
         for (line, cells) in &t.rows {
             let place = format!("line {line}");
             if let Some(s) = cells.get(step_col).filter(|s| !s.is_empty()) {
-                step = s.clone();
+                step = s.to_string();
             }
             let Some(bs) = cells
                 .get(bs_col)
