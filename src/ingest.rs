@@ -495,10 +495,22 @@ fn read_inner(
 fn finish(source: &str, out: &mut Ingested) {
     let format = out.format.name();
     let from_name = names::parse_file_name(source);
+    let mut inferred: std::collections::BTreeMap<(String, String), usize> = Default::default();
     for r in &mut out.records {
         r.source = Some(source.to_string());
         r.format = Some(format.to_string());
         from_name.apply(r, "file name");
+        for (field, from) in &r.inferred {
+            if inferred.len() < 64 || inferred.contains_key(&(field.clone(), from.clone())) {
+                *inferred.entry((field.clone(), from.clone())).or_default() += 1;
+            }
+        }
+    }
+    for ((field, from), n) in inferred {
+        let plural = if n == 1 { "" } else { "s" };
+        out.warnings.push(Warning::file(format!(
+            "{field} inferred from {from} ({n} record{plural})"
+        )));
     }
 }
 

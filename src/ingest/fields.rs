@@ -18,6 +18,18 @@ pub(crate) fn place(at: &str, field: &str) -> String {
     }
 }
 
+/// A file-level warning (unit conversions, reinterpretations), added once per file.
+pub(crate) fn note(out: &mut Ingested, message: impl Into<String>) {
+    let message = message.into();
+    if !out
+        .warnings
+        .iter()
+        .any(|w| w.at.is_none() && w.message == message)
+    {
+        out.warnings.push(Warning::file(message));
+    }
+}
+
 /// Sets a dimension; a value the dimension cannot hold becomes a warning at `at`.
 pub(crate) fn set_dim(r: &mut Record, d: Dim, value: DimValue, at: &str, out: &mut Ingested) {
     if let Err(e) = r.set_known(d, Some(value)) {

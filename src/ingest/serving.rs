@@ -142,6 +142,12 @@ pub(crate) fn read_object(
         Some(a) => from_arrays(*a, at, &mut r, out),
         None => read_requests(o, at, &mut r, out),
     }
+    if r.requests
+        .iter()
+        .any(|q| q.ttft_ms.is_some() || !q.itl_ms.is_empty())
+    {
+        super::fields::note(out, "per-request ttfts and itls converted from s to ms");
+    }
     let completed = r.metric(&MetricKey::Completed).filter(|c| *c > 0.0);
     if let Some(c) = completed {
         if let Some(t) = total_in {

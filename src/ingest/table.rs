@@ -882,6 +882,12 @@ fn apply_cell(
             if !unit.is_empty() && unit != "%" {
                 if let (MetricKey::Latency(..), Some(f)) = (key, to_ms_factor(unit)) {
                     scale = f;
+                    if f != 1.0 {
+                        super::fields::note(
+                            out,
+                            format!("{}: values in {unit} converted to ms", m.column),
+                        );
+                    }
                 }
             }
             r.set_metric(key.clone(), v * scale);
@@ -1021,6 +1027,19 @@ fn table_with_mapping(
     out: &mut Ingested,
 ) {
     let mapping = merge_mapping(auto_mapping(t), user);
+    for m in &mapping {
+        if m.scale != 1.0 {
+            if let Some(target) = &m.target {
+                super::fields::note(
+                    out,
+                    format!(
+                        "column {:?} → {target}: values multiplied by {}",
+                        m.column, m.scale
+                    ),
+                );
+            }
+        }
+    }
     rows_to_records(t, &mapping, ctx, out);
     for m in mapping {
         if !out.mapping.iter().any(|x| x.column == m.column) {
@@ -1161,6 +1180,9 @@ pub(crate) fn read_tgi(text: &str, out: &mut Ingested) {
                 } else {
                     to_ms_factor(unit).unwrap_or(1.0)
                 };
+                if scale != 1.0 {
+                    super::fields::note(out, format!("{step} latencies in {unit} converted to ms"));
+                }
                 r.set_metric(key, v * scale);
             }
         }
