@@ -10,6 +10,32 @@
 //!
 //! Shared by both faces and pure: bytes in, records out. It must not import tokio, leptos,
 //! web-sys or an HTTP client, touch the filesystem, or read the clock.
+//!
+//! # Detection
+//!
+//! Text is decoded first (UTF-8 BOM stripped, UTF-16 with BOM decoded, binary rejected). Then,
+//! in order:
+//!
+//! | content                                                        | format                      |
+//! |----------------------------------------------------------------|-----------------------------|
+//! | JSON (`{`/`[`, one document, a list, JSON Lines): by its keys  | see below                   |
+//! | the performance-suite template placeholders                    | [`Format::VllmPerfSuite`]   |
+//! | `Serving Benchmark Result` blocks                              | [`Format::VllmConsole`]     |
+//! | a fenced code block holding JSON (a report): by its keys       | see below                   |
+//! | markdown tables with `Test name` / `Step`+`Batch Size` / other | perf suite / TGI / markdown |
+//! | CSV starting `Metric` / with canonical names / other           | genai-perf / canonical / CSV|
+//! | a fixed-width table whose rows start with an index             | [`Format::PandasText`]      |
+//!
+//! JSON keys: `schema_version`+`records` → canonical; `latency`/`throughput`/`serving` column
+//! dicts or records with `Test name` → perf suite; `benchmarks` → guidellm; `config`+`results`
+//! → HF benchmarker; `performance`+`engine` → trtllm-bench; `{unit, avg}` metric objects or
+//! `input_config` → genai-perf/AIPerf; `results_*` → llmperf; `avg_latency` → vLLM latency;
+//! `requests_per_second`+`elapsed_time` → vLLM throughput; `*_e2e_latency_ms`,
+//! `random_input_len` → SGLang; `request_throughput`, `mean_ttft_ms`, `model_id` → vLLM serving.
+//!
+//! Dimensions the content lacks are then filled from the file name (`..._tp8_pp1_qps_16.json`,
+//! `{label}-{rate}qps-concurrency{N}-{model}-{date}.json`, `<model>_<in>_<out>_summary.json`)
+//! and marked inferred.
 
 mod console;
 mod fields;
