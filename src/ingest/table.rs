@@ -284,28 +284,64 @@ fn csv_delimiter(header: &str) -> Option<u8> {
         .map(|(d, _)| d)
 }
 
-/// Reads a CSV/TSV table (delimiter from the header line). Ragged rows are kept with a
-/// warning; cells missing at the end are empty.
-pub(crate) fn csv_table(
+/// Rows read before the mapping is fixed (to tell numeric columns from text ones).
+const SAMPLE_ROWS: usize = 200;
+
+/// Ragged-row bookkeeping for CSV reading: the first 20 are listed, then a count.
+struct Ragged {
+    count: usize,
+}
+
+impl Ragged {
+    fn check(&mut self, line: usize, cells: usize, header: usize, warnings: &mut Vec<Warning>) {
+        if cells == header {
+            return;
+        }
+        self.count += 1;
+        if self.count <= 20 {
+            let what = if cells < header {
+                "missing cells left empty"
+            } else {
+                "extra cells ignored"
+            };
+            warnings.push(Warning::line(
+                line,
+                format!("{cells} cells where the header has {header}; {what}"),
+            ));
+        }
+    }
+
+    fn finish(&self, warnings: &mut Vec<Warning>) {
+        if self.count > 20 {
+            warnings.push(Warning::file(format!(
+                "{} ragged rows in all (only the first 20 are listed)",
+                self.count
+            )));
+        }
+    }
+}
+
+/// The next non-blank CSV row into `rec` and its line; unreadable rows become warnings (or,
+/// before the header, the error).
+fn next_row(
+    rdr: &mut csv::Reader<&[u8]>,
+    rec: &mut csv::StringRecord,
     source: &str,
-    text: &str,
+    have_header: bool,
     warnings: &mut Vec<Warning>,
-) -> Result<Table, IngestError> {
-    let header_line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-    let delimiter = csv_delimiter(header_line).unwrap_or(b',');
-    let mut rdr = csv::ReaderBuilder::new()
-        .delimiter(delimiter)
-        .flexible(true)
-        .has_headers(false)
-        .from_reader(text.as_bytes());
-    let mut t = Table::default();
-    let mut ragged = 0usize;
-    for row in rdr.records() {
-        let row = match row {
-            Ok(r) => r,
+) -> Result<Option<usize>, IngestError> {
+    loop {
+        match rdr.read_record(rec) {
+            Ok(false) => return Ok(None),
+            Ok(true) => {
+                if rec.iter().all(|c| c.trim().is_empty()) {
+                    continue;
+                }
+                return Ok(Some(rec.position().map_or(0, |p| p.line() as usize)));
+            }
             Err(e) => {
                 let line = e.position().map_or(0, |p| p.line() as usize);
-                if t.headers.is_empty() {
+                if !have_header {
                     return Err(IngestError::Csv {
                         file: source.to_string(),
                         line: line.max(1),
@@ -316,50 +352,67 @@ pub(crate) fn csv_table(
                     line,
                     format!("unreadable row ({e}), skipped"),
                 ));
-                continue;
-            }
-        };
-        let line = row.position().map_or(0, |p| p.line() as usize);
-        if row.iter().all(|c| c.trim().is_empty()) {
-            continue;
-        }
-        let cells = row;
-        if t.headers.is_empty() {
-            t.headers = cells.iter().map(|c| c.trim().to_string()).collect();
-            continue;
-        }
-        if cells.len() != t.headers.len() {
-            ragged += 1;
-            if ragged <= 20 {
-                warnings.push(Warning::line(
-                    line,
-                    format!(
-                        "{} cells where the header has {}; {}",
-                        cells.len(),
-                        t.headers.len(),
-                        if cells.len() < t.headers.len() {
-                            "missing cells left empty"
-                        } else {
-                            "extra cells ignored"
-                        }
-                    ),
-                ));
             }
         }
-        t.rows.push((line, cells));
     }
-    if ragged > 20 {
-        warnings.push(Warning::file(format!(
-            "{} ragged rows in all (only the first 20 are listed)",
-            ragged
-        )));
-    }
-    if t.headers.is_empty() {
+}
+
+/// Reads a CSV/TSV table (delimiter from the header line), streaming: the first rows fix the
+/// mapping, then each row becomes records without the table being kept. Ragged rows are read
+/// with a warning (missing cells empty, extra cells ignored).
+fn read_csv(
+    source: &str,
+    text: &str,
+    user: Option<&[ColumnMapping]>,
+    out: &mut Ingested,
+) -> Result<(), IngestError> {
+    let header_line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let delimiter = csv_delimiter(header_line).unwrap_or(b',');
+    let mut rdr = csv::ReaderBuilder::new()
+        .delimiter(delimiter)
+        .flexible(true)
+        .has_headers(false)
+        .from_reader(text.as_bytes());
+    let mut rec = csv::StringRecord::new();
+    if next_row(&mut rdr, &mut rec, source, false, &mut out.warnings)?.is_none() {
         return Err(IngestError::Empty {
             file: source.to_string(),
         });
     }
-    Ok(t)
+    let mut t = Table {
+        headers: rec.iter().map(|c| c.trim().to_string()).collect(),
+        ..Table::default()
+    };
+    let width = t.headers.len();
+    let mut ragged = Ragged { count: 0 };
+    while t.rows.len() < SAMPLE_ROWS {
+        let Some(line) = next_row(&mut rdr, &mut rec, source, true, &mut out.warnings)? else {
+            break;
+        };
+        ragged.check(line, rec.len(), width, &mut out.warnings);
+        t.rows.push((line, rec.clone()));
+    }
+    let mapping = merge_mapping(auto_mapping(&t), user);
+    note_scales(&mapping, out);
+    let ctx = RowsContext {
+        context: &[],
+        tags: &[],
+        at: "",
+    };
+    let mapper = RowMapper::new(&mapping, &ctx);
+    let estimated_rows = memchr::memchr_iter(b'\n', text.as_bytes()).count();
+    out.records
+        .reserve(estimated_rows.min(1 << 22) * mapper.per_row());
+    for (line, cells) in &t.rows {
+        mapper.row(*line, cells, out);
+    }
+    while let Some(line) = next_row(&mut rdr, &mut rec, source, true, &mut out.warnings)? {
+        ragged.check(line, rec.len(), width, &mut out.warnings);
+        mapper.row(line, &rec, out);
+    }
+    ragged.finish(&mut out.warnings);
+    push_mapping(mapping, out);
+    Ok(())
 }
 
 /// What kind of table the text holds, if any.
@@ -946,58 +999,79 @@ fn apply_cell(
     false
 }
 
-/// Turns table rows into records with `mapping`; wide column groups give one record per GPU.
-pub(crate) fn rows_to_records(
-    t: &Table,
-    mapping: &[ColumnMapping],
-    ctx: &RowsContext<'_>,
-    out: &mut Ingested,
-) {
-    let slots: Vec<Slot> = mapping.iter().map(Slot::of).collect();
-    let mut gpus: Vec<&str> = Vec::new();
-    for m in mapping {
-        if let Some(g) = &m.gpu {
-            if !gpus.contains(&g.as_str()) {
-                gpus.push(g);
+/// Turns rows into records with a mapping; wide column groups give one record per GPU.
+/// Targets are resolved once, so rows can be streamed through [`RowMapper::row`].
+pub(crate) struct RowMapper<'a> {
+    mapping: &'a [ColumnMapping],
+    slots: Vec<Slot>,
+    groups: Vec<Option<&'a str>>,
+    context: Vec<(Dim, DimValue, String)>,
+    tags: &'a [(&'a str, &'a str)],
+    at: &'a str,
+}
+
+impl<'a> RowMapper<'a> {
+    pub(crate) fn new(mapping: &'a [ColumnMapping], ctx: &RowsContext<'a>) -> Self {
+        let slots: Vec<Slot> = mapping.iter().map(Slot::of).collect();
+        let mut gpus: Vec<&str> = Vec::new();
+        for m in mapping {
+            if let Some(g) = &m.gpu {
+                if !gpus.contains(&g.as_str()) {
+                    gpus.push(g);
+                }
             }
         }
+        let groups: Vec<Option<&str>> = if gpus.is_empty() {
+            vec![None]
+        } else {
+            gpus.iter().map(|g| Some(*g)).collect()
+        };
+        let context = ctx
+            .context
+            .iter()
+            .map(|(d, v, l)| {
+                let value = if is_text_dim(*d) {
+                    DimValue::Text(v.clone())
+                } else {
+                    parse_quantity(v)
+                        .map_or_else(|| DimValue::Text(v.clone()), |(n, _)| DimValue::Num(n))
+                };
+                (*d, value, format!("heading line {l}"))
+            })
+            .collect();
+        RowMapper {
+            mapping,
+            slots,
+            groups,
+            context,
+            tags: ctx.tags,
+            at: ctx.at,
+        }
     }
-    let groups: Vec<Option<&str>> = if gpus.is_empty() {
-        vec![None]
-    } else {
-        gpus.iter().map(|g| Some(*g)).collect()
-    };
-    let context: Vec<(Dim, DimValue, String)> = ctx
-        .context
-        .iter()
-        .map(|(d, v, l)| {
-            let value = if is_text_dim(*d) {
-                DimValue::Text(v.clone())
-            } else {
-                parse_quantity(v)
-                    .map_or_else(|| DimValue::Text(v.clone()), |(n, _)| DimValue::Num(n))
-            };
-            (*d, value, format!("heading line {l}"))
-        })
-        .collect();
-    out.records.reserve(t.rows.len() * groups.len());
-    for (line, cells) in &t.rows {
-        for group in &groups {
+
+    /// How many records each row gives.
+    fn per_row(&self) -> usize {
+        self.groups.len()
+    }
+
+    /// The records of one row.
+    pub(crate) fn row(&self, line: usize, cells: &csv::StringRecord, out: &mut Ingested) {
+        for group in &self.groups {
             let mut r = Record::default();
             let mut measured = false;
-            for (i, (m, slot)) in mapping.iter().zip(&slots).enumerate() {
+            for (i, (m, slot)) in self.mapping.iter().zip(&self.slots).enumerate() {
                 if m.gpu.is_some() && m.gpu.as_deref() != *group {
                     continue;
                 }
                 let Some(cell) = cells.get(i) else {
                     continue;
                 };
-                measured |= apply_cell(&mut r, m, slot, cell, (*line, ctx.at), out);
+                measured |= apply_cell(&mut r, m, slot, cell, (line, self.at), out);
             }
             if !measured {
                 if group.is_none() || cells.iter().any(|c| !c.trim().is_empty()) {
                     out.warnings.push(Warning::at(
-                        place_of(*line, ctx.at),
+                        place_of(line, self.at),
                         match group {
                             Some(g) => format!("no measured value for {g}, skipped"),
                             None => "no measured value, row skipped".into(),
@@ -1009,10 +1083,10 @@ pub(crate) fn rows_to_records(
             if let Some(g) = group {
                 r.gpu = Some((*g).to_string());
             }
-            for (d, v, from) in &context {
+            for (d, v, from) in &self.context {
                 infer_dim(&mut r, *d, v.clone(), from);
             }
-            for (k, v) in ctx.tags {
+            for (k, v) in self.tags {
                 r.tags.insert((*k).to_string(), (*v).to_string());
             }
             out.records.push(r);
@@ -1020,14 +1094,22 @@ pub(crate) fn rows_to_records(
     }
 }
 
-fn table_with_mapping(
+/// Turns table rows into records with `mapping`; wide column groups give one record per GPU.
+pub(crate) fn rows_to_records(
     t: &Table,
-    user: Option<&[ColumnMapping]>,
+    mapping: &[ColumnMapping],
     ctx: &RowsContext<'_>,
     out: &mut Ingested,
 ) {
-    let mapping = merge_mapping(auto_mapping(t), user);
-    for m in &mapping {
+    let mapper = RowMapper::new(mapping, ctx);
+    out.records.reserve(t.rows.len() * mapper.per_row());
+    for (line, cells) in &t.rows {
+        mapper.row(*line, cells, out);
+    }
+}
+
+fn note_scales(mapping: &[ColumnMapping], out: &mut Ingested) {
+    for m in mapping {
         if m.scale != 1.0 {
             if let Some(target) = &m.target {
                 super::fields::note(
@@ -1040,12 +1122,26 @@ fn table_with_mapping(
             }
         }
     }
-    rows_to_records(t, &mapping, ctx, out);
+}
+
+fn push_mapping(mapping: Vec<ColumnMapping>, out: &mut Ingested) {
     for m in mapping {
         if !out.mapping.iter().any(|x| x.column == m.column) {
             out.mapping.push(m);
         }
     }
+}
+
+fn table_with_mapping(
+    t: &Table,
+    user: Option<&[ColumnMapping]>,
+    ctx: &RowsContext<'_>,
+    out: &mut Ingested,
+) {
+    let mapping = merge_mapping(auto_mapping(t), user);
+    note_scales(&mapping, out);
+    rows_to_records(t, &mapping, ctx, out);
+    push_mapping(mapping, out);
 }
 
 /// Generic CSV, markdown and pandas text tables.
@@ -1059,7 +1155,10 @@ pub(crate) fn read_table(
     let tables = match format {
         Format::MarkdownTable => markdown_tables(text),
         Format::PandasText => pandas_table(text).into_iter().collect(),
-        _ => vec![csv_table(source, text, &mut out.warnings)?],
+        _ => {
+            read_csv(source, text, mapping, out)?;
+            Vec::new()
+        }
     };
     for t in &tables {
         let ctx = RowsContext {
