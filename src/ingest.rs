@@ -532,6 +532,12 @@ fn finish(source: &str, out: &mut Ingested) {
             }
         }
     }
+    if out.records.is_empty() && out.note.is_none() {
+        out.note = Some(format!(
+            "no records: this {} holds no benchmark point",
+            out.format.label()
+        ));
+    }
     for ((field, from), n) in inferred {
         let plural = if n == 1 { "" } else { "s" };
         out.warnings.push(Warning::file(format!(
@@ -563,6 +569,17 @@ mod tests {
             "records[3].gpu: bad"
         );
         assert_eq!(Warning::file("bad").to_string(), "bad");
+    }
+
+    #[test]
+    fn a_recognised_file_without_points_says_so() {
+        let got = read("b.json", br#"{"benchmarks": []}"#).unwrap();
+        assert_eq!(got.format, Format::Guidellm);
+        assert!(got.records.is_empty());
+        assert_eq!(
+            got.note.as_deref(),
+            Some("no records: this guidellm benchmarks JSON holds no benchmark point")
+        );
     }
 
     #[test]
