@@ -10,12 +10,39 @@
 //!
 //! Shared by both faces and pure: bytes in, records out. It must not import tokio, leptos,
 //! web-sys or an HTTP client, touch the filesystem, or read the clock.
+//!
+//! # Detection
+//!
+//! Text is decoded first (UTF-8 BOM stripped, UTF-16 with BOM decoded, binary rejected). Then,
+//! in order:
+//!
+//! | content                                                        | format                      |
+//! |----------------------------------------------------------------|-----------------------------|
+//! | JSON (`{`/`[`, one document, a list, JSON Lines): by its keys  | see below                   |
+//! | the performance-suite template placeholders                    | [`Format::VllmPerfSuite`]   |
+//! | `Serving Benchmark Result` blocks                              | [`Format::VllmConsole`]     |
+//! | a fenced code block holding JSON (a report): by its keys       | see below                   |
+//! | markdown tables with `Test name` / `Step`+`Batch Size` / other | perf suite / TGI / markdown |
+//! | CSV starting `Metric` / with canonical names / other           | genai-perf / canonical / CSV|
+//! | a fixed-width table whose rows start with an index             | [`Format::PandasText`]      |
+//!
+//! JSON keys: `schema_version`+`records` → canonical; `latency`/`throughput`/`serving` column
+//! dicts or records with `Test name` → perf suite; `benchmarks` → guidellm; `config`+`results`
+//! → HF benchmarker; `performance`+`engine` → trtllm-bench; `{unit, avg}` metric objects or
+//! `input_config` → genai-perf/AIPerf; `results_*` → llmperf; `avg_latency` → vLLM latency;
+//! `requests_per_second`+`elapsed_time` → vLLM throughput; `*_e2e_latency_ms`,
+//! `random_input_len` → SGLang; `request_throughput`, `mean_ttft_ms`, `model_id` → vLLM serving.
+//!
+//! Dimensions the content lacks are then filled from the file name (`..._tp8_pp1_qps_16.json`,
+//! `{label}-{rate}qps-concurrency{N}-{model}-{date}.json`, `<model>_<in>_<out>_summary.json`)
+//! and marked inferred.
 
 mod console;
 mod fields;
 mod json;
 mod names;
 mod perfsuite;
+mod requests;
 mod serving;
 mod table;
 mod text;
@@ -467,7 +494,7 @@ fn read_inner(
     match sniffed.body {
         Body::Json(docs) => {
             out.warnings.extend(docs.warnings.iter().cloned());
-            json::read_docs(source, sniffed.format, &docs, &mut out)?;
+            json::read_docs(source, sniffed.format, docs, &mut out)?;
         }
         Body::Text => match sniffed.format {
             Format::VllmConsole => console::read(text, &mut out),
@@ -494,10 +521,28 @@ fn read_inner(
 fn finish(source: &str, out: &mut Ingested) {
     let format = out.format.name();
     let from_name = names::parse_file_name(source);
+    let mut inferred: std::collections::BTreeMap<(String, String), usize> = Default::default();
     for r in &mut out.records {
         r.source = Some(source.to_string());
         r.format = Some(format.to_string());
         from_name.apply(r, "file name");
+        for (field, from) in &r.inferred {
+            if inferred.len() < 64 || inferred.contains_key(&(field.clone(), from.clone())) {
+                *inferred.entry((field.clone(), from.clone())).or_default() += 1;
+            }
+        }
+    }
+    if out.records.is_empty() && out.note.is_none() {
+        out.note = Some(format!(
+            "no records: this {} holds no benchmark point",
+            out.format.label()
+        ));
+    }
+    for ((field, from), n) in inferred {
+        let plural = if n == 1 { "" } else { "s" };
+        out.warnings.push(Warning::file(format!(
+            "{field} inferred from {from} ({n} record{plural})"
+        )));
     }
 }
 
@@ -524,6 +569,17 @@ mod tests {
             "records[3].gpu: bad"
         );
         assert_eq!(Warning::file("bad").to_string(), "bad");
+    }
+
+    #[test]
+    fn a_recognised_file_without_points_says_so() {
+        let got = read("b.json", br#"{"benchmarks": []}"#).unwrap();
+        assert_eq!(got.format, Format::Guidellm);
+        assert!(got.records.is_empty());
+        assert_eq!(
+            got.note.as_deref(),
+            Some("no records: this guidellm benchmarks JSON holds no benchmark point")
+        );
     }
 
     #[test]

@@ -194,3 +194,28 @@ fn trtllm_bench_report() {
     close(metric(r, "p99_tpot_ms"), 60.2);
     close(metric(r, "duration_s"), 25.1234);
 }
+
+#[test]
+fn conversions_and_inferences_are_reported_as_warnings() {
+    let w = |path: &str| -> Vec<String> {
+        read_fixture(path)
+            .warnings
+            .iter()
+            .map(|w| w.to_string())
+            .collect()
+    };
+    assert!(w("tools/profile_export_aiperf.json")
+        .contains(&"time_to_first_token: converted from ns to ms".to_string()));
+    assert!(w("vllm/latency.json")
+        .iter()
+        .any(|m| m.contains("converted from s to ms")));
+    assert!(w("tables/tgi_benchmark.md")
+        .iter()
+        .any(|m| m.contains("Decode (total) latencies in s converted to ms")));
+    assert!(w("tables/tidy.csv")
+        .iter()
+        .any(|m| m.contains("\"tpot_s\" → mean_tpot_ms: values multiplied by 1000")));
+    assert!(w("seeds/001_b815cef7710eda19.txt").contains(
+        &"input_len inferred from total_input_tokens / completed (12 records)".to_string()
+    ));
+}

@@ -135,3 +135,21 @@ fn detection_is_from_content_not_extension() {
     );
     assert_eq!(d.format, Some(Format::VllmServing));
 }
+
+#[test]
+fn numbers_as_strings_with_units_and_separators() {
+    let got = ingest::read(
+        "run.json",
+        br#"{"model_id": "m", "num_prompts": "1,000", "request_rate": "inf", "duration": "12.5",
+            "completed": "1,000", "mean_ttft_ms": "1.5 s", "median_ttft_ms": "900 ms",
+            "output_throughput": "2,345.5", "max_concurrency": "64 users"}"#,
+    )
+    .unwrap();
+    let r = &got.records[0];
+    assert_eq!(r.num_prompts, Some(1000));
+    assert_eq!(r.max_concurrency, Some(64));
+    close(metric(r, "mean_ttft_ms"), 1500.0);
+    close(metric(r, "median_ttft_ms"), 900.0);
+    close(metric(r, "output_throughput"), 2345.5);
+    close(metric(r, "completed"), 1000.0);
+}

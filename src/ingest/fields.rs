@@ -18,6 +18,18 @@ pub(crate) fn place(at: &str, field: &str) -> String {
     }
 }
 
+/// A file-level warning (unit conversions, reinterpretations), added once per file.
+pub(crate) fn note(out: &mut Ingested, message: impl Into<String>) {
+    let message = message.into();
+    if !out
+        .warnings
+        .iter()
+        .any(|w| w.at.is_none() && w.message == message)
+    {
+        out.warnings.push(Warning::file(message));
+    }
+}
+
 /// Sets a dimension; a value the dimension cannot hold becomes a warning at `at`.
 pub(crate) fn set_dim(r: &mut Record, d: Dim, value: DimValue, at: &str, out: &mut Ingested) {
     if let Err(e) = r.set_known(d, Some(value)) {
@@ -40,7 +52,11 @@ pub(crate) fn set_dim_json(r: &mut Record, d: Dim, v: &Value, at: &str, out: &mu
             if s.trim().is_empty() {
                 return;
             }
-            DimValue::Text(s.trim().to_string())
+            // Numeric dimensions accept "1,024", "inf" and "512 tokens".
+            match super::text::parse_quantity(s) {
+                Some((n, _)) if !super::table::is_text_dim(d) => DimValue::Num(n),
+                _ => DimValue::Text(s.trim().to_string()),
+            }
         }
         Value::Number(_) => match number_from_json(v) {
             Some(n) => DimValue::Num(n),
@@ -68,8 +84,20 @@ pub(crate) fn set_metric_json(
     if v.is_null() {
         return;
     }
-    match number_from_json(v) {
-        Some(n) => r.set_metric(key, n * scale),
+    if let Some(n) = number_from_json(v) {
+        r.set_metric(key, n * scale);
+        return;
+    }
+    // Text with a unit: "12.34 ms", "1.2 s".
+    let quantity = v.as_str().and_then(super::text::parse_quantity);
+    match quantity {
+        Some((n, unit)) => {
+            let factor = match (&key, super::text::to_ms_factor(unit)) {
+                (MetricKey::Latency(..), Some(f)) => f,
+                _ => scale,
+            };
+            r.set_metric(key, n * factor);
+        }
         None => out
             .warnings
             .push(Warning::at(at, format!("{v} is not a number, ignored"))),

@@ -10,12 +10,15 @@ use std::borrow::Cow;
 use memchr::memmem;
 use serde_json::{Map, Value};
 
+use super::requests::{Doc, RequestArrays};
 use super::{perfsuite, serving, tools, Format, IngestError, Ingested, Warning};
 use crate::model::canonical;
 
 /// The JSON documents of one file, each with the 1-based line it starts on.
 pub(crate) struct Docs {
     pub values: Vec<(usize, Value)>,
+    /// Per-request arrays lifted out of each document (same order as `values`).
+    pub arrays: Vec<Option<Box<RequestArrays>>>,
     pub warnings: Vec<Warning>,
 }
 
@@ -108,6 +111,7 @@ pub(crate) fn parse_docs(source: &str, text: &str, base_line: usize) -> Result<D
     let bytes = cleaned.as_bytes();
     let mut docs = Docs {
         values: Vec::new(),
+        arrays: Vec::new(),
         warnings: Vec::new(),
     };
     let mut pos = 0usize;
@@ -124,11 +128,12 @@ pub(crate) fn parse_docs(source: &str, text: &str, base_line: usize) -> Result<D
         if pos >= bytes.len() {
             break;
         }
-        let mut stream = serde_json::Deserializer::from_slice(&bytes[pos..]).into_iter::<Value>();
+        let mut stream = serde_json::Deserializer::from_slice(&bytes[pos..]).into_iter::<Doc>();
         match stream.next() {
-            Some(Ok(v)) => {
+            Some(Ok(doc)) => {
                 let end = pos + stream.byte_offset();
-                docs.values.push((line, v));
+                docs.values.push((line, doc.value));
+                docs.arrays.push(doc.arrays);
                 line += memchr::memchr_iter(b'\n', &bytes[pos..end]).count();
                 pos = end;
             }
@@ -194,6 +199,7 @@ fn next_doc_start(bytes: &[u8], from: usize) -> Option<usize> {
 pub(crate) fn fenced_docs(source: &str, text: &str) -> Option<Docs> {
     let mut all = Docs {
         values: Vec::new(),
+        arrays: Vec::new(),
         warnings: Vec::new(),
     };
     let mut in_fence = false;
@@ -209,6 +215,7 @@ pub(crate) fn fenced_docs(source: &str, text: &str) -> Option<Docs> {
                 if t.starts_with('{') || t.starts_with('[') {
                     if let Ok(d) = parse_docs(source, body, body_line) {
                         all.values.extend(d.values);
+                        all.arrays.extend(d.arrays);
                         all.warnings.extend(d.warnings);
                     }
                 }
@@ -228,6 +235,7 @@ pub(crate) fn fenced_docs(source: &str, text: &str) -> Option<Docs> {
         if t.starts_with('{') || t.starts_with('[') {
             if let Ok(d) = parse_docs(source, body, body_line) {
                 all.values.extend(d.values);
+                all.arrays.extend(d.arrays);
                 all.warnings.extend(d.warnings);
                 all.warnings.push(Warning::line(
                     body_line.saturating_sub(1),
@@ -382,17 +390,21 @@ pub(crate) fn classify(docs: &Docs) -> Option<(Format, String)> {
 pub(crate) fn read_docs(
     source: &str,
     format: Format,
-    docs: &Docs,
+    docs: Docs,
     out: &mut Ingested,
 ) -> Result<(), IngestError> {
     let many = docs.values.len() > 1;
-    for (line, v) in &docs.values {
+    let arrays = docs
+        .arrays
+        .into_iter()
+        .chain(std::iter::repeat_with(|| None));
+    for ((line, v), arrays) in docs.values.iter().zip(arrays) {
         let at = if many {
             format!("line {line}")
         } else {
             String::new()
         };
-        read_value(source, format, v, &at, out)?;
+        read_value(source, format, v, arrays, &at, out)?;
     }
     Ok(())
 }
@@ -409,6 +421,7 @@ fn read_value(
     source: &str,
     format: Format,
     v: &Value,
+    arrays: Option<Box<RequestArrays>>,
     at: &str,
     out: &mut Ingested,
 ) -> Result<(), IngestError> {
@@ -436,31 +449,31 @@ fn read_value(
             Value::Array(items) => {
                 for (i, item) in items.iter().enumerate() {
                     let place = join(at, &format!("[{i}]"));
-                    read_one(source, format, item, &place, out)?;
+                    read_one(format, item, None, &place, out);
                 }
             }
-            _ => read_one(source, format, v, at, out)?,
+            _ => read_one(format, v, arrays, at, out),
         },
     }
     Ok(())
 }
 
 fn read_one(
-    _source: &str,
     format: Format,
     v: &Value,
+    arrays: Option<Box<RequestArrays>>,
     at: &str,
     out: &mut Ingested,
-) -> Result<(), IngestError> {
+) {
     let Some(o) = v.as_object() else {
         out.warnings.push(Warning::at(
             if at.is_empty() { "document" } else { at },
             "not a JSON object, skipped",
         ));
-        return Ok(());
+        return;
     };
     match format {
-        Format::VllmServing | Format::SglangServing => serving::read_object(o, at, out),
+        Format::VllmServing | Format::SglangServing => serving::read_object(o, arrays, at, out),
         Format::VllmLatency => tools::read_vllm_latency(o, at, out),
         Format::VllmThroughput => tools::read_vllm_throughput(o, at, out),
         Format::GenaiPerf => tools::read_genai_perf(o, at, out),
@@ -473,7 +486,6 @@ fn read_one(
             format!("{} is not read from JSON, skipped", format.label()),
         )),
     }
-    Ok(())
 }
 
 #[cfg(test)]

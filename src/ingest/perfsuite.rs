@@ -119,11 +119,11 @@ fn column_dict_table(section: &serde_json::Map<String, Value>) -> Table {
         }
     }
     for k in index {
-        let cells = section
+        let cells: Vec<String> = section
             .values()
             .map(|col| col.get(k.as_str()).map(cell).unwrap_or_default())
             .collect();
-        t.rows.push((0, cells));
+        t.rows.push((0, csv::StringRecord::from(cells)));
     }
     t
 }
@@ -158,13 +158,14 @@ pub(crate) fn read_json(v: &Value, at: &str, out: &mut Ingested) {
             }
             for (i, item) in items.iter().enumerate() {
                 match item.as_object() {
-                    Some(o) => t.rows.push((
-                        0,
-                        t.headers
+                    Some(o) => {
+                        let cells: Vec<String> = t
+                            .headers
                             .iter()
                             .map(|h| o.get(h).map(cell).unwrap_or_default())
-                            .collect(),
-                    )),
+                            .collect();
+                        t.rows.push((0, csv::StringRecord::from(cells)));
+                    }
                     None => out.warnings.push(Warning::at(
                         super::fields::place(at, &format!("[{i}]")),
                         "not an object, skipped",

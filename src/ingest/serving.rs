@@ -12,12 +12,18 @@ use serde_json::{Map, Value};
 use super::fields::{
     infer_dim, place, scalar_text, serving_metric_name, set_dim_json, set_metric_json, set_named,
 };
+use super::requests::RequestArrays;
 use super::{Ingested, Warning};
 use crate::model::canonical::number_from_json;
 use crate::model::{Dim, DimValue, MetricKey, Record, RequestDetail};
 
 /// Reads one serving-run object into a record.
-pub(crate) fn read_object(o: &Map<String, Value>, at: &str, out: &mut Ingested) {
+pub(crate) fn read_object(
+    o: &Map<String, Value>,
+    arrays: Option<Box<RequestArrays>>,
+    at: &str,
+    out: &mut Ingested,
+) {
     let mut r = Record::default();
     let mut total_in: Option<f64> = None;
     let mut total_out: Option<f64> = None;
@@ -132,7 +138,16 @@ pub(crate) fn read_object(o: &Map<String, Value>, at: &str, out: &mut Ingested) 
             );
         }
     }
-    read_requests(o, at, &mut r, out);
+    match arrays {
+        Some(a) => from_arrays(*a, at, &mut r, out),
+        None => read_requests(o, at, &mut r, out),
+    }
+    if r.requests
+        .iter()
+        .any(|q| q.ttft_ms.is_some() || !q.itl_ms.is_empty())
+    {
+        super::fields::note(out, "per-request ttfts and itls converted from s to ms");
+    }
     let completed = r.metric(&MetricKey::Completed).filter(|c| *c > 0.0);
     if let Some(c) = completed {
         if let Some(t) = total_in {
@@ -153,6 +168,62 @@ pub(crate) fn read_object(o: &Map<String, Value>, at: &str, out: &mut Ingested) 
         }
     }
     out.records.push(r);
+}
+
+/// Per-request arrays parsed straight into vectors (seconds → ms).
+fn from_arrays(a: RequestArrays, at: &str, r: &mut Record, out: &mut Ingested) {
+    for k in &a.malformed {
+        out.warnings.push(Warning::at(
+            place(at, k),
+            "not an array of the expected shape, ignored",
+        ));
+    }
+    let lens: Vec<usize> = [
+        a.input_lens.as_ref().map(Vec::len),
+        a.output_lens.as_ref().map(Vec::len),
+        a.ttfts.as_ref().map(Vec::len),
+        a.itls.as_ref().map(Vec::len),
+        a.errors.as_ref().map(Vec::len),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let Some(n) = lens.iter().copied().max() else {
+        return;
+    };
+    if lens.iter().any(|l| *l != n) {
+        out.warnings.push(Warning::at(
+            place(at, "input_lens"),
+            format!("per-request arrays differ in length ({lens:?}); missing entries left empty"),
+        ));
+    }
+    let count = |v: &Option<Vec<Option<f64>>>, i: usize| {
+        v.as_ref()
+            .and_then(|v| v.get(i).copied().flatten())
+            .filter(|v| v.is_finite() && *v >= 0.0)
+            .map(|v| v as u64)
+    };
+    let mut itls = a.itls.unwrap_or_default().into_iter();
+    let mut errors = a.errors.unwrap_or_default().into_iter();
+    r.requests.reserve(n);
+    for i in 0..n {
+        let mut itl_ms = itls.next().unwrap_or_default();
+        for x in &mut itl_ms {
+            *x *= 1000.0;
+        }
+        r.requests.push(RequestDetail {
+            input_len: count(&a.input_lens, i),
+            output_len: count(&a.output_lens, i),
+            ttft_ms: a
+                .ttfts
+                .as_ref()
+                .and_then(|t| t.get(i).copied().flatten())
+                .map(|s| s * 1000.0),
+            itl_ms,
+            e2el_ms: None,
+            error: errors.next().flatten(),
+        });
+    }
 }
 
 fn numbers(v: Option<&Value>) -> Option<&Vec<Value>> {

@@ -52,7 +52,7 @@ impl ColumnMapping {
 pub(crate) struct Table {
     pub headers: Vec<String>,
     /// (1-based line, cells)
-    pub rows: Vec<(usize, Vec<String>)>,
+    pub rows: Vec<(usize, csv::StringRecord)>,
     /// Dimensions from headings above the table: (dimension, value, heading line).
     pub context: Vec<(Dim, String, usize)>,
 }
@@ -184,7 +184,8 @@ pub(crate) fn markdown_tables(text: &str) -> Vec<Table> {
             }
             i += 2;
             while i < lines.len() && lines[i].trim().starts_with('|') {
-                t.rows.push((i + 1, split_md_row(lines[i])));
+                t.rows
+                    .push((i + 1, csv::StringRecord::from(split_md_row(lines[i]))));
                 i += 1;
             }
             tables.push(t);
@@ -248,7 +249,7 @@ pub(crate) fn pandas_table(text: &str) -> Option<Table> {
             );
             start = stop;
         }
-        t.rows.push((i + 1, cells));
+        t.rows.push((i + 1, csv::StringRecord::from(cells)));
     }
     (!t.rows.is_empty()).then_some(t)
 }
@@ -283,28 +284,64 @@ fn csv_delimiter(header: &str) -> Option<u8> {
         .map(|(d, _)| d)
 }
 
-/// Reads a CSV/TSV table (delimiter from the header line). Ragged rows are kept with a
-/// warning; cells missing at the end are empty.
-pub(crate) fn csv_table(
+/// Rows read before the mapping is fixed (to tell numeric columns from text ones).
+const SAMPLE_ROWS: usize = 200;
+
+/// Ragged-row bookkeeping for CSV reading: the first 20 are listed, then a count.
+struct Ragged {
+    count: usize,
+}
+
+impl Ragged {
+    fn check(&mut self, line: usize, cells: usize, header: usize, warnings: &mut Vec<Warning>) {
+        if cells == header {
+            return;
+        }
+        self.count += 1;
+        if self.count <= 20 {
+            let what = if cells < header {
+                "missing cells left empty"
+            } else {
+                "extra cells ignored"
+            };
+            warnings.push(Warning::line(
+                line,
+                format!("{cells} cells where the header has {header}; {what}"),
+            ));
+        }
+    }
+
+    fn finish(&self, warnings: &mut Vec<Warning>) {
+        if self.count > 20 {
+            warnings.push(Warning::file(format!(
+                "{} ragged rows in all (only the first 20 are listed)",
+                self.count
+            )));
+        }
+    }
+}
+
+/// The next non-blank CSV row into `rec` and its line; unreadable rows become warnings (or,
+/// before the header, the error).
+fn next_row(
+    rdr: &mut csv::Reader<&[u8]>,
+    rec: &mut csv::StringRecord,
     source: &str,
-    text: &str,
+    have_header: bool,
     warnings: &mut Vec<Warning>,
-) -> Result<Table, IngestError> {
-    let header_line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-    let delimiter = csv_delimiter(header_line).unwrap_or(b',');
-    let mut rdr = csv::ReaderBuilder::new()
-        .delimiter(delimiter)
-        .flexible(true)
-        .has_headers(false)
-        .from_reader(text.as_bytes());
-    let mut t = Table::default();
-    let mut ragged = 0usize;
-    for row in rdr.records() {
-        let row = match row {
-            Ok(r) => r,
+) -> Result<Option<usize>, IngestError> {
+    loop {
+        match rdr.read_record(rec) {
+            Ok(false) => return Ok(None),
+            Ok(true) => {
+                if rec.iter().all(|c| c.trim().is_empty()) {
+                    continue;
+                }
+                return Ok(Some(rec.position().map_or(0, |p| p.line() as usize)));
+            }
             Err(e) => {
                 let line = e.position().map_or(0, |p| p.line() as usize);
-                if t.headers.is_empty() {
+                if !have_header {
                     return Err(IngestError::Csv {
                         file: source.to_string(),
                         line: line.max(1),
@@ -315,50 +352,67 @@ pub(crate) fn csv_table(
                     line,
                     format!("unreadable row ({e}), skipped"),
                 ));
-                continue;
-            }
-        };
-        let line = row.position().map_or(0, |p| p.line() as usize);
-        if row.iter().all(|c| c.trim().is_empty()) {
-            continue;
-        }
-        let cells: Vec<String> = row.iter().map(|c| c.trim().to_string()).collect();
-        if t.headers.is_empty() {
-            t.headers = cells;
-            continue;
-        }
-        if cells.len() != t.headers.len() {
-            ragged += 1;
-            if ragged <= 20 {
-                warnings.push(Warning::line(
-                    line,
-                    format!(
-                        "{} cells where the header has {}; {}",
-                        cells.len(),
-                        t.headers.len(),
-                        if cells.len() < t.headers.len() {
-                            "missing cells left empty"
-                        } else {
-                            "extra cells ignored"
-                        }
-                    ),
-                ));
             }
         }
-        t.rows.push((line, cells));
     }
-    if ragged > 20 {
-        warnings.push(Warning::file(format!(
-            "{} ragged rows in all (only the first 20 are listed)",
-            ragged
-        )));
-    }
-    if t.headers.is_empty() {
+}
+
+/// Reads a CSV/TSV table (delimiter from the header line), streaming: the first rows fix the
+/// mapping, then each row becomes records without the table being kept. Ragged rows are read
+/// with a warning (missing cells empty, extra cells ignored).
+fn read_csv(
+    source: &str,
+    text: &str,
+    user: Option<&[ColumnMapping]>,
+    out: &mut Ingested,
+) -> Result<(), IngestError> {
+    let header_line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let delimiter = csv_delimiter(header_line).unwrap_or(b',');
+    let mut rdr = csv::ReaderBuilder::new()
+        .delimiter(delimiter)
+        .flexible(true)
+        .has_headers(false)
+        .from_reader(text.as_bytes());
+    let mut rec = csv::StringRecord::new();
+    if next_row(&mut rdr, &mut rec, source, false, &mut out.warnings)?.is_none() {
         return Err(IngestError::Empty {
             file: source.to_string(),
         });
     }
-    Ok(t)
+    let mut t = Table {
+        headers: rec.iter().map(|c| c.trim().to_string()).collect(),
+        ..Table::default()
+    };
+    let width = t.headers.len();
+    let mut ragged = Ragged { count: 0 };
+    while t.rows.len() < SAMPLE_ROWS {
+        let Some(line) = next_row(&mut rdr, &mut rec, source, true, &mut out.warnings)? else {
+            break;
+        };
+        ragged.check(line, rec.len(), width, &mut out.warnings);
+        t.rows.push((line, rec.clone()));
+    }
+    let mapping = merge_mapping(auto_mapping(&t), user);
+    note_scales(&mapping, out);
+    let ctx = RowsContext {
+        context: &[],
+        tags: &[],
+        at: "",
+    };
+    let mapper = RowMapper::new(&mapping, &ctx);
+    let estimated_rows = memchr::memchr_iter(b'\n', text.as_bytes()).count();
+    out.records
+        .reserve(estimated_rows.min(1 << 22) * mapper.per_row());
+    for (line, cells) in &t.rows {
+        mapper.row(*line, cells, out);
+    }
+    while let Some(line) = next_row(&mut rdr, &mut rec, source, true, &mut out.warnings)? {
+        ragged.check(line, rec.len(), width, &mut out.warnings);
+        mapper.row(line, &rec, out);
+    }
+    ragged.finish(&mut out.warnings);
+    push_mapping(mapping, out);
+    Ok(())
 }
 
 /// What kind of table the text holds, if any.
@@ -694,7 +748,7 @@ pub(crate) fn guess_column(name: &str, numeric: bool) -> ColumnMapping {
 fn numeric_column(t: &Table, col: usize) -> bool {
     let mut any = false;
     for (_, cells) in t.rows.iter().take(200) {
-        if let Some(c) = cells.get(col) {
+        if let Some(c) = cells.get(col).map(str::trim) {
             if c.is_empty() || c == "-" || c.eq_ignore_ascii_case("nan") {
                 continue;
             }
@@ -793,12 +847,70 @@ pub(crate) fn is_text_dim(d: Dim) -> bool {
     )
 }
 
+/// A mapping target resolved once per table, so rows are not re-parsing names.
+enum Slot {
+    Skip,
+    Metric {
+        key: MetricKey,
+        scale: f64,
+    },
+    Gpu,
+    Dim {
+        dim: Dim,
+        text: bool,
+        test_name: bool,
+    },
+    Tag(String),
+    Unknown(String),
+}
+
+impl Slot {
+    fn of(m: &ColumnMapping) -> Slot {
+        let Some(target) = &m.target else {
+            return Slot::Skip;
+        };
+        if let Some(key) = MetricKey::from_name(target) {
+            return Slot::Metric {
+                key,
+                scale: m.scale,
+            };
+        }
+        match DimKey::from_name(target) {
+            Some(DimKey::Known(Dim::Gpu)) => Slot::Gpu,
+            Some(DimKey::Known(dim)) => Slot::Dim {
+                dim,
+                text: is_text_dim(dim),
+                test_name: dim == Dim::Label && snake(&m.column) == "test_name",
+            },
+            Some(DimKey::Tag(k)) => Slot::Tag(k),
+            None => Slot::Unknown(target.clone()),
+        }
+    }
+}
+
+/// A number cell: the plain fast path first, then thousands separators and units.
+fn cell_number(cell: &str) -> Option<(f64, &str)> {
+    match cell.parse::<f64>() {
+        Ok(v) => Some((v, "")),
+        Err(_) => parse_quantity(cell),
+    }
+}
+
+fn place_of(line: usize, at: &str) -> String {
+    if line > 0 {
+        format!("line {line}")
+    } else {
+        at.to_string()
+    }
+}
+
+/// Applies one cell; returns whether it was a measured value.
 fn apply_cell(
     r: &mut Record,
     m: &ColumnMapping,
-    target: &str,
+    slot: &Slot,
     cell: &str,
-    place: &str,
+    (line, at): (usize, &str),
     out: &mut Ingested,
 ) -> bool {
     let cell = cell.trim();
@@ -809,65 +921,77 @@ fn apply_cell(
     {
         return false;
     }
-    if let Some(metric) = MetricKey::from_name(target) {
-        let Some((v, unit)) = parse_quantity(cell) else {
-            out.warnings.push(Warning::at(
-                place,
-                format!("{}: {cell:?} is not a number, ignored", m.column),
-            ));
-            return false;
-        };
-        let mut scale = m.scale;
-        if !unit.is_empty() && unit != "%" {
-            if let (MetricKey::Latency(..), Some(f)) = (&metric, to_ms_factor(unit)) {
-                scale = f;
+    match slot {
+        Slot::Skip => {}
+        Slot::Metric { key, scale } => {
+            let Some((v, unit)) = cell_number(cell) else {
+                out.warnings.push(Warning::at(
+                    place_of(line, at),
+                    format!("{}: {cell:?} is not a number, ignored", m.column),
+                ));
+                return false;
+            };
+            let mut scale = *scale;
+            if !unit.is_empty() && unit != "%" {
+                if let (MetricKey::Latency(..), Some(f)) = (key, to_ms_factor(unit)) {
+                    scale = f;
+                    if f != 1.0 {
+                        super::fields::note(
+                            out,
+                            format!("{}: values in {unit} converted to ms", m.column),
+                        );
+                    }
+                }
             }
+            r.set_metric(key.clone(), v * scale);
+            return true;
         }
-        r.set_metric(metric, v * scale);
-        return true;
-    }
-    match DimKey::from_name(target) {
-        Some(DimKey::Known(Dim::Gpu)) => {
+        Slot::Gpu => {
             // `8xH100` → gpu H100, gpu_count 8.
-            let lower = cell.to_ascii_lowercase();
-            if let Some((count, rest)) = lower.split_once('x') {
+            if let Some((count, rest)) = cell.split_once(['x', 'X']) {
                 if let Ok(c) = count.trim().parse::<u64>() {
-                    let rest_start = cell.len() - rest.len();
-                    let _ = r.set_known(Dim::GpuCount, Some(DimValue::Num(c as f64)));
-                    r.gpu = Some(cell[rest_start..].trim().to_string());
+                    r.gpu_count = Some(c);
+                    r.gpu = Some(rest.trim().to_string());
                     return false;
                 }
             }
             r.gpu = Some(cell.to_string());
         }
-        Some(DimKey::Known(d)) => {
-            let value = if is_text_dim(d) {
+        Slot::Dim {
+            dim,
+            text,
+            test_name,
+        } => {
+            let value = if *text {
                 DimValue::Text(cell.to_string())
             } else {
-                match parse_quantity(cell) {
+                match cell_number(cell) {
                     Some((v, _)) => DimValue::Num(v),
                     None => DimValue::Text(cell.to_string()),
                 }
             };
-            match r.set_known(d, Some(value)) {
+            match r.set_known(*dim, Some(value)) {
                 // A value read from the row beats one inferred from another cell.
                 Ok(()) => {
-                    r.inferred.remove(d.name());
+                    if !r.inferred.is_empty() {
+                        r.inferred.remove(dim.name());
+                    }
                 }
-                Err(e) => out
-                    .warnings
-                    .push(Warning::at(place, format!("{}: {e}, ignored", m.column))),
+                Err(e) => out.warnings.push(Warning::at(
+                    place_of(line, at),
+                    format!("{}: {e}, ignored", m.column),
+                )),
             }
-            if d == Dim::Label && snake(&m.column) == "test_name" {
+            if *test_name {
                 parse_test_name(cell).apply(r, "test name");
             }
         }
-        Some(DimKey::Tag(k)) => {
-            r.tags.insert(k, cell.to_string());
+        Slot::Tag(k) => {
+            r.tags.insert(k.clone(), cell.to_string());
         }
-        None => {
+        Slot::Unknown(target) => {
             out.warnings.push(Warning::at(
-                place,
+                place_of(line, at),
                 format!("{}: mapped to unknown field {target:?}, ignored", m.column),
             ));
         }
@@ -875,48 +999,79 @@ fn apply_cell(
     false
 }
 
-/// Turns table rows into records with `mapping`; wide column groups give one record per GPU.
-pub(crate) fn rows_to_records(
-    t: &Table,
-    mapping: &[ColumnMapping],
-    ctx: &RowsContext<'_>,
-    out: &mut Ingested,
-) {
-    let mut gpus: Vec<&str> = Vec::new();
-    for m in mapping {
-        if let Some(g) = &m.gpu {
-            if !gpus.contains(&g.as_str()) {
-                gpus.push(g);
+/// Turns rows into records with a mapping; wide column groups give one record per GPU.
+/// Targets are resolved once, so rows can be streamed through [`RowMapper::row`].
+pub(crate) struct RowMapper<'a> {
+    mapping: &'a [ColumnMapping],
+    slots: Vec<Slot>,
+    groups: Vec<Option<&'a str>>,
+    context: Vec<(Dim, DimValue, String)>,
+    tags: &'a [(&'a str, &'a str)],
+    at: &'a str,
+}
+
+impl<'a> RowMapper<'a> {
+    pub(crate) fn new(mapping: &'a [ColumnMapping], ctx: &RowsContext<'a>) -> Self {
+        let slots: Vec<Slot> = mapping.iter().map(Slot::of).collect();
+        let mut gpus: Vec<&str> = Vec::new();
+        for m in mapping {
+            if let Some(g) = &m.gpu {
+                if !gpus.contains(&g.as_str()) {
+                    gpus.push(g);
+                }
             }
         }
-    }
-    let groups: Vec<Option<&str>> = if gpus.is_empty() {
-        vec![None]
-    } else {
-        gpus.iter().map(|g| Some(*g)).collect()
-    };
-    for (line, cells) in &t.rows {
-        let place = if *line > 0 {
-            format!("line {line}")
+        let groups: Vec<Option<&str>> = if gpus.is_empty() {
+            vec![None]
         } else {
-            ctx.at.to_string()
+            gpus.iter().map(|g| Some(*g)).collect()
         };
-        for group in &groups {
+        let context = ctx
+            .context
+            .iter()
+            .map(|(d, v, l)| {
+                let value = if is_text_dim(*d) {
+                    DimValue::Text(v.clone())
+                } else {
+                    parse_quantity(v)
+                        .map_or_else(|| DimValue::Text(v.clone()), |(n, _)| DimValue::Num(n))
+                };
+                (*d, value, format!("heading line {l}"))
+            })
+            .collect();
+        RowMapper {
+            mapping,
+            slots,
+            groups,
+            context,
+            tags: ctx.tags,
+            at: ctx.at,
+        }
+    }
+
+    /// How many records each row gives.
+    fn per_row(&self) -> usize {
+        self.groups.len()
+    }
+
+    /// The records of one row.
+    pub(crate) fn row(&self, line: usize, cells: &csv::StringRecord, out: &mut Ingested) {
+        for group in &self.groups {
             let mut r = Record::default();
             let mut measured = false;
-            for (i, m) in mapping.iter().enumerate() {
+            for (i, (m, slot)) in self.mapping.iter().zip(&self.slots).enumerate() {
                 if m.gpu.is_some() && m.gpu.as_deref() != *group {
                     continue;
                 }
-                let (Some(target), Some(cell)) = (&m.target, cells.get(i)) else {
+                let Some(cell) = cells.get(i) else {
                     continue;
                 };
-                measured |= apply_cell(&mut r, m, target, cell, &place, out);
+                measured |= apply_cell(&mut r, m, slot, cell, (line, self.at), out);
             }
             if !measured {
-                if group.is_none() || cells.iter().any(|c| !c.is_empty()) {
+                if group.is_none() || cells.iter().any(|c| !c.trim().is_empty()) {
                     out.warnings.push(Warning::at(
-                        place.clone(),
+                        place_of(line, self.at),
                         match group {
                             Some(g) => format!("no measured value for {g}, skipped"),
                             None => "no measured value, row skipped".into(),
@@ -928,19 +1083,51 @@ pub(crate) fn rows_to_records(
             if let Some(g) = group {
                 r.gpu = Some((*g).to_string());
             }
-            for (d, v, l) in ctx.context {
-                let value = if is_text_dim(*d) {
-                    DimValue::Text(v.clone())
-                } else {
-                    parse_quantity(v)
-                        .map_or_else(|| DimValue::Text(v.clone()), |(n, _)| DimValue::Num(n))
-                };
-                infer_dim(&mut r, *d, value, &format!("heading line {l}"));
+            for (d, v, from) in &self.context {
+                infer_dim(&mut r, *d, v.clone(), from);
             }
-            for (k, v) in ctx.tags {
+            for (k, v) in self.tags {
                 r.tags.insert((*k).to_string(), (*v).to_string());
             }
             out.records.push(r);
+        }
+    }
+}
+
+/// Turns table rows into records with `mapping`; wide column groups give one record per GPU.
+pub(crate) fn rows_to_records(
+    t: &Table,
+    mapping: &[ColumnMapping],
+    ctx: &RowsContext<'_>,
+    out: &mut Ingested,
+) {
+    let mapper = RowMapper::new(mapping, ctx);
+    out.records.reserve(t.rows.len() * mapper.per_row());
+    for (line, cells) in &t.rows {
+        mapper.row(*line, cells, out);
+    }
+}
+
+fn note_scales(mapping: &[ColumnMapping], out: &mut Ingested) {
+    for m in mapping {
+        if m.scale != 1.0 {
+            if let Some(target) = &m.target {
+                super::fields::note(
+                    out,
+                    format!(
+                        "column {:?} → {target}: values multiplied by {}",
+                        m.column, m.scale
+                    ),
+                );
+            }
+        }
+    }
+}
+
+fn push_mapping(mapping: Vec<ColumnMapping>, out: &mut Ingested) {
+    for m in mapping {
+        if !out.mapping.iter().any(|x| x.column == m.column) {
+            out.mapping.push(m);
         }
     }
 }
@@ -952,12 +1139,9 @@ fn table_with_mapping(
     out: &mut Ingested,
 ) {
     let mapping = merge_mapping(auto_mapping(t), user);
+    note_scales(&mapping, out);
     rows_to_records(t, &mapping, ctx, out);
-    for m in mapping {
-        if !out.mapping.iter().any(|x| x.column == m.column) {
-            out.mapping.push(m);
-        }
-    }
+    push_mapping(mapping, out);
 }
 
 /// Generic CSV, markdown and pandas text tables.
@@ -971,7 +1155,10 @@ pub(crate) fn read_table(
     let tables = match format {
         Format::MarkdownTable => markdown_tables(text),
         Format::PandasText => pandas_table(text).into_iter().collect(),
-        _ => vec![csv_table(source, text, &mut out.warnings)?],
+        _ => {
+            read_csv(source, text, mapping, out)?;
+            Vec::new()
+        }
     };
     for t in &tables {
         let ctx = RowsContext {
@@ -1030,7 +1217,7 @@ pub(crate) fn read_tgi(text: &str, out: &mut Ingested) {
         for (line, cells) in &t.rows {
             let place = format!("line {line}");
             if let Some(s) = cells.get(step_col).filter(|s| !s.is_empty()) {
-                step = s.clone();
+                step = s.to_string();
             }
             let Some(bs) = cells
                 .get(bs_col)
@@ -1092,6 +1279,9 @@ pub(crate) fn read_tgi(text: &str, out: &mut Ingested) {
                 } else {
                     to_ms_factor(unit).unwrap_or(1.0)
                 };
+                if scale != 1.0 {
+                    super::fields::note(out, format!("{step} latencies in {unit} converted to ms"));
+                }
                 r.set_metric(key, v * scale);
             }
         }

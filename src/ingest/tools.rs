@@ -30,6 +30,7 @@ pub(crate) fn read_vllm_latency(o: &Map<String, Value>, at: &str, out: &mut Inge
     };
     r.inferred
         .insert("engine".into(), "vLLM latency JSON layout".into());
+    super::fields::note(out, "latencies converted from s to ms (end-to-end latency)");
     let e2el = |s: Stat| MetricKey::Latency(LatencyMetric::E2el, s);
     for (k, v) in o {
         let here = place(at, k);
@@ -166,7 +167,21 @@ fn set_genai_stat(
 ) {
     match genai_target(metric) {
         GenaiTarget::Latency(f) => {
-            let scale = to_ms_factor(unit).unwrap_or(1.0);
+            let scale = match to_ms_factor(unit) {
+                Some(s) => s,
+                None => {
+                    if !unit.is_empty() {
+                        super::fields::note(
+                            out,
+                            format!("{metric}: unknown unit {unit:?}, read as ms"),
+                        );
+                    }
+                    1.0
+                }
+            };
+            if scale != 1.0 {
+                super::fields::note(out, format!("{metric}: converted from {unit} to ms"));
+            }
             match stat_name(stat) {
                 Some(s) => r.set_metric(MetricKey::Latency(f, s), value * scale),
                 None => r.set_metric(
@@ -332,6 +347,7 @@ fn split_csv_line(line: &str) -> Vec<String> {
 /// llmperf `*_summary.json`: flat, seconds.
 pub(crate) fn read_llmperf(o: &Map<String, Value>, at: &str, out: &mut Ingested) {
     let mut r = Record::default();
+    super::fields::note(out, "llmperf latencies (*_s) converted from s to ms");
     for (k, v) in o {
         let here = place(at, k);
         match k.as_str() {
@@ -454,6 +470,10 @@ fn distribution(
 
 /// guidellm `benchmarks.json`: one record per benchmark.
 pub(crate) fn read_guidellm(o: &Map<String, Value>, at: &str, out: &mut Ingested) {
+    super::fields::note(
+        out,
+        "inter_token_latency_ms read as TPOT (guidellm's ITL is vLLM's TPOT); request_latency converted from s to ms",
+    );
     let Some(benchmarks) = o.get("benchmarks").and_then(Value::as_array) else {
         return;
     };

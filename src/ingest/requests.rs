@@ -1,0 +1,280 @@
+//! Fast parsing of a run object's per-request arrays (`input_lens`, `output_lens`, `ttfts`,
+//! `itls`, `errors`; `generated_texts` skipped): straight into typed vectors while the
+//! document is parsed, instead of through `serde_json::Value` (a large, slow detour for
+//! millions of numbers). Everything else in the document is parsed as `Value` as usual.
+//!
+//! Lenient like the rest of ingest: numbers may be strings (`"inf"`, `"1,024"`) or null, and
+//! an array of an unexpected shape is dropped with a note rather than failing the document.
+
+use std::fmt;
+
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use crate::model::canonical::parse_number_text;
+
+/// The per-request arrays of one run object.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct RequestArrays {
+    pub input_lens: Option<Vec<Option<f64>>>,
+    pub output_lens: Option<Vec<Option<f64>>>,
+    pub ttfts: Option<Vec<Option<f64>>>,
+    pub itls: Option<Vec<Vec<f64>>>,
+    pub errors: Option<Vec<Option<String>>>,
+    /// Keys whose value was not an array of the expected shape.
+    pub malformed: Vec<String>,
+}
+
+impl RequestArrays {
+    pub fn is_empty(&self) -> bool {
+        self.input_lens.is_none()
+            && self.output_lens.is_none()
+            && self.ttfts.is_none()
+            && self.itls.is_none()
+            && self.errors.is_none()
+            && self.malformed.is_empty()
+    }
+}
+
+/// A parsed JSON document: the value, plus the per-request arrays lifted out of it when it is
+/// an object (their keys stay in the value, set to null, so classification still sees them).
+pub(crate) struct Doc {
+    pub value: Value,
+    pub arrays: Option<Box<RequestArrays>>,
+}
+
+/// A number, a string holding one, or null/anything else (`None`).
+struct OptF64(Option<f64>);
+
+impl<'de> Deserialize<'de> for OptF64 {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = OptF64;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a number")
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<OptF64, E> {
+                Ok(OptF64(Some(v)))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<OptF64, E> {
+                Ok(OptF64(Some(v as f64)))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<OptF64, E> {
+                Ok(OptF64(Some(v as f64)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<OptF64, E> {
+                Ok(OptF64(parse_number_text(v)))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<OptF64, E> {
+                Ok(OptF64(None))
+            }
+            fn visit_unit<E>(self) -> Result<OptF64, E> {
+                Ok(OptF64(None))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<OptF64, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(OptF64(None))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<OptF64, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(OptF64(None))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A list of `T`, or `None` when the value is not an array (consumed and dropped).
+struct Lenient<T>(Option<Vec<T>>);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Lenient<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
+            type Value = Lenient<T>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an array")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Lenient<T>, A::Error> {
+                let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1 << 20));
+                while let Some(x) = seq.next_element::<T>()? {
+                    out.push(x);
+                }
+                Ok(Lenient(Some(out)))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Lenient<T>, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(Lenient(None))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Lenient<T>, E> {
+                Ok(Lenient(None))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Lenient<T>, E> {
+                Ok(Lenient(None))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Lenient<T>, E> {
+                Ok(Lenient(None))
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Lenient<T>, E> {
+                Ok(Lenient(None))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Lenient<T>, E> {
+                Ok(Lenient(None))
+            }
+            fn visit_unit<E>(self) -> Result<Lenient<T>, E> {
+                Ok(Lenient(None))
+            }
+        }
+        d.deserialize_any(V(std::marker::PhantomData))
+    }
+}
+
+/// Inter-token gaps of one request: numbers only; anything else counts as no gaps.
+struct Gaps(Vec<f64>);
+
+impl<'de> Deserialize<'de> for Gaps {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let l = Lenient::<OptF64>::deserialize(d)?;
+        Ok(Gaps(
+            l.0.unwrap_or_default()
+                .into_iter()
+                .filter_map(|x| x.0)
+                .collect(),
+        ))
+    }
+}
+
+/// An error text, or `None` for null/empty/anything else.
+struct OptText(Option<String>);
+
+impl<'de> Deserialize<'de> for OptText {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = Value::deserialize(d)?;
+        Ok(OptText(match v {
+            Value::String(s) if !s.is_empty() => Some(s),
+            _ => None,
+        }))
+    }
+}
+
+fn numbers(l: Lenient<OptF64>) -> Option<Vec<Option<f64>>> {
+    l.0.map(|v| v.into_iter().map(|x| x.0).collect())
+}
+
+impl<'de> Deserialize<'de> for Doc {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Doc;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a JSON document")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Doc, A::Error> {
+                let mut obj = Map::new();
+                let mut arrays = RequestArrays::default();
+                while let Some(key) = map.next_key::<String>()? {
+                    let lifted = match key.as_str() {
+                        "input_lens" => {
+                            arrays.input_lens = numbers(map.next_value()?);
+                            arrays.input_lens.is_some()
+                        }
+                        "output_lens" => {
+                            arrays.output_lens = numbers(map.next_value()?);
+                            arrays.output_lens.is_some()
+                        }
+                        "ttfts" => {
+                            arrays.ttfts = numbers(map.next_value()?);
+                            arrays.ttfts.is_some()
+                        }
+                        "itls" => {
+                            let l: Lenient<Gaps> = map.next_value()?;
+                            arrays.itls = l.0.map(|v| v.into_iter().map(|g| g.0).collect());
+                            arrays.itls.is_some()
+                        }
+                        "errors" => {
+                            let l: Lenient<OptText> = map.next_value()?;
+                            arrays.errors = l.0.map(|v| v.into_iter().map(|e| e.0).collect());
+                            arrays.errors.is_some()
+                        }
+                        "generated_texts" => {
+                            map.next_value::<IgnoredAny>()?;
+                            true
+                        }
+                        _ => {
+                            let v: Value = map.next_value()?;
+                            obj.insert(key, v);
+                            continue;
+                        }
+                    };
+                    if !lifted {
+                        arrays.malformed.push(key.clone());
+                    }
+                    obj.insert(key, Value::Null);
+                }
+                let arrays = (!arrays.is_empty()).then(|| Box::new(arrays));
+                Ok(Doc {
+                    value: Value::Object(obj),
+                    arrays,
+                })
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Doc, A::Error> {
+                let mut items = Vec::new();
+                while let Some(v) = seq.next_element::<Value>()? {
+                    items.push(v);
+                }
+                Ok(Doc::plain(Value::Array(items)))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Doc, E> {
+                Ok(Doc::plain(
+                    serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number),
+                ))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<Doc, E> {
+                Ok(Doc::plain(Value::from(v)))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<Doc, E> {
+                Ok(Doc::plain(Value::from(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Doc, E> {
+                Ok(Doc::plain(Value::String(v.to_string())))
+            }
+            fn visit_bool<E>(self, v: bool) -> Result<Doc, E> {
+                Ok(Doc::plain(Value::Bool(v)))
+            }
+            fn visit_unit<E>(self) -> Result<Doc, E> {
+                Ok(Doc::plain(Value::Null))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl Doc {
+    fn plain(value: Value) -> Doc {
+        Doc {
+            value,
+            arrays: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arrays_are_lifted_and_keys_kept() {
+        let t = r#"{"a": 1, "ttfts": [0.1, "inf", null], "itls": [[0.01, 0.02], [], 5],
+                   "errors": ["", "boom"], "generated_texts": ["x"], "input_lens": 3}"#;
+        let d: Doc = serde_json::from_str(t).unwrap();
+        assert_eq!(d.value["a"], 1);
+        assert!(d.value.get("ttfts").is_some());
+        let a = d.arrays.unwrap();
+        assert_eq!(a.ttfts, Some(vec![Some(0.1), Some(f64::INFINITY), None]));
+        assert_eq!(a.itls, Some(vec![vec![0.01, 0.02], vec![], vec![]]));
+        assert_eq!(a.errors, Some(vec![None, Some("boom".into())]));
+        assert_eq!(a.malformed, vec!["input_lens".to_string()]);
+    }
+}
