@@ -19,7 +19,7 @@ mod store;
 pub use dim::{format_number, Dim, DimKey, DimKind, DimValue};
 pub use metric::{Direction, LatencyMetric, MetricKey, Percentile, Stat};
 pub use record::{Record, RequestDetail, SetDimError};
-pub use store::{Dataset, Facet, FacetValue, Filter};
+pub use store::{ColumnRef, Dataset, Facet, FacetValue, Filter};
 
 /// Version of the canonical JSON layout written by [`canonical::to_json`].
 pub const SCHEMA_VERSION: u32 = 1;

@@ -2,8 +2,6 @@
 //! (gloo-net) and the bundled samples. Each file is read and parsed on its own; a failure marks
 //! that file failed and leaves every other file loaded.
 
-use std::sync::Arc;
-
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
@@ -67,16 +65,16 @@ pub async fn parse_into(state: AppState, id: u32, name: &str, bytes: Vec<u8>) {
         FileStatus::Loading(format!("parsing {}", human_size(bytes.len() as u64))),
     );
     yield_to_browser().await;
-    let status = match ingest::read(name, &bytes) {
-        Ok(done) => FileStatus::Loaded {
-            format: done.format.label().to_string(),
-            records: Arc::new(done.records),
-            warnings: done.warnings.iter().map(ToString::to_string).collect(),
-            note: done.note,
-        },
-        Err(e) => FileStatus::Failed(e.to_string()),
-    };
-    state.set_status(id, status);
+    match ingest::read(name, &bytes) {
+        Ok(done) => state.finish(
+            id,
+            done.format.label().to_string(),
+            done.records,
+            done.warnings.iter().map(ToString::to_string).collect(),
+            done.note,
+        ),
+        Err(e) => state.set_status(id, FileStatus::Failed(e.to_string())),
+    }
 }
 
 /// Reads and parses files the user picked or dropped, one after the other.

@@ -1,7 +1,7 @@
 //! The explorer's reactive state: loaded files, the dataset built from them, the filter and the
 //! chart choices. Components receive [`AppState`] through context.
 
-use std::sync::Arc;
+use std::ops::Range;
 
 use leptos::prelude::*;
 
@@ -42,8 +42,8 @@ pub enum FileStatus {
     Loaded {
         /// Human name of the detected format.
         format: String,
-        /// Its records.
-        records: Arc<Vec<Record>>,
+        /// Where its records sit in the dataset.
+        rows: Range<usize>,
         /// Warnings from the reader.
         warnings: Vec<String>,
         /// A note such as "no records: this is a template".
@@ -201,8 +201,8 @@ impl ChartChoice {
 pub struct AppState {
     /// Loaded (and loading, and failed) files, in load order.
     pub files: RwSignal<Vec<LoadedFile>>,
-    /// The dataset of every loaded file's records.
-    pub dataset: Memo<Arc<DatasetHandle>>,
+    /// Every loaded file's records, owned here once (files hold their row ranges).
+    pub dataset: RwSignal<DatasetHandle>,
     /// The current filter.
     pub filter: RwSignal<Filter>,
     /// Chart choices.
@@ -213,46 +213,21 @@ pub struct AppState {
     next_id: StoredValue<u32>,
 }
 
-/// A dataset with a generation number, so memos compare cheaply.
+/// The dataset with a generation number, so derived state compares cheaply.
 #[derive(Debug, Default)]
 pub struct DatasetHandle {
-    /// Bumped whenever the file list changes.
+    /// Bumped whenever records are added, removed or changed.
     pub generation: u64,
     /// The records of every loaded file.
     pub dataset: Dataset,
 }
 
-impl PartialEq for DatasetHandle {
-    fn eq(&self, other: &Self) -> bool {
-        self.generation == other.generation
-    }
-}
-
 impl AppState {
     /// Fresh state with nothing loaded.
     pub fn new(dark: bool) -> AppState {
-        let files: RwSignal<Vec<LoadedFile>> = RwSignal::new(Vec::new());
-        let generation = StoredValue::new(0u64);
-        let dataset = Memo::new(move |_| {
-            let records: Vec<Record> = files.with(|files| {
-                files
-                    .iter()
-                    .filter_map(|f| match &f.status {
-                        FileStatus::Loaded { records, .. } => Some(records.iter().cloned()),
-                        _ => None,
-                    })
-                    .flatten()
-                    .collect()
-            });
-            generation.update_value(|g| *g += 1);
-            Arc::new(DatasetHandle {
-                generation: generation.get_value(),
-                dataset: Dataset::new(records),
-            })
-        });
         AppState {
-            files,
-            dataset,
+            files: RwSignal::new(Vec::new()),
+            dataset: RwSignal::new(DatasetHandle::default()),
             filter: RwSignal::new(Filter::default()),
             chart: RwSignal::new(ChartChoice::default()),
             dark: RwSignal::new(dark),
@@ -275,7 +250,7 @@ impl AppState {
         id
     }
 
-    /// Sets a file's status (no-op if it was removed meanwhile).
+    /// Sets a file's loading or failed status (no-op if it was removed meanwhile).
     pub fn set_status(&self, id: u32, status: FileStatus) {
         self.files.update(|files| {
             if let Some(f) = files.iter_mut().find(|f| f.id == id) {
@@ -284,34 +259,92 @@ impl AppState {
         });
     }
 
+    /// Moves a parsed file's records into the dataset and marks the file loaded.
+    pub fn finish(
+        &self,
+        id: u32,
+        format: String,
+        records: Vec<Record>,
+        warnings: Vec<String>,
+        note: Option<String>,
+    ) {
+        if !self.files.with_untracked(|f| f.iter().any(|f| f.id == id)) {
+            return;
+        }
+        let mut rows = 0..0;
+        self.dataset.update(|h| {
+            rows = h.dataset.extend(records);
+            h.generation += 1;
+        });
+        self.set_status(
+            id,
+            FileStatus::Loaded {
+                format,
+                rows,
+                warnings,
+                note,
+            },
+        );
+    }
+
     /// Removes a file and its records.
     pub fn remove(&self, id: u32) {
-        self.files.update(|files| files.retain(|f| f.id != id));
+        let mut removed = None;
+        self.files.update(|files| {
+            if let Some(pos) = files.iter().position(|f| f.id == id) {
+                if let FileStatus::Loaded { rows, .. } = &files[pos].status {
+                    removed = Some(rows.clone());
+                }
+                files.remove(pos);
+            }
+            // Later files' records move down by the removed count.
+            if let Some(gone) = &removed {
+                for f in files.iter_mut() {
+                    if let FileStatus::Loaded { rows, .. } = &mut f.status {
+                        if rows.start >= gone.end {
+                            *rows = rows.start - gone.len()..rows.end - gone.len();
+                        }
+                    }
+                }
+            }
+        });
+        if let Some(rows) = removed {
+            self.dataset.update(|h| {
+                h.dataset.remove_rows(rows);
+                h.generation += 1;
+            });
+        }
     }
 
     /// Sets a dimension on every record of one file (user annotation, marked inferred).
     pub fn annotate(&self, id: u32, key: &DimKey, value: &str) -> Result<(), String> {
+        let rows = self.files.with_untracked(|files| {
+            files
+                .iter()
+                .find(|f| f.id == id)
+                .and_then(|f| match &f.status {
+                    FileStatus::Loaded { rows, .. } => Some(rows.clone()),
+                    _ => None,
+                })
+        });
+        let Some(rows) = rows else {
+            return Err("the file is not loaded".into());
+        };
+        let value = value.trim().to_string();
         let mut result = Ok(());
-        self.files.update(|files| {
-            let Some(f) = files.iter_mut().find(|f| f.id == id) else {
-                return;
-            };
-            if let FileStatus::Loaded { records, .. } = &mut f.status {
-                let mut updated: Vec<Record> = records.as_ref().clone();
-                for r in &mut updated {
-                    let outcome = if value.trim().is_empty() {
+        self.dataset.update(|h| {
+            result = h
+                .dataset
+                .update_rows(rows, |r| {
+                    if value.is_empty() {
                         r.inferred.remove(&key.name());
                         r.set_dim(key, None)
                     } else {
-                        r.set_inferred(key, value.trim().to_string().into(), "user")
-                    };
-                    if let Err(e) = outcome {
-                        result = Err(e.to_string());
-                        return;
+                        r.set_inferred(key, value.clone().into(), "user")
                     }
-                }
-                *records = Arc::new(updated);
-            }
+                })
+                .map_err(|e| e.to_string());
+            h.generation += 1;
         });
         result
     }
@@ -337,42 +370,24 @@ pub const SERIES_CANDIDATES: [Dim; 6] = [
     Dim::Source,
 ];
 
-fn distinct_count(ds: &Dataset, key: &DimKey, indices: &[usize]) -> usize {
-    let mut seen = std::collections::BTreeSet::new();
-    for &i in indices {
-        if let Some(v) = ds.records()[i].dim(key) {
-            seen.insert(v);
-        }
-    }
-    seen.len()
-}
-
-/// The x dimension to use when the user has not chosen one: the first candidate that varies.
-pub fn default_x(ds: &Dataset, indices: &[usize]) -> DimKey {
+/// The x dimension to use when the user has not chosen one: the first candidate that varies
+/// over the whole dataset (so narrowing a filter never changes it).
+pub fn default_x(ds: &Dataset) -> DimKey {
     X_CANDIDATES
         .iter()
         .map(|d| DimKey::Known(*d))
-        .find(|k| distinct_count(ds, k, indices) > 1)
+        .find(|k| ds.distinct_len(k) > 1)
         .unwrap_or(DimKey::Known(Dim::RequestRate))
 }
 
 /// What splits series when the user has not chosen: the first candidate that varies.
-pub fn default_series(ds: &Dataset, indices: &[usize], x: &DimKey) -> Vec<DimKey> {
+pub fn default_series(ds: &Dataset, x: &DimKey) -> Vec<DimKey> {
     SERIES_CANDIDATES
         .iter()
         .map(|d| DimKey::Known(*d))
-        .find(|k| k != x && distinct_count(ds, k, indices) > 1)
+        .find(|k| k != x && ds.distinct_len(k) > 1)
         .map(|k| vec![k])
         .unwrap_or_default()
-}
-
-/// Metrics present in the records at `indices`, in canonical order.
-pub fn metrics_present(ds: &Dataset, indices: &[usize]) -> Vec<MetricKey> {
-    let mut set = std::collections::BTreeSet::new();
-    for &i in indices {
-        set.extend(ds.records()[i].metrics.keys().cloned());
-    }
-    set.into_iter().collect()
 }
 
 /// Whether a metric belongs in the latency view.

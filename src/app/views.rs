@@ -9,8 +9,8 @@ use leptos::task::spawn_local;
 use super::load::{self, SAMPLES};
 use super::plotly;
 use super::state::{
-    default_metric, default_series, default_x, is_latency, is_throughput, metrics_present,
-    AppState, ChartChoice, FileStatus, Origin, View,
+    default_metric, default_series, default_x, is_latency, is_throughput, AppState, ChartChoice,
+    FileStatus, Origin, View,
 };
 use crate::charts::{self, format_value, ChartSpec, Series, Theme};
 use crate::model::{Dim, DimKey, DimValue, Filter, MetricKey};
@@ -254,12 +254,12 @@ fn FileList() -> impl IntoView {
                                     <span class="status">{what.clone()} "…"</span>
                                 }.into_any())
                             }
-                            FileStatus::Loaded { format, records, warnings, note } => {
+                            FileStatus::Loaded { format, rows, warnings, note } => {
                                 let warnings = warnings.clone();
                                 let n_warn = warnings.len();
                                 ("loaded", view! {
                                     <span class="format">{format.clone()}</span>
-                                    <span class="count">{format!("{} records", records.len())}</span>
+                                    <span class="count">{format!("{} records", rows.len())}</span>
                                     {note.clone().map(|n| view! { <span class="note">{n}</span> })}
                                     {(n_warn > 0).then(|| view! {
                                         <details class="warnings">
@@ -350,9 +350,8 @@ const ALWAYS_FILTERED: [Dim; 5] = [
 fn Filters() -> impl IntoView {
     let state = expect_context::<AppState>();
     let facets = Memo::new(move |_| {
-        let handle = state.dataset.get();
         let filter = state.filter.get();
-        let mut facets = handle.dataset.facets(&filter);
+        let mut facets = state.dataset.with(|h| h.dataset.facets(&filter));
         for d in ALWAYS_FILTERED {
             if !facets.iter().any(|f| f.key == DimKey::Known(d)) {
                 facets.push(crate::model::Facet {
@@ -372,9 +371,11 @@ fn Filters() -> impl IntoView {
         facets
     });
     let matching = move || {
-        let handle = state.dataset.get();
-        let n = handle.dataset.matching(&state.filter.get()).len();
-        format!("{n} of {} records", handle.dataset.len())
+        let filter = state.filter.get();
+        state.dataset.with(|h| {
+            let n = h.dataset.matching(&filter).len();
+            format!("{n} of {} records", h.dataset.len())
+        })
     };
     view! {
         <aside class="filters" id="filters">
@@ -450,51 +451,49 @@ struct Resolved {
 }
 
 fn resolve(state: AppState) -> Option<Resolved> {
-    let handle = state.dataset.get();
-    let ds = &handle.dataset;
-    if ds.is_empty() {
-        return None;
-    }
     let filter = state.filter.get();
     let choice = state.chart.get();
-    let indices = ds.matching(&filter);
-    let metrics = metrics_present(ds, &indices);
-    // Defaults follow the whole dataset, so narrowing a filter never regroups the chart.
-    let everything: Vec<usize> = (0..ds.len()).collect();
-    let x = choice
-        .x
-        .clone()
-        .unwrap_or_else(|| default_x(ds, &everything));
-    let series_by = choice
-        .series_by
-        .clone()
-        .unwrap_or_else(|| default_series(ds, &everything, &x));
-    let metric = choice
-        .active_metric()
-        .cloned()
-        .filter(|m| metrics.contains(m))
-        .or_else(|| default_metric(choice.view, &metrics))?;
-    let spec = ChartSpec {
-        kind: choice.view.kind(),
-        x,
-        metric,
-        series_by,
-        log2_x: choice.log2_x,
-        log_y: choice.log_y,
-        theme: if state.dark.get() {
-            Theme::Dark
-        } else {
-            Theme::Light
-        },
-        title: None,
+    let theme = if state.dark.get() {
+        Theme::Dark
+    } else {
+        Theme::Light
     };
-    let series = Arc::new(charts::build_series(ds, &indices, &spec));
-    Some(Resolved {
-        spec,
-        series,
-        metrics,
-        dims: ds.dim_keys().cloned().collect(),
-        generation: handle.generation,
+    state.dataset.with(|handle| {
+        let ds = &handle.dataset;
+        if ds.is_empty() {
+            return None;
+        }
+        let indices = ds.matching(&filter);
+        let metrics = ds.metrics_present(&indices);
+        // Defaults follow the whole dataset, so narrowing a filter never regroups the chart.
+        let x = choice.x.clone().unwrap_or_else(|| default_x(ds));
+        let series_by = choice
+            .series_by
+            .clone()
+            .unwrap_or_else(|| default_series(ds, &x));
+        let metric = choice
+            .active_metric()
+            .cloned()
+            .filter(|m| metrics.contains(m))
+            .or_else(|| default_metric(choice.view, &metrics))?;
+        let spec = ChartSpec {
+            kind: choice.view.kind(),
+            x,
+            metric,
+            series_by,
+            log2_x: choice.log2_x,
+            log_y: choice.log_y,
+            theme,
+            title: None,
+        };
+        let series = Arc::new(charts::build_series(ds, &indices, &spec));
+        Some(Resolved {
+            spec,
+            series,
+            metrics,
+            dims: ds.dim_keys().cloned().collect(),
+            generation: handle.generation,
+        })
     })
 }
 
@@ -510,8 +509,9 @@ fn ChartPanel() -> impl IntoView {
         let Some(div) = chart_ref.get() else { return };
         match resolved.get() {
             Some(r) => {
-                let handle = state.dataset.get_untracked();
-                let figure = charts::plot(&handle.dataset, &r.series, &r.spec).to_json();
+                let figure = state
+                    .dataset
+                    .with_untracked(|h| charts::plot(&h.dataset, &r.series, &r.spec).to_json());
                 chart_error.set(plotly::react(&div, &figure).err());
             }
             None => plotly::purge(&div),
@@ -706,24 +706,26 @@ fn TableView() -> impl IntoView {
     let chosen = RwSignal::new(None::<Vec<Column>>);
     let sort = RwSignal::new(None::<(Column, bool)>);
     let data = Memo::new(move |_| {
-        let handle = state.dataset.get();
-        let ds = &handle.dataset;
-        let mut indices = ds.matching(&state.filter.get());
-        let available = table::available_columns(ds, &indices);
-        let columns: Vec<Column> = chosen
-            .get()
-            .map(|c| c.into_iter().filter(|c| available.contains(c)).collect())
-            .unwrap_or_else(|| table::default_columns(&available));
-        if let Some((col, desc)) = sort.get() {
-            table::sort_indices(ds, &mut indices, &col, desc);
-        }
-        let total = indices.len();
-        let rows: Vec<Vec<String>> = indices
-            .iter()
-            .take(TABLE_ROWS)
-            .map(|&i| columns.iter().map(|c| c.cell(&ds.records()[i])).collect())
-            .collect();
-        (available, columns, rows, total)
+        let filter = state.filter.get();
+        let (chosen, sort) = (chosen.get(), sort.get());
+        state.dataset.with(|handle| {
+            let ds = &handle.dataset;
+            let mut indices = ds.matching(&filter);
+            let available = table::available_columns(ds, &indices);
+            let columns: Vec<Column> = chosen
+                .map(|c| c.into_iter().filter(|c| available.contains(c)).collect())
+                .unwrap_or_else(|| table::default_columns(&available));
+            if let Some((col, desc)) = sort {
+                table::sort_indices(ds, &mut indices, &col, desc);
+            }
+            let total = indices.len();
+            let rows: Vec<Vec<String>> = indices
+                .iter()
+                .take(TABLE_ROWS)
+                .map(|&i| columns.iter().map(|c| c.cell(&ds.records()[i])).collect())
+                .collect();
+            (available, columns, rows, total)
+        })
     });
     let toggle_column = move |col: Column| {
         let current = data.with_untracked(|d| d.1.clone());

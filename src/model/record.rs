@@ -162,6 +162,41 @@ impl Record {
         }
     }
 
+    /// The text of a text-valued well-known dimension, borrowed (`None` for numeric ones).
+    pub fn known_text(&self, d: Dim) -> Option<&str> {
+        let slot = match d {
+            Dim::Source => &self.source,
+            Dim::Format => &self.format,
+            Dim::Model => &self.model,
+            Dim::Engine => &self.engine,
+            Dim::EngineVersion => &self.engine_version,
+            Dim::Gpu => &self.gpu,
+            Dim::Precision => &self.precision,
+            Dim::Dataset => &self.dataset,
+            Dim::Date => &self.date,
+            Dim::Label => &self.label,
+            _ => return None,
+        };
+        slot.as_deref()
+    }
+
+    /// Whether a well-known dimension has a value (without building it).
+    pub fn has_known(&self, d: Dim) -> bool {
+        match d {
+            Dim::GpuCount => self.gpu_count.is_some(),
+            Dim::Tp => self.tp.is_some(),
+            Dim::Pp => self.pp.is_some(),
+            Dim::BatchSize => self.batch_size.is_some(),
+            Dim::MaxConcurrency => self.max_concurrency.is_some(),
+            Dim::NumPrompts => self.num_prompts.is_some(),
+            Dim::InputLen => self.input_len.is_some(),
+            Dim::OutputLen => self.output_len.is_some(),
+            Dim::RequestRate => self.request_rate.is_some(),
+            Dim::Burstiness => self.burstiness.is_some(),
+            _ => self.known_text(d).is_some(),
+        }
+    }
+
     /// Sets (or with `None` clears) a dimension. Text is parsed for numeric dimensions
     /// (`"1,024"`, `"inf"`); numbers are written out for text dimensions.
     pub fn set_dim(&mut self, key: &DimKey, value: Option<DimValue>) -> Result<(), SetDimError> {

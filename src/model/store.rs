@@ -4,7 +4,8 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use super::dim::{DimKey, DimValue};
+use super::dim::{Dim, DimKey, DimValue};
+use super::metric::MetricKey;
 use super::record::Record;
 
 /// A selection per dimension. A dimension absent from the map, or mapped to an empty set, is
@@ -54,6 +55,7 @@ pub struct Facet {
 }
 
 /// One dictionary-encoded dimension: code 0 means "no value", code `i + 1` means `dict[i]`.
+/// The dictionary is sorted, so code order is value order.
 #[derive(Clone, Debug)]
 struct Column {
     key: DimKey,
@@ -61,43 +63,251 @@ struct Column {
     codes: Vec<u32>,
 }
 
-/// Records with an index over every dimension they use.
+/// Read access to one indexed dimension.
+#[derive(Clone, Copy, Debug)]
+pub struct ColumnRef<'a> {
+    /// Distinct values, sorted.
+    pub dict: &'a [DimValue],
+    /// Per record: 0 for no value, else 1 + index into `dict`.
+    pub codes: &'a [u32],
+}
+
+impl<'a> ColumnRef<'a> {
+    /// The value of a record, if it has one.
+    pub fn value(&self, row: usize) -> Option<&'a DimValue> {
+        match self.codes.get(row).copied().unwrap_or(0) {
+            0 => None,
+            c => self.dict.get(c as usize - 1),
+        }
+    }
+}
+
+/// Records with an index over every dimension they use and the metrics they carry.
 #[derive(Clone, Debug, Default)]
 pub struct Dataset {
     records: Vec<Record>,
     columns: Vec<Column>,
+    /// Every metric some record has, sorted.
+    metric_keys: Vec<MetricKey>,
+    /// Distinct sets of metrics (indices into `metric_keys`); most records share a few.
+    metric_sets: Vec<Vec<u32>>,
+    /// Per record: index into `metric_sets`.
+    row_metric_set: Vec<u32>,
+}
+
+/// A dimension value borrowed from a record, for indexing without copies.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Borrowed<'a> {
+    Num(u64),
+    Text(&'a str),
+}
+
+fn borrowed<'a>(r: &'a Record, key: &DimKey) -> Option<Borrowed<'a>> {
+    match key {
+        DimKey::Tag(k) => r.tags.get(k).map(|v| Borrowed::Text(v)),
+        DimKey::Known(d) => match r.known_text(*d) {
+            Some(t) => Some(Borrowed::Text(t)),
+            None => r
+                .known(*d)
+                .and_then(|v| v.as_f64())
+                .map(|v| Borrowed::Num(v.to_bits())),
+        },
+    }
+}
+
+fn build_column(records: &[Record], key: DimKey) -> Column {
+    let mut ids: HashMap<Borrowed<'_>, u32> = HashMap::new();
+    let mut firsts: Vec<usize> = Vec::new();
+    let raw: Vec<u32> = records
+        .iter()
+        .enumerate()
+        .map(|(row, r)| match borrowed(r, &key) {
+            None => u32::MAX,
+            Some(b) => *ids.entry(b).or_insert_with(|| {
+                firsts.push(row);
+                firsts.len() as u32 - 1
+            }),
+        })
+        .collect();
+    // Sort the distinct values once, then renumber.
+    let mut order: Vec<(DimValue, u32)> = firsts
+        .iter()
+        .enumerate()
+        .filter_map(|(id, &row)| records[row].dim(&key).map(|v| (v, id as u32)))
+        .collect();
+    order.sort();
+    let mut renumber = vec![0u32; order.len()];
+    for (pos, (_, id)) in order.iter().enumerate() {
+        renumber[*id as usize] = pos as u32 + 1;
+    }
+    let codes = raw
+        .into_iter()
+        .map(|id| {
+            if id == u32::MAX {
+                0
+            } else {
+                renumber[id as usize]
+            }
+        })
+        .collect();
+    Column {
+        key,
+        dict: order.into_iter().map(|(v, _)| v).collect(),
+        codes,
+    }
 }
 
 impl Dataset {
-    /// Indexes `records`. Cost is linear in records × dimensions.
+    /// Indexes `records`. Cost is linear in records × dimensions, with one allocation per
+    /// distinct value rather than per cell.
     pub fn new(records: Vec<Record>) -> Dataset {
-        let mut keys: BTreeSet<DimKey> = BTreeSet::new();
-        for r in &records {
-            for (k, _) in r.dims() {
-                if !keys.contains(&k) {
-                    keys.insert(k);
+        let mut ds = Dataset {
+            records,
+            ..Dataset::default()
+        };
+        ds.reindex();
+        ds
+    }
+
+    fn reindex(&mut self) {
+        let records = &self.records;
+        let mut keys: Vec<DimKey> = Dim::ALL
+            .iter()
+            .filter(|d| records.iter().any(|r| r.has_known(**d)))
+            .map(|d| DimKey::Known(*d))
+            .collect();
+        let mut tags: BTreeSet<&str> = BTreeSet::new();
+        for r in records {
+            for k in r.tags.keys() {
+                if !tags.contains(k.as_str()) {
+                    tags.insert(k);
                 }
             }
         }
-        let columns = keys
+        keys.extend(tags.into_iter().map(|t| DimKey::Tag(t.to_string())));
+        self.columns = keys
             .into_iter()
-            .map(|key| {
-                let values: Vec<Option<DimValue>> = records.iter().map(|r| r.dim(&key)).collect();
-                let distinct: BTreeSet<&DimValue> = values.iter().flatten().collect();
-                let dict: Vec<DimValue> = distinct.into_iter().cloned().collect();
-                let index: HashMap<&DimValue, u32> = dict
-                    .iter()
-                    .enumerate()
-                    .map(|(i, v)| (v, i as u32 + 1))
-                    .collect();
-                let codes = values
-                    .iter()
-                    .map(|v| v.as_ref().map_or(0, |v| index[v]))
-                    .collect();
-                Column { key, dict, codes }
-            })
+            .map(|key| build_column(records, key))
             .collect();
-        Dataset { records, columns }
+
+        let mut all: BTreeSet<&MetricKey> = BTreeSet::new();
+        let mut last: Option<&Record> = None;
+        for r in records {
+            // Neighbouring records usually carry the same metrics.
+            if last.is_some_and(|l| {
+                l.metrics.len() == r.metrics.len() && l.metrics.keys().eq(r.metrics.keys())
+            }) {
+                continue;
+            }
+            all.extend(r.metrics.keys());
+            last = Some(r);
+        }
+        let metric_keys: Vec<MetricKey> = all.into_iter().cloned().collect();
+        let position: HashMap<&MetricKey, u32> = metric_keys
+            .iter()
+            .enumerate()
+            .map(|(i, k)| (k, i as u32))
+            .collect();
+        let mut set_ids: HashMap<Vec<u32>, u32> = HashMap::new();
+        let mut metric_sets: Vec<Vec<u32>> = Vec::new();
+        let mut row_metric_set = Vec::with_capacity(records.len());
+        let mut last: Option<(&Record, u32)> = None;
+        for r in records {
+            if let Some((l, id)) = last {
+                if l.metrics.len() == r.metrics.len() && l.metrics.keys().eq(r.metrics.keys()) {
+                    row_metric_set.push(id);
+                    continue;
+                }
+            }
+            let set: Vec<u32> = r.metrics.keys().map(|k| position[k]).collect();
+            let id = *set_ids.entry(set.clone()).or_insert_with(|| {
+                metric_sets.push(set);
+                metric_sets.len() as u32 - 1
+            });
+            row_metric_set.push(id);
+            last = Some((r, id));
+        }
+        self.metric_keys = metric_keys;
+        self.metric_sets = metric_sets;
+        self.row_metric_set = row_metric_set;
+    }
+
+    /// Appends records and re-indexes; returns the range of row indices they occupy.
+    pub fn extend(&mut self, records: Vec<Record>) -> std::ops::Range<usize> {
+        let start = self.records.len();
+        self.records.extend(records);
+        self.reindex();
+        start..self.records.len()
+    }
+
+    /// Removes the records in `rows` (later rows move down) and re-indexes.
+    pub fn remove_rows(&mut self, rows: std::ops::Range<usize>) {
+        let end = rows.end.min(self.records.len());
+        let start = rows.start.min(end);
+        self.records.drain(start..end);
+        self.reindex();
+    }
+
+    /// Changes the records in `rows` in place, then re-indexes.
+    pub fn update_rows<E>(
+        &mut self,
+        rows: std::ops::Range<usize>,
+        mut f: impl FnMut(&mut Record) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let end = rows.end.min(self.records.len());
+        let start = rows.start.min(end);
+        let mut outcome = Ok(());
+        for r in &mut self.records[start..end] {
+            if let Err(e) = f(r) {
+                outcome = Err(e);
+                break;
+            }
+        }
+        self.reindex();
+        outcome
+    }
+
+    /// Read access to an indexed dimension.
+    pub fn column(&self, key: &DimKey) -> Option<ColumnRef<'_>> {
+        self.columns
+            .iter()
+            .find(|c| &c.key == key)
+            .map(|c| ColumnRef {
+                dict: &c.dict,
+                codes: &c.codes,
+            })
+    }
+
+    /// How many distinct values a dimension takes over all records.
+    pub fn distinct_len(&self, key: &DimKey) -> usize {
+        self.column(key).map_or(0, |c| c.dict.len())
+    }
+
+    /// Every metric some record has, sorted.
+    pub fn metric_keys(&self) -> &[MetricKey] {
+        &self.metric_keys
+    }
+
+    /// The metrics present in the records at `rows`, sorted.
+    pub fn metrics_present(&self, rows: &[usize]) -> Vec<MetricKey> {
+        let mut seen_sets = vec![false; self.metric_sets.len()];
+        let mut present = vec![false; self.metric_keys.len()];
+        for &row in rows {
+            let Some(&set) = self.row_metric_set.get(row) else {
+                continue;
+            };
+            if !std::mem::replace(&mut seen_sets[set as usize], true) {
+                for &k in &self.metric_sets[set as usize] {
+                    present[k as usize] = true;
+                }
+            }
+        }
+        self.metric_keys
+            .iter()
+            .zip(present)
+            .filter(|(_, p)| *p)
+            .map(|(k, _)| k.clone())
+            .collect()
     }
 
     /// All records, in load order.
@@ -339,6 +549,31 @@ mod tests {
         assert!(ds.matching(&f).is_empty());
         let f = Filter::all().select(Dim::Model, None);
         assert_eq!(ds.matching(&f).len(), 4);
+    }
+
+    #[test]
+    fn columns_metrics_and_in_place_changes() {
+        let mut ds = sample();
+        let gpu = ds.column(&Dim::Gpu.into()).unwrap();
+        assert_eq!(gpu.dict, [DimValue::from("A100"), DimValue::from("H100")]);
+        assert_eq!(gpu.codes, [1, 2, 1, 0]);
+        assert_eq!(gpu.value(1), Some(&DimValue::from("H100")));
+        assert_eq!(ds.distinct_len(&Dim::BatchSize.into()), 2);
+        assert!(ds.metrics_present(&[0, 1]).is_empty());
+
+        let mut r = rec("trtllm", Some("B200"), 64);
+        r.set_metric(MetricKey::OutputThroughput, 1.0);
+        let rows = ds.extend(vec![r]);
+        assert_eq!(rows, 4..5);
+        assert_eq!(ds.metrics_present(&[0, 4]), [MetricKey::OutputThroughput]);
+        assert_eq!(ds.metrics_present(&[0, 1]), []);
+        ds.update_rows(0..2, |r| r.set_known(Dim::Model, Some("m".into())))
+            .unwrap();
+        assert_eq!(ds.distinct_len(&Dim::Model.into()), 1);
+        ds.remove_rows(0..2);
+        assert_eq!(ds.len(), 3);
+        assert_eq!(ds.distinct_len(&Dim::Model.into()), 0);
+        assert_eq!(ds.metric_keys(), [MetricKey::OutputThroughput]);
     }
 
     #[test]

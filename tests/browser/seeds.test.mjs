@@ -27,7 +27,7 @@ after(async () => {
 });
 
 async function fileRows(page) {
-  return page.$$eval('#file-list li', (items) =>
+  return page.$$eval('#file-list > li', (items) =>
     items.map((li) => ({
       name: li.querySelector('.name')?.textContent,
       cls: li.className,
@@ -41,7 +41,7 @@ async function fileRows(page) {
 
 async function waitLoaded(page, n) {
   await page.waitForFunction(
-    (n) => document.querySelectorAll('#file-list li.loaded, #file-list li.failed').length >= n,
+    (n) => document.querySelectorAll('#file-list > li.loaded, #file-list > li.failed').length >= n,
     n,
     { timeout: 20000 },
   );
@@ -224,8 +224,8 @@ test('a broken file shows its error and leaves the others loaded', async (t) => 
   await waitLoaded(page, 4);
   const last = (await fileRows(page)).at(-1);
   assert.match(last.error, /before any answer|CORS/);
-  await page.click('#file-list li.failed >> nth=0 >> button.remove');
-  await page.waitForFunction(() => document.querySelectorAll('#file-list li').length === 3);
+  await page.click('#file-list > li.failed >> nth=0 >> button.remove');
+  await page.waitForFunction(() => document.querySelectorAll('#file-list > li').length === 3);
   await screenshot(page, 'errors');
   const unexpected = page.errors.filter((e) => !e.includes('Failed to load resource') && !e.includes('ERR_CONNECTION_REFUSED'));
   assert.deepEqual(unexpected, []);

@@ -1,0 +1,126 @@
+// Browser-side speed of the explorer, printed as numbers (no verdicts): drop to first chart for a
+// 100k-row tidy CSV and a ~10 MB vLLM serving JSON with per-request arrays, filter change to
+// redrawn chart, and the wasm size. Run by `make bench` after `make build`.
+import { readdir, stat } from 'node:fs/promises';
+import { gzipSync } from 'node:zlib';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ROOT, serveDist, launch } from './harness.mjs';
+
+function tidyCsv(rows) {
+  const engines = ['vllm', 'sglang', 'tgi', 'trtllm'];
+  const gpus = ['A100', 'H100', 'L40S', 'MI300X'];
+  const models = Array.from({ length: 12 }, (_, i) => `model-${i}`);
+  const lines = ['model,engine,gpu,batch,concurrency,TTFT (ms),TPOT (ms),Throughput (tok/s)'];
+  for (let i = 0; i < rows; i++) {
+    const batch = 2 ** (i % 10);
+    lines.push(
+      [models[i % 12], engines[(i >> 2) % 4], gpus[(i >> 4) % 4], batch, 2 ** ((i >> 6) % 9),
+        (20 + (i % 997) * 0.37).toFixed(3), (5 + (i % 89) * 0.11).toFixed(3), (500 + (i % 4999) * 1.7).toFixed(2)].join(','),
+    );
+  }
+  return lines.join('\n') + '\n';
+}
+
+function vllmServingJson(targetBytes) {
+  // One run with per-request arrays, as `vllm bench serve --save-result --save-detailed` writes.
+  const n = Math.round(targetBytes / 5500);
+  const ttfts = [], itls = [], inputLens = [], outputLens = [], texts = [], errors = [];
+  for (let i = 0; i < n; i++) {
+    ttfts.push(0.05 + (i % 100) / 1000);
+    itls.push(Array.from({ length: 128 }, (_, j) => 0.007 + ((i + j) % 13) / 10000));
+    inputLens.push(1000);
+    outputLens.push(128);
+    texts.push('lorem ipsum '.repeat(10));
+    errors.push('');
+  }
+  return JSON.stringify({
+    date: '20250414-170715', backend: 'vllm', model_id: 'meta-llama/Llama-3.1-8B-Instruct',
+    tokenizer_id: 'meta-llama/Llama-3.1-8B-Instruct', num_prompts: n, request_rate: 'inf',
+    burstiness: 1.0, max_concurrency: 256, duration: 30.5, completed: n, total_input_tokens: n * 1000,
+    total_output_tokens: n * 128, request_throughput: n / 30.5, output_throughput: (n * 128) / 30.5,
+    total_token_throughput: (n * 1128) / 30.5, mean_ttft_ms: 99.5, median_ttft_ms: 99.0,
+    std_ttft_ms: 28.8, p99_ttft_ms: 149.0, mean_tpot_ms: 7.6, median_tpot_ms: 7.6, std_tpot_ms: 0.3,
+    p99_tpot_ms: 8.2, mean_itl_ms: 7.6, median_itl_ms: 7.6, std_itl_ms: 0.4, p99_itl_ms: 8.2,
+    input_lens: inputLens, output_lens: outputLens, ttfts, itls, generated_texts: texts, errors,
+  });
+}
+
+async function dropAndTime(page, name, text) {
+  return page.evaluate(
+    async ({ name, text }) => {
+      const chart = () => document.getElementById('chart');
+      const before = chart()?.data?.length ? chart().data : null;
+      const dt = new DataTransfer();
+      dt.items.add(new File([text], name));
+      const t0 = performance.now();
+      document.querySelector('main').dispatchEvent(new DragEvent('drop', { bubbles: true, cancelable: true, dataTransfer: dt }));
+      for (;;) {
+        await new Promise((r) => requestAnimationFrame(r));
+        const d = chart()?.data;
+        if (d && d.length && d !== before && d.some((t) => t.x.length)) break;
+        const failed = document.querySelector('#file-list li.failed .error');
+        if (failed) throw new Error(failed.textContent);
+        if (performance.now() - t0 > 60000) throw new Error('no chart after 60 s');
+      }
+      return performance.now() - t0;
+    },
+    { name, text },
+  );
+}
+
+async function filterRedrawMs(page, dim) {
+  return page.evaluate(async (dim) => {
+    // Facet checkboxes are re-rendered on every change: look each one up again by value.
+    const box = (value) => document.querySelector(`fieldset[data-dim="${dim}"] input[data-value="${value}"]`);
+    const values = [...document.querySelectorAll(`fieldset[data-dim="${dim}"] input`)].map((b) => b.dataset.value);
+    const times = [];
+    for (const value of values.slice(0, 4)) {
+      for (let k = 0; k < 2; k++) {
+        const drawn = new Promise((r) => document.getElementById('chart').once('plotly_afterplot', r));
+        const t0 = performance.now();
+        box(value).click();
+        await Promise.race([drawn, new Promise((_, fail) => setTimeout(() => fail(new Error('no redraw in 10 s')), 10000))]);
+        times.push(performance.now() - t0);
+      }
+    }
+    times.sort((a, b) => a - b);
+    return { median: times[Math.floor(times.length / 2)], max: times.at(-1), n: times.length };
+  }, dim);
+}
+
+const server = await serveDist('dist');
+const browser = await launch();
+try {
+  const csv = tidyCsv(100_000);
+  const json = vllmServingJson(10_000_000);
+  const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+  page.on('crash', () => console.error('the page crashed'));
+  page.on('pageerror', (e) => console.error('page error:', String(e).slice(0, 300)));
+  await page.goto(server.url);
+  await page.waitForSelector('#empty-state');
+  const csvMs = await dropAndTime(page, 'tidy-100k.csv', csv);
+  const records = await page.textContent('#match-count');
+  const filter = await filterRedrawMs(page, 'engine');
+  const page2 = await browser.newPage();
+  await page2.goto(server.url);
+  await page2.waitForSelector('#empty-state');
+  const jsonMs = await dropAndTime(page2, 'vllm-serving-10mb.json', json);
+
+  const dist = join(ROOT, 'dist');
+  const wasm = (await readdir(dist)).find((f) => f.endsWith('.wasm'));
+  const wasmBytes = (await stat(join(dist, wasm))).size;
+  const wasmGz = gzipSync(readFileSync(join(dist, wasm)), { level: 9 }).length;
+  const plotly = (await readdir(dist)).find((f) => f.startsWith('plotly'));
+  const plotlyGz = gzipSync(readFileSync(join(dist, plotly)), { level: 9 }).length;
+
+  const mb = (s) => (s.length / 1e6).toFixed(1);
+  console.log('explorer in headless Chromium:');
+  console.log(`  drop -> first chart, 100k-row tidy CSV (${mb(csv)} MB, ${records}):  ${csvMs.toFixed(0)} ms  (${(csv.length / 1e6 / (csvMs / 1000)).toFixed(1)} MB/s end to end)`);
+  console.log(`  drop -> first chart, vLLM serving JSON with per-request arrays (${mb(json)} MB):  ${jsonMs.toFixed(0)} ms  (${(json.length / 1e6 / (jsonMs / 1000)).toFixed(1)} MB/s end to end)`);
+  console.log(`  filter change -> redrawn chart on 100k records: median ${filter.median.toFixed(1)} ms, max ${filter.max.toFixed(1)} ms over ${filter.n} changes`);
+  console.log(`  wasm: ${(wasmBytes / 1e6).toFixed(2)} MB, ${(wasmGz / 1e6).toFixed(3)} MB gzip (plotly.js not included: ${(plotlyGz / 1e6).toFixed(3)} MB gzip)`);
+} finally {
+  await browser.close();
+  server.close();
+}
