@@ -21,6 +21,7 @@
 //! Shared modules never import tokio, leptos, web-sys or an HTTP client and never read the clock
 //! (`Instant::now()` panics on wasm32). `app` and the native modules never import each other.
 
+pub mod analysis;
 pub mod charts;
 pub mod ingest;
 pub mod model;

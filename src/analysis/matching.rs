@@ -1,0 +1,191 @@
+//! Matching records of two sides (baseline/candidate, old/new) on the values of every other
+//! dimension: which dimensions form the match key, which pairs match, what is left over.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::model::{Dim, DimKey, DimValue, Record};
+
+/// The dimensions left out of every match key unless the caller says otherwise: `source`,
+/// `format`, `date` and `label` describe where and when a result was written, not the
+/// configuration that was measured.
+pub fn default_ignored() -> BTreeSet<DimKey> {
+    [Dim::Source, Dim::Format, Dim::Date, Dim::Label]
+        .into_iter()
+        .map(DimKey::Known)
+        .collect()
+}
+
+/// The values of the match-key dimensions of one record, aligned with the key's dimensions
+/// (`None`: the record has no value; it only matches records that have none either).
+pub type MatchKey = Vec<Option<DimValue>>;
+
+/// Which side of a comparison a record is on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Side {
+    /// The baseline (or the old run in a regression check).
+    Baseline,
+    /// The candidate (or the new run in a regression check).
+    Candidate,
+}
+
+/// Several records on one side share a match key, so no pair is formed for that key (picking
+/// one silently would hide a problem).
+#[derive(Clone, Debug, PartialEq)]
+pub struct DuplicateKey {
+    /// The side with more than one record for the key.
+    pub side: Side,
+    /// The shared key values, aligned with the key's dimensions.
+    pub key: MatchKey,
+    /// The records sharing it (caller's indices).
+    pub records: Vec<usize>,
+}
+
+/// The outcome of matching two sides.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Matching {
+    /// Dimensions forming the key, canonical order.
+    pub key_dims: Vec<DimKey>,
+    /// Dimensions left out because they are constant on each side and differ across sides.
+    pub tied_dims: Vec<DimKey>,
+    /// (key, baseline index, candidate index), sorted by key.
+    pub pairs: Vec<(MatchKey, usize, usize)>,
+    /// Baseline records with no candidate for their key.
+    pub unmatched_baseline: Vec<usize>,
+    /// Candidate records with no baseline for their key.
+    pub unmatched_candidate: Vec<usize>,
+    /// Keys with several records on one side; their records are in no other list.
+    pub duplicates: Vec<DuplicateKey>,
+}
+
+/// The single value a dimension takes on every record of a side, or `None` when it varies.
+/// The inner `Option` is "no value", which counts as a value here.
+fn constant_value(records: &[(usize, &Record)], key: &DimKey) -> Option<Option<DimValue>> {
+    let mut iter = records.iter().map(|(_, r)| r.dim(key));
+    let first = iter.next()?;
+    iter.all(|v| v == first).then_some(first)
+}
+
+/// Matches `baseline` against `candidate` on every dimension either side has, except those in
+/// `exclude` and those *tied to the sides*: a dimension that is constant on each side but takes
+/// a different value on each (e.g. `engine_version` when comparing engines) could never match,
+/// so it is left out of the key and reported in `tied_dims`.
+pub(crate) fn match_sides(
+    baseline: &[(usize, &Record)],
+    candidate: &[(usize, &Record)],
+    exclude: &BTreeSet<DimKey>,
+) -> Matching {
+    let mut dims: BTreeSet<DimKey> = BTreeSet::new();
+    for (_, r) in baseline.iter().chain(candidate) {
+        dims.extend(r.dims().map(|(k, _)| k));
+    }
+    let mut key_dims = Vec::new();
+    let mut tied_dims = Vec::new();
+    for d in dims.into_iter().filter(|d| !exclude.contains(d)) {
+        match (constant_value(baseline, &d), constant_value(candidate, &d)) {
+            (Some(b), Some(c)) if b != c => tied_dims.push(d),
+            _ => key_dims.push(d),
+        }
+    }
+    let key_of = |r: &Record| -> MatchKey { key_dims.iter().map(|d| r.dim(d)).collect() };
+    let group = |side: &[(usize, &Record)]| {
+        let mut m: BTreeMap<MatchKey, Vec<usize>> = BTreeMap::new();
+        for (i, r) in side {
+            m.entry(key_of(r)).or_default().push(*i);
+        }
+        m
+    };
+    let base = group(baseline);
+    let mut cand = group(candidate);
+    let mut pairs = Vec::new();
+    let mut unmatched_baseline = Vec::new();
+    let mut duplicates = Vec::new();
+    for (key, b) in base {
+        let c = cand.remove(&key);
+        let b_dup = b.len() > 1;
+        let c_dup = c.as_ref().is_some_and(|c| c.len() > 1);
+        if b_dup {
+            duplicates.push(DuplicateKey {
+                side: Side::Baseline,
+                key: key.clone(),
+                records: b.clone(),
+            });
+        }
+        if c_dup {
+            if let Some(c) = &c {
+                duplicates.push(DuplicateKey {
+                    side: Side::Candidate,
+                    key: key.clone(),
+                    records: c.clone(),
+                });
+            }
+        }
+        match c {
+            Some(c) if !b_dup && !c_dup => pairs.push((key, b[0], c[0])),
+            Some(_) => {}
+            None if !b_dup => unmatched_baseline.extend(b),
+            None => {}
+        }
+    }
+    let mut unmatched_candidate = Vec::new();
+    for (key, c) in cand {
+        if c.len() > 1 {
+            duplicates.push(DuplicateKey {
+                side: Side::Candidate,
+                key,
+                records: c,
+            });
+        } else {
+            unmatched_candidate.extend(c);
+        }
+    }
+    unmatched_baseline.sort_unstable();
+    unmatched_candidate.sort_unstable();
+    Matching {
+        key_dims,
+        tied_dims,
+        pairs,
+        unmatched_baseline,
+        unmatched_candidate,
+        duplicates,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(engine: &str, version: &str, input: f64) -> Record {
+        Record {
+            engine: Some(engine.into()),
+            engine_version: Some(version.into()),
+            input_len: Some(input),
+            source: Some(format!("{engine}.json")),
+            ..Record::default()
+        }
+    }
+
+    #[test]
+    fn tied_dimensions_leave_the_key_and_duplicates_are_reported() {
+        let recs = [
+            rec("vllm", "0.2", 128.0),
+            rec("vllm", "0.2", 512.0),
+            rec("tgi", "1.3", 128.0),
+            rec("tgi", "1.3", 512.0),
+            rec("tgi", "1.3", 512.0),
+            rec("tgi", "1.3", 2048.0),
+        ];
+        let b: Vec<(usize, &Record)> = recs.iter().enumerate().take(2).collect();
+        let c: Vec<(usize, &Record)> = recs.iter().enumerate().skip(2).collect();
+        let mut exclude = default_ignored();
+        exclude.insert(Dim::Engine.into());
+        let m = match_sides(&b, &c, &exclude);
+        assert_eq!(m.key_dims, vec![DimKey::Known(Dim::InputLen)]);
+        assert_eq!(m.tied_dims, vec![DimKey::Known(Dim::EngineVersion)]);
+        assert_eq!(m.pairs.len(), 1);
+        assert_eq!((m.pairs[0].1, m.pairs[0].2), (0, 2));
+        assert_eq!(m.duplicates.len(), 1);
+        assert_eq!(m.duplicates[0].records, vec![3, 4]);
+        assert_eq!(m.unmatched_candidate, vec![5]);
+        assert!(m.unmatched_baseline.is_empty());
+    }
+}
