@@ -16,6 +16,7 @@
 pub mod export;
 pub mod improvement;
 mod matching;
+pub mod regression;
 
 pub use matching::{default_ignored, DuplicateKey, MatchKey, Side};
 
