@@ -17,6 +17,8 @@ pub mod export;
 pub mod improvement;
 mod matching;
 pub mod regression;
+pub mod stats;
+pub mod tradeoff;
 
 pub use matching::{default_ignored, DuplicateKey, MatchKey, Side};
 
