@@ -13,10 +13,13 @@
 //! touch the filesystem or read the clock. Record indices in results always refer to the
 //! slice or [`Dataset`](crate::model::Dataset) the caller passed in.
 
+pub mod distribution;
 pub mod export;
 pub mod improvement;
 mod matching;
+pub mod quality;
 pub mod regression;
+pub mod slo;
 pub mod stats;
 pub mod tradeoff;
 

@@ -66,16 +66,28 @@ pub struct HistogramBin {
 /// `bins` equal-width bins from the minimum to the maximum of ascending `sorted` values
 /// (one bin of width 1 around the value when all are equal). Empty for no values or 0 bins.
 pub fn histogram(sorted: &[f64], bins: usize) -> Vec<HistogramBin> {
-    let (Some(&min), Some(&max)) = (sorted.first(), sorted.last()) else {
-        return Vec::new();
-    };
-    if bins == 0 {
+    match (sorted.first(), sorted.last()) {
+        (Some(&min), Some(&max)) => histogram_range(sorted, min, max, bins),
+        _ => Vec::new(),
+    }
+}
+
+/// `bins` equal-width bins over `[lo_value, hi_value]` (so several series can share edges);
+/// values outside the range are not counted. One bin of width 1 around `lo_value` when the
+/// range is empty. Empty for 0 bins or a non-finite range.
+pub fn histogram_range(
+    sorted: &[f64],
+    lo_value: f64,
+    hi_value: f64,
+    bins: usize,
+) -> Vec<HistogramBin> {
+    if bins == 0 || !lo_value.is_finite() || !hi_value.is_finite() || hi_value < lo_value {
         return Vec::new();
     }
-    let (lo, hi, bins) = if max > min {
-        (min, max, bins)
+    let (lo, hi, bins) = if hi_value > lo_value {
+        (lo_value, hi_value, bins)
     } else {
-        (min - 0.5, min + 0.5, 1)
+        (lo_value - 0.5, lo_value + 0.5, 1)
     };
     let width = (hi - lo) / bins as f64;
     let mut out: Vec<HistogramBin> = (0..bins)
@@ -90,6 +102,9 @@ pub fn histogram(sorted: &[f64], bins: usize) -> Vec<HistogramBin> {
         })
         .collect();
     for &v in sorted {
+        if v < lo || v > hi {
+            continue;
+        }
         let i = (((v - lo) / width).floor() as usize).min(bins - 1);
         out[i].count += 1;
     }

@@ -80,7 +80,8 @@ const PREFERRED: [&str; 4] = [
     "extra.throughput",
 ];
 
-/// Picks the metric to compare when none is given: the first of [`PREFERRED`] that some
+/// Picks the metric to compare when none is given: the first of output_throughput,
+/// total_token_throughput, request_throughput, extra.throughput that some
 /// record has, then any higher-is-better metric, then any metric.
 pub fn default_metric(records: &[Record]) -> Option<MetricKey> {
     let present: std::collections::BTreeSet<&MetricKey> =
