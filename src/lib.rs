@@ -15,6 +15,7 @@
 //! | [`model`]   | both   | serde, serde_json, csv, thiserror                        |
 //! | [`ingest`]  | both   | [`model`] and the above                                  |
 //! | [`charts`]  | both   | [`model`], plotly                                        |
+//! | [`analysis`]| both   | [`model`], [`charts`], plotly, csv, serde_json           |
 //! | `app`       | wasm32 | the shared modules, leptos, web-sys, gloo                |
 //! | `cli`       | native | the shared modules, clap, tokio                          |
 //!

@@ -189,7 +189,8 @@ impl TextTable {
 /// [`TextTable`].
 pub fn comparison_text_table(table: &ComparisonTable, x: &DimKey, metric: &MetricKey) -> TextTable {
     let unit = metric.unit().unwrap_or("");
-    let mut columns = vec![TextColumn::new(x.name(), x.label(), false)];
+    let numeric_x = table.rows.iter().all(|r| r.x.as_f64().is_some());
+    let mut columns = vec![TextColumn::new(x.name(), x.label(), numeric_x)];
     for s in &table.series {
         let header = if unit.is_empty() || metric.label().contains(&format!("({unit})")) {
             s.clone()
@@ -280,6 +281,41 @@ mod tests {
         );
         assert_eq!(t.to_csv(), "a,n\n\"x|y\nz\r\nw\",1.50\n");
         assert_eq!(t.to_json()[0]["n"], 1.5);
+    }
+
+    #[test]
+    fn chart_comparison_table_exports() {
+        use crate::charts::{build_series, comparison_table, ChartKind, ChartSpec};
+        use crate::model::{Dim, LatencyMetric, Stat};
+        let metric = MetricKey::latency(LatencyMetric::Ttft, Stat::Mean);
+        let rec = |engine: &str, ttft: f64| {
+            let mut r = Record {
+                engine: Some(engine.into()),
+                request_rate: Some(10.0),
+                ..Record::default()
+            };
+            r.set_metric(metric.clone(), ttft);
+            r
+        };
+        let ds = Dataset::new(vec![rec("sgl", 68.60), rec("vllm|x", 56.90)]);
+        let spec = ChartSpec {
+            kind: ChartKind::Bars,
+            x: Dim::RequestRate.into(),
+            metric: metric.clone(),
+            series_by: vec![Dim::Engine.into()],
+            log2_x: false,
+            theme: crate::charts::Theme::Light,
+            title: None,
+        };
+        let series = build_series(&ds, &[0, 1], &spec);
+        let table = comparison_table(&series, &metric);
+        let md = comparison_text_table(&table, &spec.x, &metric).to_markdown();
+        assert_eq!(
+            md,
+            "| Request rate (req/s) | sgl | vllm\\|x | Fastest | Better by (%) |\n\
+             | ---: | ---: | ---: | --- | ---: |\n\
+             | 10 | 68.60 | 56.90 | vllm\\|x | 17.06 |\n"
+        );
     }
 
     #[test]

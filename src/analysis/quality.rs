@@ -3,7 +3,8 @@
 //! values that were inferred rather than read, and for compared pairs, differing input or
 //! output lengths (the two sides did not do the same work).
 
-use crate::model::{format_number, Dim, MetricKey, Record};
+use super::improvement::ImprovementRow;
+use crate::model::{format_number, Dataset, Dim, MetricKey, Record};
 
 /// The kind of a flag, for icons and filtering.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -125,6 +126,18 @@ pub fn compared_pair_flags(baseline: &Record, candidate: &Record) -> Vec<Flag> {
     flags.extend(side("candidate", candidate));
     flags.extend(pair_flags(baseline, candidate));
     flags
+}
+
+/// The flags of one improvement row: [`compared_pair_flags`] of its baseline and candidate
+/// records in `ds` (the dataset the table was computed from).
+pub fn improvement_row_flags(ds: &Dataset, row: &ImprovementRow) -> Vec<Flag> {
+    match (
+        ds.records().get(row.baseline_record),
+        ds.records().get(row.candidate_record),
+    ) {
+        (Some(b), Some(c)) => compared_pair_flags(b, c),
+        _ => Vec::new(),
+    }
 }
 
 #[cfg(test)]

@@ -266,6 +266,9 @@ pub fn run(args: &CompareArgs) -> ExitCode {
         let (Some(baseline), Some(candidate)) = (&args.baseline, &args.candidate) else {
             return usage("--by needs --baseline and --candidate");
         };
+        if args.fail_on_regression.is_some() {
+            return usage("--fail-on-regression is for regression checks (two files, no --by)");
+        }
         let (records, failed) = read_all(&args.files, args.verbose);
         if failed > 0 {
             return ExitCode::from(2);
