@@ -11,9 +11,12 @@
 //!
 //! **Match key.** Every dimension the compared records have, except the compared one, the
 //! caller's `ignore` set ([`default_ignored`]: `source`, `format`, `date`, `label`) and
-//! dimensions *tied to the compared one*: constant on each side but different across sides
-//! (`engine_version` when comparing engines), since no pair could ever match on them. Tied
-//! dimensions are listed in [`ImprovementTable::tied_dims`] so the UI can say so.
+//! text dimensions (or tags) *tied to the compared one*: constant on each side but different
+//! across sides (`engine_version` when comparing engines), since no pair could ever match on
+//! them. Tied dimensions are listed in [`ImprovementTable::tied_dims`] so the UI can say so.
+//! Numeric dimensions (lengths, batch size, load, GPU count) never tie: a difference there
+//! means different work, so such records stay unmatched unless the caller ignores the
+//! dimension.
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::model::{Dim, DimKey, DimValue, Record};
+use crate::model::{Dim, DimKey, DimKind, DimValue, Record};
 
 /// The dimensions left out of every match key unless the caller says otherwise: `source`,
 /// `format`, `date` and `label` describe where and when a result was written, not the
@@ -65,10 +65,20 @@ fn constant_value(records: &[(usize, &Record)], key: &DimKey) -> Option<Option<D
     iter.all(|v| v == first).then_some(first)
 }
 
+/// Whether a dimension may be tied to the sides: text dimensions and tags only. Numeric ones
+/// (lengths, batch size, load, parallelism) define the work done, so a difference there means
+/// the two sides did different work and must stay unmatched unless the caller ignores it.
+fn may_tie(d: &DimKey) -> bool {
+    match d {
+        DimKey::Known(k) => k.kind() == DimKind::Text,
+        DimKey::Tag(_) => true,
+    }
+}
+
 /// Matches `baseline` against `candidate` on every dimension either side has, except those in
-/// `exclude` and those *tied to the sides*: a dimension that is constant on each side but takes
-/// a different value on each (e.g. `engine_version` when comparing engines) could never match,
-/// so it is left out of the key and reported in `tied_dims`.
+/// `exclude` and those *tied to the sides*: a text dimension (or tag) that is constant on each
+/// side but takes a different value on each (e.g. `engine_version` when comparing engines)
+/// could never match, so it is left out of the key and reported in `tied_dims`.
 pub(crate) fn match_sides(
     baseline: &[(usize, &Record)],
     candidate: &[(usize, &Record)],
@@ -82,7 +92,7 @@ pub(crate) fn match_sides(
     let mut tied_dims = Vec::new();
     for d in dims.into_iter().filter(|d| !exclude.contains(d)) {
         match (constant_value(baseline, &d), constant_value(candidate, &d)) {
-            (Some(b), Some(c)) if b != c => tied_dims.push(d),
+            (Some(b), Some(c)) if b != c && may_tie(&d) => tied_dims.push(d),
             _ => key_dims.push(d),
         }
     }
@@ -187,5 +197,21 @@ mod tests {
         assert_eq!(m.duplicates[0].records, vec![3, 4]);
         assert_eq!(m.unmatched_candidate, vec![5]);
         assert!(m.unmatched_baseline.is_empty());
+    }
+
+    #[test]
+    fn numeric_dimensions_never_tie() {
+        let recs = [rec("vllm", "0.2", 128.0), rec("tgi", "1.3", 512.0)];
+        let b: Vec<(usize, &Record)> = vec![(0, &recs[0])];
+        let c: Vec<(usize, &Record)> = vec![(1, &recs[1])];
+        let mut exclude = default_ignored();
+        exclude.insert(Dim::Engine.into());
+        let m = match_sides(&b, &c, &exclude);
+        assert_eq!(m.tied_dims, vec![DimKey::Known(Dim::EngineVersion)]);
+        assert!(m.pairs.is_empty());
+        assert_eq!(
+            (m.unmatched_baseline.len(), m.unmatched_candidate.len()),
+            (1, 1)
+        );
     }
 }

@@ -29,6 +29,8 @@ pub struct RegressionSpec {
     pub threshold_pct: f64,
     /// Dimensions left out of the match key.
     pub ignore: BTreeSet<DimKey>,
+    /// The metrics to compare; empty compares every metric both runs have.
+    pub metrics: Vec<MetricKey>,
 }
 
 impl Default for RegressionSpec {
@@ -37,6 +39,7 @@ impl Default for RegressionSpec {
         RegressionSpec {
             threshold_pct: DEFAULT_THRESHOLD_PCT,
             ignore: default_ignored(),
+            metrics: Vec::new(),
         }
     }
 }
@@ -207,6 +210,9 @@ pub fn regression(
     for (key, oi, ni) in &m.pairs {
         let (ro, rn) = (&old[*oi], &new[*ni]);
         for (metric, &old_value) in &ro.metrics {
+            if !spec.metrics.is_empty() && !spec.metrics.contains(metric) {
+                continue;
+            }
             let Some(new_value) = rn.metric(metric) else {
                 continue;
             };
@@ -299,6 +305,12 @@ mod tests {
         ];
         let r = regression(&old, &new, &RegressionSpec::default()).unwrap();
         // 100 → 105 is exactly 5 %: not beyond the 5 % threshold despite floating point.
+        let only_tput = RegressionSpec {
+            metrics: vec![MetricKey::OutputThroughput],
+            ..RegressionSpec::default()
+        };
+        let r_tput = regression(&old, &new, &only_tput).unwrap();
+        assert_eq!((r_tput.compared, r_tput.changes.len()), (2, 1));
         let five = regression(
             &[rec(1.0, 20.0, 1.0, "a")],
             &[rec(1.0, 21.0, 1.0, "b")],

@@ -144,7 +144,21 @@ fn dims_json(dims: &[DimKey]) -> serde_json::Value {
 
 fn duplicates_json(dups: &[DuplicateKey]) -> serde_json::Value {
     dups.iter()
-        .map(|d| serde_json::json!({"side": format!("{:?}", d.side).to_lowercase(), "records": d.records}))
+        .map(|d| {
+            let key: Vec<serde_json::Value> = d
+                .key
+                .iter()
+                .map(|v| {
+                    v.as_ref()
+                        .map_or(serde_json::Value::Null, |v| v.to_string().into())
+                })
+                .collect();
+            serde_json::json!({
+                "side": format!("{:?}", d.side).to_lowercase(),
+                "key": key,
+                "records": d.records,
+            })
+        })
         .collect()
 }
 
@@ -313,14 +327,12 @@ pub fn run(args: &CompareArgs) -> ExitCode {
         let spec = RegressionSpec {
             threshold_pct: args.threshold,
             ignore,
+            metrics: metric.into_iter().collect(),
         };
-        let mut report = match regression(&old, &new, &spec) {
+        let report = match regression(&old, &new, &spec) {
             Ok(r) => r,
             Err(e) => return usage(&e.to_string()),
         };
-        if let Some(m) = &metric {
-            report.changes.retain(|c| &c.metric == m);
-        }
         print!("{}", regression_output(&report, args.format));
         if let Some(limit) = args.fail_on_regression {
             // The report only holds changes beyond --threshold; a lower limit needs them all.
@@ -336,11 +348,7 @@ pub fn run(args: &CompareArgs) -> ExitCode {
             } else {
                 report
             };
-            let worse: Vec<_> = full
-                .worse_than(limit)
-                .into_iter()
-                .filter(|c| metric.as_ref().is_none_or(|m| &c.metric == m))
-                .collect();
+            let worse = full.worse_than(limit);
             if !worse.is_empty() {
                 eprintln!(
                     "benchlens compare: {} metric value{} got worse by more than {limit} %",
