@@ -22,12 +22,15 @@ fn improvement_on_seed_000_as_markdown() {
         .assert()
         .success()
         .stdout(predicate::str::contains(
-            "| Codellama-13b-hf | vLLM | 1 | 512 | ok | 30.718344 | 126.342806 | 311.294326 |",
+            "| Codellama-13b-hf | 1 | 512 | 30.718344 | 126.342806 | 311.294326 |",
         ))
         .stdout(predicate::str::contains(
             "metric: extra.throughput (picked by default",
         ))
-        .stdout(predicate::str::contains("701 matched configurations"));
+        .stdout(predicate::str::contains("701 matched configurations"))
+        .stdout(predicate::str::contains(
+            "Same for every row: Engine: vLLM, status: ok.",
+        ));
 }
 
 #[test]
@@ -140,7 +143,7 @@ fn regression_check_fails_on_a_worse_metric() {
         .assert()
         .code(1)
         .stdout(predicate::str::contains(
-            "| llama-8b | vllm | 16 | p99_ttft_ms | 300.00 | 360.00 | +20.00 | worse |",
+            "| 16 | p99_ttft_ms | 300.00 | 360.00 | +20.00 | worse |",
         ))
         .stdout(predicate::str::contains("Not matched on engine_version"))
         // 20 → 21 ms is exactly 5 %: not beyond the threshold.

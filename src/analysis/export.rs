@@ -140,6 +140,57 @@ impl TextTable {
         out
     }
 
+    /// Moves the columns among the first `candidates` whose cell is the same on every row (of
+    /// two or more rows) out of the table, returning the shorter table and the moved
+    /// `(header, value)` pairs, so a Markdown caption can say "Model: X" once instead of on
+    /// every row. Tables of fewer than two rows come back unchanged.
+    pub fn split_constant_columns(&self, candidates: usize) -> (TextTable, Vec<(String, String)>) {
+        if self.rows.len() < 2 {
+            return (self.clone(), Vec::new());
+        }
+        let constant: Vec<bool> = (0..self.columns.len())
+            .map(|i| {
+                i < candidates
+                    && self
+                        .rows
+                        .iter()
+                        .all(|r| r.get(i).map(Cell::text) == self.rows[0].get(i).map(Cell::text))
+            })
+            .collect();
+        let moved = self
+            .columns
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| constant[*i])
+            .map(|(i, c)| {
+                let value = self.rows[0].get(i).map_or("", Cell::text).to_string();
+                (c.header.clone(), value)
+            })
+            .collect();
+        let keep = |i: &usize| !constant[*i];
+        let table = TextTable {
+            columns: self
+                .columns
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| keep(i))
+                .map(|(_, c)| c.clone())
+                .collect(),
+            rows: self
+                .rows
+                .iter()
+                .map(|r| {
+                    r.iter()
+                        .enumerate()
+                        .filter(|(i, _)| keep(i))
+                        .map(|(_, c)| c.clone())
+                        .collect()
+                })
+                .collect(),
+        };
+        (table, moved)
+    }
+
     /// CSV with the column ids as the header.
     pub fn to_csv(&self) -> String {
         let mut w = csv::Writer::from_writer(Vec::new());
@@ -315,6 +366,35 @@ mod tests {
             "| Request rate (req/s) | sgl | vllm\\|x | Fastest | Better by (%) |\n\
              | ---: | ---: | ---: | --- | ---: |\n\
              | 10 | 68.60 | 56.90 | vllm\\|x | 17.06 |\n"
+        );
+    }
+
+    #[test]
+    fn constant_key_columns_move_to_a_caption() {
+        let t = TextTable {
+            columns: vec![
+                TextColumn::new("model", "Model", false),
+                TextColumn::new("batch_size", "Batch size", true),
+                TextColumn::new("v", "V", true),
+            ],
+            rows: vec![
+                vec![
+                    Cell::Text("m".into()),
+                    Cell::number(1.0, "1"),
+                    Cell::number(2.0, "2"),
+                ],
+                vec![
+                    Cell::Text("m".into()),
+                    Cell::number(8.0, "8"),
+                    Cell::number(2.0, "2"),
+                ],
+            ],
+        };
+        let (short, moved) = t.split_constant_columns(2);
+        assert_eq!(moved, [("Model".to_string(), "m".to_string())]);
+        assert_eq!(
+            short.to_markdown(),
+            "| Batch size | V |\n| ---: | ---: |\n| 1 | 2 |\n| 8 | 2 |\n"
         );
     }
 

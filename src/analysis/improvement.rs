@@ -239,7 +239,13 @@ impl ImprovementTable {
         let mut columns: Vec<TextColumn> = self
             .key_dims
             .iter()
-            .map(|d| TextColumn::new(d.name(), d.label(), false))
+            .map(|d| {
+                TextColumn::new(
+                    d.name(),
+                    d.label(),
+                    crate::table::Column::Dim(d.clone()).is_numeric(),
+                )
+            })
             .collect();
         columns.push(TextColumn::new(
             "baseline_value",

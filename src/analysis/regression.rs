@@ -159,7 +159,13 @@ impl RegressionReport {
         let mut columns: Vec<TextColumn> = self
             .key_dims
             .iter()
-            .map(|d| TextColumn::new(d.name(), d.label(), false))
+            .map(|d| {
+                TextColumn::new(
+                    d.name(),
+                    d.label(),
+                    crate::table::Column::Dim(d.clone()).is_numeric(),
+                )
+            })
             .collect();
         columns.push(TextColumn::new("metric", "Metric", false));
         columns.push(TextColumn::new("old_value", "Old", true));

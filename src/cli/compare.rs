@@ -162,6 +162,24 @@ fn duplicates_json(dups: &[DuplicateKey]) -> serde_json::Value {
         .collect()
 }
 
+/// The Markdown caption for key columns moved out of the table.
+fn same_for_every_row(same: &[(String, String)]) -> String {
+    if same.is_empty() {
+        return String::new();
+    }
+    let parts: Vec<String> = same
+        .iter()
+        .map(|(h, v)| {
+            format!(
+                "{}: {}",
+                crate::analysis::export::escape_markdown_cell(h),
+                crate::analysis::export::escape_markdown_cell(v)
+            )
+        })
+        .collect();
+    format!("Same for every row: {}.\n\n", parts.join(", "))
+}
+
 fn improvement_output(t: &ImprovementTable, picked: bool, format: TableFormat) -> String {
     let metric_note = format!(
         "metric: {}{}",
@@ -203,7 +221,9 @@ fn improvement_output(t: &ImprovementTable, picked: bool, format: TableFormat) -
                     crate::analysis::join_or_none(t.tied_dims.iter().map(DimKey::name))
                 ));
             }
-            s.push_str(&render(&table, format, meta));
+            let (short, same) = table.split_constant_columns(t.key_dims.len());
+            s.push_str(&same_for_every_row(&same));
+            s.push_str(&render(&short, format, meta));
             s.push_str(&format!("\n{}\n", t.summary()));
             s
         }
@@ -237,7 +257,9 @@ fn regression_output(r: &RegressionReport, format: TableFormat) -> String {
                 ));
             }
             if !r.changes.is_empty() {
-                s.push_str(&render(&table, format, meta));
+                let (short, same) = table.split_constant_columns(r.key_dims.len());
+                s.push_str(&same_for_every_row(&same));
+                s.push_str(&render(&short, format, meta));
             }
             s
         }
