@@ -23,7 +23,7 @@ pub mod slo;
 pub mod stats;
 pub mod tradeoff;
 
-pub use matching::{default_ignored, DuplicateKey, MatchKey, Side};
+pub use matching::{default_ignored, DuplicateKey, MatchKey};
 
 use crate::model::{DimKey, MetricKey};
 

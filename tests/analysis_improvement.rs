@@ -142,3 +142,22 @@ fn seed_002_vllm_over_tgi_drops_the_engine_version_by_itself() {
     assert!(table.tied_dims.is_empty());
     assert_eq!(table.rows.len(), 16);
 }
+
+#[test]
+fn a_file_loaded_twice_reports_duplicates_instead_of_picking() {
+    let (_, once) = seed("002_44f3a8b9f2336bbb.txt");
+    let mut twice = once.records().to_vec();
+    twice.extend(once.records().iter().cloned());
+    let ds = Dataset::new(twice);
+    let spec = ImprovementSpec::new(Dim::Engine, "tgi", "vllm", MetricKey::OutputThroughput);
+    let table = improvement(&ds, &all(&ds), &spec).unwrap();
+    assert!(table.rows.is_empty());
+    assert_eq!(table.duplicates.len(), 16);
+    assert!(table
+        .duplicates
+        .iter()
+        .all(|d| d.baseline_records.len() == 2 && d.candidate_records.len() == 2));
+    assert!(table
+        .summary()
+        .contains("16 duplicate keys (64 records) not compared"));
+}

@@ -156,7 +156,8 @@ pub struct ImprovementTable {
     pub unmatched_baseline: Vec<usize>,
     /// Candidate records without a baseline for their key.
     pub unmatched_candidate: Vec<usize>,
-    /// Keys with several records on one side: not compared, listed instead.
+    /// Keys with several records on a side: not compared, listed instead (with every record
+    /// of both sides sharing the key).
     pub duplicates: Vec<DuplicateKey>,
     /// Records of either side that lack the metric (left out before matching).
     pub missing_metric: Vec<usize>,
@@ -197,7 +198,7 @@ impl ImprovementTable {
 
     /// A one-line summary: counts of matched, unmatched and duplicate records.
     pub fn summary(&self) -> String {
-        let dup_records: usize = self.duplicates.iter().map(|d| d.records.len()).sum();
+        let dup_records: usize = self.duplicates.iter().map(DuplicateKey::len).sum();
         let mut s = format!(
             "{} matched configuration{}; unmatched: {} baseline, {} candidate",
             self.rows.len(),

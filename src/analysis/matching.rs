@@ -19,25 +19,29 @@ pub fn default_ignored() -> BTreeSet<DimKey> {
 /// (`None`: the record has no value; it only matches records that have none either).
 pub type MatchKey = Vec<Option<DimValue>>;
 
-/// Which side of a comparison a record is on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Side {
-    /// The baseline (or the old run in a regression check).
-    Baseline,
-    /// The candidate (or the new run in a regression check).
-    Candidate,
-}
-
-/// Several records on one side share a match key, so no pair is formed for that key (picking
-/// one silently would hide a problem).
+/// A match key with several records on at least one side: ambiguous, so no pair is formed
+/// for it (picking one silently would hide a problem). Every record sharing the key, on both
+/// sides, is listed here and nowhere else.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DuplicateKey {
-    /// The side with more than one record for the key.
-    pub side: Side,
     /// The shared key values, aligned with the key's dimensions.
     pub key: MatchKey,
-    /// The records sharing it (caller's indices).
-    pub records: Vec<usize>,
+    /// Baseline (or old-run) records with this key (caller's indices).
+    pub baseline_records: Vec<usize>,
+    /// Candidate (or new-run) records with this key (caller's indices).
+    pub candidate_records: Vec<usize>,
+}
+
+impl DuplicateKey {
+    /// Records on both sides.
+    pub fn len(&self) -> usize {
+        self.baseline_records.len() + self.candidate_records.len()
+    }
+
+    /// Whether no record has the key (never true for a reported key).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
 }
 
 /// The outcome of matching two sides.
@@ -53,7 +57,7 @@ pub(crate) struct Matching {
     pub unmatched_baseline: Vec<usize>,
     /// Candidate records with no baseline for their key.
     pub unmatched_candidate: Vec<usize>,
-    /// Keys with several records on one side; their records are in no other list.
+    /// Keys with several records on a side; their records (both sides) are in no other list.
     pub duplicates: Vec<DuplicateKey>,
 }
 
@@ -110,39 +114,28 @@ pub(crate) fn match_sides(
     let mut unmatched_baseline = Vec::new();
     let mut duplicates = Vec::new();
     for (key, b) in base {
-        let c = cand.remove(&key);
-        let b_dup = b.len() > 1;
-        let c_dup = c.as_ref().is_some_and(|c| c.len() > 1);
-        if b_dup {
-            duplicates.push(DuplicateKey {
-                side: Side::Baseline,
-                key: key.clone(),
-                records: b.clone(),
-            });
-        }
-        if c_dup {
-            if let Some(c) = &c {
-                duplicates.push(DuplicateKey {
-                    side: Side::Candidate,
-                    key: key.clone(),
-                    records: c.clone(),
-                });
-            }
-        }
-        match c {
-            Some(c) if !b_dup && !c_dup => pairs.push((key, b[0], c[0])),
-            Some(_) => {}
-            None if !b_dup => unmatched_baseline.extend(b),
-            None => {}
+        match cand.remove(&key) {
+            Some(c) if b.len() == 1 && c.len() == 1 => pairs.push((key, b[0], c[0])),
+            Some(c) => duplicates.push(DuplicateKey {
+                key,
+                baseline_records: b,
+                candidate_records: c,
+            }),
+            None if b.len() == 1 => unmatched_baseline.extend(b),
+            None => duplicates.push(DuplicateKey {
+                key,
+                baseline_records: b,
+                candidate_records: Vec::new(),
+            }),
         }
     }
     let mut unmatched_candidate = Vec::new();
     for (key, c) in cand {
         if c.len() > 1 {
             duplicates.push(DuplicateKey {
-                side: Side::Candidate,
                 key,
-                records: c,
+                baseline_records: Vec::new(),
+                candidate_records: c,
             });
         } else {
             unmatched_candidate.extend(c);
@@ -194,9 +187,48 @@ mod tests {
         assert_eq!(m.pairs.len(), 1);
         assert_eq!((m.pairs[0].1, m.pairs[0].2), (0, 2));
         assert_eq!(m.duplicates.len(), 1);
-        assert_eq!(m.duplicates[0].records, vec![3, 4]);
+        assert_eq!(m.duplicates[0].baseline_records, vec![1]);
+        assert_eq!(m.duplicates[0].candidate_records, vec![3, 4]);
         assert_eq!(m.unmatched_candidate, vec![5]);
         assert!(m.unmatched_baseline.is_empty());
+    }
+
+    proptest::proptest! {
+        /// Every record lands in exactly one place: a pair, an unmatched list or a duplicate.
+        #[test]
+        fn every_record_is_accounted_for_once(
+            base in proptest::collection::vec((0u8..3, 0u8..3), 0..12),
+            cand in proptest::collection::vec((0u8..3, 0u8..3), 0..12),
+        ) {
+            let make = |(m, b): (u8, u8)| Record {
+                model: Some(format!("m{m}")),
+                batch_size: Some(u64::from(b)),
+                ..Record::default()
+            };
+            let recs: Vec<Record> = base.iter().chain(&cand).map(|&x| make(x)).collect();
+            let b: Vec<(usize, &Record)> = recs.iter().enumerate().take(base.len()).collect();
+            let c: Vec<(usize, &Record)> = recs.iter().enumerate().skip(base.len()).collect();
+            let m = match_sides(&b, &c, &default_ignored());
+            let mut seen: Vec<usize> = m
+                .pairs
+                .iter()
+                .flat_map(|(_, x, y)| [*x, *y])
+                .chain(m.unmatched_baseline.iter().copied())
+                .chain(m.unmatched_candidate.iter().copied())
+                .chain(m.duplicates.iter().flat_map(|d| {
+                    d.baseline_records.iter().chain(&d.candidate_records).copied()
+                }))
+                .collect();
+            seen.sort_unstable();
+            let everyone: Vec<usize> = (0..recs.len()).collect();
+            proptest::prop_assert_eq!(seen, everyone);
+            for (key, x, y) in &m.pairs {
+                let kx: MatchKey = m.key_dims.iter().map(|d| recs[*x].dim(d)).collect();
+                let ky: MatchKey = m.key_dims.iter().map(|d| recs[*y].dim(d)).collect();
+                proptest::prop_assert_eq!(&kx, key);
+                proptest::prop_assert_eq!(&ky, key);
+            }
+        }
     }
 
     #[test]

@@ -113,7 +113,7 @@ pub struct RegressionReport {
     pub unmatched_old: Vec<usize>,
     /// New records with no old counterpart.
     pub unmatched_new: Vec<usize>,
-    /// Keys with several records in one run (side `Baseline` is old), not compared.
+    /// Keys with several records in a run (`baseline_records` are old), not compared.
     pub duplicates: Vec<DuplicateKey>,
 }
 

@@ -154,9 +154,9 @@ fn duplicates_json(dups: &[DuplicateKey]) -> serde_json::Value {
                 })
                 .collect();
             serde_json::json!({
-                "side": format!("{:?}", d.side).to_lowercase(),
                 "key": key,
-                "records": d.records,
+                "baseline_records": d.baseline_records,
+                "candidate_records": d.candidate_records,
             })
         })
         .collect()
