@@ -447,7 +447,7 @@ pub fn improvement_by(
     let mut groups: BTreeMap<Option<DimValue>, (f64, usize)> = BTreeMap::new();
     for r in &table.rows {
         if let Some(p) = r.improvement_pct {
-            let e = groups.entry(r.key[pos].clone()).or_default();
+            let e = groups.entry(r.key.get(pos).cloned().flatten()).or_default();
             e.0 += p;
             e.1 += 1;
         }
@@ -491,7 +491,10 @@ pub fn improvement_heatmap(
     let mut ys = BTreeSet::new();
     for r in &table.rows {
         if let Some(p) = r.improvement_pct {
-            let (x, y) = (r.key[xp].clone(), r.key[yp].clone());
+            let (x, y) = (
+                r.key.get(xp).cloned().flatten(),
+                r.key.get(yp).cloned().flatten(),
+            );
             xs.insert(x.clone());
             ys.insert(y.clone());
             let e = cells.entry((x, y)).or_default();
@@ -652,16 +655,23 @@ pub fn improvement_heatmap_plot(
                 .iter()
                 .enumerate()
                 .map(|(xi, xv)| {
-                    let cell = heat.mean_improvement_pct[yi][xi].map_or(
-                        "no matched configuration".to_string(),
-                        |p| {
+                    let cell = heat
+                        .mean_improvement_pct
+                        .get(yi)
+                        .and_then(|r| r.get(xi))
+                        .copied()
+                        .flatten()
+                        .map_or("no matched configuration".to_string(), |p| {
                             format!(
                                 "mean improvement: {} %<br>mean of {}",
                                 format_value(p),
-                                heat.rows[yi][xi]
+                                heat.rows
+                                    .get(yi)
+                                    .and_then(|r| r.get(xi))
+                                    .copied()
+                                    .unwrap_or(0)
                             )
-                        },
-                    );
+                        });
                     format!(
                         "{}: {}<br>{}: {}<br>{cell}",
                         escape_html(&heat.x_dim.label()),

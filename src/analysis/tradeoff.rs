@@ -291,7 +291,8 @@ pub fn tradeoff_plot(ds: &Dataset, series: &[TradeoffSeries], spec: &TradeoffSpe
             .hover_info(HoverInfo::Text)
             .marker(Marker::new().color(color).size(8).opacity(0.6)),
         );
-        let front: Vec<&TradeoffPoint> = s.frontier.iter().map(|&i| &s.points[i]).collect();
+        let front: Vec<&TradeoffPoint> =
+            s.frontier.iter().filter_map(|&i| s.points.get(i)).collect();
         plot.add_trace(
             Scatter::new(
                 front.iter().map(|p| p.latency).collect(),
