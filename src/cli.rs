@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+pub mod compare;
 pub mod convert;
 pub mod inspect;
 
@@ -25,6 +26,8 @@ pub struct Cli {
 pub enum Command {
     /// Convert result files of any supported format into canonical JSON or CSV.
     Convert(convert::ConvertArgs),
+    /// Compare two values of a dimension (improvement %) or two runs (regression check).
+    Compare(compare::CompareArgs),
     /// Show what each result file holds: format, records, dimensions, metrics, warnings.
     Inspect(inspect::InspectArgs),
     /// Benchmark an inference server (or the built-in mock with `--mock`).
@@ -45,6 +48,7 @@ pub fn main() -> ExitCode {
         Some(command) => match command {
             Command::Convert(args) => convert::run(&args),
             Command::Inspect(args) => inspect::run(&args),
+            Command::Compare(args) => compare::run(&args),
             Command::Run(opts) => run_async(async move {
                 let outcome = crate::loadgen::run(*opts).await?;
                 Ok(if outcome.partial {

@@ -15,12 +15,14 @@
 //! | [`model`]   | both   | serde, serde_json, csv, thiserror                        |
 //! | [`ingest`]  | both   | [`model`] and the above                                  |
 //! | [`charts`]  | both   | [`model`], plotly                                        |
+//! | [`analysis`]| both   | [`model`], [`charts`], plotly, csv, serde_json           |
 //! | `app`       | wasm32 | the shared modules, leptos, web-sys, gloo                |
 //! | `cli`       | native | the shared modules, clap, tokio                          |
 //!
 //! Shared modules never import tokio, leptos, web-sys or an HTTP client and never read the clock
 //! (`Instant::now()` panics on wasm32). `app` and the native modules never import each other.
 
+pub mod analysis;
 pub mod charts;
 pub mod ingest;
 pub mod model;

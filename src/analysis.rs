@@ -1,0 +1,99 @@
+//! Analysis: the questions people bring to benchmark results, answered as pure functions over
+//! canonical records.
+//!
+//! Owns matching records across a compared dimension ([`improvement`]: "how much faster is A100
+//! than Tesla, configuration by configuration?"), regression checks between two runs of the same
+//! configurations ([`regression`]), throughput/latency trade-offs with Pareto frontiers
+//! ([`tradeoff`]), SLO capacity ([`slo`]), per-request distributions and percentiles
+//! ([`distribution`], [`stats`]), data-quality flags ([`quality`]) and exporting any of these
+//! tables as GitHub-flavoured Markdown, CSV or JSON ([`export`]). Figures are `plotly::Plot`s
+//! built in the style of [`crate::charts`].
+//!
+//! Shared by both faces and pure: it must not import leptos, web-sys, tokio or an HTTP client,
+//! touch the filesystem or read the clock. Record indices in results always refer to the
+//! slice or [`Dataset`](crate::model::Dataset) the caller passed in.
+
+pub mod distribution;
+pub mod export;
+pub mod improvement;
+mod matching;
+pub mod quality;
+pub mod regression;
+pub mod slo;
+pub mod stats;
+pub mod tradeoff;
+
+pub use matching::{default_ignored, DuplicateKey, MatchKey};
+
+use crate::model::{DimKey, MetricKey};
+
+/// Why an analysis could not be computed. Messages are lowercase and name what is wrong.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum AnalysisError {
+    /// No record has the requested value of a dimension.
+    #[error("no records have {dim} = {value}; values present: {present}")]
+    NoSuchValue {
+        /// The dimension's canonical name.
+        dim: String,
+        /// The value asked for.
+        value: String,
+        /// The values that are present, comma-separated (or `none`).
+        present: String,
+    },
+    /// Baseline and candidate are the same value.
+    #[error("baseline and candidate are both {dim} = {value}; pick two different values")]
+    SameValue {
+        /// The dimension's canonical name.
+        dim: String,
+        /// The value given twice.
+        value: String,
+    },
+    /// No compared record carries the metric.
+    #[error("no {side} records have the metric {metric}; metrics present: {present}")]
+    NoMetric {
+        /// `baseline`, `candidate`, `old` or `new`.
+        side: String,
+        /// The metric's canonical name.
+        metric: String,
+        /// The metrics that are present, comma-separated (or `none`).
+        present: String,
+    },
+    /// A grouping dimension is not part of the match key, so rows carry no value for it.
+    #[error("{dim} is not part of the match key (key: {key})")]
+    NotInKey {
+        /// The dimension asked for.
+        dim: String,
+        /// The match key's dimensions, comma-separated.
+        key: String,
+    },
+    /// There is nothing to analyse.
+    #[error("no records to {what}")]
+    Empty {
+        /// What was attempted (`compare`).
+        what: String,
+    },
+}
+
+/// Joins names for error messages, `none` when empty.
+pub(crate) fn join_or_none<I: IntoIterator<Item = String>>(items: I) -> String {
+    let v: Vec<String> = items.into_iter().collect();
+    if v.is_empty() {
+        "none".to_string()
+    } else {
+        v.join(", ")
+    }
+}
+
+/// The metrics present in `records`, for "metrics present: ..." messages.
+pub(crate) fn metrics_present<'a>(
+    records: impl Iterator<Item = &'a crate::model::Record>,
+) -> String {
+    let set: std::collections::BTreeSet<&MetricKey> =
+        records.flat_map(|r| r.metrics.keys()).collect();
+    join_or_none(set.into_iter().map(MetricKey::name))
+}
+
+/// Names of dimension keys joined with ", ".
+pub(crate) fn dim_names(dims: &[DimKey]) -> String {
+    join_or_none(dims.iter().map(DimKey::name))
+}

@@ -1,0 +1,374 @@
+//! Distributions of per-request values ([`RequestDetail`]: TTFT, inter-token gaps, E2E
+//! latency, output and input lengths) per series: the values, their percentiles (numpy's
+//! linear method, [`super::stats`]), an empirical CDF figure and a histogram figure with bin
+//! edges shared by every series so bars compare.
+//!
+//! Failed requests (those with an `error`) are left out: their timings describe the failure,
+//! not the service.
+
+use std::collections::BTreeMap;
+
+use plotly::common::{HoverInfo, Line, LineShape, Marker, Mode, Title};
+use plotly::layout::{BarMode, Legend};
+use plotly::{Bar, Plot, Scatter};
+
+use super::export::{Cell, TextColumn, TextTable};
+use super::improvement::base_layout;
+use super::stats::{ecdf, histogram_range, mean, percentile_sorted, sorted_finite, HistogramBin};
+use crate::charts::{escape_html, format_value, Theme, NO_VALUE, PALETTE};
+use crate::model::{Dataset, DimKey, Record, RequestDetail};
+
+/// A per-request quantity.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RequestQuantity {
+    /// Time to first token, ms.
+    TtftMs,
+    /// Every gap between consecutive output chunks after the first, ms.
+    ItlMs,
+    /// End-to-end latency, ms.
+    E2elMs,
+    /// Generated tokens.
+    OutputLenTokens,
+    /// Prompt tokens.
+    InputLenTokens,
+}
+
+impl RequestQuantity {
+    /// Every quantity, for a selector.
+    pub const ALL: [RequestQuantity; 5] = [
+        RequestQuantity::TtftMs,
+        RequestQuantity::ItlMs,
+        RequestQuantity::E2elMs,
+        RequestQuantity::OutputLenTokens,
+        RequestQuantity::InputLenTokens,
+    ];
+
+    /// Axis title with unit.
+    pub fn label(self) -> &'static str {
+        match self {
+            RequestQuantity::TtftMs => "TTFT (ms)",
+            RequestQuantity::ItlMs => "Inter-token latency (ms)",
+            RequestQuantity::E2elMs => "E2E latency (ms)",
+            RequestQuantity::OutputLenTokens => "Output length (tokens)",
+            RequestQuantity::InputLenTokens => "Input length (tokens)",
+        }
+    }
+
+    /// The canonical-style name (`ttft_ms`).
+    pub fn name(self) -> &'static str {
+        match self {
+            RequestQuantity::TtftMs => "ttft_ms",
+            RequestQuantity::ItlMs => "itl_ms",
+            RequestQuantity::E2elMs => "e2el_ms",
+            RequestQuantity::OutputLenTokens => "output_len",
+            RequestQuantity::InputLenTokens => "input_len",
+        }
+    }
+
+    /// The values one successful request contributes (several for ITL, none when unknown).
+    pub fn values(self, req: &RequestDetail) -> Vec<f64> {
+        if req.error.is_some() {
+            return Vec::new();
+        }
+        match self {
+            RequestQuantity::TtftMs => req.ttft_ms.into_iter().collect(),
+            RequestQuantity::ItlMs => req.itl_ms.clone(),
+            RequestQuantity::E2elMs => req.e2el_ms.into_iter().collect(),
+            RequestQuantity::OutputLenTokens => {
+                req.output_len.map(|v| v as f64).into_iter().collect()
+            }
+            RequestQuantity::InputLenTokens => {
+                req.input_len.map(|v| v as f64).into_iter().collect()
+            }
+        }
+    }
+}
+
+/// The values of one series.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Distribution {
+    /// Series name.
+    pub series: String,
+    /// Records contributing (indices into the dataset).
+    pub records: Vec<usize>,
+    /// Finite values, ascending.
+    pub sorted: Vec<f64>,
+}
+
+impl Distribution {
+    /// The `p`-th percentile (numpy linear).
+    pub fn percentile(&self, p: f64) -> Option<f64> {
+        percentile_sorted(&self.sorted, p)
+    }
+
+    /// The mean.
+    pub fn mean(&self) -> Option<f64> {
+        mean(&self.sorted)
+    }
+}
+
+fn series_name(r: &Record, by: &[DimKey]) -> String {
+    if by.is_empty() {
+        return "all".to_string();
+    }
+    by.iter()
+        .map(|k| r.dim(k).map_or(NO_VALUE.to_string(), |v| v.to_string()))
+        .collect::<Vec<_>>()
+        .join(" · ")
+}
+
+/// Collects `quantity` from the per-request detail of the records at `indices`, one
+/// distribution per series; series without any value are left out.
+pub fn distributions(
+    ds: &Dataset,
+    indices: &[usize],
+    quantity: RequestQuantity,
+    series_by: &[DimKey],
+) -> Vec<Distribution> {
+    let mut groups: BTreeMap<String, (Vec<usize>, Vec<f64>)> = BTreeMap::new();
+    for &i in indices {
+        let Some(r) = ds.records().get(i) else {
+            continue;
+        };
+        let values: Vec<f64> = r.requests.iter().flat_map(|q| quantity.values(q)).collect();
+        if values.is_empty() {
+            continue;
+        }
+        let g = groups.entry(series_name(r, series_by)).or_default();
+        g.0.push(i);
+        g.1.extend(values);
+    }
+    groups
+        .into_iter()
+        .map(|(series, (records, values))| Distribution {
+            series,
+            records,
+            sorted: sorted_finite(values),
+        })
+        .filter(|d| !d.sorted.is_empty())
+        .collect()
+}
+
+/// Count, mean and the given percentiles per series, as an exportable table.
+pub fn percentile_text_table(
+    dists: &[Distribution],
+    quantity: RequestQuantity,
+    percentiles: &[f64],
+) -> TextTable {
+    let mut columns = vec![
+        TextColumn::new("series", "Series", false),
+        TextColumn::new("count", "Values", true),
+        TextColumn::new(
+            format!("mean_{}", quantity.name()),
+            format!("Mean {}", quantity.label()),
+            true,
+        ),
+    ];
+    for p in percentiles {
+        columns.push(TextColumn::new(
+            format!(
+                "p{}_{}",
+                format_value(*p).trim_end_matches('0').trim_end_matches('.'),
+                quantity.name()
+            ),
+            format!(
+                "P{} {}",
+                format_value(*p).trim_end_matches('0').trim_end_matches('.'),
+                quantity.label()
+            ),
+            true,
+        ));
+    }
+    let num = |v: Option<f64>| v.map_or(Cell::Empty, |v| Cell::number(v, format_value(v)));
+    let rows = dists
+        .iter()
+        .map(|d| {
+            let mut cells = vec![
+                Cell::Text(d.series.clone()),
+                Cell::number(d.sorted.len() as f64, d.sorted.len().to_string()),
+                num(d.mean()),
+            ];
+            cells.extend(percentiles.iter().map(|&p| num(d.percentile(p))));
+            cells
+        })
+        .collect();
+    TextTable { columns, rows }
+}
+
+fn legend(series_by: &[DimKey]) -> Legend {
+    Legend::new().title(Title::with_text(escape_html(
+        &series_by
+            .iter()
+            .map(DimKey::label)
+            .collect::<Vec<_>>()
+            .join(" · "),
+    )))
+}
+
+/// The empirical CDF per series (a step line: fraction of values ≤ x).
+pub fn cdf_plot(
+    dists: &[Distribution],
+    quantity: RequestQuantity,
+    series_by: &[DimKey],
+    theme: Theme,
+) -> Plot {
+    let mut plot = Plot::new();
+    for (si, d) in dists.iter().enumerate() {
+        let points = ecdf(&d.sorted);
+        let hover: Vec<String> = points
+            .iter()
+            .map(|(v, f)| {
+                format!(
+                    "<b>{}</b><br>{}: {}<br>{} % of values ≤ this",
+                    escape_html(&d.series),
+                    escape_html(quantity.label()),
+                    format_value(*v),
+                    format_value(f * 100.0)
+                )
+            })
+            .collect();
+        plot.add_trace(
+            Scatter::new(
+                points.iter().map(|p| p.0).collect(),
+                points.iter().map(|p| p.1).collect(),
+            )
+            .name(escape_html(&d.series))
+            .mode(Mode::Lines)
+            .line(
+                Line::new()
+                    .shape(LineShape::Hv)
+                    .color(PALETTE[si % PALETTE.len()]),
+            )
+            .hover_text_array(hover)
+            .hover_info(HoverInfo::Text),
+        );
+    }
+    let title = format!("CDF of {}", quantity.label());
+    plot.set_layout(
+        base_layout(&title, quantity.label(), "Fraction of values ≤ x", theme)
+            .legend(legend(series_by)),
+    );
+    plot
+}
+
+/// Histograms per series over shared bin edges (grouped bars at each bin centre).
+pub fn histogram_plot(
+    dists: &[Distribution],
+    quantity: RequestQuantity,
+    bins: usize,
+    series_by: &[DimKey],
+    theme: Theme,
+) -> Plot {
+    let lo = dists
+        .iter()
+        .filter_map(|d| d.sorted.first())
+        .copied()
+        .fold(f64::INFINITY, f64::min);
+    let hi = dists
+        .iter()
+        .filter_map(|d| d.sorted.last())
+        .copied()
+        .fold(f64::NEG_INFINITY, f64::max);
+    let mut plot = Plot::new();
+    for (si, d) in dists.iter().enumerate() {
+        let h: Vec<HistogramBin> = histogram_range(&d.sorted, lo, hi, bins);
+        let hover: Vec<String> = h
+            .iter()
+            .map(|b| {
+                format!(
+                    "<b>{}</b><br>{}: {} – {}<br>{} values",
+                    escape_html(&d.series),
+                    escape_html(quantity.label()),
+                    format_value(b.lo_value),
+                    format_value(b.hi_value),
+                    b.count
+                )
+            })
+            .collect();
+        plot.add_trace(
+            Bar::new(
+                h.iter().map(|b| (b.lo_value + b.hi_value) / 2.0).collect(),
+                h.iter().map(|b| b.count as f64).collect(),
+            )
+            .name(escape_html(&d.series))
+            .hover_text_array(hover)
+            .hover_info(HoverInfo::Text)
+            .marker(Marker::new().color(PALETTE[si % PALETTE.len()])),
+        );
+    }
+    let title = format!("Distribution of {}", quantity.label());
+    plot.set_layout(
+        base_layout(&title, quantity.label(), "Count", theme)
+            .bar_mode(BarMode::Group)
+            .legend(legend(series_by)),
+    );
+    plot
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Dim;
+
+    fn rec(engine: &str, ttfts: &[f64]) -> Record {
+        Record {
+            engine: Some(engine.into()),
+            requests: ttfts
+                .iter()
+                .map(|&t| RequestDetail {
+                    ttft_ms: Some(t),
+                    itl_ms: vec![t / 10.0, t / 5.0],
+                    ..RequestDetail::default()
+                })
+                .chain(std::iter::once(RequestDetail {
+                    ttft_ms: Some(1e9),
+                    error: Some("timeout".into()),
+                    ..RequestDetail::default()
+                }))
+                .collect(),
+            ..Record::default()
+        }
+    }
+
+    #[test]
+    fn distributions_percentiles_and_figures() {
+        let ds = Dataset::new(vec![
+            rec("a", &[10.0, 20.0, 30.0, 40.0]),
+            rec("b", &[5.0]),
+            Record::default(),
+        ]);
+        let by = [DimKey::Known(Dim::Engine)];
+        let d = distributions(&ds, &[0, 1, 2], RequestQuantity::TtftMs, &by);
+        assert_eq!(d.len(), 2);
+        assert_eq!(d[0].sorted, [10.0, 20.0, 30.0, 40.0]);
+        assert_eq!(d[0].percentile(50.0), Some(25.0));
+        assert!((d[0].percentile(99.0).unwrap() - 39.7).abs() < 1e-9);
+        let itl = distributions(&ds, &[0], RequestQuantity::ItlMs, &by);
+        assert_eq!(itl[0].sorted.len(), 8);
+        let md =
+            percentile_text_table(&d, RequestQuantity::TtftMs, &[50.0, 99.0, 99.9]).to_markdown();
+        assert!(md.contains("| P99.9 TTFT (ms) |"), "{md}");
+        assert!(md.contains("| a | 4 | 25.00 | 25.00 | 39.70 |"), "{md}");
+        let cdf: serde_json::Value = serde_json::from_str(
+            &cdf_plot(&d, RequestQuantity::TtftMs, &by, Theme::Light).to_json(),
+        )
+        .unwrap();
+        assert_eq!(
+            cdf["data"][0]["y"],
+            serde_json::json!([0.25, 0.5, 0.75, 1.0])
+        );
+        assert_eq!(cdf["data"][0]["line"]["shape"], "hv");
+        let hist: serde_json::Value = serde_json::from_str(
+            &histogram_plot(&d, RequestQuantity::TtftMs, 7, &by, Theme::Dark).to_json(),
+        )
+        .unwrap();
+        let counts: f64 = hist["data"][0]["y"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|v| v.as_f64())
+            .sum();
+        assert_eq!(counts, 4.0);
+        assert_eq!(hist["data"][1]["x"], hist["data"][0]["x"]);
+    }
+}

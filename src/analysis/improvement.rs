@@ -1,0 +1,836 @@
+//! Improvement: one dimension, two of its values (baseline and candidate), records matched on
+//! every other dimension, and the improvement of a metric per matched configuration — the
+//! "A100 vs Tesla, configuration by configuration" table — with its aggregates (mean per value
+//! of one dimension as bars, per cell of two dimensions as a heatmap).
+//!
+//! **Rule.** For a higher-is-better metric (throughput), improvement % =
+//! (candidate / baseline − 1) × 100. For a lower-is-better metric (latency) the sign is flipped,
+//! (1 − candidate / baseline) × 100, so a positive number always means "the candidate is
+//! better". A metric of unknown direction uses the plain ratio and says so in
+//! [`ImprovementTable::rule`].
+//!
+//! **Match key.** Every dimension the compared records have, except the compared one, the
+//! caller's `ignore` set ([`default_ignored`]: `source`, `format`, `date`, `label`) and
+//! text dimensions (or tags) *tied to the compared one*: constant on each side but different
+//! across sides (`engine_version` when comparing engines), since no pair could ever match on
+//! them. Tied dimensions are listed in [`ImprovementTable::tied_dims`] so the UI can say so.
+//! Numeric dimensions (lengths, batch size, load, GPU count) never tie: a difference there
+//! means different work, so such records stay unmatched unless the caller ignores the
+//! dimension.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use plotly::common::{ColorBar, ColorScale, ColorScaleElement, HoverInfo, Marker, Title};
+use plotly::layout::{Axis, AxisType, HoverMode, Layout, Margin};
+use plotly::{Bar, HeatMap, Plot};
+
+use super::export::{Cell, TextColumn, TextTable};
+use super::matching::{match_sides, DuplicateKey, MatchKey};
+use super::{default_ignored, dim_names, join_or_none, metrics_present, AnalysisError};
+use crate::charts::{escape_html, format_value, Theme, NO_VALUE, PALETTE};
+use crate::model::{format_number, Dataset, DimKey, DimValue, Direction, MetricKey, Record};
+
+/// What to compare.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ImprovementSpec {
+    /// The compared dimension (`gpu`, `engine`, any tag).
+    pub dim: DimKey,
+    /// The baseline value (`Tesla`).
+    pub baseline: DimValue,
+    /// The candidate value (`A100`).
+    pub candidate: DimValue,
+    /// The compared metric.
+    pub metric: MetricKey,
+    /// Dimensions left out of the match key besides the compared one.
+    pub ignore: BTreeSet<DimKey>,
+}
+
+impl ImprovementSpec {
+    /// A spec with the default ignore set ([`default_ignored`]).
+    pub fn new(
+        dim: impl Into<DimKey>,
+        baseline: impl Into<DimValue>,
+        candidate: impl Into<DimValue>,
+        metric: MetricKey,
+    ) -> ImprovementSpec {
+        ImprovementSpec {
+            dim: dim.into(),
+            baseline: baseline.into(),
+            candidate: candidate.into(),
+            metric,
+            ignore: default_ignored(),
+        }
+    }
+
+    /// Also leaves `dim` out of the match key (e.g. `engine_version`).
+    pub fn ignoring(mut self, dim: impl Into<DimKey>) -> ImprovementSpec {
+        self.ignore.insert(dim.into());
+        self
+    }
+}
+
+/// The signed improvement of `candidate` over `baseline` in %, positive when the candidate is
+/// better for a metric going in `direction`. `None` when the baseline is zero or either value is
+/// not finite.
+pub fn improvement_pct(baseline: f64, candidate: f64, direction: Direction) -> Option<f64> {
+    if baseline == 0.0 || !baseline.is_finite() || !candidate.is_finite() {
+        return None;
+    }
+    let change = (candidate / baseline - 1.0) * 100.0;
+    Some(match direction {
+        Direction::LowerIsBetter => -change,
+        Direction::HigherIsBetter | Direction::Unknown => change,
+    })
+}
+
+/// The rule text shown next to an improvement, for a metric.
+pub fn improvement_rule(metric: &MetricKey) -> String {
+    let label = metric.label();
+    match metric.direction() {
+        Direction::HigherIsBetter => format!(
+            "improvement % = (candidate / baseline − 1) × 100; higher {label} is better, so a positive value means the candidate is better"
+        ),
+        Direction::LowerIsBetter => format!(
+            "improvement % = (1 − candidate / baseline) × 100; lower {label} is better, so a positive value means the candidate is better"
+        ),
+        Direction::Unknown => format!(
+            "improvement % = (candidate / baseline − 1) × 100; whether higher {label} is better is not known, so this is the plain change"
+        ),
+    }
+}
+
+/// One matched configuration.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ImprovementRow {
+    /// The match-key values, aligned with [`ImprovementTable::key_dims`].
+    pub key: MatchKey,
+    /// The baseline's value of the metric.
+    pub baseline_value: f64,
+    /// The candidate's value of the metric.
+    pub candidate_value: f64,
+    /// Signed improvement in % (see the module docs); `None` when the baseline is zero.
+    pub improvement_pct: Option<f64>,
+    /// The baseline record (index into the caller's dataset).
+    pub baseline_record: usize,
+    /// The candidate record (index into the caller's dataset).
+    pub candidate_record: usize,
+}
+
+/// A column to sort an [`ImprovementTable`] by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ImprovementSort {
+    /// The n-th match-key dimension.
+    Key(usize),
+    /// The baseline value.
+    Baseline,
+    /// The candidate value.
+    Candidate,
+    /// The improvement.
+    Improvement,
+}
+
+/// The improvement of the candidate over the baseline for every matched configuration.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ImprovementTable {
+    /// The compared dimension.
+    pub dim: DimKey,
+    /// The baseline value.
+    pub baseline: DimValue,
+    /// The candidate value.
+    pub candidate: DimValue,
+    /// The compared metric.
+    pub metric: MetricKey,
+    /// The metric's direction, as used for the sign.
+    pub direction: Direction,
+    /// The rule, in words, for display next to the table.
+    pub rule: String,
+    /// The dimensions records were matched on, canonical order.
+    pub key_dims: Vec<DimKey>,
+    /// Dimensions dropped from the key because each side has one, different, value.
+    pub tied_dims: Vec<DimKey>,
+    /// Dimensions the caller left out of the key (besides the compared one).
+    pub ignored_dims: Vec<DimKey>,
+    /// One row per matched configuration, sorted by key until [`sort`](Self::sort) is called.
+    pub rows: Vec<ImprovementRow>,
+    /// Baseline records without a candidate for their key.
+    pub unmatched_baseline: Vec<usize>,
+    /// Candidate records without a baseline for their key.
+    pub unmatched_candidate: Vec<usize>,
+    /// Keys with several records on a side: not compared, listed instead (with every record
+    /// of both sides sharing the key).
+    pub duplicates: Vec<DuplicateKey>,
+    /// Records of either side that lack the metric (left out before matching).
+    pub missing_metric: Vec<usize>,
+}
+
+impl ImprovementTable {
+    /// Sorts the rows by a column; missing improvements go last either way.
+    pub fn sort(&mut self, by: ImprovementSort, descending: bool) {
+        self.rows.sort_by(|a, b| {
+            let o = match by {
+                ImprovementSort::Key(i) => a.key.get(i).cmp(&b.key.get(i)),
+                ImprovementSort::Baseline => a.baseline_value.total_cmp(&b.baseline_value),
+                ImprovementSort::Candidate => a.candidate_value.total_cmp(&b.candidate_value),
+                ImprovementSort::Improvement => match (a.improvement_pct, b.improvement_pct) {
+                    (Some(x), Some(y)) => x.total_cmp(&y),
+                    (Some(_), None) => return std::cmp::Ordering::Less,
+                    (None, Some(_)) => return std::cmp::Ordering::Greater,
+                    (None, None) => std::cmp::Ordering::Equal,
+                },
+            };
+            if descending {
+                o.reverse()
+            } else {
+                o
+            }
+        });
+    }
+
+    /// The mean improvement over all rows that have one.
+    pub fn mean_improvement_pct(&self) -> Option<f64> {
+        mean(self.rows.iter().filter_map(|r| r.improvement_pct))
+    }
+
+    /// The row whose key has these values (in `key_dims` order), if matched.
+    pub fn row(&self, key: &[Option<DimValue>]) -> Option<&ImprovementRow> {
+        self.rows.iter().find(|r| r.key == key)
+    }
+
+    /// A one-line summary: counts of matched, unmatched and duplicate records.
+    pub fn summary(&self) -> String {
+        let dup_records: usize = self.duplicates.iter().map(DuplicateKey::len).sum();
+        let mut s = format!(
+            "{} matched configuration{}; unmatched: {} baseline, {} candidate",
+            self.rows.len(),
+            if self.rows.len() == 1 { "" } else { "s" },
+            self.unmatched_baseline.len(),
+            self.unmatched_candidate.len()
+        );
+        if !self.duplicates.is_empty() {
+            s.push_str(&format!(
+                "; {} duplicate key{} ({dup_records} records) not compared",
+                self.duplicates.len(),
+                if self.duplicates.len() == 1 { "" } else { "s" }
+            ));
+        }
+        if !self.missing_metric.is_empty() {
+            s.push_str(&format!(
+                "; {} record{} without {}",
+                self.missing_metric.len(),
+                if self.missing_metric.len() == 1 {
+                    ""
+                } else {
+                    "s"
+                },
+                self.metric.name()
+            ));
+        }
+        s
+    }
+
+    /// The rows as an exportable table: key columns, baseline, candidate, improvement %
+    /// (six decimals, as the seed tables print it).
+    pub fn to_text_table(&self) -> TextTable {
+        let unit = self
+            .metric
+            .unit()
+            .filter(|u| !self.metric.label().contains(&format!("({u})")))
+            .map(|u| format!(" ({u})"))
+            .unwrap_or_default();
+        let mut columns: Vec<TextColumn> = self
+            .key_dims
+            .iter()
+            .map(|d| {
+                TextColumn::new(
+                    d.name(),
+                    d.label(),
+                    crate::table::Column::Dim(d.clone()).is_numeric(),
+                )
+            })
+            .collect();
+        columns.push(TextColumn::new(
+            "baseline_value",
+            format!(
+                "{} = {}: {}{unit}",
+                self.dim.name(),
+                self.baseline,
+                self.metric.label()
+            ),
+            true,
+        ));
+        columns.push(TextColumn::new(
+            "candidate_value",
+            format!(
+                "{} = {}: {}{unit}",
+                self.dim.name(),
+                self.candidate,
+                self.metric.label()
+            ),
+            true,
+        ));
+        columns.push(TextColumn::new("improvement_pct", "Improvement (%)", true));
+        let rows = self
+            .rows
+            .iter()
+            .map(|r| {
+                let mut cells: Vec<Cell> = r
+                    .key
+                    .iter()
+                    .map(|v| match v {
+                        Some(DimValue::Num(n)) => Cell::number(*n, format_number(*n)),
+                        Some(DimValue::Text(t)) => Cell::Text(t.clone()),
+                        None => Cell::Empty,
+                    })
+                    .collect();
+                cells.push(Cell::number(
+                    r.baseline_value,
+                    format_number(r.baseline_value),
+                ));
+                cells.push(Cell::number(
+                    r.candidate_value,
+                    format_number(r.candidate_value),
+                ));
+                cells.push(match r.improvement_pct {
+                    Some(p) => Cell::number(p, format!("{p:.6}")),
+                    None => Cell::Empty,
+                });
+                cells
+            })
+            .collect();
+        TextTable { columns, rows }
+    }
+}
+
+fn mean(values: impl Iterator<Item = f64>) -> Option<f64> {
+    let (sum, n) = values.fold((0.0, 0usize), |(s, n), v| (s + v, n + 1));
+    (n > 0).then(|| sum / n as f64)
+}
+
+fn values_present<'a>(records: impl Iterator<Item = &'a Record>, dim: &DimKey) -> String {
+    let set: BTreeSet<DimValue> = records.filter_map(|r| r.dim(dim)).collect();
+    join_or_none(set.into_iter().map(|v| v.to_string()))
+}
+
+/// Compares `spec.candidate` against `spec.baseline` over the records at `indices` of `ds`.
+///
+/// Errors when either value is absent (naming the values present), when both are the same,
+/// or when neither side's records carry the metric.
+pub fn improvement(
+    ds: &Dataset,
+    indices: &[usize],
+    spec: &ImprovementSpec,
+) -> Result<ImprovementTable, AnalysisError> {
+    let records = ds.records();
+    let chosen: Vec<(usize, &Record)> = indices
+        .iter()
+        .filter_map(|&i| records.get(i).map(|r| (i, r)))
+        .collect();
+    if chosen.is_empty() {
+        return Err(AnalysisError::Empty {
+            what: "compare".into(),
+        });
+    }
+    if spec.baseline == spec.candidate {
+        return Err(AnalysisError::SameValue {
+            dim: spec.dim.name(),
+            value: spec.baseline.to_string(),
+        });
+    }
+    let side = |value: &DimValue| -> Result<Vec<(usize, &Record)>, AnalysisError> {
+        let side: Vec<(usize, &Record)> = chosen
+            .iter()
+            .copied()
+            .filter(|(_, r)| r.dim(&spec.dim).as_ref() == Some(value))
+            .collect();
+        if side.is_empty() {
+            return Err(AnalysisError::NoSuchValue {
+                dim: spec.dim.name(),
+                value: value.to_string(),
+                present: values_present(chosen.iter().map(|(_, r)| *r), &spec.dim),
+            });
+        }
+        Ok(side)
+    };
+    let base_all = side(&spec.baseline)?;
+    let cand_all = side(&spec.candidate)?;
+    let mut missing_metric = Vec::new();
+    let base = with_metric(&base_all, &spec.metric, "baseline", &mut missing_metric)?;
+    let cand = with_metric(&cand_all, &spec.metric, "candidate", &mut missing_metric)?;
+    missing_metric.sort_unstable();
+    let mut exclude = spec.ignore.clone();
+    exclude.insert(spec.dim.clone());
+    let m = match_sides(&base, &cand, &exclude);
+    let direction = spec.metric.direction();
+    let rows = m
+        .pairs
+        .into_iter()
+        .filter_map(|(key, b, c)| {
+            let baseline_value = records[b].metric(&spec.metric)?;
+            let candidate_value = records[c].metric(&spec.metric)?;
+            Some(ImprovementRow {
+                key,
+                baseline_value,
+                candidate_value,
+                improvement_pct: improvement_pct(baseline_value, candidate_value, direction),
+                baseline_record: b,
+                candidate_record: c,
+            })
+        })
+        .collect();
+    Ok(ImprovementTable {
+        dim: spec.dim.clone(),
+        baseline: spec.baseline.clone(),
+        candidate: spec.candidate.clone(),
+        metric: spec.metric.clone(),
+        direction,
+        rule: improvement_rule(&spec.metric),
+        key_dims: m.key_dims,
+        tied_dims: m.tied_dims,
+        ignored_dims: spec.ignore.iter().cloned().collect(),
+        rows,
+        unmatched_baseline: m.unmatched_baseline,
+        unmatched_candidate: m.unmatched_candidate,
+        duplicates: m.duplicates,
+        missing_metric,
+    })
+}
+
+/// The records of `all` that carry `metric` (not NaN); the others go to `missing`.
+pub(crate) fn with_metric<'a>(
+    all: &[(usize, &'a Record)],
+    metric: &MetricKey,
+    side: &str,
+    missing: &mut Vec<usize>,
+) -> Result<Vec<(usize, &'a Record)>, AnalysisError> {
+    let (has, lacks): (Vec<_>, Vec<_>) = all
+        .iter()
+        .partition(|(_, r)| r.metric(metric).is_some_and(|v| !v.is_nan()));
+    missing.extend(lacks.iter().map(|(i, _)| *i));
+    if has.is_empty() {
+        return Err(AnalysisError::NoMetric {
+            side: side.to_string(),
+            metric: metric.name(),
+            present: metrics_present(all.iter().map(|(_, r)| *r)),
+        });
+    }
+    Ok(has)
+}
+
+/// The mean improvement of the rows sharing one value of a dimension.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ImprovementGroup {
+    /// The value (`None`: rows without one).
+    pub value: Option<DimValue>,
+    /// Mean of the rows' improvements, in %.
+    pub mean_improvement_pct: f64,
+    /// Rows averaged.
+    pub rows: usize,
+}
+
+fn key_position(table: &ImprovementTable, dim: &DimKey) -> Result<usize, AnalysisError> {
+    table
+        .key_dims
+        .iter()
+        .position(|d| d == dim)
+        .ok_or_else(|| AnalysisError::NotInKey {
+            dim: dim.name(),
+            key: dim_names(&table.key_dims),
+        })
+}
+
+/// Mean improvement per value of `by` (a match-key dimension), sorted by value; for bars.
+pub fn improvement_by(
+    table: &ImprovementTable,
+    by: &DimKey,
+) -> Result<Vec<ImprovementGroup>, AnalysisError> {
+    let pos = key_position(table, by)?;
+    let mut groups: BTreeMap<Option<DimValue>, (f64, usize)> = BTreeMap::new();
+    for r in &table.rows {
+        if let Some(p) = r.improvement_pct {
+            let e = groups.entry(r.key.get(pos).cloned().flatten()).or_default();
+            e.0 += p;
+            e.1 += 1;
+        }
+    }
+    Ok(groups
+        .into_iter()
+        .map(|(value, (sum, n))| ImprovementGroup {
+            value,
+            mean_improvement_pct: sum / n as f64,
+            rows: n,
+        })
+        .collect())
+}
+
+/// Mean improvement per cell of two match-key dimensions; for a heatmap.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ImprovementHeatmap {
+    /// The dimension along x (columns).
+    pub x_dim: DimKey,
+    /// The dimension along y (rows).
+    pub y_dim: DimKey,
+    /// The x values, sorted.
+    pub x: Vec<Option<DimValue>>,
+    /// The y values, sorted.
+    pub y: Vec<Option<DimValue>>,
+    /// `mean_improvement_pct[yi][xi]`; `None` where no row falls in the cell.
+    pub mean_improvement_pct: Vec<Vec<Option<f64>>>,
+    /// Rows averaged per cell, same shape.
+    pub rows: Vec<Vec<usize>>,
+}
+
+/// Mean improvement per (x, y) cell of two match-key dimensions (e.g. batch size × model).
+pub fn improvement_heatmap(
+    table: &ImprovementTable,
+    x_dim: &DimKey,
+    y_dim: &DimKey,
+) -> Result<ImprovementHeatmap, AnalysisError> {
+    let (xp, yp) = (key_position(table, x_dim)?, key_position(table, y_dim)?);
+    let mut cells: BTreeMap<(Option<DimValue>, Option<DimValue>), (f64, usize)> = BTreeMap::new();
+    let mut xs = BTreeSet::new();
+    let mut ys = BTreeSet::new();
+    for r in &table.rows {
+        if let Some(p) = r.improvement_pct {
+            let (x, y) = (
+                r.key.get(xp).cloned().flatten(),
+                r.key.get(yp).cloned().flatten(),
+            );
+            xs.insert(x.clone());
+            ys.insert(y.clone());
+            let e = cells.entry((x, y)).or_default();
+            e.0 += p;
+            e.1 += 1;
+        }
+    }
+    let x: Vec<Option<DimValue>> = xs.into_iter().collect();
+    let y: Vec<Option<DimValue>> = ys.into_iter().collect();
+    let lookup = |xv: &Option<DimValue>, yv: &Option<DimValue>| {
+        cells.get(&(xv.clone(), yv.clone())).copied()
+    };
+    let mean_improvement_pct = y
+        .iter()
+        .map(|yv| {
+            x.iter()
+                .map(|xv| lookup(xv, yv).map(|(s, n)| s / n as f64))
+                .collect()
+        })
+        .collect();
+    let rows = y
+        .iter()
+        .map(|yv| {
+            x.iter()
+                .map(|xv| lookup(xv, yv).map_or(0, |c| c.1))
+                .collect()
+        })
+        .collect();
+    Ok(ImprovementHeatmap {
+        x_dim: x_dim.clone(),
+        y_dim: y_dim.clone(),
+        x,
+        y,
+        mean_improvement_pct,
+        rows,
+    })
+}
+
+fn value_text(v: &Option<DimValue>) -> String {
+    v.as_ref().map_or(NO_VALUE.to_string(), |v| v.to_string())
+}
+
+pub(crate) fn theme_colors(theme: Theme) -> (&'static str, &'static str, &'static str) {
+    match theme {
+        Theme::Light => ("#202124", "#ffffff", "#e0e0e0"),
+        Theme::Dark => ("#e8eaed", "#1e1f22", "#3c4043"),
+    }
+}
+
+pub(crate) fn base_layout(title: &str, x_title: &str, y_title: &str, theme: Theme) -> Layout {
+    let (fg, bg, grid) = theme_colors(theme);
+    let axis = |t: &str| {
+        Axis::new()
+            .title(Title::with_text(escape_html(t)))
+            .grid_color(grid)
+            .line_color(grid)
+            .zero_line_color(grid)
+    };
+    Layout::new()
+        .title(Title::with_text(escape_html(title)))
+        .x_axis(axis(x_title))
+        .y_axis(axis(y_title))
+        .hover_mode(HoverMode::Closest)
+        .margin(Margin::new().left(70).right(20).top(60).bottom(60))
+        .paper_background_color(bg)
+        .plot_background_color(bg)
+        .font(plotly::common::Font::new().color(fg))
+}
+
+fn comparison_title(table: &ImprovementTable) -> String {
+    format!(
+        "{} improvement of {} over {}",
+        table.metric.label(),
+        table.candidate,
+        table.baseline
+    )
+}
+
+/// Bars of the mean improvement per value of one dimension (from [`improvement_by`]);
+/// positive bars in the first palette colour, negative ones in red.
+pub fn improvement_bars_plot(
+    table: &ImprovementTable,
+    by: &DimKey,
+    groups: &[ImprovementGroup],
+    theme: Theme,
+) -> Plot {
+    let xs: Vec<String> = groups
+        .iter()
+        .map(|g| escape_html(&value_text(&g.value)))
+        .collect();
+    let ys: Vec<f64> = groups.iter().map(|g| g.mean_improvement_pct).collect();
+    let colors: Vec<&str> = groups
+        .iter()
+        .map(|g| {
+            if g.mean_improvement_pct >= 0.0 {
+                PALETTE[1]
+            } else {
+                PALETTE[8]
+            }
+        })
+        .collect();
+    let hover: Vec<String> = groups
+        .iter()
+        .map(|g| {
+            format!(
+                "<b>{}</b><br>mean improvement: {} %<br>mean of {} configuration{}",
+                escape_html(&value_text(&g.value)),
+                format_value(g.mean_improvement_pct),
+                g.rows,
+                if g.rows == 1 { "" } else { "s" }
+            )
+        })
+        .collect();
+    let mut plot = Plot::new();
+    plot.add_trace(
+        Bar::new(xs, ys)
+            .name(escape_html(&format!(
+                "{} vs {}",
+                table.candidate, table.baseline
+            )))
+            .hover_text_array(hover)
+            .hover_info(HoverInfo::Text)
+            .marker(Marker::new().color_array(colors)),
+    );
+    let mut layout = base_layout(
+        &comparison_title(table),
+        &by.label(),
+        "Mean improvement (%)",
+        theme,
+    );
+    let (_, _, grid) = theme_colors(theme);
+    layout = layout.x_axis(
+        Axis::new()
+            .title(Title::with_text(escape_html(&by.label())))
+            .type_(AxisType::Category)
+            .grid_color(grid)
+            .line_color(grid),
+    );
+    plot.set_layout(layout);
+    plot
+}
+
+/// A heatmap of the mean improvement per cell (from [`improvement_heatmap`]), diverging
+/// colours centred on 0 %: blue where the candidate is better, red where it is worse.
+pub fn improvement_heatmap_plot(
+    table: &ImprovementTable,
+    heat: &ImprovementHeatmap,
+    theme: Theme,
+) -> Plot {
+    let xs: Vec<String> = heat.x.iter().map(|v| escape_html(&value_text(v))).collect();
+    let ys: Vec<String> = heat.y.iter().map(|v| escape_html(&value_text(v))).collect();
+    let hover: Vec<Vec<String>> = heat
+        .y
+        .iter()
+        .enumerate()
+        .map(|(yi, yv)| {
+            heat.x
+                .iter()
+                .enumerate()
+                .map(|(xi, xv)| {
+                    let cell = heat
+                        .mean_improvement_pct
+                        .get(yi)
+                        .and_then(|r| r.get(xi))
+                        .copied()
+                        .flatten()
+                        .map_or("no matched configuration".to_string(), |p| {
+                            format!(
+                                "mean improvement: {} %<br>mean of {}",
+                                format_value(p),
+                                heat.rows
+                                    .get(yi)
+                                    .and_then(|r| r.get(xi))
+                                    .copied()
+                                    .unwrap_or(0)
+                            )
+                        });
+                    format!(
+                        "{}: {}<br>{}: {}<br>{cell}",
+                        escape_html(&heat.x_dim.label()),
+                        escape_html(&value_text(xv)),
+                        escape_html(&heat.y_dim.label()),
+                        escape_html(&value_text(yv)),
+                    )
+                })
+                .collect()
+        })
+        .collect();
+    let scale = ColorScale::Vector(vec![
+        ColorScaleElement(0.0, PALETTE[8].to_string()),
+        ColorScaleElement(0.5, "#f1f3f4".to_string()),
+        ColorScaleElement(1.0, PALETTE[1].to_string()),
+    ]);
+    let mut plot = Plot::new();
+    plot.add_trace(
+        HeatMap::new(xs, ys, heat.mean_improvement_pct.clone())
+            .zmid(0.0)
+            .color_scale(scale)
+            .color_bar(ColorBar::new().title(Title::with_text("Improvement (%)")))
+            .hover_text_matrix(hover)
+            .hover_info(HoverInfo::Text),
+    );
+    let (_, _, grid) = theme_colors(theme);
+    let cat = |t: &str| {
+        Axis::new()
+            .title(Title::with_text(escape_html(t)))
+            .type_(AxisType::Category)
+            .grid_color(grid)
+            .line_color(grid)
+    };
+    let layout = base_layout(&comparison_title(table), "", "", theme)
+        .x_axis(cat(&heat.x_dim.label()))
+        .y_axis(cat(&heat.y_dim.label()));
+    plot.set_layout(layout);
+    plot
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Dim, LatencyMetric, Stat};
+
+    fn rec(gpu: &str, model: &str, batch: u64, tput: f64) -> Record {
+        let mut r = Record {
+            gpu: Some(gpu.into()),
+            model: Some(model.into()),
+            batch_size: Some(batch),
+            ..Record::default()
+        };
+        r.set_metric(MetricKey::OutputThroughput, tput);
+        r.set_metric(
+            MetricKey::latency(LatencyMetric::Ttft, Stat::Mean),
+            1000.0 / tput,
+        );
+        r
+    }
+
+    fn sample() -> Dataset {
+        Dataset::new(vec![
+            rec("Tesla", "a", 1, 100.0),
+            rec("A100", "a", 1, 150.0),
+            rec("Tesla", "a", 8, 200.0),
+            rec("A100", "a", 8, 180.0),
+            rec("Tesla", "b", 1, 50.0),
+            rec("A100", "c", 1, 10.0),
+        ])
+    }
+
+    fn all(ds: &Dataset) -> Vec<usize> {
+        (0..ds.len()).collect()
+    }
+
+    #[test]
+    fn signs_follow_direction() {
+        assert_eq!(
+            improvement_pct(100.0, 150.0, Direction::HigherIsBetter),
+            Some(50.0)
+        );
+        assert_eq!(
+            improvement_pct(100.0, 50.0, Direction::LowerIsBetter),
+            Some(50.0)
+        );
+        assert_eq!(improvement_pct(0.0, 50.0, Direction::LowerIsBetter), None);
+    }
+
+    #[test]
+    fn matched_rows_unmatched_and_groups() {
+        let ds = sample();
+        let spec = ImprovementSpec::new(Dim::Gpu, "Tesla", "A100", MetricKey::OutputThroughput);
+        let mut t = improvement(&ds, &all(&ds), &spec).unwrap();
+        assert_eq!(t.key_dims, vec![Dim::Model.into(), Dim::BatchSize.into()]);
+        assert_eq!(t.rows.len(), 2);
+        assert_eq!(t.unmatched_baseline, vec![4]);
+        assert_eq!(t.unmatched_candidate, vec![5]);
+        t.sort(ImprovementSort::Improvement, true);
+        assert_eq!(t.rows[0].improvement_pct, Some(50.0));
+        assert!((t.rows[1].improvement_pct.unwrap() + 10.0).abs() < 1e-9);
+        let by = improvement_by(&t, &Dim::BatchSize.into()).unwrap();
+        assert_eq!(by.len(), 2);
+        assert!(improvement_by(&t, &Dim::Engine.into()).is_err());
+        let heat = improvement_heatmap(&t, &Dim::BatchSize.into(), &Dim::Model.into()).unwrap();
+        assert_eq!(heat.mean_improvement_pct[0][0], Some(50.0));
+        assert!((heat.mean_improvement_pct[0][1].unwrap() + 10.0).abs() < 1e-9);
+        let json: serde_json::Value =
+            serde_json::from_str(&improvement_heatmap_plot(&t, &heat, Theme::Light).to_json())
+                .unwrap();
+        assert_eq!(json["data"][0]["type"], "heatmap");
+        assert_eq!(json["data"][0]["zmid"], 0.0);
+        let json: serde_json::Value = serde_json::from_str(
+            &improvement_bars_plot(&t, &Dim::BatchSize.into(), &by, Theme::Dark).to_json(),
+        )
+        .unwrap();
+        assert_eq!(json["data"][0]["x"][1], "8");
+    }
+
+    #[test]
+    fn latency_improvement_is_positive_when_faster() {
+        let ds = sample();
+        let metric = MetricKey::latency(LatencyMetric::Ttft, Stat::Mean);
+        let spec = ImprovementSpec::new(Dim::Gpu, "Tesla", "A100", metric);
+        let t = improvement(&ds, &all(&ds), &spec).unwrap();
+        let row = t.row(&[Some("a".into()), Some(1.0.into())]).unwrap();
+        assert!(row.improvement_pct.unwrap() > 0.0);
+        assert!(t.rule.contains("lower"));
+    }
+
+    #[test]
+    fn errors_name_what_is_wrong() {
+        let ds = sample();
+        let spec = ImprovementSpec::new(Dim::Gpu, "Tesla", "H200", MetricKey::OutputThroughput);
+        let e = improvement(&ds, &all(&ds), &spec).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "no records have gpu = H200; values present: A100, Tesla"
+        );
+        let spec = ImprovementSpec::new(Dim::Gpu, "Tesla", "Tesla", MetricKey::OutputThroughput);
+        assert!(improvement(&ds, &all(&ds), &spec).is_err());
+        let spec = ImprovementSpec::new(Dim::Gpu, "Tesla", "A100", MetricKey::Failed);
+        let e = improvement(&ds, &all(&ds), &spec).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("no baseline records have the metric failed"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn hostile_values_are_escaped_in_figures() {
+        let ds = Dataset::new(vec![
+            rec("Tesla", "<script>", 1, 1.0),
+            rec("A100", "<script>", 1, 2.0),
+        ]);
+        let spec = ImprovementSpec::new(Dim::Gpu, "Tesla", "A100", MetricKey::OutputThroughput);
+        let t = improvement(&ds, &[0, 1], &spec).unwrap();
+        let by = improvement_by(&t, &Dim::Model.into()).unwrap();
+        let json = improvement_bars_plot(&t, &Dim::Model.into(), &by, Theme::Light).to_json();
+        assert!(!json.contains("<script>"));
+    }
+}

@@ -1,0 +1,249 @@
+//! Matching records of two sides (baseline/candidate, old/new) on the values of every other
+//! dimension: which dimensions form the match key, which pairs match, what is left over.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::model::{Dim, DimKey, DimKind, DimValue, Record};
+
+/// The dimensions left out of every match key unless the caller says otherwise: `source`,
+/// `format`, `date` and `label` describe where and when a result was written, not the
+/// configuration that was measured.
+pub fn default_ignored() -> BTreeSet<DimKey> {
+    [Dim::Source, Dim::Format, Dim::Date, Dim::Label]
+        .into_iter()
+        .map(DimKey::Known)
+        .collect()
+}
+
+/// The values of the match-key dimensions of one record, aligned with the key's dimensions
+/// (`None`: the record has no value; it only matches records that have none either).
+pub type MatchKey = Vec<Option<DimValue>>;
+
+/// A match key with several records on at least one side: ambiguous, so no pair is formed
+/// for it (picking one silently would hide a problem). Every record sharing the key, on both
+/// sides, is listed here and nowhere else.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DuplicateKey {
+    /// The shared key values, aligned with the key's dimensions.
+    pub key: MatchKey,
+    /// Baseline (or old-run) records with this key (caller's indices).
+    pub baseline_records: Vec<usize>,
+    /// Candidate (or new-run) records with this key (caller's indices).
+    pub candidate_records: Vec<usize>,
+}
+
+impl DuplicateKey {
+    /// Records on both sides.
+    pub fn len(&self) -> usize {
+        self.baseline_records.len() + self.candidate_records.len()
+    }
+
+    /// Whether no record has the key (never true for a reported key).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// The outcome of matching two sides.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Matching {
+    /// Dimensions forming the key, canonical order.
+    pub key_dims: Vec<DimKey>,
+    /// Dimensions left out because they are constant on each side and differ across sides.
+    pub tied_dims: Vec<DimKey>,
+    /// (key, baseline index, candidate index), sorted by key.
+    pub pairs: Vec<(MatchKey, usize, usize)>,
+    /// Baseline records with no candidate for their key.
+    pub unmatched_baseline: Vec<usize>,
+    /// Candidate records with no baseline for their key.
+    pub unmatched_candidate: Vec<usize>,
+    /// Keys with several records on a side; their records (both sides) are in no other list.
+    pub duplicates: Vec<DuplicateKey>,
+}
+
+/// The single value a dimension takes on every record of a side, or `None` when it varies.
+/// The inner `Option` is "no value", which counts as a value here.
+fn constant_value(records: &[(usize, &Record)], key: &DimKey) -> Option<Option<DimValue>> {
+    let mut iter = records.iter().map(|(_, r)| r.dim(key));
+    let first = iter.next()?;
+    iter.all(|v| v == first).then_some(first)
+}
+
+/// Whether a dimension may be tied to the sides: text dimensions and tags only. Numeric ones
+/// (lengths, batch size, load, parallelism) define the work done, so a difference there means
+/// the two sides did different work and must stay unmatched unless the caller ignores it.
+fn may_tie(d: &DimKey) -> bool {
+    match d {
+        DimKey::Known(k) => k.kind() == DimKind::Text,
+        DimKey::Tag(_) => true,
+    }
+}
+
+/// Matches `baseline` against `candidate` on every dimension either side has, except those in
+/// `exclude` and those *tied to the sides*: a text dimension (or tag) that is constant on each
+/// side but takes a different value on each (e.g. `engine_version` when comparing engines)
+/// could never match, so it is left out of the key and reported in `tied_dims`.
+pub(crate) fn match_sides(
+    baseline: &[(usize, &Record)],
+    candidate: &[(usize, &Record)],
+    exclude: &BTreeSet<DimKey>,
+) -> Matching {
+    let mut dims: BTreeSet<DimKey> = BTreeSet::new();
+    for (_, r) in baseline.iter().chain(candidate) {
+        dims.extend(r.dims().map(|(k, _)| k));
+    }
+    let mut key_dims = Vec::new();
+    let mut tied_dims = Vec::new();
+    for d in dims.into_iter().filter(|d| !exclude.contains(d)) {
+        match (constant_value(baseline, &d), constant_value(candidate, &d)) {
+            (Some(b), Some(c)) if b != c && may_tie(&d) => tied_dims.push(d),
+            _ => key_dims.push(d),
+        }
+    }
+    let key_of = |r: &Record| -> MatchKey { key_dims.iter().map(|d| r.dim(d)).collect() };
+    let group = |side: &[(usize, &Record)]| {
+        let mut m: BTreeMap<MatchKey, Vec<usize>> = BTreeMap::new();
+        for (i, r) in side {
+            m.entry(key_of(r)).or_default().push(*i);
+        }
+        m
+    };
+    let base = group(baseline);
+    let mut cand = group(candidate);
+    let mut pairs = Vec::new();
+    let mut unmatched_baseline = Vec::new();
+    let mut duplicates = Vec::new();
+    for (key, b) in base {
+        match cand.remove(&key) {
+            Some(c) if b.len() == 1 && c.len() == 1 => pairs.push((key, b[0], c[0])),
+            Some(c) => duplicates.push(DuplicateKey {
+                key,
+                baseline_records: b,
+                candidate_records: c,
+            }),
+            None if b.len() == 1 => unmatched_baseline.extend(b),
+            None => duplicates.push(DuplicateKey {
+                key,
+                baseline_records: b,
+                candidate_records: Vec::new(),
+            }),
+        }
+    }
+    let mut unmatched_candidate = Vec::new();
+    for (key, c) in cand {
+        if c.len() > 1 {
+            duplicates.push(DuplicateKey {
+                key,
+                baseline_records: Vec::new(),
+                candidate_records: c,
+            });
+        } else {
+            unmatched_candidate.extend(c);
+        }
+    }
+    unmatched_baseline.sort_unstable();
+    unmatched_candidate.sort_unstable();
+    Matching {
+        key_dims,
+        tied_dims,
+        pairs,
+        unmatched_baseline,
+        unmatched_candidate,
+        duplicates,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(engine: &str, version: &str, input: f64) -> Record {
+        Record {
+            engine: Some(engine.into()),
+            engine_version: Some(version.into()),
+            input_len: Some(input),
+            source: Some(format!("{engine}.json")),
+            ..Record::default()
+        }
+    }
+
+    #[test]
+    fn tied_dimensions_leave_the_key_and_duplicates_are_reported() {
+        let recs = [
+            rec("vllm", "0.2", 128.0),
+            rec("vllm", "0.2", 512.0),
+            rec("tgi", "1.3", 128.0),
+            rec("tgi", "1.3", 512.0),
+            rec("tgi", "1.3", 512.0),
+            rec("tgi", "1.3", 2048.0),
+        ];
+        let b: Vec<(usize, &Record)> = recs.iter().enumerate().take(2).collect();
+        let c: Vec<(usize, &Record)> = recs.iter().enumerate().skip(2).collect();
+        let mut exclude = default_ignored();
+        exclude.insert(Dim::Engine.into());
+        let m = match_sides(&b, &c, &exclude);
+        assert_eq!(m.key_dims, vec![DimKey::Known(Dim::InputLen)]);
+        assert_eq!(m.tied_dims, vec![DimKey::Known(Dim::EngineVersion)]);
+        assert_eq!(m.pairs.len(), 1);
+        assert_eq!((m.pairs[0].1, m.pairs[0].2), (0, 2));
+        assert_eq!(m.duplicates.len(), 1);
+        assert_eq!(m.duplicates[0].baseline_records, vec![1]);
+        assert_eq!(m.duplicates[0].candidate_records, vec![3, 4]);
+        assert_eq!(m.unmatched_candidate, vec![5]);
+        assert!(m.unmatched_baseline.is_empty());
+    }
+
+    proptest::proptest! {
+        /// Every record lands in exactly one place: a pair, an unmatched list or a duplicate.
+        #[test]
+        fn every_record_is_accounted_for_once(
+            base in proptest::collection::vec((0u8..3, 0u8..3), 0..12),
+            cand in proptest::collection::vec((0u8..3, 0u8..3), 0..12),
+        ) {
+            let make = |(m, b): (u8, u8)| Record {
+                model: Some(format!("m{m}")),
+                batch_size: Some(u64::from(b)),
+                ..Record::default()
+            };
+            let recs: Vec<Record> = base.iter().chain(&cand).map(|&x| make(x)).collect();
+            let b: Vec<(usize, &Record)> = recs.iter().enumerate().take(base.len()).collect();
+            let c: Vec<(usize, &Record)> = recs.iter().enumerate().skip(base.len()).collect();
+            let m = match_sides(&b, &c, &default_ignored());
+            let mut seen: Vec<usize> = m
+                .pairs
+                .iter()
+                .flat_map(|(_, x, y)| [*x, *y])
+                .chain(m.unmatched_baseline.iter().copied())
+                .chain(m.unmatched_candidate.iter().copied())
+                .chain(m.duplicates.iter().flat_map(|d| {
+                    d.baseline_records.iter().chain(&d.candidate_records).copied()
+                }))
+                .collect();
+            seen.sort_unstable();
+            let everyone: Vec<usize> = (0..recs.len()).collect();
+            proptest::prop_assert_eq!(seen, everyone);
+            for (key, x, y) in &m.pairs {
+                let kx: MatchKey = m.key_dims.iter().map(|d| recs[*x].dim(d)).collect();
+                let ky: MatchKey = m.key_dims.iter().map(|d| recs[*y].dim(d)).collect();
+                proptest::prop_assert_eq!(&kx, key);
+                proptest::prop_assert_eq!(&ky, key);
+            }
+        }
+    }
+
+    #[test]
+    fn numeric_dimensions_never_tie() {
+        let recs = [rec("vllm", "0.2", 128.0), rec("tgi", "1.3", 512.0)];
+        let b: Vec<(usize, &Record)> = vec![(0, &recs[0])];
+        let c: Vec<(usize, &Record)> = vec![(1, &recs[1])];
+        let mut exclude = default_ignored();
+        exclude.insert(Dim::Engine.into());
+        let m = match_sides(&b, &c, &exclude);
+        assert_eq!(m.tied_dims, vec![DimKey::Known(Dim::EngineVersion)]);
+        assert!(m.pairs.is_empty());
+        assert_eq!(
+            (m.unmatched_baseline.len(), m.unmatched_candidate.len()),
+            (1, 1)
+        );
+    }
+}

@@ -1,0 +1,187 @@
+//! Data-quality flags: short warnings a reader should see next to a number before trusting
+//! it — failed requests, runs that did not complete every prompt, an unbounded request rate,
+//! values that were inferred rather than read, and for compared pairs, differing input or
+//! output lengths (the two sides did not do the same work).
+
+use super::improvement::ImprovementRow;
+use crate::model::{format_number, Dataset, Dim, MetricKey, Record};
+
+/// The kind of a flag, for icons and filtering.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FlagKind {
+    /// `failed` > 0.
+    FailedRequests,
+    /// `completed` < `num_prompts`.
+    Incomplete,
+    /// `request_rate` = inf: all requests sent at once, a burst rather than a rate.
+    InfiniteRequestRate,
+    /// Some dimensions were inferred (file name, headings, user) rather than read.
+    Inferred,
+    /// A compared pair's input or output lengths differ by more than 1 %.
+    LengthMismatch,
+}
+
+/// One flag with short human text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Flag {
+    /// The kind.
+    pub kind: FlagKind,
+    /// Short lowercase text, e.g. `3 requests failed`.
+    pub text: String,
+}
+
+impl Flag {
+    fn new(kind: FlagKind, text: String) -> Flag {
+        Flag { kind, text }
+    }
+}
+
+/// Relative difference above which two lengths count as different (measured mean lengths
+/// wobble slightly between runs).
+const LENGTH_TOLERANCE: f64 = 0.01;
+
+/// The flags of one record.
+pub fn record_flags(r: &Record) -> Vec<Flag> {
+    let mut flags = Vec::new();
+    if let Some(failed) = r.metric(&MetricKey::Failed).filter(|f| *f > 0.0) {
+        flags.push(Flag::new(
+            FlagKind::FailedRequests,
+            format!(
+                "{} request{} failed",
+                format_number(failed),
+                if failed == 1.0 { "" } else { "s" }
+            ),
+        ));
+    }
+    if let (Some(completed), Some(prompts)) = (r.metric(&MetricKey::Completed), r.num_prompts) {
+        if completed < prompts as f64 {
+            flags.push(Flag::new(
+                FlagKind::Incomplete,
+                format!(
+                    "only {} of {prompts} prompts completed",
+                    format_number(completed)
+                ),
+            ));
+        }
+    }
+    if r.request_rate == Some(f64::INFINITY) {
+        flags.push(Flag::new(
+            FlagKind::InfiniteRequestRate,
+            "request rate is inf: every request was sent at once".into(),
+        ));
+    }
+    if !r.inferred.is_empty() {
+        let list: Vec<String> = r
+            .inferred
+            .iter()
+            .map(|(k, from)| format!("{k} (from {from})"))
+            .collect();
+        flags.push(Flag::new(
+            FlagKind::Inferred,
+            format!("inferred, not read: {}", list.join(", ")),
+        ));
+    }
+    flags
+}
+
+fn differs(a: f64, b: f64) -> bool {
+    (a - b).abs() > LENGTH_TOLERANCE * a.abs().max(b.abs())
+}
+
+/// The flags of a compared pair itself (not of each record): input or output lengths that
+/// differ by more than 1 %.
+pub fn pair_flags(baseline: &Record, candidate: &Record) -> Vec<Flag> {
+    let mut flags = Vec::new();
+    for (dim, what) in [(Dim::InputLen, "input"), (Dim::OutputLen, "output")] {
+        let (a, b) = (
+            baseline.known(dim).and_then(|v| v.as_f64()),
+            candidate.known(dim).and_then(|v| v.as_f64()),
+        );
+        if let (Some(a), Some(b)) = (a, b) {
+            if differs(a, b) {
+                flags.push(Flag::new(
+                    FlagKind::LengthMismatch,
+                    format!(
+                        "{what} lengths differ: {} vs {} tokens",
+                        format_number(a),
+                        format_number(b)
+                    ),
+                ));
+            }
+        }
+    }
+    flags
+}
+
+/// Every flag of a compared pair: each side's own flags prefixed `baseline:` / `candidate:`,
+/// then the pair's.
+pub fn compared_pair_flags(baseline: &Record, candidate: &Record) -> Vec<Flag> {
+    let side = |prefix: &str, r: &Record| {
+        record_flags(r)
+            .into_iter()
+            .map(|f| Flag::new(f.kind, format!("{prefix}: {}", f.text)))
+            .collect::<Vec<_>>()
+    };
+    let mut flags = side("baseline", baseline);
+    flags.extend(side("candidate", candidate));
+    flags.extend(pair_flags(baseline, candidate));
+    flags
+}
+
+/// The flags of one improvement row: [`compared_pair_flags`] of its baseline and candidate
+/// records in `ds` (the dataset the table was computed from).
+pub fn improvement_row_flags(ds: &Dataset, row: &ImprovementRow) -> Vec<Flag> {
+    match (
+        ds.records().get(row.baseline_record),
+        ds.records().get(row.candidate_record),
+    ) {
+        (Some(b), Some(c)) => compared_pair_flags(b, c),
+        _ => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn record_flags_say_what_is_off() {
+        let mut r = Record {
+            num_prompts: Some(200),
+            request_rate: Some(f64::INFINITY),
+            ..Record::default()
+        };
+        r.set_metric(MetricKey::Failed, 3.0);
+        r.set_metric(MetricKey::Completed, 197.0);
+        r.inferred.insert("gpu".into(), "file name".into());
+        let texts: Vec<String> = record_flags(&r).into_iter().map(|f| f.text).collect();
+        assert_eq!(
+            texts,
+            [
+                "3 requests failed",
+                "only 197 of 200 prompts completed",
+                "request rate is inf: every request was sent at once",
+                "inferred, not read: gpu (from file name)",
+            ]
+        );
+        assert!(record_flags(&Record::default()).is_empty());
+    }
+
+    #[test]
+    fn pairs_flag_different_work() {
+        let a = Record {
+            input_len: Some(128.0),
+            output_len: Some(128.0),
+            ..Record::default()
+        };
+        let b = Record {
+            input_len: Some(128.5),
+            output_len: Some(256.0),
+            ..Record::default()
+        };
+        let flags = compared_pair_flags(&a, &b);
+        assert_eq!(flags.len(), 1);
+        assert_eq!(flags[0].kind, FlagKind::LengthMismatch);
+        assert_eq!(flags[0].text, "output lengths differ: 128 vs 256 tokens");
+    }
+}

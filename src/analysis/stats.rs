@@ -1,0 +1,172 @@
+//! Statistics on plain numbers: percentiles as numpy computes them by default (linear
+//! interpolation between closest ranks), mean, empirical CDF and equal-width histograms.
+//! Non-finite inputs (NaN, ±inf) are dropped by [`sorted_finite`] before any of these run.
+
+/// The finite values of `values`, sorted ascending.
+pub fn sorted_finite(values: impl IntoIterator<Item = f64>) -> Vec<f64> {
+    let mut v: Vec<f64> = values.into_iter().filter(|x| x.is_finite()).collect();
+    v.sort_by(f64::total_cmp);
+    v
+}
+
+/// The `p`-th percentile (0 ≤ p ≤ 100) of ascending `sorted` values, numpy's default
+/// `linear` method: rank h = p / 100 × (n − 1), value = x⌊h⌋ + (x⌈h⌉ − x⌊h⌋) × (h − ⌊h⌋).
+/// `None` for no values or p outside 0..=100. The result is clamped to its two neighbours so
+/// rounding can never break monotonicity.
+pub fn percentile_sorted(sorted: &[f64], p: f64) -> Option<f64> {
+    if sorted.is_empty() || !(0.0..=100.0).contains(&p) {
+        return None;
+    }
+    let rank = p / 100.0 * (sorted.len() - 1) as f64;
+    let lo = rank.floor() as usize;
+    let hi = (lo + 1).min(sorted.len() - 1);
+    let (a, b) = (sorted[lo], sorted[hi]);
+    let t = rank - lo as f64;
+    Some((a + (b - a) * t).clamp(a.min(b), a.max(b)))
+}
+
+/// The `p`-th percentile of unsorted values (non-finite ones dropped); see
+/// [`percentile_sorted`].
+pub fn percentile(values: &[f64], p: f64) -> Option<f64> {
+    percentile_sorted(&sorted_finite(values.iter().copied()), p)
+}
+
+/// The arithmetic mean of the finite values, `None` when there are none.
+pub fn mean(values: &[f64]) -> Option<f64> {
+    let finite: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
+    (!finite.is_empty()).then(|| finite.iter().sum::<f64>() / finite.len() as f64)
+}
+
+/// The empirical CDF of ascending `sorted` values: for each distinct value, the fraction of
+/// values ≤ it (0 < fraction ≤ 1).
+pub fn ecdf(sorted: &[f64]) -> Vec<(f64, f64)> {
+    let n = sorted.len() as f64;
+    let mut out: Vec<(f64, f64)> = Vec::new();
+    for (i, &v) in sorted.iter().enumerate() {
+        let frac = (i + 1) as f64 / n;
+        match out.last_mut() {
+            Some(last) if last.0 == v => last.1 = frac,
+            _ => out.push((v, frac)),
+        }
+    }
+    out
+}
+
+/// One histogram bin: values in `[lo_value, hi_value)` (the last bin includes its upper edge).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HistogramBin {
+    /// Lower edge.
+    pub lo_value: f64,
+    /// Upper edge.
+    pub hi_value: f64,
+    /// Values in the bin.
+    pub count: usize,
+}
+
+/// `bins` equal-width bins from the minimum to the maximum of ascending `sorted` values
+/// (one bin of width 1 around the value when all are equal). Empty for no values or 0 bins.
+pub fn histogram(sorted: &[f64], bins: usize) -> Vec<HistogramBin> {
+    match (sorted.first(), sorted.last()) {
+        (Some(&min), Some(&max)) => histogram_range(sorted, min, max, bins),
+        _ => Vec::new(),
+    }
+}
+
+/// `bins` equal-width bins over `[lo_value, hi_value]` (so several series can share edges);
+/// values outside the range are not counted. One bin of width 1 around `lo_value` when the
+/// range is empty. Empty for 0 bins or a non-finite range.
+pub fn histogram_range(
+    sorted: &[f64],
+    lo_value: f64,
+    hi_value: f64,
+    bins: usize,
+) -> Vec<HistogramBin> {
+    if bins == 0 || !lo_value.is_finite() || !hi_value.is_finite() || hi_value < lo_value {
+        return Vec::new();
+    }
+    let (lo, hi, bins) = if hi_value > lo_value {
+        (lo_value, hi_value, bins)
+    } else {
+        (lo_value - 0.5, lo_value + 0.5, 1)
+    };
+    let width = (hi - lo) / bins as f64;
+    let mut out: Vec<HistogramBin> = (0..bins)
+        .map(|i| HistogramBin {
+            lo_value: lo + width * i as f64,
+            hi_value: if i + 1 == bins {
+                hi
+            } else {
+                lo + width * (i + 1) as f64
+            },
+            count: 0,
+        })
+        .collect();
+    for &v in sorted {
+        if v < lo || v > hi {
+            continue;
+        }
+        let i = (((v - lo) / width).floor() as usize).min(bins - 1);
+        out[i].count += 1;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn percentiles_match_numpy_linear() {
+        // numpy.percentile([1, 2, 3, 4], [0, 25, 50, 90, 100]) == [1, 1.75, 2.5, 3.7, 4]
+        let v = [4.0, 1.0, 3.0, 2.0];
+        let got: Vec<f64> = [0.0, 25.0, 50.0, 90.0, 100.0]
+            .iter()
+            .map(|&p| percentile(&v, p).unwrap())
+            .collect();
+        let want = [1.0, 1.75, 2.5, 3.7, 4.0];
+        for (g, w) in got.iter().zip(want) {
+            assert!((g - w).abs() < 1e-12, "{got:?}");
+        }
+        assert_eq!(percentile(&[], 50.0), None);
+        assert_eq!(percentile(&[1.0], 101.0), None);
+        assert_eq!(percentile(&[f64::NAN, 7.0], 50.0), Some(7.0));
+    }
+
+    #[test]
+    fn ecdf_and_histogram() {
+        let s = [1.0, 2.0, 2.0, 4.0];
+        assert_eq!(ecdf(&s), vec![(1.0, 0.25), (2.0, 0.75), (4.0, 1.0)]);
+        let h = histogram(&s, 3);
+        assert_eq!(h.iter().map(|b| b.count).collect::<Vec<_>>(), [1, 2, 1]);
+        assert_eq!(h[2].hi_value, 4.0);
+        assert_eq!(histogram(&[3.0, 3.0], 10).len(), 1);
+        assert_eq!(mean(&[1.0, 3.0, f64::INFINITY]), Some(2.0));
+    }
+
+    proptest! {
+        #[test]
+        fn percentile_is_monotone_and_within_range(
+            values in prop::collection::vec(-1e9f64..1e9, 1..200),
+            p in 0.0f64..=100.0,
+            q in 0.0f64..=100.0,
+        ) {
+            let sorted = sorted_finite(values.iter().copied());
+            let (lo, hi) = if p <= q { (p, q) } else { (q, p) };
+            let a = percentile_sorted(&sorted, lo).unwrap();
+            let b = percentile_sorted(&sorted, hi).unwrap();
+            prop_assert!(a <= b, "p{lo} = {a} > p{hi} = {b}");
+            prop_assert!(a >= sorted[0] && b <= sorted[sorted.len() - 1]);
+        }
+
+        #[test]
+        fn histogram_counts_every_value(
+            values in prop::collection::vec(-1e6f64..1e6, 0..200),
+            bins in 1usize..40,
+        ) {
+            let sorted = sorted_finite(values.iter().copied());
+            let total: usize = histogram(&sorted, bins).iter().map(|b| b.count).sum();
+            prop_assert_eq!(total, sorted.len());
+        }
+    }
+}

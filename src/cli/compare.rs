@@ -1,0 +1,385 @@
+//! `benchlens compare`: improvement tables and regression checks on the command line.
+//!
+//! - `benchlens compare FILE... --by gpu --baseline Tesla --candidate A100 [--metric M]
+//!   [--ignore DIM]... [--format markdown|csv|json]` prints the improvement of the candidate
+//!   over the baseline for every configuration matched across the two values of `--by`.
+//! - `benchlens compare OLD NEW [--threshold 5] [--fail-on-regression 5]` prints every metric
+//!   that changed by more than the threshold between two runs of the same configurations, and
+//!   with `--fail-on-regression P` exits 1 when any got worse by more than P %.
+//!
+//! The mode follows the flags: `--by` means improvement; two files without `--by` mean a
+//! regression check. Exit codes: 0 success, 1 regression found, 2 bad arguments, unreadable
+//! files or nothing to compare. The work is done by [`crate::analysis`].
+
+use std::process::ExitCode;
+
+use clap::{Args, ValueEnum};
+
+use super::convert::read_all;
+use crate::analysis::export::TextTable;
+use crate::analysis::improvement::{improvement, ImprovementSpec, ImprovementTable};
+use crate::analysis::regression::{regression, RegressionReport, RegressionSpec};
+use crate::analysis::{default_ignored, DuplicateKey};
+use crate::model::{Dataset, DimKey, DimKind, DimValue, Direction, MetricKey, Record};
+
+/// How tables are printed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum TableFormat {
+    /// GitHub-flavoured Markdown, ready to paste into a pull request.
+    Markdown,
+    /// CSV with canonical column ids.
+    Csv,
+    /// JSON: the table's rows plus what was compared and what did not match.
+    Json,
+}
+
+/// Arguments of `benchlens compare`.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// Result files (`-` reads stdin). With `--by`: any number, all compared together;
+    /// without: exactly two, OLD then NEW.
+    #[arg(required = true)]
+    pub files: Vec<String>,
+    /// The dimension whose two values are compared (`gpu`, `engine`, `tag.node`).
+    #[arg(long)]
+    pub by: Option<String>,
+    /// The baseline value of `--by` (`Tesla`).
+    #[arg(long)]
+    pub baseline: Option<String>,
+    /// The candidate value of `--by` (`A100`).
+    #[arg(long)]
+    pub candidate: Option<String>,
+    /// The metric to compare (canonical name); default: the first present of
+    /// output_throughput, total_token_throughput, request_throughput, extra.throughput, then
+    /// any higher-is-better metric, then any metric.
+    #[arg(long)]
+    pub metric: Option<String>,
+    /// Leave a dimension out of the match key (repeatable). source, format, date and label
+    /// are always left out.
+    #[arg(long = "ignore", value_name = "DIM")]
+    pub ignore: Vec<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "markdown")]
+    pub format: TableFormat,
+    /// Regression check: report changes larger than this, in %.
+    #[arg(long, default_value_t = crate::analysis::regression::DEFAULT_THRESHOLD_PCT)]
+    pub threshold: f64,
+    /// Regression check: exit 1 when any matched metric got worse by more than this, in %.
+    #[arg(long, value_name = "PCT")]
+    pub fail_on_regression: Option<f64>,
+    /// Also print each file's ingest warnings on stderr.
+    #[arg(short, long)]
+    pub verbose: bool,
+}
+
+/// The metric preference for the default pick.
+const PREFERRED: [&str; 4] = [
+    "output_throughput",
+    "total_token_throughput",
+    "request_throughput",
+    "extra.throughput",
+];
+
+/// Picks the metric to compare when none is given: the first of output_throughput,
+/// total_token_throughput, request_throughput, extra.throughput that some
+/// record has, then any higher-is-better metric, then any metric.
+pub fn default_metric(records: &[Record]) -> Option<MetricKey> {
+    let present: std::collections::BTreeSet<&MetricKey> =
+        records.iter().flat_map(|r| r.metrics.keys()).collect();
+    PREFERRED
+        .iter()
+        .filter_map(|n| MetricKey::from_name(n))
+        .find(|m| present.contains(m))
+        .or_else(|| {
+            present
+                .iter()
+                .find(|m| m.direction() == Direction::HigherIsBetter)
+                .map(|m| (*m).clone())
+        })
+        .or_else(|| present.iter().next().map(|m| (*m).clone()))
+}
+
+fn parse_dim(name: &str) -> Result<DimKey, String> {
+    DimKey::from_name(name).ok_or_else(|| {
+        format!(
+            "unknown dimension {name:?}; use a canonical name such as gpu, engine, model, batch_size or tag.<key>"
+        )
+    })
+}
+
+fn parse_value(dim: &DimKey, text: &str) -> DimValue {
+    match dim {
+        DimKey::Known(d) if d.kind() != DimKind::Text => {
+            let mut r = Record::default();
+            match r.set_dim(dim, Some(DimValue::from(text))) {
+                Ok(()) => r.dim(dim).unwrap_or_else(|| DimValue::from(text)),
+                Err(_) => DimValue::from(text),
+            }
+        }
+        _ => DimValue::from(text),
+    }
+}
+
+fn render(table: &TextTable, format: TableFormat, meta: serde_json::Value) -> String {
+    match format {
+        TableFormat::Markdown => table.to_markdown(),
+        TableFormat::Csv => table.to_csv(),
+        TableFormat::Json => {
+            let mut obj = match meta {
+                serde_json::Value::Object(o) => o,
+                _ => serde_json::Map::new(),
+            };
+            obj.insert("rows".into(), table.to_json());
+            let mut s =
+                serde_json::to_string_pretty(&serde_json::Value::Object(obj)).unwrap_or_default();
+            s.push('\n');
+            s
+        }
+    }
+}
+
+fn dims_json(dims: &[DimKey]) -> serde_json::Value {
+    dims.iter().map(|d| d.name()).collect()
+}
+
+fn duplicates_json(dups: &[DuplicateKey]) -> serde_json::Value {
+    dups.iter()
+        .map(|d| {
+            let key: Vec<serde_json::Value> = d
+                .key
+                .iter()
+                .map(|v| {
+                    v.as_ref()
+                        .map_or(serde_json::Value::Null, |v| v.to_string().into())
+                })
+                .collect();
+            serde_json::json!({
+                "key": key,
+                "baseline_records": d.baseline_records,
+                "candidate_records": d.candidate_records,
+            })
+        })
+        .collect()
+}
+
+/// The Markdown caption for key columns moved out of the table.
+fn same_for_every_row(same: &[(String, String)]) -> String {
+    if same.is_empty() {
+        return String::new();
+    }
+    let parts: Vec<String> = same
+        .iter()
+        .map(|(h, v)| {
+            format!(
+                "{}: {}",
+                crate::analysis::export::escape_markdown_cell(h),
+                crate::analysis::export::escape_markdown_cell(v)
+            )
+        })
+        .collect();
+    format!("Same for every row: {}.\n\n", parts.join(", "))
+}
+
+fn improvement_output(t: &ImprovementTable, picked: bool, format: TableFormat) -> String {
+    let metric_note = format!(
+        "metric: {}{}",
+        t.metric.name(),
+        if picked {
+            " (picked by default; choose with --metric)"
+        } else {
+            ""
+        }
+    );
+    let meta = serde_json::json!({
+        "dim": t.dim.name(),
+        "baseline": t.baseline.to_string(),
+        "candidate": t.candidate.to_string(),
+        "metric": t.metric.name(),
+        "metric_picked_by_default": picked,
+        "rule": t.rule,
+        "key_dims": dims_json(&t.key_dims),
+        "tied_dims": dims_json(&t.tied_dims),
+        "unmatched_baseline": t.unmatched_baseline,
+        "unmatched_candidate": t.unmatched_candidate,
+        "duplicates": duplicates_json(&t.duplicates),
+        "missing_metric": t.missing_metric,
+    });
+    let table = t.to_text_table();
+    match format {
+        TableFormat::Markdown => {
+            let mut s = format!(
+                "**{} = {} vs {} = {}**, {metric_note}\n\n{}\n\n",
+                t.dim.name(),
+                t.candidate,
+                t.dim.name(),
+                t.baseline,
+                t.rule
+            );
+            if !t.tied_dims.is_empty() {
+                s.push_str(&format!(
+                    "Not matched on {} (one value per side).\n\n",
+                    crate::analysis::join_or_none(t.tied_dims.iter().map(DimKey::name))
+                ));
+            }
+            let (short, same) = table.split_constant_columns(t.key_dims.len());
+            s.push_str(&same_for_every_row(&same));
+            s.push_str(&render(&short, format, meta));
+            s.push_str(&format!("\n{}\n", t.summary()));
+            s
+        }
+        TableFormat::Csv => {
+            eprintln!("{metric_note}; {}", t.summary());
+            render(&table, format, meta)
+        }
+        TableFormat::Json => render(&table, format, meta),
+    }
+}
+
+fn regression_output(r: &RegressionReport, format: TableFormat) -> String {
+    let meta = serde_json::json!({
+        "threshold_pct": r.threshold_pct,
+        "matched": r.matched,
+        "compared": r.compared,
+        "key_dims": dims_json(&r.key_dims),
+        "tied_dims": dims_json(&r.tied_dims),
+        "unmatched_old": r.unmatched_old,
+        "unmatched_new": r.unmatched_new,
+        "duplicates": duplicates_json(&r.duplicates),
+    });
+    let table = r.to_text_table();
+    match format {
+        TableFormat::Markdown => {
+            let mut s = format!("{}\n\n", r.summary());
+            if !r.tied_dims.is_empty() {
+                s.push_str(&format!(
+                    "Not matched on {} (one value per run).\n\n",
+                    crate::analysis::join_or_none(r.tied_dims.iter().map(DimKey::name))
+                ));
+            }
+            if !r.changes.is_empty() {
+                let (short, same) = table.split_constant_columns(r.key_dims.len());
+                s.push_str(&same_for_every_row(&same));
+                s.push_str(&render(&short, format, meta));
+            }
+            s
+        }
+        TableFormat::Csv => {
+            eprintln!("{}", r.summary());
+            render(&table, format, meta)
+        }
+        TableFormat::Json => render(&table, format, meta),
+    }
+}
+
+fn usage(message: &str) -> ExitCode {
+    eprintln!("benchlens compare: {message}");
+    ExitCode::from(2)
+}
+
+/// Runs `benchlens compare`.
+pub fn run(args: &CompareArgs) -> ExitCode {
+    let mut ignore = default_ignored();
+    for name in &args.ignore {
+        match parse_dim(name) {
+            Ok(d) => {
+                ignore.insert(d);
+            }
+            Err(e) => return usage(&e),
+        }
+    }
+    let metric = match args.metric.as_deref().map(|n| {
+        MetricKey::from_name(n).ok_or_else(|| format!("unknown metric {n:?}; use a canonical name such as output_throughput, p99_ttft_ms or extra.throughput"))
+    }) {
+        Some(Err(e)) => return usage(&e),
+        Some(Ok(m)) => Some(m),
+        None => None,
+    };
+    if let Some(by) = &args.by {
+        let dim = match parse_dim(by) {
+            Ok(d) => d,
+            Err(e) => return usage(&e),
+        };
+        let (Some(baseline), Some(candidate)) = (&args.baseline, &args.candidate) else {
+            return usage("--by needs --baseline and --candidate");
+        };
+        if args.fail_on_regression.is_some() {
+            return usage("--fail-on-regression is for regression checks (two files, no --by)");
+        }
+        let (records, failed) = read_all(&args.files, args.verbose);
+        if failed > 0 {
+            return ExitCode::from(2);
+        }
+        let (metric, picked) = match metric {
+            Some(m) => (m, false),
+            None => match default_metric(&records) {
+                Some(m) => (m, true),
+                None => return usage("the files have no metrics to compare"),
+            },
+        };
+        let spec = ImprovementSpec {
+            baseline: parse_value(&dim, baseline),
+            candidate: parse_value(&dim, candidate),
+            dim,
+            metric,
+            ignore,
+        };
+        let ds = Dataset::new(records);
+        let all: Vec<usize> = (0..ds.len()).collect();
+        match improvement(&ds, &all, &spec) {
+            Ok(t) => {
+                print!("{}", improvement_output(&t, picked, args.format));
+                ExitCode::SUCCESS
+            }
+            Err(e) => usage(&e.to_string()),
+        }
+    } else {
+        if args.files.len() != 2 {
+            return usage(
+                "give --by DIM --baseline A --candidate B to compare two values of a dimension, or exactly two files (OLD NEW) for a regression check",
+            );
+        }
+        if args.baseline.is_some() || args.candidate.is_some() {
+            return usage("--baseline and --candidate need --by");
+        }
+        let (old, failed_old) = read_all(&args.files[..1], args.verbose);
+        let (new, failed_new) = read_all(&args.files[1..], args.verbose);
+        if failed_old + failed_new > 0 {
+            return ExitCode::from(2);
+        }
+        let spec = RegressionSpec {
+            threshold_pct: args.threshold,
+            ignore,
+            metrics: metric.into_iter().collect(),
+        };
+        let report = match regression(&old, &new, &spec) {
+            Ok(r) => r,
+            Err(e) => return usage(&e.to_string()),
+        };
+        print!("{}", regression_output(&report, args.format));
+        if let Some(limit) = args.fail_on_regression {
+            // The report only holds changes beyond --threshold; a lower limit needs them all.
+            let full = if limit < args.threshold {
+                let spec = RegressionSpec {
+                    threshold_pct: limit,
+                    ..spec
+                };
+                match regression(&old, &new, &spec) {
+                    Ok(r) => r,
+                    Err(e) => return usage(&e.to_string()),
+                }
+            } else {
+                report
+            };
+            let worse = full.worse_than(limit);
+            if !worse.is_empty() {
+                eprintln!(
+                    "benchlens compare: {} metric value{} got worse by more than {limit} %",
+                    worse.len(),
+                    if worse.len() == 1 { "" } else { "s" }
+                );
+                return ExitCode::FAILURE;
+            }
+        }
+        ExitCode::SUCCESS
+    }
+}

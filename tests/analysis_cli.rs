@@ -1,0 +1,189 @@
+//! `benchlens compare`, run as the built binary on the seeds and small hand-written runs.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+fn fixture(path: &str) -> String {
+    format!("{}/tests/fixtures/{path}", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn benchlens() -> Command {
+    Command::cargo_bin("benchlens").expect("binary built")
+}
+
+const SEED_000: &str = "seeds/000_258d36619a7af95a.txt";
+const SEED_002: &str = "seeds/002_44f3a8b9f2336bbb.txt";
+
+#[test]
+fn improvement_on_seed_000_as_markdown() {
+    benchlens()
+        .args(["compare", &fixture(SEED_000), "--by", "gpu"])
+        .args(["--baseline", "Tesla", "--candidate", "A100"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "| Codellama-13b-hf | 1 | 512 | 30.718344 | 126.342806 | 311.294326 |",
+        ))
+        .stdout(predicate::str::contains(
+            "metric: extra.throughput (picked by default",
+        ))
+        .stdout(predicate::str::contains("701 matched configurations"))
+        .stdout(predicate::str::contains(
+            "Same for every row: Engine: vLLM, status: ok.",
+        ));
+}
+
+#[test]
+fn improvement_as_json_and_csv() {
+    let out = benchlens()
+        .args(["compare", &fixture(SEED_002), "--by", "engine"])
+        .args(["--baseline", "tgi", "--candidate", "vllm"])
+        .args(["--metric", "output_throughput", "--format", "json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(v["metric"], "output_throughput");
+    assert_eq!(v["metric_picked_by_default"], false);
+    assert_eq!(v["tied_dims"][0], "engine_version");
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 16);
+    let row = rows
+        .iter()
+        .find(|r| r["input_len"] == 128.0 && r["output_len"] == 128.0)
+        .unwrap();
+    assert!((row["improvement_pct"].as_f64().unwrap() - 8.15).abs() < 0.005);
+
+    benchlens()
+        .args(["compare", &fixture(SEED_002), "--by", "engine"])
+        .args([
+            "--baseline",
+            "tgi",
+            "--candidate",
+            "vllm",
+            "--format",
+            "csv",
+        ])
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with(
+            "model,gpu,input_len,output_len,baseline_value,candidate_value,improvement_pct\n",
+        ));
+}
+
+#[test]
+fn ignoring_a_dimension_widens_the_match() {
+    // With the status tag ignored the key is model, engine, gpu_count, batch_size.
+    benchlens()
+        .args([
+            "compare",
+            &fixture(SEED_000),
+            "--by",
+            "gpu",
+            "--ignore",
+            "tag.status",
+        ])
+        .args([
+            "--baseline",
+            "Tesla",
+            "--candidate",
+            "A100",
+            "--format",
+            "csv",
+        ])
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with(
+            "model,engine,gpu_count,batch_size,",
+        ));
+}
+
+#[test]
+fn bad_values_name_what_is_present() {
+    benchlens()
+        .args(["compare", &fixture(SEED_000), "--by", "gpu"])
+        .args(["--baseline", "Tesla", "--candidate", "H200"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "no records have gpu = H200; values present: A100, Tesla",
+        ));
+    benchlens()
+        .args([
+            "compare",
+            &fixture(SEED_000),
+            "--by",
+            "gpu",
+            "--baseline",
+            "Tesla",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "--by needs --baseline and --candidate",
+        ));
+    benchlens()
+        .args(["compare", &fixture(SEED_000)])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("exactly two files"));
+}
+
+#[test]
+fn regression_check_fails_on_a_worse_metric() {
+    benchlens()
+        .args([
+            "compare",
+            &fixture("analysis/old.csv"),
+            &fixture("analysis/new.csv"),
+        ])
+        .args(["--fail-on-regression", "5"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "| 16 | p99_ttft_ms | 300.00 | 360.00 | +20.00 | worse |",
+        ))
+        .stdout(predicate::str::contains("Not matched on engine_version"))
+        // 20 → 21 ms is exactly 5 %: not beyond the threshold.
+        .stdout(predicate::str::contains("mean_tpot_ms").not())
+        .stderr(predicate::str::contains(
+            "1 metric value got worse by more than 5 %",
+        ));
+}
+
+#[test]
+fn regression_check_passes_when_within_threshold() {
+    benchlens()
+        .args([
+            "compare",
+            &fixture("analysis/old.csv"),
+            &fixture("analysis/same.csv"),
+        ])
+        .args(["--fail-on-regression", "5"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("0 worse"));
+    // A lower failure limit than the report threshold still sees the small regressions.
+    benchlens()
+        .args([
+            "compare",
+            &fixture("analysis/old.csv"),
+            &fixture("analysis/new.csv"),
+        ])
+        .args(["--threshold", "50", "--fail-on-regression", "1"])
+        .assert()
+        .code(1);
+    // Without --fail-on-regression a regression is reported, not fatal.
+    benchlens()
+        .args([
+            "compare",
+            &fixture("analysis/old.csv"),
+            &fixture("analysis/new.csv"),
+        ])
+        .args(["--format", "json"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("\"verdict\": \"worse\""));
+}
