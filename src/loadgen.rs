@@ -19,6 +19,7 @@ pub mod schedule;
 pub mod sse;
 pub mod stats;
 mod timer;
+pub mod tokenizer;
 
 use std::path::PathBuf;
 

@@ -244,3 +244,46 @@ async fn api_key_and_headers_reach_the_server_and_duration_stages_end_on_time() 
     assert_eq!(out.records[0].model.as_deref(), Some("benchlens-mock"));
     mock.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jsonl_and_sharegpt_files_drive_the_prompts() {
+    let mock = MockServer::start(MockOpts {
+        ttft_ms: 1.0,
+        itl_ms: 0.5,
+        ..MockOpts::default()
+    })
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let jsonl = dir.path().join("p.jsonl");
+    std::fs::write(&jsonl, "{\"prompt\": \"one two three\", \"output_len\": 3}\n{\"prompt\": \"four five six seven eight\", \"output_len\": 5}\n").unwrap();
+    let sharegpt = dir.path().join("sg.json");
+    std::fs::write(&sharegpt, r#"[{"conversations":[{"from":"human","value":"tell me a short story please"},{"from":"gpt","value":"once upon a time there was"}]}]"#).unwrap();
+    for (kind, path, input_len, output_len) in [
+        (benchlens::loadgen::run::DatasetKind::Jsonl, jsonl, 4.0, 4.0),
+        (
+            benchlens::loadgen::run::DatasetKind::Sharegpt,
+            sharegpt,
+            6.0,
+            6.0,
+        ),
+    ] {
+        let mut o = opts(dir.path());
+        o.base_url = mock.base_url();
+        o.dataset = kind;
+        o.dataset_path = Some(path);
+        o.output_len = None;
+        o.tokenizer = "words".into();
+        o.num_prompts = 4;
+        let (_tx, rx) = watch::channel(false);
+        let out = run_with_stop(o, rx).await.unwrap();
+        let r = &out.records[0];
+        assert_eq!(r.metrics[&MetricKey::Completed], 4.0, "{kind:?}");
+        assert_eq!(
+            (r.input_len, r.output_len),
+            (Some(input_len), Some(output_len)),
+            "{kind:?}"
+        );
+    }
+    mock.shutdown().await;
+}

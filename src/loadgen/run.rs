@@ -21,6 +21,7 @@ use super::measure::{compute, Slo, StageMetrics};
 use super::mock::{MockOpts, MockServer};
 use super::report::{self, StageInfo};
 use super::schedule::{arrivals, drive, Arrivals, StageSize};
+use super::tokenizer::Tokenizer;
 use super::LoadgenError;
 use crate::model::Record;
 
@@ -113,6 +114,10 @@ pub struct RunOpts {
     /// Tokens of a prefix shared by all random prompts.
     #[arg(long, alias = "random-prefix-len", default_value_t = 0)]
     pub prefix_len: u64,
+    /// Tokenizer for prompt lengths: `cl100k_base` or `o200k_base` (BPE ranks built into the
+    /// binary) or `words` (whitespace-separated words, as the mock counts).
+    #[arg(long, default_value = "cl100k_base")]
+    pub tokenizer: String,
     /// Ask the server to ignore end-of-sequence so every request generates its full length.
     #[arg(long)]
     pub ignore_eos: bool,
@@ -375,7 +380,11 @@ fn prepare(opts: &RunOpts) -> Result<Prepared, LoadgenError> {
     })
 }
 
-fn load_prompts(opts: &RunOpts, count: usize) -> Result<(String, Vec<Prompt>), LoadgenError> {
+fn load_prompts(
+    opts: &RunOpts,
+    count: usize,
+    tok: &Tokenizer,
+) -> Result<(String, Vec<Prompt>), LoadgenError> {
     let read = || -> Result<(PathBuf, String), LoadgenError> {
         let path = opts
             .dataset_path
@@ -395,20 +404,23 @@ fn load_prompts(opts: &RunOpts, count: usize) -> Result<(String, Vec<Prompt>), L
                 range_ratio: opts.range_ratio,
                 prefix_len: opts.prefix_len,
             };
-            ("random".into(), dataset::random(spec, count, opts.seed))
+            (
+                "random".into(),
+                dataset::random(spec, count, opts.seed, tok),
+            )
         }
         DatasetKind::Jsonl => {
             let (path, text) = read()?;
             (
                 "jsonl".into(),
-                dataset::jsonl(&path, &text, opts.output_len.unwrap_or(128))?,
+                dataset::jsonl(&path, &text, opts.output_len.unwrap_or(128), tok)?,
             )
         }
         DatasetKind::Sharegpt => {
             let (path, text) = read()?;
             (
                 "sharegpt".into(),
-                dataset::sharegpt(&path, &text, opts.output_len)?,
+                dataset::sharegpt(&path, &text, opts.output_len, tok)?,
             )
         }
     })
@@ -578,7 +590,8 @@ pub async fn run_with_stop(
         None => first_model(&client).await?,
     };
     let count = opts.num_prompts.clamp(1, 100_000) as usize;
-    let (dataset_name, prompts) = load_prompts(&opts, count)?;
+    let tokenizer = Tokenizer::from_name(&opts.tokenizer)?;
+    let (dataset_name, prompts) = load_prompts(&opts, count, &tokenizer)?;
     let bodies = prompts
         .iter()
         .map(|p| {
@@ -602,6 +615,7 @@ pub async fn run_with_stop(
     tags.insert("server_url".into(), base_url.clone());
     tags.insert("endpoint".into(), endpoint.clone());
     tags.insert("backend".into(), opts.backend.name().into());
+    tags.insert("tokenizer".into(), tokenizer.name().into());
 
     if opts.warmup > 0 {
         let plan = Arrivals::Fixed(vec![Duration::ZERO; opts.warmup as usize]);
