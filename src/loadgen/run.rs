@@ -114,8 +114,9 @@ pub struct RunOpts {
     /// Tokens of a prefix shared by all random prompts.
     #[arg(long, alias = "random-prefix-len", default_value_t = 0)]
     pub prefix_len: u64,
-    /// Tokenizer for prompt lengths: `cl100k_base` or `o200k_base` (BPE ranks built into the
-    /// binary) or `words` (whitespace-separated words, as the mock counts).
+    /// Tokenizer for prompt lengths: a local Hugging Face `tokenizer.json`, `cl100k_base` or
+    /// `o200k_base` (BPE ranks built into the binary) or `words` (whitespace-separated words,
+    /// as the mock counts).
     #[arg(long, default_value = "cl100k_base")]
     pub tokenizer: String,
     /// Ask the server to ignore end-of-sequence so every request generates its full length.

@@ -1,7 +1,9 @@
 //! Token counting and exact-length random prompts. Built in: the BPE encodings shipped inside
 //! the `tiktoken-rs` crate (`cl100k_base`, `o200k_base`; their ranks are compiled into the
 //! binary, nothing is downloaded at run time), and `words` (whitespace-separated words, which
-//! is how the mock server counts prompt tokens). Must not import app code.
+//! is how the mock server counts prompt tokens). Or any local Hugging Face `tokenizer.json`
+//! (the model's own tokenizer), loaded with the `tokenizers` crate; lengths are counted
+//! without special tokens. Must not import app code.
 
 use std::sync::Arc;
 
@@ -26,6 +28,15 @@ pub enum Tokenizer {
         /// of these, so every one of them is exactly one token in context too.
         words: Arc<Vec<String>>,
     },
+    /// A Hugging Face `tokenizer.json`.
+    Hf {
+        /// The file it came from, as given.
+        name: String,
+        /// The tokenizer.
+        tok: Arc<tokenizers::Tokenizer>,
+        /// Vocabulary entries that decode to a short lowercase word, used with a space before.
+        words: Arc<Vec<String>>,
+    },
 }
 
 impl std::fmt::Debug for Tokenizer {
@@ -45,9 +56,10 @@ impl Tokenizer {
             "words" => return Ok(Tokenizer::Words),
             "cl100k_base" => ("cl100k_base", tiktoken_rs::cl100k_base()),
             "o200k_base" => ("o200k_base", tiktoken_rs::o200k_base()),
+            path if std::path::Path::new(path).is_file() => return Tokenizer::from_file(path),
             other => {
                 return Err(invalid(format!(
-                    "{other:?} is not a built-in tokenizer (cl100k_base, o200k_base, words)"
+                    "{other:?} is neither a built-in tokenizer (cl100k_base, o200k_base, words) nor a tokenizer.json file"
                 )))
             }
         };
@@ -69,11 +81,42 @@ impl Tokenizer {
         })
     }
 
+    /// Loads a Hugging Face `tokenizer.json`.
+    pub fn from_file(path: &str) -> Result<Tokenizer, LoadgenError> {
+        let invalid = |message: String| LoadgenError::InvalidOption {
+            option: "tokenizer",
+            message,
+        };
+        let tok =
+            tokenizers::Tokenizer::from_file(path).map_err(|e| invalid(format!("{path}: {e}")))?;
+        let mut words: Vec<String> = tok
+            .get_vocab(false)
+            .into_values()
+            .filter_map(|id| tok.decode(&[id], true).ok())
+            .map(|t| t.trim().to_string())
+            .filter(|w| (3..=8).contains(&w.len()) && w.bytes().all(|b| b.is_ascii_lowercase()))
+            .collect();
+        // The vocabulary is a hash map: sort so prompts are reproducible from the seed.
+        words.sort();
+        words.dedup();
+        if words.is_empty() {
+            return Err(invalid(format!(
+                "{path}: no plain word tokens to build prompts from"
+            )));
+        }
+        Ok(Tokenizer::Hf {
+            name: path.to_string(),
+            tok: Arc::new(tok),
+            words: Arc::new(words),
+        })
+    }
+
     /// The name recorded in results.
-    pub fn name(&self) -> &'static str {
+    pub fn name(&self) -> &str {
         match self {
             Tokenizer::Words => "words",
             Tokenizer::Bpe { name, .. } => name,
+            Tokenizer::Hf { name, .. } => name,
         }
     }
 
@@ -82,6 +125,9 @@ impl Tokenizer {
         match self {
             Tokenizer::Words => text.split_whitespace().count() as u64,
             Tokenizer::Bpe { bpe, .. } => bpe.encode_ordinary(text).len() as u64,
+            Tokenizer::Hf { tok, .. } => tok
+                .encode_fast(text, false)
+                .map_or(0, |e| e.get_ids().len() as u64),
         }
     }
 
@@ -102,6 +148,14 @@ impl Tokenizer {
             }
             Tokenizer::Bpe { words, .. } => {
                 for _ in 0..n {
+                    out.push_str(&words[rng.random_range(0..words.len())]);
+                }
+            }
+            Tokenizer::Hf { words, .. } => {
+                for _ in 0..n {
+                    if !out.is_empty() {
+                        out.push(' ');
+                    }
                     out.push_str(&words[rng.random_range(0..words.len())]);
                 }
             }
@@ -157,5 +211,35 @@ mod tests {
         assert_eq!(Tokenizer::Words.count(&text), got);
         assert_eq!(t.count("hello world"), 2);
         assert!(Tokenizer::from_name("gpt2-nope").is_err());
+    }
+
+    #[test]
+    fn a_local_tokenizer_json_counts_and_builds_prompts() {
+        let words = [
+            "alpha", "bravo", "charlie", "delta", "echo", "golf", "hotel", "india",
+        ];
+        let mut vocab = serde_json::Map::new();
+        vocab.insert("[UNK]".into(), 0.into());
+        for (i, w) in words.iter().enumerate() {
+            vocab.insert((*w).into(), (i + 1).into());
+        }
+        let json = serde_json::json!({
+            "version": "1.0", "truncation": null, "padding": null, "added_tokens": [],
+            "normalizer": null, "pre_tokenizer": {"type": "Whitespace"}, "post_processor": null,
+            "decoder": null, "model": {"type": "WordLevel", "vocab": vocab, "unk_token": "[UNK]"}
+        });
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tokenizer.json");
+        std::fs::write(&path, json.to_string()).unwrap();
+        let t = Tokenizer::from_name(path.to_str().unwrap()).unwrap();
+        assert_eq!(t.count("alpha bravo zulu"), 3);
+        let mut rng = StdRng::seed_from_u64(3);
+        let (text, n) = t.random_text(&mut rng, "", 25);
+        assert_eq!((n, t.count(&text)), (25, 25));
+        std::fs::write(&path, "{").unwrap();
+        let e = Tokenizer::from_name(path.to_str().unwrap())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("tokenizer.json"), "{e}");
     }
 }
