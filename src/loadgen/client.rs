@@ -206,6 +206,8 @@ pub struct Target {
     pub path: String,
     /// `Host` header value.
     pub host: String,
+    /// The path prefix of `--base-url` (empty or `/prefix`), for setup requests.
+    pub prefix: String,
     /// Resolved socket address.
     pub addr: SocketAddr,
     /// Extra headers (`Authorization`, `--header`).
@@ -261,26 +263,15 @@ impl Target {
         Ok(Target {
             url: format!("http://{authority}{path}"),
             path,
+            prefix,
             host: authority,
             addr,
             headers,
         })
     }
-
-    /// The same server with another path.
-    pub fn with_path(&self, path: &str) -> Target {
-        let (_, prefix) = split_base_url(&format!("http://{}", self.host)).unwrap_or_default();
-        let path = format!("{prefix}{path}");
-        Target {
-            url: format!("http://{}{path}", self.host),
-            path,
-            ..self.clone()
-        }
-    }
 }
 
 /// Builds the JSON body of one request for a backend.
-#[allow(clippy::too_many_arguments)]
 pub fn request_body(
     backend: Backend,
     model: &str,

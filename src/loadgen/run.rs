@@ -291,8 +291,11 @@ pub async fn run(opts: RunOpts) -> Result<RunOutcome, LoadgenError> {
     let (tx, rx) = watch::channel(false);
     let ctrl_c = tokio::spawn(async move {
         if tokio::signal::ctrl_c().await.is_ok() {
-            eprintln!("interrupted: finishing the stage's bookkeeping and writing partial results");
+            eprintln!("interrupted: writing what was measured (Ctrl-C again to quit at once)");
             let _ = tx.send(true);
+            if tokio::signal::ctrl_c().await.is_ok() {
+                std::process::exit(130);
+            }
         }
     });
     let out = run_with_stop(opts, rx).await;
@@ -428,14 +431,12 @@ fn load_prompts(
 }
 
 async fn first_model(client: &Client) -> Result<String, LoadgenError> {
-    let url = format!("http://{}/v1/models", client.target().host);
-    let text = client
-        .get("/v1/models")
-        .await
-        .map_err(|f| LoadgenError::Setup {
-            url: url.clone(),
-            message: format!("{} ({}); pass --model", f.message, f.kind.name()),
-        })?;
+    let path = format!("{}/v1/models", client.target().prefix);
+    let url = format!("http://{}{path}", client.target().host);
+    let text = client.get(&path).await.map_err(|f| LoadgenError::Setup {
+        url: url.clone(),
+        message: format!("{} ({}); pass --model", f.message, f.kind.name()),
+    })?;
     let v: Value = serde_json::from_str(&text).map_err(|e| LoadgenError::Setup {
         url: url.clone(),
         message: format!("not JSON: {e}"),
