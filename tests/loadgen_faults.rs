@@ -18,6 +18,7 @@ fn opts(base_url: String, dir: &std::path::Path) -> RunOpts {
         output_len: Some(16),
         ignore_eos: true,
         model: Some("benchlens-mock".into()),
+        tokenizer: "words".into(),
         ..RunOpts::default()
     }
 }

@@ -15,6 +15,8 @@ fn opts(dir: &std::path::Path) -> RunOpts {
         input_len: 16,
         output_len: Some(8),
         ignore_eos: true,
+        // Word counts keep these tests fast; BPE prompts are tested in loadgen_pipeline.
+        tokenizer: "words".into(),
         ..RunOpts::default()
     }
 }
@@ -125,7 +127,8 @@ async fn stopping_keeps_what_was_measured_and_marks_it_partial() {
     assert!(out.partial);
     assert_eq!(out.records.len(), 1, "the second stage never starts");
     let done = out.metrics[0].completed;
-    assert!((10..60).contains(&done), "{done}");
+    // 600 ms at 50 req/s is about 30 requests; a loaded machine may start the stage late.
+    assert!((3..60).contains(&done), "{done}");
     let decoded =
         canonical::from_json(&std::fs::read_to_string(dir.path().join("partial.json")).unwrap())
             .unwrap();
@@ -150,10 +153,11 @@ async fn batching_mock_queues_and_slows_under_load() {
     o.max_concurrency = vec![1, 6];
     let (_tx, rx) = watch::channel(false);
     let out = run_with_stop(o, rx).await.unwrap();
+    // Medians: the first request of each stage also pays for its connection.
     let ttft =
-        |i: usize| out.records[i].metrics[&MetricKey::latency(LatencyMetric::Ttft, Stat::Mean)];
+        |i: usize| out.records[i].metrics[&MetricKey::latency(LatencyMetric::Ttft, Stat::Median)];
     let tpot =
-        |i: usize| out.records[i].metrics[&MetricKey::latency(LatencyMetric::Tpot, Stat::Mean)];
+        |i: usize| out.records[i].metrics[&MetricKey::latency(LatencyMetric::Tpot, Stat::Median)];
     // Alone: 10 ms TTFT, 2 ms × (1 + 1/2) per token.
     assert!((ttft(0) - 10.0).abs() < 2.0, "{}", ttft(0));
     assert!((tpot(0) - 3.0).abs() < 0.5, "{}", tpot(0));
