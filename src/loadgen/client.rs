@@ -260,6 +260,12 @@ impl Target {
             format!("/{endpoint}")
         };
         let path = format!("{prefix}{endpoint}");
+        if path.parse::<hyper::Uri>().is_err() {
+            return Err(LoadgenError::InvalidOption {
+                option: "endpoint",
+                message: format!("{path:?} is not a valid request path"),
+            });
+        }
         Ok(Target {
             url: format!("http://{authority}{path}"),
             path,
@@ -430,6 +436,7 @@ impl Client {
     fn request(&self, method: hyper::Method, path: &str, body: Bytes) -> Request<Full<Bytes>> {
         let mut req = Request::new(Full::new(body));
         *req.method_mut() = method;
+        // Paths were validated when the target was resolved.
         *req.uri_mut() = path.parse().unwrap_or_default();
         let h = req.headers_mut();
         if let Ok(v) = HeaderValue::from_str(&self.target.host) {
@@ -732,6 +739,22 @@ mod tests {
         );
         assert!(split_base_url("https://x").is_err());
         assert!(split_base_url("http:///x").is_err());
+    }
+
+    #[tokio::test]
+    async fn invalid_endpoints_are_rejected_up_front() {
+        let e = Target::resolve("http://127.0.0.1:1", "/v1/has space", vec![])
+            .await
+            .unwrap_err();
+        assert!(e.to_string().contains("--endpoint"), "{e}");
+        let t = Target::resolve("http://127.0.0.1:1/api", "v1/completions", vec![])
+            .await
+            .unwrap();
+        assert_eq!(
+            (t.path.as_str(), t.prefix.as_str()),
+            ("/api/v1/completions", "/api")
+        );
+        assert_eq!(t.url, "http://127.0.0.1:1/api/v1/completions");
     }
 
     #[test]
