@@ -104,6 +104,10 @@ async fn stages_are_the_product_of_rates_and_concurrencies() {
         assert!(v.get(key).is_some_and(|x| !x.is_null()), "{key}");
     }
     assert_eq!(v["itls"].as_array().unwrap().len(), 20);
+    assert_eq!(
+        v["generated_texts"][0],
+        " the mock server says hello to you now"
+    );
     assert_eq!(v["itls"][0].as_array().unwrap().len(), 7);
     mock.shutdown().await;
 }

@@ -167,6 +167,11 @@ pub struct RequestRecord {
     pub input_tokens_server: Option<u64>,
     /// Token-bearing chunks counted by the client.
     pub output_chunks_local: u64,
+    /// The generated text, as received.
+    pub generated_text: String,
+    /// Tokens in `generated_text` by the run's tokenizer (counted after the stage, off the
+    /// measurement path).
+    pub output_tokens_text: Option<u64>,
     /// Why it failed, if it did.
     pub failure: Option<Failure>,
 }
@@ -596,7 +601,18 @@ impl Client {
                     done = true;
                     continue;
                 }
-                let Some(info) = self.backend.decode(event) else {
+                let decoded = if self.backend == Backend::Sglang {
+                    // SGLang resends the whole text so far: keep the latest, do not append.
+                    let mut so_far = String::new();
+                    let info = sse::capture(&mut so_far, || self.backend.decode(event));
+                    if !so_far.is_empty() {
+                        rec.generated_text = so_far;
+                    }
+                    info
+                } else {
+                    sse::capture(&mut rec.generated_text, || self.backend.decode(event))
+                };
+                let Some(info) = decoded else {
                     let shown =
                         String::from_utf8_lossy(&event[..event.len().min(120)]).into_owned();
                     return Ending::Failed(failure(

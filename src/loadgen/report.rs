@@ -196,6 +196,9 @@ pub fn summary_text(info: &StageInfo, m: &StageMetrics) -> String {
     if let Some(s) = m.total_output_server {
         line(&mut out, "Generated tokens (server usage):", s);
     }
+    if let Some(t) = m.total_output_text {
+        line(&mut out, "Generated tokens (client tokenizer):", t);
+    }
     line(
         &mut out,
         "Token chunks (client count):",
@@ -315,6 +318,9 @@ pub fn stage_record(info: &StageInfo, m: &StageMetrics, requests: &[RequestRecor
         extra("total_output_tokens_server", s as f64);
     }
     extra("total_output_chunks_client", m.total_output_local as f64);
+    if let Some(t) = m.total_output_text {
+        extra("total_output_tokens_client", t as f64);
+    }
     extra("output_count_mismatches", m.output_count_mismatches as f64);
     extra("max_output_tokens_per_s", m.max_output_tokens_per_s);
     extra("max_concurrent_requests", m.max_concurrent_requests as f64);
@@ -345,8 +351,7 @@ fn py_float(v: f64) -> String {
     }
 }
 
-/// vLLM's serving result object for a stage (formats.md §2). `generated_texts` is not written:
-/// the client does not keep the text it receives.
+/// vLLM's serving result object for a stage (formats.md §2).
 pub fn vllm_json(info: &StageInfo, m: &StageMetrics, requests: &[RequestRecord]) -> Value {
     let mut o = Map::new();
     o.insert("date".into(), json!(info.date));
@@ -419,6 +424,10 @@ pub fn vllm_json(info: &StageInfo, m: &StageMetrics, requests: &[RequestRecord])
             .collect(),
     );
     o.insert(
+        "generated_texts".into(),
+        requests.iter().map(|r| json!(r.generated_text)).collect(),
+    );
+    o.insert(
         "errors".into(),
         requests
             .iter()
@@ -482,6 +491,7 @@ pub fn request_line(stage: usize, r: &RequestRecord) -> String {
         "max_tokens": r.max_tokens,
         "output_tokens_server": r.output_tokens_server,
         "output_chunks_client": r.output_chunks_local,
+        "output_tokens_client": r.output_tokens_text,
         "intended_send_s": r.intended_at_s,
         "dispatched_s": r.dispatched_at_s,
         "schedule_lag_ms": r.schedule_lag_s * 1e3,

@@ -692,7 +692,7 @@ pub async fn run_with_stop(
         );
         let pb = progress_bar(plan.len(), opts.no_progress, stage, stages.len());
         let stage_date = report::now_date();
-        let (reqs, duration, stopped, released) = run_stage(
+        let (mut reqs, duration, stopped, released) = run_stage(
             &shared,
             &plan,
             conc.map(|c| c as usize),
@@ -704,6 +704,10 @@ pub async fn run_with_stop(
             pb.finish_and_clear();
         }
         outcome.partial |= stopped;
+        // Counted after the stage so tokenizing never delays a measurement.
+        for r in reqs.iter_mut().filter(|r| r.failure.is_none()) {
+            r.output_tokens_text = Some(tokenizer.count(&r.generated_text));
+        }
         let m = compute(&reqs, duration, rate, &opts.percentiles, prep.slo);
         let info = StageInfo {
             stage,
