@@ -475,8 +475,19 @@ pub fn vllm_file_name(info: &StageInfo) -> String {
     )
 }
 
-/// One JSON Lines row per request: lengths, intended/dispatched/actual send times, TTFT, every
-/// chunk's arrival (ms after send) and token count, E2E latency and the error.
+/// One JSON Lines row per request (`<result>.requests.jsonl`). Fields:
+///
+/// | field | meaning |
+/// |---|---|
+/// | `stage`, `index` | stage number and request index within it |
+/// | `input_len`, `input_tokens_server` | prompt tokens by the client's tokenizer / the server's usage |
+/// | `max_tokens` | output tokens asked for |
+/// | `output_tokens_server`, `output_tokens_client`, `output_chunks_client` | output tokens by usage, by the client's tokenizer, and token-bearing chunks |
+/// | `intended_send_s`, `dispatched_s`, `sent_s` | seconds after the stage start: scheduled, dispatcher woke, sent |
+/// | `schedule_lag_ms` | the client's own lateness (see [`super::schedule::Dispatch::lag`]) |
+/// | `ttft_ms`, `e2el_ms` | from the actual send; `null` when failed |
+/// | `chunks_ms_tokens` | `[ms after send, tokens]` per token-bearing chunk |
+/// | `error_kind`, `error` | failure kind (`http_503`, `idle_timeout`...) and message, or `null` |
 pub fn request_line(stage: usize, r: &RequestRecord) -> String {
     let chunks: Vec<Value> = r
         .chunks
