@@ -359,7 +359,8 @@ pub fn vllm_json(info: &StageInfo, m: &StageMetrics, requests: &[RequestRecord])
     o.insert("endpoint_type".into(), json!(info.backend));
     o.insert("label".into(), json!(info.label));
     o.insert("model_id".into(), json!(info.model));
-    o.insert("tokenizer_id".into(), json!(info.model));
+    let tokenizer = info.tags.get("tokenizer").unwrap_or(&info.model);
+    o.insert("tokenizer_id".into(), json!(tokenizer));
     o.insert("num_prompts".into(), json!(info.num_prompts));
     let rate = if info.request_rate.is_finite() {
         json!(info.request_rate)
