@@ -165,3 +165,44 @@ fn the_api_key_comes_from_openai_api_key_when_not_given() {
         "{stderr}"
     );
 }
+
+#[test]
+fn sigint_writes_a_partial_result_and_exits_130() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut run = Killed(
+        Command::new(BIN)
+            .args([
+                "run",
+                "--mock",
+                "--request-rate",
+                "20",
+                "--num-prompts",
+                "10000",
+            ])
+            .args([
+                "--tokenizer",
+                "words",
+                "--input-len",
+                "4",
+                "--output-len",
+                "4",
+            ])
+            .args(["--result-filename", "r.json", "--no-progress"])
+            .current_dir(dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let pid = run.0.id().to_string();
+    let sent = Command::new("kill").args(["-INT", &pid]).status().unwrap();
+    assert!(sent.success());
+    let status = run.0.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    let text = std::fs::read_to_string(dir.path().join("r.json")).unwrap();
+    let decoded = canonical::from_json(&text).unwrap();
+    let r = &decoded.records[0];
+    assert_eq!(r.tags["partial"], "true");
+    assert!(r.metrics[&MetricKey::Completed] >= 1.0);
+}

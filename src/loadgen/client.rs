@@ -331,7 +331,7 @@ pub struct Client {
     idle: Mutex<Vec<Sender>>,
 }
 
-/// What the body loop needs to tell the caller besides the record.
+/// How a stream ended, besides what it left in the record.
 enum Ending {
     Complete,
     Failed(Failure),
@@ -497,8 +497,9 @@ impl Client {
         out
     }
 
-    /// Sends one streamed generation request and fills `rec` with what happened. `sent` is the
-    /// send instant and `stage_start` the stage's origin for `sent_at_s`.
+    /// Sends one streamed generation request and fills `rec` with what happened. The send time
+    /// is taken here, before a connection is checked out (so connecting counts, as in vLLM's
+    /// client); `stage_start` is the origin of `rec.sent_at_s`.
     pub async fn stream(&self, body: Bytes, stage_start: Instant, rec: &mut RequestRecord) {
         let sent = Instant::now();
         rec.sent_at_s = (sent - stage_start).as_secs_f64();
