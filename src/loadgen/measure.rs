@@ -1,6 +1,7 @@
 //! Per-stage metrics from per-request measurements, defined as vLLM's serving benchmark defines
-//! them: TTFT; TPOT = (E2E − TTFT) / (output tokens − 1); ITL per token (a chunk that carries k
-//! tokens contributes its gap divided by k, k times, as SGLang's and vLLM's clients do); E2E
+//! them: TTFT; TPOT = (E2E − TTFT) / (output tokens − 1); ITL per token (a chunk after the first
+//! that carries k tokens contributes its gap divided by k, k times, as SGLang's client does; the
+//! first chunk's tokens count in TTFT only); E2E
 //! latency; request, output and total token throughput over the stage duration; goodput against
 //! `--goodput` SLOs. Failed requests are counted by kind and excluded from every throughput and
 //! latency. Also what vLLM does not report: latencies from the *intended* send time, achieved vs
