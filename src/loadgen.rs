@@ -8,6 +8,27 @@
 //! [`crate::model::Record`]s through [`crate::model::canonical`] and must not import app code
 //! (`crate::app`), leptos or web-sys. Like oha, the library owns the options and `run()`, so
 //! tests run the whole tool in-process against the mock on 127.0.0.1.
+//!
+//! # Quick start
+//!
+//! ```text
+//! # No GPU: benchmark the built-in mock (50 ms TTFT, 5 ms ITL) at two rates.
+//! benchlens run --mock --request-rate 10,inf --max-concurrency 32 --num-prompts 200
+//!
+//! # A real server: the model is the first one /v1/models lists.
+//! benchlens run --base-url http://gpu-box:8000 --backend openai-chat \
+//!     --request-rate 1,4,16,inf --num-prompts 500 --input-len 1024 --output-len 128 \
+//!     --ignore-eos --engine vllm --gpu H100 --gpu-count 1 --goodput ttft:500 tpot:50
+//!
+//! # The mock on its own, e.g. for another client, with faults and a batching model.
+//! benchlens mock --port 8000 --ttft-ms 80 --itl-ms 12 --max-batch 64 --error-rate 0.01
+//! ```
+//!
+//! Each run writes one canonical result file (every stage one [`crate::model::Record`]),
+//! per-request JSON Lines beside it (see [`report::request_line`]) and, with
+//! `--vllm-compatible`, one vLLM serving file per stage; vLLM's summary block is printed per
+//! stage. HTTP/1.1 over plain TCP only (no TLS). `scripts/bench-loadgen.sh` measures the
+//! client's own speed against the mock.
 
 pub mod client;
 pub mod dataset;
@@ -19,6 +40,7 @@ pub mod schedule;
 pub mod sse;
 pub mod stats;
 mod timer;
+pub mod tokenizer;
 
 use std::path::PathBuf;
 

@@ -7,6 +7,16 @@ use benchlens::model::{canonical, MetricKey};
 
 const BIN: &str = env!("CARGO_BIN_EXE_benchlens");
 
+/// A child process that is killed when the test ends, even by a panic.
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 #[test]
 fn run_with_mock_writes_canonical_json_to_stdout_and_the_summary_to_stderr() {
     let out = Command::new(BIN)
@@ -66,19 +76,133 @@ fn bad_options_fail_with_a_message_naming_the_option() {
 
 #[test]
 fn mock_prints_the_address_it_bound() {
-    let mut child = Command::new(BIN)
-        .args(["mock", "--port", "0"])
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = Killed(
+        Command::new(BIN)
+            .args(["mock", "--port", "0"])
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
     let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
+    BufReader::new(child.0.stdout.take().unwrap())
         .read_line(&mut line)
         .unwrap();
-    child.kill().unwrap();
-    child.wait().unwrap();
+    drop(child);
     let addr = line
         .split_whitespace()
         .find(|w| w.starts_with("http://127.0.0.1:"));
     assert!(addr.is_some_and(|a| !a.ends_with(":0")), "{line}");
+}
+
+#[test]
+fn the_api_key_comes_from_openai_api_key_when_not_given() {
+    let mut mock = Killed(
+        Command::new(BIN)
+            .args([
+                "mock",
+                "--port",
+                "0",
+                "--ttft-ms",
+                "1",
+                "--itl-ms",
+                "0",
+                "--api-key",
+                "k1",
+            ])
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut line = String::new();
+    BufReader::new(mock.0.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap()
+        .to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let run = |key: &str| {
+        Command::new(BIN)
+            .args([
+                "run",
+                "--base-url",
+                &url,
+                "--num-prompts",
+                "3",
+                "--tokenizer",
+                "words",
+            ])
+            .args([
+                "--input-len",
+                "4",
+                "--output-len",
+                "2",
+                "--result-filename",
+                "-",
+            ])
+            .current_dir(dir.path())
+            .env("OPENAI_API_KEY", key)
+            .output()
+            .unwrap()
+    };
+    let ok = run("k1");
+    let wrong = run("nope");
+    drop(mock);
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    let decoded = canonical::from_json(&String::from_utf8_lossy(&ok.stdout)).unwrap();
+    assert_eq!(decoded.records[0].metrics[&MetricKey::Completed], 3.0);
+    // With the wrong key even the model lookup is refused: a setup error naming the URL.
+    assert!(!wrong.status.success());
+    let stderr = String::from_utf8_lossy(&wrong.stderr);
+    assert!(
+        stderr.contains("/v1/models") && stderr.contains("401"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn sigint_writes_a_partial_result_and_exits_130() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut run = Killed(
+        Command::new(BIN)
+            .args([
+                "run",
+                "--mock",
+                "--request-rate",
+                "20",
+                "--num-prompts",
+                "10000",
+            ])
+            .args([
+                "--tokenizer",
+                "words",
+                "--input-len",
+                "4",
+                "--output-len",
+                "4",
+            ])
+            .args(["--result-filename", "r.json", "--no-progress"])
+            .current_dir(dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let pid = run.0.id().to_string();
+    let sent = Command::new("kill").args(["-INT", &pid]).status().unwrap();
+    assert!(sent.success());
+    let status = run.0.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    let text = std::fs::read_to_string(dir.path().join("r.json")).unwrap();
+    let decoded = canonical::from_json(&text).unwrap();
+    let r = &decoded.records[0];
+    assert_eq!(r.tags["partial"], "true");
+    assert!(r.metrics[&MetricKey::Completed] >= 1.0);
 }

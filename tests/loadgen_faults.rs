@@ -18,6 +18,7 @@ fn opts(base_url: String, dir: &std::path::Path) -> RunOpts {
         output_len: Some(16),
         ignore_eos: true,
         model: Some("benchlens-mock".into()),
+        tokenizer: "words".into(),
         ..RunOpts::default()
     }
 }
@@ -39,11 +40,12 @@ async fn failures(o: RunOpts) -> (BTreeMap<String, u64>, benchlens::loadgen::Run
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_injected_fault_is_counted_by_kind() {
     let mock = MockServer::start(MockOpts {
-        error_rate: 0.2,
-        drop_rate: 0.2,
-        stall_rate: 0.2,
+        error_rate: 0.15,
+        drop_rate: 0.15,
+        reset_rate: 0.15,
+        stall_rate: 0.15,
         stall_ms: 400.0,
-        malformed_rate: 0.2,
+        malformed_rate: 0.15,
         ..fast_mock()
     })
     .await
@@ -51,20 +53,23 @@ async fn each_injected_fault_is_counted_by_kind() {
     let dir = tempfile::tempdir().unwrap();
     let mut o = opts(mock.base_url(), dir.path());
     o.idle_timeout = Some(0.2);
+    o.num_prompts = 60;
     let (f, out) = failures(o).await;
     let m = &out.metrics[0];
-    // n·φ mod 1 over 40 requests puts 7 to 9 requests into each band of width 0.2.
+    // n·φ mod 1 over 60 requests puts 8 to 10 requests into each band of width 0.15.
     for kind in [
         "http_500",
         "truncated_stream",
+        "reset",
         "idle_timeout",
         "malformed_sse",
     ] {
         let n = f.get(kind).copied().unwrap_or(0);
-        assert!((7..=9).contains(&n), "{kind}: {n} in {f:?}");
+        assert!((8..=10).contains(&n), "{kind}: {n} in {f:?}");
     }
     assert_eq!(f.values().sum::<u64>(), m.failed, "{f:?}");
-    assert_eq!(m.completed + m.failed, 40);
+    assert_eq!(m.completed + m.failed, 60);
+    assert!(m.completed >= 12, "{}", m.completed);
     // Failed requests stay out of the throughput and token totals.
     assert_eq!(m.total_output, m.completed * 16);
     let r = &out.records[0];

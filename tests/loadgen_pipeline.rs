@@ -75,6 +75,11 @@ async fn low_load_metrics_match_the_mock_within_a_millisecond() {
         r.metrics[&MetricKey::Extra("output_count_mismatches".into())],
         0.0
     );
+    // The client's own BPE count of the text agrees with the server's usage.
+    assert_eq!(
+        r.metrics[&MetricKey::Extra("total_output_tokens_client".into())],
+        384.0
+    );
     assert_eq!(r.model.as_deref(), Some("benchlens-mock"));
     assert_eq!(r.tags["node"], "a7");
     assert_eq!(r.requests.len(), 12);

@@ -167,6 +167,11 @@ pub struct RequestRecord {
     pub input_tokens_server: Option<u64>,
     /// Token-bearing chunks counted by the client.
     pub output_chunks_local: u64,
+    /// The generated text, as received.
+    pub generated_text: String,
+    /// Tokens in `generated_text` by the run's tokenizer (counted after the stage, off the
+    /// measurement path).
+    pub output_tokens_text: Option<u64>,
     /// Why it failed, if it did.
     pub failure: Option<Failure>,
 }
@@ -206,6 +211,8 @@ pub struct Target {
     pub path: String,
     /// `Host` header value.
     pub host: String,
+    /// The path prefix of `--base-url` (empty or `/prefix`), for setup requests.
+    pub prefix: String,
     /// Resolved socket address.
     pub addr: SocketAddr,
     /// Extra headers (`Authorization`, `--header`).
@@ -258,29 +265,24 @@ impl Target {
             format!("/{endpoint}")
         };
         let path = format!("{prefix}{endpoint}");
+        if path.parse::<hyper::Uri>().is_err() {
+            return Err(LoadgenError::InvalidOption {
+                option: "endpoint",
+                message: format!("{path:?} is not a valid request path"),
+            });
+        }
         Ok(Target {
             url: format!("http://{authority}{path}"),
             path,
+            prefix,
             host: authority,
             addr,
             headers,
         })
     }
-
-    /// The same server with another path.
-    pub fn with_path(&self, path: &str) -> Target {
-        let (_, prefix) = split_base_url(&format!("http://{}", self.host)).unwrap_or_default();
-        let path = format!("{prefix}{path}");
-        Target {
-            url: format!("http://{}{path}", self.host),
-            path,
-            ..self.clone()
-        }
-    }
 }
 
 /// Builds the JSON body of one request for a backend.
-#[allow(clippy::too_many_arguments)]
 pub fn request_body(
     backend: Backend,
     model: &str,
@@ -329,7 +331,7 @@ pub struct Client {
     idle: Mutex<Vec<Sender>>,
 }
 
-/// What the body loop needs to tell the caller besides the record.
+/// How a stream ended, besides what it left in the record.
 enum Ending {
     Complete,
     Failed(Failure),
@@ -439,6 +441,7 @@ impl Client {
     fn request(&self, method: hyper::Method, path: &str, body: Bytes) -> Request<Full<Bytes>> {
         let mut req = Request::new(Full::new(body));
         *req.method_mut() = method;
+        // Paths were validated when the target was resolved.
         *req.uri_mut() = path.parse().unwrap_or_default();
         let h = req.headers_mut();
         if let Ok(v) = HeaderValue::from_str(&self.target.host) {
@@ -494,8 +497,9 @@ impl Client {
         out
     }
 
-    /// Sends one streamed generation request and fills `rec` with what happened. `sent` is the
-    /// send instant and `stage_start` the stage's origin for `sent_at_s`.
+    /// Sends one streamed generation request and fills `rec` with what happened. The send time
+    /// is taken here, before a connection is checked out (so connecting counts, as in vLLM's
+    /// client); `stage_start` is the origin of `rec.sent_at_s`.
     pub async fn stream(&self, body: Bytes, stage_start: Instant, rec: &mut RequestRecord) {
         let sent = Instant::now();
         rec.sent_at_s = (sent - stage_start).as_secs_f64();
@@ -598,7 +602,18 @@ impl Client {
                     done = true;
                     continue;
                 }
-                let Some(info) = self.backend.decode(event) else {
+                let decoded = if self.backend == Backend::Sglang {
+                    // SGLang resends the whole text so far: keep the latest, do not append.
+                    let mut so_far = String::new();
+                    let info = sse::capture(&mut so_far, || self.backend.decode(event));
+                    if !so_far.is_empty() {
+                        rec.generated_text = so_far;
+                    }
+                    info
+                } else {
+                    sse::capture(&mut rec.generated_text, || self.backend.decode(event))
+                };
+                let Some(info) = decoded else {
                     let shown =
                         String::from_utf8_lossy(&event[..event.len().min(120)]).into_owned();
                     return Ending::Failed(failure(
@@ -741,6 +756,22 @@ mod tests {
         );
         assert!(split_base_url("https://x").is_err());
         assert!(split_base_url("http:///x").is_err());
+    }
+
+    #[tokio::test]
+    async fn invalid_endpoints_are_rejected_up_front() {
+        let e = Target::resolve("http://127.0.0.1:1", "/v1/has space", vec![])
+            .await
+            .unwrap_err();
+        assert!(e.to_string().contains("--endpoint"), "{e}");
+        let t = Target::resolve("http://127.0.0.1:1/api", "v1/completions", vec![])
+            .await
+            .unwrap();
+        assert_eq!(
+            (t.path.as_str(), t.prefix.as_str()),
+            ("/api/v1/completions", "/api")
+        );
+        assert_eq!(t.url, "http://127.0.0.1:1/api/v1/completions");
     }
 
     #[test]

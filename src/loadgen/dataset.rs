@@ -3,10 +3,9 @@
 //! `{"prompt", "output_len"?}` object per line) and `sharegpt` (first human turn as the prompt,
 //! the reply's length as the output length).
 //!
-//! No tokenizer is loaded: lengths are counted in whitespace-separated words, and random prompts
-//! are made of common English words, each a single token in the usual BPE vocabularies, so the
-//! counts are exact for the mock server and close for real models. Never downloads anything.
-//! Must not import app code.
+//! Lengths are counted with the chosen [`Tokenizer`] (a built-in BPE by default), and random
+//! prompts have exactly the asked number of its tokens. Never downloads anything. Must not
+//! import app code.
 
 use std::path::Path;
 
@@ -14,6 +13,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::Value;
 
+use super::tokenizer::Tokenizer;
 use super::LoadgenError;
 
 /// One prompt to send.
@@ -26,13 +26,6 @@ pub struct Prompt {
     /// Output tokens to ask for.
     pub output_len: u64,
 }
-
-const VOCAB: [&str; 48] = [
-    "the", "of", "and", "to", "in", "is", "that", "for", "it", "as", "was", "with", "be", "by",
-    "on", "not", "he", "this", "are", "or", "his", "from", "at", "which", "but", "have", "an",
-    "had", "they", "you", "were", "their", "one", "all", "we", "can", "her", "has", "there",
-    "been", "if", "more", "when", "will", "would", "who", "so", "no",
-];
 
 /// Options of the random dataset.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -47,45 +40,30 @@ pub struct RandomSpec {
     pub prefix_len: u64,
 }
 
-fn words(rng: &mut StdRng, n: u64, out: &mut String) {
-    for _ in 0..n {
-        if !out.is_empty() {
-            out.push(' ');
-        }
-        out.push_str(VOCAB[rng.random_range(0..VOCAB.len())]);
-    }
-}
-
 fn length_range(len: u64, ratio: f64) -> (u64, u64) {
     let lo = (len as f64 * (1.0 - ratio)).floor().max(0.0) as u64;
     let hi = (len as f64 * (1.0 + ratio)).floor() as u64;
     (lo, hi.max(lo))
 }
 
-/// `count` random prompts, reproducible from `seed`.
-pub fn random(spec: RandomSpec, count: usize, seed: u64) -> Vec<Prompt> {
+/// `count` random prompts, reproducible from `seed`, of exact lengths in `tok`'s tokens.
+pub fn random(spec: RandomSpec, count: usize, seed: u64, tok: &Tokenizer) -> Vec<Prompt> {
     let mut rng = StdRng::seed_from_u64(seed);
-    let mut prefix = String::new();
-    words(&mut rng, spec.prefix_len, &mut prefix);
+    let (prefix, _) = tok.random_text(&mut rng, "", spec.prefix_len);
     let (in_lo, in_hi) = length_range(spec.input_len, spec.range_ratio);
     let (out_lo, out_hi) = length_range(spec.output_len, spec.range_ratio);
     (0..count)
         .map(|_| {
             let n_in = rng.random_range(in_lo..=in_hi);
             let n_out = rng.random_range(out_lo..=out_hi).max(1);
-            let mut text = prefix.clone();
-            words(&mut rng, n_in, &mut text);
+            let (text, input_len) = tok.random_text(&mut rng, &prefix, n_in);
             Prompt {
                 text,
-                input_len: spec.prefix_len + n_in,
+                input_len,
                 output_len: n_out,
             }
         })
         .collect()
-}
-
-fn word_count(s: &str) -> u64 {
-    s.split_whitespace().count() as u64
 }
 
 fn dataset_error(path: &Path, message: String) -> LoadgenError {
@@ -101,6 +79,7 @@ pub fn jsonl(
     path: &Path,
     text: &str,
     default_output_len: u64,
+    tok: &Tokenizer,
 ) -> Result<Vec<Prompt>, LoadgenError> {
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
@@ -122,7 +101,7 @@ pub fn jsonl(
             .max(1);
         out.push(Prompt {
             text: prompt.to_string(),
-            input_len: word_count(prompt),
+            input_len: tok.count(prompt),
             output_len,
         });
     }
@@ -134,11 +113,12 @@ pub fn jsonl(
 
 /// Prompts from a ShareGPT JSON file: the first human turn of each conversation with at least
 /// two turns; the output length is the reply's length unless `output_len` overrides it.
-/// Conversations shorter than 4 words either way are skipped, as vLLM does.
+/// Conversations shorter than 4 tokens either way are skipped, as vLLM does.
 pub fn sharegpt(
     path: &Path,
     text: &str,
     output_len: Option<u64>,
+    tok: &Tokenizer,
 ) -> Result<Vec<Prompt>, LoadgenError> {
     let v: Value = serde_json::from_str(text).map_err(|e| dataset_error(path, e.to_string()))?;
     let items = v
@@ -158,7 +138,7 @@ pub fn sharegpt(
         let (Some(prompt), Some(reply)) = (value(0), value(1)) else {
             continue;
         };
-        let (n_in, n_out) = (word_count(prompt), word_count(reply));
+        let (n_in, n_out) = (tok.count(prompt), tok.count(reply));
         if n_in < 4 || (output_len.is_none() && n_out < 4) {
             continue;
         }
@@ -179,18 +159,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn random_prompts_have_exact_word_lengths_within_range() {
+    fn random_prompts_have_exact_lengths_within_range() {
+        let tok = Tokenizer::from_name("cl100k_base").unwrap();
         let spec = RandomSpec {
             input_len: 100,
             output_len: 20,
             range_ratio: 0.5,
             prefix_len: 7,
         };
-        let ps = random(spec, 200, 1);
-        assert_eq!(ps, random(spec, 200, 1));
+        let ps = random(spec, 200, 1, &tok);
+        assert_eq!(ps, random(spec, 200, 1, &tok));
         let prefix: Vec<&str> = ps[0].text.split_whitespace().take(7).collect();
         for p in &ps {
-            assert_eq!(word_count(&p.text), p.input_len);
+            assert_eq!(tok.count(&p.text), p.input_len);
             assert!((57..=157).contains(&p.input_len), "{}", p.input_len);
             assert!((10..=30).contains(&p.output_len));
             assert_eq!(
@@ -206,6 +187,7 @@ mod tests {
             },
             5,
             2,
+            &tok,
         );
         assert!(fixed
             .iter()
@@ -219,19 +201,22 @@ mod tests {
             p,
             "{\"prompt\": \"a b c\", \"output_len\": 9}\n\n{\"text\": \"d\"}\n",
             5,
+            &Tokenizer::Words,
         )
         .unwrap();
         assert_eq!(
             (ps[0].input_len, ps[0].output_len, ps[1].output_len),
             (3, 9, 5)
         );
-        let e = jsonl(p, "{\"prompt\": 1}\n", 5).unwrap_err().to_string();
+        let e = jsonl(p, "{\"prompt\": 1}\n", 5, &Tokenizer::Words)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("x.jsonl") && e.contains("line 1"), "{e}");
         let sg = r#"[{"conversations":[{"from":"human","value":"one two three four"},{"from":"gpt","value":"a b c d e"}]},
                      {"conversations":[{"from":"human","value":"too short"},{"from":"gpt","value":"a b c d"}]}]"#;
-        let ps = sharegpt(Path::new("s.json"), sg, None).unwrap();
+        let ps = sharegpt(Path::new("s.json"), sg, None, &Tokenizer::Words).unwrap();
         assert_eq!(ps.len(), 1);
         assert_eq!((ps[0].input_len, ps[0].output_len), (4, 5));
-        assert!(sharegpt(Path::new("s.json"), "{}", None).is_err());
+        assert!(sharegpt(Path::new("s.json"), "{}", None, &Tokenizer::Words).is_err());
     }
 }

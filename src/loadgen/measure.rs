@@ -1,6 +1,7 @@
 //! Per-stage metrics from per-request measurements, defined as vLLM's serving benchmark defines
-//! them: TTFT; TPOT = (E2E − TTFT) / (output tokens − 1); ITL per token (a chunk that carries k
-//! tokens contributes its gap divided by k, k times, as SGLang's and vLLM's clients do); E2E
+//! them: TTFT; TPOT = (E2E − TTFT) / (output tokens − 1); ITL per token (a chunk after the first
+//! that carries k tokens contributes its gap divided by k, k times, as SGLang's client does; the
+//! first chunk's tokens count in TTFT only); E2E
 //! latency; request, output and total token throughput over the stage duration; goodput against
 //! `--goodput` SLOs. Failed requests are counted by kind and excluded from every throughput and
 //! latency. Also what vLLM does not report: latencies from the *intended* send time, achieved vs
@@ -108,7 +109,10 @@ pub struct StageMetrics {
     pub total_output_server: Option<u64>,
     /// Token-bearing chunks counted by the client.
     pub total_output_local: u64,
-    /// Successful requests whose server token count differs from the client's chunk count.
+    /// Output tokens of the received text by the client's tokenizer, when counted.
+    pub total_output_text: Option<u64>,
+    /// Successful requests whose server token count differs from the client's count (its
+    /// tokenizer's when the text was counted, else its chunk count).
     pub output_count_mismatches: u64,
     /// Completed / duration.
     pub request_throughput: f64,
@@ -180,9 +184,12 @@ pub fn compute(
         m.total_input += r.input_tokens();
         m.total_output += r.output_tokens();
         m.total_output_local += r.output_chunks_local;
+        if let Some(t) = r.output_tokens_text {
+            *m.total_output_text.get_or_insert(0) += t;
+        }
         if let Some(s) = r.output_tokens_server {
             *server_total.get_or_insert(0) += s;
-            if s != r.output_chunks_local {
+            if s != r.output_tokens_text.unwrap_or(r.output_chunks_local) {
                 m.output_count_mismatches += 1;
             }
         }

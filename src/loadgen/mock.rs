@@ -11,13 +11,19 @@
 //! (`max_completion_tokens` for chat, 16 when absent); without `ignore_eos` the mock stops at a
 //! pseudo end-of-sequence chosen from the prompt's hash between half of `max_tokens` and
 //! `max_tokens`, like a model that sometimes finishes early. Prompt tokens are counted as
-//! whitespace-separated words (token-id arrays by their length). Must not import app code.
+//! whitespace-separated words (token-id arrays by their length). Also served: TGI's
+//! `/generate_stream` and SGLang's `/generate`.
+//!
+//! For testing clients: `--max-batch` models continuous batching (requests queue for a slot,
+//! steps slow with occupancy), and fault flags make a fraction of requests fail in one way each
+//! (HTTP 500, connection dropped or reset mid-stream, a stall, a malformed event), chosen by a
+//! low-discrepancy sequence so the counts are exact. Must not import app code.
 
 use std::convert::Infallible;
 use std::fmt::Write as _;
 use std::net::SocketAddr;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -30,7 +36,8 @@ use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use serde_json::{json, Value};
-use tokio::net::TcpListener;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{oneshot, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
@@ -71,6 +78,9 @@ pub struct MockOpts {
     /// Fraction of streams whose connection is dropped halfway through.
     #[arg(long, default_value_t = 0.0)]
     pub drop_rate: f64,
+    /// Fraction of streams whose connection is reset (TCP RST) halfway through.
+    #[arg(long, default_value_t = 0.0)]
+    pub reset_rate: f64,
     /// Fraction of streams that stall for `--stall-ms` halfway through.
     #[arg(long, default_value_t = 0.0)]
     pub stall_rate: f64,
@@ -97,6 +107,7 @@ impl Default for MockOpts {
             max_batch: None,
             error_rate: 0.0,
             drop_rate: 0.0,
+            reset_rate: 0.0,
             stall_rate: 0.0,
             stall_ms: 1000.0,
             malformed_rate: 0.0,
@@ -139,9 +150,11 @@ impl MockServer {
                         let _ = stream.set_nodelay(true);
                         let cfg = cfg.clone();
                         tokio::spawn(async move {
-                            let service = service_fn(move |req| handle(req, cfg.clone()));
+                            let reset = Arc::new(AtomicBool::new(false));
+                            let io = ResetOnDrop { stream, reset: reset.clone() };
+                            let service = service_fn(move |req| handle(req, cfg.clone(), reset.clone()));
                             let _ = http1::Builder::new()
-                                .serve_connection(TokioIo::new(stream), service)
+                                .serve_connection(TokioIo::new(io), service)
                                 .await;
                         });
                     }
@@ -198,8 +211,8 @@ struct Config {
     /// The model id as a JSON string literal, written into every chunk.
     model_json: String,
     models_body: Bytes,
-    /// Cumulative fault bands: error, then drop, stall, malformed.
-    fault_bands: [f64; 4],
+    /// Cumulative fault bands: error, then drop, reset, stall, malformed.
+    fault_bands: [f64; 5],
     stall: Duration,
     /// Generation requests seen, numbering the fault sequence.
     requests: AtomicU64,
@@ -221,6 +234,7 @@ enum Fault {
     None,
     Error,
     Drop,
+    Reset,
     Stall,
     Malformed,
 }
@@ -230,7 +244,13 @@ impl Config {
     /// in proportion to its width, so the counts are exact, not just on average.
     fn fault(&self, n: u64) -> Fault {
         let u = (n as f64 * 0.618_033_988_749_894_9).fract();
-        let kinds = [Fault::Error, Fault::Drop, Fault::Stall, Fault::Malformed];
+        let kinds = [
+            Fault::Error,
+            Fault::Drop,
+            Fault::Reset,
+            Fault::Stall,
+            Fault::Malformed,
+        ];
         self.fault_bands
             .iter()
             .zip(kinds)
@@ -253,7 +273,14 @@ impl From<&MockOpts> for Config {
             models_body: Bytes::from(models.to_string()),
             fault_bands: {
                 let mut acc = 0.0;
-                [o.error_rate, o.drop_rate, o.stall_rate, o.malformed_rate].map(|r| {
+                [
+                    o.error_rate,
+                    o.drop_rate,
+                    o.reset_rate,
+                    o.stall_rate,
+                    o.malformed_rate,
+                ]
+                .map(|r| {
                     acc += r.clamp(0.0, 1.0);
                     acc
                 })
@@ -287,9 +314,64 @@ fn error_response(status: StatusCode, message: &str) -> Response<MockBody> {
     json_response(status, Bytes::from(body.to_string()))
 }
 
+/// The connection's socket; when `reset` is set it closes with an RST instead of a FIN.
+struct ResetOnDrop {
+    stream: TcpStream,
+    reset: Arc<AtomicBool>,
+}
+
+impl Drop for ResetOnDrop {
+    fn drop(&mut self) {
+        if self.reset.load(Ordering::Relaxed) {
+            let _ = self.stream.set_zero_linger();
+        }
+    }
+}
+
+impl AsyncRead for ResetOnDrop {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.stream).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for ResetOnDrop {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.stream).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.stream).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.stream.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.stream).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.stream).poll_shutdown(cx)
+    }
+}
+
 async fn handle(
     req: Request<Incoming>,
     cfg: Arc<Config>,
+    reset: Arc<AtomicBool>,
 ) -> Result<Response<MockBody>, Infallible> {
     if let Some(want) = &cfg.authorization {
         let got = req.headers().get(hyper::header::AUTHORIZATION);
@@ -326,6 +408,10 @@ async fn handle(
         Err(msg) => return Ok(error_response(StatusCode::BAD_REQUEST, &msg)),
     };
     let fault = cfg.fault(cfg.requests.fetch_add(1, Ordering::Relaxed));
+    if fault == Fault::Reset {
+        // Armed now, fired when the body aborts the connection halfway through.
+        reset.store(true, Ordering::Relaxed);
+    }
     if fault == Fault::Error {
         return Ok(error_response(
             StatusCode::INTERNAL_SERVER_ERROR,
@@ -692,7 +778,7 @@ impl Body for SseBody {
         // Everything already due goes out in one frame: with zero delays the whole body is one write.
         while this.phase == Phase::Tokens && this.next_due <= now {
             let halfway = this.next_chunk == this.chunks / 2;
-            if halfway && this.fault == Fault::Drop {
+            if halfway && matches!(this.fault, Fault::Drop | Fault::Reset) {
                 // An error from the body makes hyper abort the connection mid-stream.
                 this.phase = Phase::Done;
                 return Poll::Ready(Some(Err(std::io::Error::other("injected drop"))));

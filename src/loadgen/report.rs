@@ -196,6 +196,9 @@ pub fn summary_text(info: &StageInfo, m: &StageMetrics) -> String {
     if let Some(s) = m.total_output_server {
         line(&mut out, "Generated tokens (server usage):", s);
     }
+    if let Some(t) = m.total_output_text {
+        line(&mut out, "Generated tokens (client tokenizer):", t);
+    }
     line(
         &mut out,
         "Token chunks (client count):",
@@ -315,6 +318,9 @@ pub fn stage_record(info: &StageInfo, m: &StageMetrics, requests: &[RequestRecor
         extra("total_output_tokens_server", s as f64);
     }
     extra("total_output_chunks_client", m.total_output_local as f64);
+    if let Some(t) = m.total_output_text {
+        extra("total_output_tokens_client", t as f64);
+    }
     extra("output_count_mismatches", m.output_count_mismatches as f64);
     extra("max_output_tokens_per_s", m.max_output_tokens_per_s);
     extra("max_concurrent_requests", m.max_concurrent_requests as f64);
@@ -345,8 +351,7 @@ fn py_float(v: f64) -> String {
     }
 }
 
-/// vLLM's serving result object for a stage (formats.md §2). `generated_texts` is not written:
-/// the client does not keep the text it receives.
+/// vLLM's serving result object for a stage (formats.md §2).
 pub fn vllm_json(info: &StageInfo, m: &StageMetrics, requests: &[RequestRecord]) -> Value {
     let mut o = Map::new();
     o.insert("date".into(), json!(info.date));
@@ -354,7 +359,8 @@ pub fn vllm_json(info: &StageInfo, m: &StageMetrics, requests: &[RequestRecord])
     o.insert("endpoint_type".into(), json!(info.backend));
     o.insert("label".into(), json!(info.label));
     o.insert("model_id".into(), json!(info.model));
-    o.insert("tokenizer_id".into(), json!(info.model));
+    let tokenizer = info.tags.get("tokenizer").unwrap_or(&info.model);
+    o.insert("tokenizer_id".into(), json!(tokenizer));
     o.insert("num_prompts".into(), json!(info.num_prompts));
     let rate = if info.request_rate.is_finite() {
         json!(info.request_rate)
@@ -419,6 +425,10 @@ pub fn vllm_json(info: &StageInfo, m: &StageMetrics, requests: &[RequestRecord])
             .collect(),
     );
     o.insert(
+        "generated_texts".into(),
+        requests.iter().map(|r| json!(r.generated_text)).collect(),
+    );
+    o.insert(
         "errors".into(),
         requests
             .iter()
@@ -466,8 +476,19 @@ pub fn vllm_file_name(info: &StageInfo) -> String {
     )
 }
 
-/// One JSON Lines row per request: lengths, intended/dispatched/actual send times, TTFT, every
-/// chunk's arrival (ms after send) and token count, E2E latency and the error.
+/// One JSON Lines row per request (`<result>.requests.jsonl`). Fields:
+///
+/// | field | meaning |
+/// |---|---|
+/// | `stage`, `index` | stage number and request index within it |
+/// | `input_len`, `input_tokens_server` | prompt tokens by the client's tokenizer / the server's usage |
+/// | `max_tokens` | output tokens asked for |
+/// | `output_tokens_server`, `output_tokens_client`, `output_chunks_client` | output tokens by usage, by the client's tokenizer, and token-bearing chunks |
+/// | `intended_send_s`, `dispatched_s`, `sent_s` | seconds after the stage start: scheduled, dispatcher woke, sent |
+/// | `schedule_lag_ms` | the client's own lateness (see [`super::schedule::Dispatch::lag`]) |
+/// | `ttft_ms`, `e2el_ms` | from the actual send; `null` when failed |
+/// | `chunks_ms_tokens` | `[ms after send, tokens]` per token-bearing chunk |
+/// | `error_kind`, `error` | failure kind (`http_503`, `idle_timeout`...) and message, or `null` |
 pub fn request_line(stage: usize, r: &RequestRecord) -> String {
     let chunks: Vec<Value> = r
         .chunks
@@ -482,6 +503,7 @@ pub fn request_line(stage: usize, r: &RequestRecord) -> String {
         "max_tokens": r.max_tokens,
         "output_tokens_server": r.output_tokens_server,
         "output_chunks_client": r.output_chunks_local,
+        "output_tokens_client": r.output_tokens_text,
         "intended_send_s": r.intended_at_s,
         "dispatched_s": r.dispatched_at_s,
         "schedule_lag_ms": r.schedule_lag_s * 1e3,

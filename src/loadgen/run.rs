@@ -21,6 +21,7 @@ use super::measure::{compute, Slo, StageMetrics};
 use super::mock::{MockOpts, MockServer};
 use super::report::{self, StageInfo};
 use super::schedule::{arrivals, drive, Arrivals, StageSize};
+use super::tokenizer::Tokenizer;
 use super::LoadgenError;
 use crate::model::Record;
 
@@ -113,6 +114,11 @@ pub struct RunOpts {
     /// Tokens of a prefix shared by all random prompts.
     #[arg(long, alias = "random-prefix-len", default_value_t = 0)]
     pub prefix_len: u64,
+    /// Tokenizer for prompt lengths: a local Hugging Face `tokenizer.json`, `cl100k_base` or
+    /// `o200k_base` (BPE ranks built into the binary) or `words` (whitespace-separated words,
+    /// as the mock counts).
+    #[arg(long, default_value = "cl100k_base")]
+    pub tokenizer: String,
     /// Ask the server to ignore end-of-sequence so every request generates its full length.
     #[arg(long)]
     pub ignore_eos: bool,
@@ -285,8 +291,11 @@ pub async fn run(opts: RunOpts) -> Result<RunOutcome, LoadgenError> {
     let (tx, rx) = watch::channel(false);
     let ctrl_c = tokio::spawn(async move {
         if tokio::signal::ctrl_c().await.is_ok() {
-            eprintln!("interrupted: finishing the stage's bookkeeping and writing partial results");
+            eprintln!("interrupted: writing what was measured (Ctrl-C again to quit at once)");
             let _ = tx.send(true);
+            if tokio::signal::ctrl_c().await.is_ok() {
+                std::process::exit(130);
+            }
         }
     });
     let out = run_with_stop(opts, rx).await;
@@ -375,7 +384,11 @@ fn prepare(opts: &RunOpts) -> Result<Prepared, LoadgenError> {
     })
 }
 
-fn load_prompts(opts: &RunOpts, count: usize) -> Result<(String, Vec<Prompt>), LoadgenError> {
+fn load_prompts(
+    opts: &RunOpts,
+    count: usize,
+    tok: &Tokenizer,
+) -> Result<(String, Vec<Prompt>), LoadgenError> {
     let read = || -> Result<(PathBuf, String), LoadgenError> {
         let path = opts
             .dataset_path
@@ -395,34 +408,35 @@ fn load_prompts(opts: &RunOpts, count: usize) -> Result<(String, Vec<Prompt>), L
                 range_ratio: opts.range_ratio,
                 prefix_len: opts.prefix_len,
             };
-            ("random".into(), dataset::random(spec, count, opts.seed))
+            (
+                "random".into(),
+                dataset::random(spec, count, opts.seed, tok),
+            )
         }
         DatasetKind::Jsonl => {
             let (path, text) = read()?;
             (
                 "jsonl".into(),
-                dataset::jsonl(&path, &text, opts.output_len.unwrap_or(128))?,
+                dataset::jsonl(&path, &text, opts.output_len.unwrap_or(128), tok)?,
             )
         }
         DatasetKind::Sharegpt => {
             let (path, text) = read()?;
             (
                 "sharegpt".into(),
-                dataset::sharegpt(&path, &text, opts.output_len)?,
+                dataset::sharegpt(&path, &text, opts.output_len, tok)?,
             )
         }
     })
 }
 
 async fn first_model(client: &Client) -> Result<String, LoadgenError> {
-    let url = format!("http://{}/v1/models", client.target().host);
-    let text = client
-        .get("/v1/models")
-        .await
-        .map_err(|f| LoadgenError::Setup {
-            url: url.clone(),
-            message: format!("{} ({}); pass --model", f.message, f.kind.name()),
-        })?;
+    let path = format!("{}/v1/models", client.target().prefix);
+    let url = format!("http://{}{path}", client.target().host);
+    let text = client.get(&path).await.map_err(|f| LoadgenError::Setup {
+        url: url.clone(),
+        message: format!("{} ({}); pass --model", f.message, f.kind.name()),
+    })?;
     let v: Value = serde_json::from_str(&text).map_err(|e| LoadgenError::Setup {
         url: url.clone(),
         message: format!("not JSON: {e}"),
@@ -578,7 +592,8 @@ pub async fn run_with_stop(
         None => first_model(&client).await?,
     };
     let count = opts.num_prompts.clamp(1, 100_000) as usize;
-    let (dataset_name, prompts) = load_prompts(&opts, count)?;
+    let tokenizer = Tokenizer::from_name(&opts.tokenizer)?;
+    let (dataset_name, prompts) = load_prompts(&opts, count, &tokenizer)?;
     let bodies = prompts
         .iter()
         .map(|p| {
@@ -602,6 +617,7 @@ pub async fn run_with_stop(
     tags.insert("server_url".into(), base_url.clone());
     tags.insert("endpoint".into(), endpoint.clone());
     tags.insert("backend".into(), opts.backend.name().into());
+    tags.insert("tokenizer".into(), tokenizer.name().into());
 
     if opts.warmup > 0 {
         let plan = Arrivals::Fixed(vec![Duration::ZERO; opts.warmup as usize]);
@@ -676,7 +692,7 @@ pub async fn run_with_stop(
         );
         let pb = progress_bar(plan.len(), opts.no_progress, stage, stages.len());
         let stage_date = report::now_date();
-        let (reqs, duration, stopped, released) = run_stage(
+        let (mut reqs, duration, stopped, released) = run_stage(
             &shared,
             &plan,
             conc.map(|c| c as usize),
@@ -688,6 +704,10 @@ pub async fn run_with_stop(
             pb.finish_and_clear();
         }
         outcome.partial |= stopped;
+        // Counted after the stage so tokenizing never delays a measurement.
+        for r in reqs.iter_mut().filter(|r| r.failure.is_none()) {
+            r.output_tokens_text = Some(tokenizer.count(&r.generated_text));
+        }
         let m = compute(&reqs, duration, rate, &opts.percentiles, prep.slo);
         let info = StageInfo {
             stage,

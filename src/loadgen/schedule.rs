@@ -157,7 +157,7 @@ where
         if Instant::now() < intended {
             tokio::select! {
                 _ = tokio::time::sleep_until(intended) => {}
-                _ = stop.changed() => continue,
+                _ = stop_requested(stop) => continue,
             }
         }
         let dispatched = Instant::now();
@@ -166,7 +166,7 @@ where
         while tasks.try_join_next().is_some() {}
         let permit = tokio::select! {
             p = sem.clone().acquire_owned() => match p { Ok(p) => p, Err(_) => break },
-            _ = stop.changed() => continue,
+            _ = stop_requested(stop) => continue,
             _ = deadline(plan, start) => break,
         };
         summary.peak_in_flight = summary.peak_in_flight.max(cap - sem.available_permits());
@@ -191,11 +191,9 @@ where
     loop {
         tokio::select! {
             next = tasks.join_next() => if next.is_none() { break },
-            _ = stop.changed(), if !summary.stopped => {
-                if *stop.borrow() {
-                    summary.stopped = true;
-                    tasks.abort_all();
-                }
+            _ = stop_requested(stop), if !summary.stopped => {
+                summary.stopped = true;
+                tasks.abort_all();
             }
         }
     }
@@ -203,6 +201,14 @@ where
         tasks.abort_all();
     }
     summary
+}
+
+/// Resolves once `stop` is true; never if its sender is gone without having said stop (so a
+/// dropped sender cannot make the dispatcher spin).
+async fn stop_requested(stop: &mut watch::Receiver<bool>) {
+    if stop.wait_for(|v| *v).await.is_err() {
+        std::future::pending::<()>().await;
+    }
 }
 
 async fn deadline(plan: &Arrivals, start: Instant) {
@@ -327,6 +333,19 @@ mod tests {
         // 200 requests, 8 at a time, 100 ms each: 25 waves = 2.5 s.
         let took = start.elapsed().as_secs_f64();
         assert!((2.5..2.6).contains(&took), "{took}");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_dropped_stop_sender_is_not_a_stop() {
+        let plan = arrivals(100.0, 1.0, StageSize::Count(50), 2);
+        let (tx, mut rx) = watch::channel(false);
+        drop(tx);
+        let summary = drive(&plan, Some(2), &mut rx, |_| {
+            tokio::time::sleep(Duration::from_millis(10))
+        })
+        .await;
+        assert_eq!(summary.released, 50);
+        assert!(!summary.stopped);
     }
 
     #[tokio::test(start_paused = true)]

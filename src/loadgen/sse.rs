@@ -10,6 +10,7 @@
 use bytes::{Buf, BytesMut};
 use serde::de::{self, Deserializer, IgnoredAny, SeqAccess, Visitor};
 use serde::Deserialize;
+use std::cell::RefCell;
 use std::fmt;
 
 /// Longest event accepted; a server that never ends an event must not exhaust memory.
@@ -152,7 +153,25 @@ pub struct ChunkInfo {
     pub special: bool,
 }
 
-/// Length of a JSON string without keeping it.
+thread_local! {
+    /// Where the decoders append the generated text they see, while [`capture`] runs.
+    static SINK: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// Runs a chunk decoder with `text` receiving the generated text it sees (appended; escapes
+/// decoded). A thread-local keeps the decoders' signatures and the no-capture path unchanged.
+pub fn capture<T>(text: &mut String, decode: impl FnOnce() -> T) -> T {
+    SINK.with(|s| *s.borrow_mut() = Some(std::mem::take(text)));
+    let out = decode();
+    SINK.with(|s| {
+        if let Some(t) = s.borrow_mut().take() {
+            *text = t;
+        }
+    });
+    out
+}
+
+/// Length of a JSON string without keeping it (but see [`capture`]).
 #[derive(Clone, Copy, Debug, Default)]
 struct StrLen(usize);
 
@@ -165,6 +184,11 @@ impl<'de> Deserialize<'de> for StrLen {
                 f.write_str("a string or null")
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<StrLen, E> {
+                SINK.with(|s| {
+                    if let Some(t) = s.borrow_mut().as_mut() {
+                        t.push_str(v);
+                    }
+                });
                 Ok(StrLen(v.len()))
             }
             fn visit_unit<E: de::Error>(self) -> Result<StrLen, E> {
@@ -395,6 +419,19 @@ mod tests {
                 .error
         );
         assert!(decode_openai(b"{not json").is_none());
+    }
+
+    #[test]
+    fn capture_collects_the_generated_text_with_escapes_decoded() {
+        let mut text = String::from("a");
+        let c = capture(&mut text, || {
+            decode_openai(br#"{"choices":[{"delta":{"content":" b\n\u00e9"}}]}"#)
+        });
+        assert_eq!(c.unwrap().text_bytes, 5);
+        assert_eq!(text, "a b\n\u{e9}");
+        // Outside capture nothing is collected.
+        decode_openai(br#"{"choices":[{"text":"zzz"}]}"#).unwrap();
+        assert_eq!(text, "a b\n\u{e9}");
     }
 
     #[test]

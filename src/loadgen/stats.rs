@@ -80,6 +80,24 @@ mod tests {
         assert!(summarize(&[], &[99.0]).is_none());
     }
 
+    proptest::proptest! {
+        #[test]
+        fn percentiles_are_monotonic_and_within_the_samples(
+            mut v in proptest::collection::vec(-1e6f64..1e6, 1..200),
+            a in 0.0f64..100.0,
+            b in 0.0f64..100.0,
+        ) {
+            v.sort_by(f64::total_cmp);
+            let (lo, hi) = if a <= b { (a, b) } else { (b, a) };
+            let (pl, ph) = (percentile_sorted(&v, lo).unwrap(), percentile_sorted(&v, hi).unwrap());
+            proptest::prop_assert!(pl <= ph);
+            proptest::prop_assert!(v[0] <= pl && ph <= v[v.len() - 1]);
+            let s = summarize(&v, &[50.0]).unwrap();
+            proptest::prop_assert_eq!(s.median, s.percentiles[0].1);
+            proptest::prop_assert!(s.std >= 0.0);
+        }
+    }
+
     #[test]
     fn percentile_bounds_are_min_and_max() {
         let v: Vec<f64> = (0..101).map(f64::from).collect();

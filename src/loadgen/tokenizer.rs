@@ -1,0 +1,245 @@
+//! Token counting and exact-length random prompts. Built in: the BPE encodings shipped inside
+//! the `tiktoken-rs` crate (`cl100k_base`, `o200k_base`; their ranks are compiled into the
+//! binary, nothing is downloaded at run time), and `words` (whitespace-separated words, which
+//! is how the mock server counts prompt tokens). Or any local Hugging Face `tokenizer.json`
+//! (the model's own tokenizer), loaded with the `tokenizers` crate; lengths are counted
+//! without special tokens. Must not import app code.
+
+use std::sync::Arc;
+
+use rand::rngs::StdRng;
+use rand::Rng;
+use tiktoken_rs::CoreBPE;
+
+use super::LoadgenError;
+
+/// A tokenizer chosen with `--tokenizer`.
+#[derive(Clone)]
+pub enum Tokenizer {
+    /// Whitespace-separated words.
+    Words,
+    /// A tiktoken BPE encoding.
+    Bpe {
+        /// Its name (`cl100k_base`).
+        name: &'static str,
+        /// The encoder.
+        bpe: Arc<CoreBPE>,
+        /// Token ids that decode to a space and a short lowercase word: random prompts are made
+        /// of these, so every one of them is exactly one token in context too.
+        words: Arc<Vec<String>>,
+    },
+    /// A Hugging Face `tokenizer.json`.
+    Hf {
+        /// The file it came from, as given.
+        name: String,
+        /// The tokenizer.
+        tok: Arc<tokenizers::Tokenizer>,
+        /// Vocabulary entries that decode to a short lowercase word, used with a space before.
+        words: Arc<Vec<String>>,
+    },
+}
+
+impl std::fmt::Debug for Tokenizer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl Tokenizer {
+    /// `cl100k_base`, `o200k_base` or `words`.
+    pub fn from_name(name: &str) -> Result<Tokenizer, LoadgenError> {
+        let invalid = |message: String| LoadgenError::InvalidOption {
+            option: "tokenizer",
+            message,
+        };
+        let (name, bpe) = match name {
+            "words" => return Ok(Tokenizer::Words),
+            "cl100k_base" => ("cl100k_base", tiktoken_rs::cl100k_base()),
+            "o200k_base" => ("o200k_base", tiktoken_rs::o200k_base()),
+            path if std::path::Path::new(path).is_file() => return Tokenizer::from_file(path),
+            other => {
+                return Err(invalid(format!(
+                    "{other:?} is neither a built-in tokenizer (cl100k_base, o200k_base, words) nor a tokenizer.json file"
+                )))
+            }
+        };
+        let bpe = bpe.map_err(|e| invalid(format!("{name}: {e}")))?;
+        let words: Vec<String> = (0..50_000u32)
+            .filter_map(|id| bpe.decode(&[id]).ok())
+            .filter(|t| {
+                let w = t.strip_prefix(' ').unwrap_or("");
+                (3..=8).contains(&w.len()) && w.bytes().all(|b| b.is_ascii_lowercase())
+            })
+            .collect();
+        if words.len() < 100 {
+            return Err(invalid(format!("{name}: too few word tokens")));
+        }
+        Ok(Tokenizer::Bpe {
+            name,
+            bpe: Arc::new(bpe),
+            words: Arc::new(words),
+        })
+    }
+
+    /// Loads a Hugging Face `tokenizer.json`.
+    pub fn from_file(path: &str) -> Result<Tokenizer, LoadgenError> {
+        let invalid = |message: String| LoadgenError::InvalidOption {
+            option: "tokenizer",
+            message,
+        };
+        let tok =
+            tokenizers::Tokenizer::from_file(path).map_err(|e| invalid(format!("{path}: {e}")))?;
+        let mut words: Vec<String> = tok
+            .get_vocab(false)
+            .into_values()
+            .filter_map(|id| tok.decode(&[id], true).ok())
+            .map(|t| t.trim().to_string())
+            .filter(|w| (3..=8).contains(&w.len()) && w.bytes().all(|b| b.is_ascii_lowercase()))
+            .collect();
+        // The vocabulary is a hash map: sort so prompts are reproducible from the seed.
+        words.sort();
+        words.dedup();
+        if words.is_empty() {
+            return Err(invalid(format!(
+                "{path}: no plain word tokens to build prompts from"
+            )));
+        }
+        Ok(Tokenizer::Hf {
+            name: path.to_string(),
+            tok: Arc::new(tok),
+            words: Arc::new(words),
+        })
+    }
+
+    /// The name recorded in results.
+    pub fn name(&self) -> &str {
+        match self {
+            Tokenizer::Words => "words",
+            Tokenizer::Bpe { name, .. } => name,
+            Tokenizer::Hf { name, .. } => name,
+        }
+    }
+
+    /// Tokens in `text`.
+    pub fn count(&self, text: &str) -> u64 {
+        match self {
+            Tokenizer::Words => text.split_whitespace().count() as u64,
+            Tokenizer::Bpe { bpe, .. } => bpe.encode_ordinary(text).len() as u64,
+            Tokenizer::Hf { tok, .. } => tok
+                .encode_fast(text, false)
+                .map_or(0, |e| e.get_ids().len() as u64),
+        }
+    }
+
+    /// Appends `n` random tokens to `out` (a word each; for BPE a leading-space word token).
+    pub fn push_random(&self, rng: &mut StdRng, n: u64, out: &mut String) {
+        match self {
+            Tokenizer::Words => {
+                const VOCAB: [&str; 16] = [
+                    "the", "of", "and", "to", "in", "is", "that", "for", "it", "as", "was", "with",
+                    "be", "by", "on", "not",
+                ];
+                for _ in 0..n {
+                    if !out.is_empty() {
+                        out.push(' ');
+                    }
+                    out.push_str(VOCAB[rng.random_range(0..VOCAB.len())]);
+                }
+            }
+            Tokenizer::Bpe { words, .. } => {
+                for _ in 0..n {
+                    out.push_str(&words[rng.random_range(0..words.len())]);
+                }
+            }
+            Tokenizer::Hf { words, .. } => {
+                for _ in 0..n {
+                    if !out.is_empty() {
+                        out.push(' ');
+                    }
+                    out.push_str(&words[rng.random_range(0..words.len())]);
+                }
+            }
+        }
+    }
+
+    /// Random text of exactly `n` tokens after `prefix` (which is kept as-is): words are added
+    /// or removed until the whole text counts `prefix tokens + n`.
+    pub fn random_text(&self, rng: &mut StdRng, prefix: &str, n: u64) -> (String, u64) {
+        let mut text = prefix.to_string();
+        self.push_random(rng, n, &mut text);
+        let want = self.count(prefix) + n;
+        // Word tokens do not merge across their leading spaces, so this rarely loops.
+        for _ in 0..16 {
+            let got = self.count(&text);
+            if got == want {
+                break;
+            }
+            if got > want {
+                let cut = text
+                    .rfind(' ')
+                    .filter(|i| *i >= prefix.len())
+                    .unwrap_or(text.len());
+                text.truncate(cut);
+            } else {
+                self.push_random(rng, want - got, &mut text);
+            }
+        }
+        let got = self.count(&text);
+        (text, got)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    #[test]
+    fn random_prompts_have_exact_bpe_lengths() {
+        let t = Tokenizer::from_name("cl100k_base").unwrap();
+        let mut rng = StdRng::seed_from_u64(1);
+        let (prefix, p) = t.random_text(&mut rng, "", 10);
+        assert_eq!(p, 10);
+        for n in [1, 7, 100, 1000] {
+            let (text, got) = t.random_text(&mut rng, &prefix, n);
+            assert_eq!(got, 10 + n);
+            assert_eq!(t.count(&text), 10 + n);
+            assert!(text.starts_with(&prefix));
+        }
+        // Each word token is one word, so the mock's word count agrees.
+        let (text, got) = t.random_text(&mut rng, "", 50);
+        assert_eq!(Tokenizer::Words.count(&text), got);
+        assert_eq!(t.count("hello world"), 2);
+        assert!(Tokenizer::from_name("gpt2-nope").is_err());
+    }
+
+    #[test]
+    fn a_local_tokenizer_json_counts_and_builds_prompts() {
+        let words = [
+            "alpha", "bravo", "charlie", "delta", "echo", "golf", "hotel", "india",
+        ];
+        let mut vocab = serde_json::Map::new();
+        vocab.insert("[UNK]".into(), 0.into());
+        for (i, w) in words.iter().enumerate() {
+            vocab.insert((*w).into(), (i + 1).into());
+        }
+        let json = serde_json::json!({
+            "version": "1.0", "truncation": null, "padding": null, "added_tokens": [],
+            "normalizer": null, "pre_tokenizer": {"type": "Whitespace"}, "post_processor": null,
+            "decoder": null, "model": {"type": "WordLevel", "vocab": vocab, "unk_token": "[UNK]"}
+        });
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tokenizer.json");
+        std::fs::write(&path, json.to_string()).unwrap();
+        let t = Tokenizer::from_name(path.to_str().unwrap()).unwrap();
+        assert_eq!(t.count("alpha bravo zulu"), 3);
+        let mut rng = StdRng::seed_from_u64(3);
+        let (text, n) = t.random_text(&mut rng, "", 25);
+        assert_eq!((n, t.count(&text)), (25, 25));
+        std::fs::write(&path, "{").unwrap();
+        let e = Tokenizer::from_name(path.to_str().unwrap())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("tokenizer.json"), "{e}");
+    }
+}
