@@ -355,6 +355,7 @@ mod tests {
             metric: metric.clone(),
             series_by: vec![Dim::Engine.into()],
             log2_x: false,
+            log_y: false,
             theme: crate::charts::Theme::Light,
             title: None,
         };

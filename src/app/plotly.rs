@@ -13,6 +13,12 @@ extern "C" {
         config: &JsValue,
     ) -> Result<js_sys::Promise, JsValue>;
 
+    #[wasm_bindgen(catch, js_namespace = Plotly, js_name = downloadImage)]
+    fn plotly_download_image(
+        div: &web_sys::HtmlElement,
+        options: &JsValue,
+    ) -> Result<js_sys::Promise, JsValue>;
+
     #[wasm_bindgen(catch, js_namespace = Plotly, js_name = purge)]
     fn plotly_purge(div: &web_sys::HtmlElement) -> Result<(), JsValue>;
 }
@@ -39,6 +45,19 @@ pub fn react(div: &web_sys::HtmlElement, figure_json: &str) -> Result<(), String
     plotly_react(div, &get("data"), &get("layout"), &config)
         .map(|_| ())
         .map_err(|e| format!("plotly.js refused the chart: {e:?}"))
+}
+
+/// Saves the chart as an image file (`png` or `svg`) through plotly.js's own export.
+pub fn download_image(div: &web_sys::HtmlElement, format: &str, filename: &str) {
+    if !available() {
+        return;
+    }
+    let options = js_sys::Object::new();
+    let _ = js_sys::Reflect::set(&options, &"format".into(), &format.into());
+    let _ = js_sys::Reflect::set(&options, &"filename".into(), &filename.into());
+    let _ = js_sys::Reflect::set(&options, &"width".into(), &JsValue::from(1200));
+    let _ = js_sys::Reflect::set(&options, &"height".into(), &JsValue::from(600));
+    let _ = plotly_download_image(div, &options);
 }
 
 /// Releases a chart's resources.

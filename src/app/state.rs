@@ -64,13 +64,15 @@ pub enum View {
     Scaling,
     /// The filtered records as a sortable table.
     Table,
+    /// Candidate vs baseline over matched configurations.
+    Improvement,
 }
 
 impl View {
     /// The chart kind drawn for this view.
     pub fn kind(self) -> ChartKind {
         match self {
-            View::Scaling | View::Table => ChartKind::Lines,
+            View::Scaling | View::Table | View::Improvement => ChartKind::Lines,
             View::Latency | View::Throughput => ChartKind::Bars,
         }
     }
@@ -82,14 +84,21 @@ impl View {
             View::Throughput => "Throughput",
             View::Scaling => "Scaling",
             View::Table => "Table",
+            View::Improvement => "Improvement",
         }
     }
 
     /// The view with this id.
     pub fn from_id(id: &str) -> Option<View> {
-        [View::Latency, View::Throughput, View::Scaling, View::Table]
-            .into_iter()
-            .find(|v| v.id() == id)
+        [
+            View::Latency,
+            View::Throughput,
+            View::Scaling,
+            View::Table,
+            View::Improvement,
+        ]
+        .into_iter()
+        .find(|v| v.id() == id)
     }
 
     /// Id used in URLs and test selectors.
@@ -99,6 +108,7 @@ impl View {
             View::Throughput => "throughput",
             View::Scaling => "scaling",
             View::Table => "table",
+            View::Improvement => "improvement",
         }
     }
 }
@@ -145,7 +155,7 @@ impl ChartChoice {
         match self.view {
             View::Latency => self.latency_metric.as_ref(),
             View::Throughput => self.throughput_metric.as_ref(),
-            View::Scaling | View::Table => self.scaling_metric.as_ref(),
+            View::Scaling | View::Table | View::Improvement => self.scaling_metric.as_ref(),
         }
     }
 
@@ -154,7 +164,7 @@ impl ChartChoice {
         match self.view {
             View::Latency => self.latency_metric = metric,
             View::Throughput => self.throughput_metric = metric,
-            View::Scaling | View::Table => self.scaling_metric = metric,
+            View::Scaling | View::Table | View::Improvement => self.scaling_metric = metric,
         }
     }
 
@@ -417,7 +427,7 @@ pub fn default_metric(view: View, present: &[MetricKey]) -> Option<MetricKey> {
             MetricKey::latency(LatencyMetric::Tpot, Stat::Mean),
             MetricKey::latency(LatencyMetric::E2el, Stat::Mean),
         ],
-        View::Throughput | View::Scaling | View::Table => vec![
+        View::Throughput | View::Scaling | View::Table | View::Improvement => vec![
             MetricKey::OutputThroughput,
             MetricKey::TotalTokenThroughput,
             MetricKey::RequestThroughput,
@@ -432,7 +442,7 @@ pub fn default_metric(view: View, present: &[MetricKey]) -> Option<MetricKey> {
                 .find(|m| match view {
                     View::Latency => is_latency(m),
                     View::Throughput => is_throughput(m),
-                    View::Scaling | View::Table => true,
+                    View::Scaling | View::Table | View::Improvement => true,
                 })
                 .cloned()
         })

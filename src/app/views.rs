@@ -6,13 +6,16 @@ use std::sync::Arc;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
+use super::improve::{ImproveChoice, ImproveView};
 use super::load::{self, SAMPLES};
 use super::plotly;
 use super::state::{
     default_metric, default_series, default_x, is_latency, is_throughput, AppState, ChartChoice,
     FileStatus, Origin, View,
 };
+use crate::analysis::export::comparison_text_table;
 use crate::charts::{self, format_value, ChartSpec, Series, Theme};
+use crate::model::canonical;
 use crate::model::{Dim, DimKey, DimValue, Filter, MetricKey};
 use crate::share::ViewState;
 use crate::table::{self, Column};
@@ -519,8 +522,16 @@ fn ChartPanel() -> impl IntoView {
     });
 
     let set_view = move |v: View| state.chart.update(|c| c.view = v);
-    let tabs = [View::Latency, View::Throughput, View::Scaling, View::Table];
+    let tabs = [
+        View::Latency,
+        View::Throughput,
+        View::Scaling,
+        View::Table,
+        View::Improvement,
+    ];
     let is_table = move || state.chart.with(|c| c.view == View::Table);
+    let is_improve = move || state.chart.with(|c| c.view == View::Improvement);
+    let improve_choice = RwSignal::new(ImproveChoice::default());
     view! {
         <section class="chart-panel">
             <nav class="tabs" role="tablist">
@@ -538,10 +549,14 @@ fn ChartPanel() -> impl IntoView {
                     })
                     .collect_view()}
             </nav>
+            <Exports chart_ref=chart_ref resolved=resolved/>
             <Show when=is_table>
                 <TableView/>
             </Show>
-            <div class="chart-area" class:hidden=is_table>
+            <Show when=is_improve>
+                <ImproveView choice=improve_choice/>
+            </Show>
+            <div class="chart-area" class:hidden=move || is_table() || is_improve()>
             <ChartControls resolved=resolved/>
             {move || chart_error.get().map(|e| view! { <p class="error">{e}</p> })}
             {move || match resolved.get() {
@@ -574,7 +589,7 @@ fn metric_options(view: View, metrics: &[MetricKey]) -> Vec<MetricKey> {
         .filter(|m| match view {
             View::Latency => is_latency(m),
             View::Throughput => is_throughput(m),
-            View::Scaling | View::Table => true,
+            View::Scaling | View::Table | View::Improvement => true,
         })
         .cloned()
         .collect()
@@ -664,6 +679,7 @@ fn ComparisonTableView(resolved: Memo<Option<Resolved>>) -> impl IntoView {
             return None;
         }
         let table = charts::comparison_table(&r.series, &r.spec.metric);
+        let markdown = comparison_text_table(&table, &r.spec.x, &r.spec.metric).to_markdown();
         let unit = r
             .spec
             .metric
@@ -671,6 +687,10 @@ fn ComparisonTableView(resolved: Memo<Option<Resolved>>) -> impl IntoView {
             .map(|u| format!(" ({u})"))
             .unwrap_or_default();
         Some(view! {
+            <details class="export">
+                <summary>"Markdown for a pull request"</summary>
+                <textarea id="comparison-markdown" readonly rows="8">{markdown}</textarea>
+            </details>
             <table class="comparison" id="comparison-table">
                 <thead>
                     <tr>
@@ -800,5 +820,70 @@ fn TableView() -> impl IntoView {
                 </div>
             }
         }}
+    }
+}
+
+/// Saves text as a file through a temporary object URL.
+fn download(name: &str, mime: &str, text: &str) {
+    let parts = js_sys::Array::of1(&wasm_bindgen::JsValue::from_str(text));
+    let opts = web_sys::BlobPropertyBag::new();
+    opts.set_type(mime);
+    let Ok(blob) = web_sys::Blob::new_with_str_sequence_and_options(&parts, &opts) else {
+        return;
+    };
+    let Ok(url) = web_sys::Url::create_object_url_with_blob(&blob) else {
+        return;
+    };
+    let anchor = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.create_element("a").ok())
+        .and_then(|a| wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlAnchorElement>(a).ok());
+    if let Some(a) = anchor {
+        a.set_href(&url);
+        a.set_download(name);
+        a.click();
+    }
+    let _ = web_sys::Url::revoke_object_url(&url);
+}
+
+/// Downloads of the filtered records and the chart, and the shareable link.
+#[component]
+fn Exports(
+    chart_ref: NodeRef<leptos::html::Div>,
+    resolved: Memo<Option<Resolved>>,
+) -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let copied = RwSignal::new(false);
+    let filtered = move || {
+        let filter = state.filter.get_untracked();
+        state
+            .dataset
+            .with_untracked(|h| h.dataset.filtered(&filter).cloned().collect::<Vec<_>>())
+    };
+    let image = move |format: &'static str| {
+        let Some(div) = chart_ref.get_untracked() else {
+            return;
+        };
+        let name = resolved
+            .get_untracked()
+            .map(|r| format!("benchlens-{}-by-{}", r.spec.metric.name(), r.spec.x.name()))
+            .unwrap_or_else(|| "benchlens-chart".into());
+        plotly::download_image(&div, format, &name);
+    };
+    view! {
+        <div class="exports" id="exports">
+            <span class="muted">"Export:"</span>
+            <button class="ghost" id="export-csv" on:click=move |_| download("benchlens-records.csv", "text/csv", &canonical::to_csv(&filtered()))>"records CSV"</button>
+            <button class="ghost" id="export-json" on:click=move |_| download("benchlens-records.json", "application/json", &canonical::to_json(&filtered()))>"records JSON"</button>
+            <button class="ghost" id="export-png" on:click=move |_| image("png")>"chart PNG"</button>
+            <button class="ghost" id="export-svg" on:click=move |_| image("svg")>"chart SVG"</button>
+            <button class="ghost" id="copy-link" on:click=move |_| {
+                if let Some(w) = web_sys::window() {
+                    let href = w.location().href().unwrap_or_default();
+                    let _ = w.navigator().clipboard().write_text(&href);
+                    copied.set(true);
+                }
+            }>{move || if copied.get() { "link copied" } else { "copy link" }}</button>
+        </div>
     }
 }

@@ -1,0 +1,361 @@
+//! The improvement view: pick a dimension and two of its values, see how much better the
+//! candidate is than the baseline on every matched configuration (bars, heatmap, table).
+//! All numbers come from [`crate::analysis`]; this file only presents them.
+
+use std::collections::BTreeSet;
+
+use leptos::prelude::*;
+
+use super::plotly;
+use super::state::{default_metric, AppState, View};
+use crate::analysis::improvement::{
+    self as analysis, ImprovementSort, ImprovementSpec, ImprovementTable,
+};
+use crate::charts::{format_value, Theme};
+use crate::model::{Dataset, Dim, DimKey, DimValue, MetricKey};
+
+/// The user's improvement choices; `None` follows the data.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ImproveChoice {
+    /// The compared dimension.
+    pub dim: Option<DimKey>,
+    /// Baseline value (as shown).
+    pub baseline: Option<String>,
+    /// Candidate value (as shown).
+    pub candidate: Option<String>,
+    /// The metric.
+    pub metric: Option<MetricKey>,
+    /// Dimension the bars group by.
+    pub bars_by: Option<DimKey>,
+    /// Heatmap axes (x, y).
+    pub heat: Option<(DimKey, DimKey)>,
+    /// Dimensions left out of the match key.
+    pub ignore: BTreeSet<DimKey>,
+    /// Table sort.
+    pub sort: Option<(usize, bool)>,
+}
+
+const COMPARE_CANDIDATES: [Dim; 6] = [
+    Dim::Gpu,
+    Dim::Engine,
+    Dim::Source,
+    Dim::EngineVersion,
+    Dim::Model,
+    Dim::GpuCount,
+];
+
+/// Everything the view shows, derived from state.
+#[derive(Clone, Debug, PartialEq)]
+struct Derived {
+    dims: Vec<(DimKey, Vec<String>)>,
+    metrics: Vec<MetricKey>,
+    dim: DimKey,
+    baseline: String,
+    candidate: String,
+    metric: MetricKey,
+    outcome: Result<ImprovementTable, String>,
+    bars_by: Option<DimKey>,
+    heat: Option<(DimKey, DimKey)>,
+}
+
+fn value_of(ds: &Dataset, key: &DimKey, shown: &str) -> Option<DimValue> {
+    ds.column(key)?
+        .dict
+        .iter()
+        .find(|v| v.to_string() == shown)
+        .cloned()
+}
+
+fn derive(ds: &Dataset, indices: &[usize], c: &ImproveChoice) -> Option<Derived> {
+    let dims: Vec<(DimKey, Vec<String>)> = ds
+        .dim_keys()
+        .filter_map(|k| {
+            let col = ds.column(k)?;
+            (col.dict.len() >= 2)
+                .then(|| (k.clone(), col.dict.iter().map(|v| v.to_string()).collect()))
+        })
+        .collect();
+    let dim = c
+        .dim
+        .clone()
+        .filter(|d| dims.iter().any(|(k, _)| k == d))
+        .or_else(|| {
+            COMPARE_CANDIDATES
+                .iter()
+                .map(|d| DimKey::Known(*d))
+                .find(|k| dims.iter().any(|(d, v)| d == k && v.len() == 2))
+        })
+        .or_else(|| dims.first().map(|(k, _)| k.clone()))?;
+    let values = &dims.iter().find(|(k, _)| *k == dim)?.1;
+    let pick = |chosen: &Option<String>, fallback: usize| {
+        chosen
+            .clone()
+            .filter(|v| values.contains(v))
+            .unwrap_or_else(|| values[fallback.min(values.len() - 1)].clone())
+    };
+    // Seed 000's question reads "A100 over Tesla": the last value is the default candidate.
+    let baseline = pick(&c.baseline, values.len() - 1);
+    let candidate = pick(&c.candidate, 0);
+    let metrics = ds.metrics_present(indices);
+    let metric = c
+        .metric
+        .clone()
+        .filter(|m| metrics.contains(m))
+        .or_else(|| default_metric(View::Throughput, &metrics))?;
+    let mut spec = ImprovementSpec::new(
+        dim.clone(),
+        value_of(ds, &dim, &baseline)?,
+        value_of(ds, &dim, &candidate)?,
+        metric.clone(),
+    );
+    for d in &c.ignore {
+        spec = spec.ignoring(d.clone());
+    }
+    let outcome = analysis::improvement(ds, indices, &spec).map(|mut t| {
+        if let Some((col, desc)) = c.sort {
+            let by = match col {
+                usize::MAX => ImprovementSort::Improvement,
+                n if n == usize::MAX - 1 => ImprovementSort::Baseline,
+                n if n == usize::MAX - 2 => ImprovementSort::Candidate,
+                n => ImprovementSort::Key(n),
+            };
+            t.sort(by, desc);
+        }
+        t
+    });
+    let varying = |t: &ImprovementTable| -> Vec<DimKey> {
+        t.key_dims
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| {
+                t.rows
+                    .iter()
+                    .map(|r| r.key.get(*i).cloned().flatten())
+                    .collect::<BTreeSet<_>>()
+                    .len()
+                    > 1
+            })
+            .map(|(_, k)| k.clone())
+            .collect()
+    };
+    let (bars_by, heat) = match &outcome {
+        Ok(t) => {
+            let vary = varying(t);
+            let bars_by = c
+                .bars_by
+                .clone()
+                .filter(|k| t.key_dims.contains(k))
+                .or_else(|| vary.first().cloned());
+            let heat = c
+                .heat
+                .clone()
+                .filter(|(x, y)| t.key_dims.contains(x) && t.key_dims.contains(y))
+                .or_else(|| match vary.as_slice() {
+                    [y, x, ..] => Some((x.clone(), y.clone())),
+                    _ => None,
+                });
+            (bars_by, heat)
+        }
+        Err(_) => (None, None),
+    };
+    Some(Derived {
+        dims,
+        metrics,
+        dim,
+        baseline,
+        candidate,
+        metric,
+        outcome: outcome.map_err(|e| e.to_string()),
+        bars_by,
+        heat,
+    })
+}
+
+/// The improvement view.
+#[component]
+pub fn ImproveView(choice: RwSignal<ImproveChoice>) -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let derived = Memo::new(move |_| {
+        let filter = state.filter.get();
+        let c = choice.get();
+        state.dataset.with(|h| {
+            let indices = h.dataset.matching(&filter);
+            derive(&h.dataset, &indices, &c)
+        })
+    });
+    let bars_ref = NodeRef::<leptos::html::Div>::new();
+    let heat_ref = NodeRef::<leptos::html::Div>::new();
+    let theme = move || {
+        if state.dark.get() {
+            Theme::Dark
+        } else {
+            Theme::Light
+        }
+    };
+    Effect::new(move |_| {
+        let (Some(bars), Some(heat)) = (bars_ref.get(), heat_ref.get()) else {
+            return;
+        };
+        let theme = theme();
+        let d = derived.get();
+        let table = d.as_ref().and_then(|d| d.outcome.as_ref().ok());
+        match (table, d.as_ref().and_then(|d| d.bars_by.clone())) {
+            (Some(t), Some(by)) => match analysis::improvement_by(t, &by) {
+                Ok(groups) => {
+                    let fig = analysis::improvement_bars_plot(t, &by, &groups, theme).to_json();
+                    let _ = plotly::react(&bars, &fig);
+                }
+                Err(_) => plotly::purge(&bars),
+            },
+            _ => plotly::purge(&bars),
+        }
+        match (table, d.as_ref().and_then(|d| d.heat.clone())) {
+            (Some(t), Some((x, y))) => match analysis::improvement_heatmap(t, &x, &y) {
+                Ok(h) => {
+                    let fig = analysis::improvement_heatmap_plot(t, &h, theme).to_json();
+                    let _ = plotly::react(&heat, &fig);
+                }
+                Err(_) => plotly::purge(&heat),
+            },
+            _ => plotly::purge(&heat),
+        }
+    });
+
+    view! {
+        <div class="improve" id="improve-view">
+            {move || derived.get().map(|d| {
+                let dim_now = d.dim.name();
+                let values = d.dims.iter().find(|(k, _)| *k == d.dim).map(|(_, v)| v.clone()).unwrap_or_default();
+                let key_dims: Vec<DimKey> = d.outcome.as_ref().map(|t| t.key_dims.clone()).unwrap_or_default();
+                let select_value = move |is_base: bool, current: String, values: Vec<String>| {
+                    let id = if is_base { "baseline-select" } else { "candidate-select" };
+                    view! {
+                        <select id=id on:change=move |ev| {
+                            let v = Some(event_target_value(&ev));
+                            choice.update(|c| if is_base { c.baseline = v } else { c.candidate = v });
+                        }>
+                            {values.into_iter().map(|v| {
+                                let selected = v == current;
+                                view! { <option value=v.clone() selected=selected>{v.clone()}</option> }
+                            }).collect_view()}
+                        </select>
+                    }
+                };
+                view! {
+                    <div class="controls">
+                        <label>"Compare "
+                            <select id="compare-dim" on:change=move |ev| {
+                                let k = DimKey::from_name(&event_target_value(&ev));
+                                choice.update(|c| { c.dim = k; c.baseline = None; c.candidate = None; c.sort = None; });
+                            }>
+                                {d.dims.iter().map(|(k, _)| {
+                                    let name = k.name();
+                                    let selected = name == dim_now;
+                                    view! { <option value=name selected=selected>{k.label()}</option> }
+                                }).collect_view()}
+                            </select>
+                        </label>
+                        <label>"baseline " {select_value(true, d.baseline.clone(), values.clone())}</label>
+                        <label>"candidate " {select_value(false, d.candidate.clone(), values)}</label>
+                        <label>"Metric "
+                            <select id="improve-metric" on:change=move |ev| {
+                                let m = MetricKey::from_name(&event_target_value(&ev));
+                                choice.update(|c| c.metric = m);
+                            }>
+                                {d.metrics.iter().map(|m| {
+                                    let name = m.name();
+                                    let selected = *m == d.metric;
+                                    view! { <option value=name selected=selected>{m.label()}</option> }
+                                }).collect_view()}
+                            </select>
+                        </label>
+                    </div>
+                    <details class="match-key">
+                        <summary>"Match key…"</summary>
+                        <p class="muted">"Records are matched on these dimensions; untick one to ignore it."</p>
+                        {key_dims.iter().chain(d.outcome.as_ref().map(|t| t.ignored_dims.clone()).unwrap_or_default().iter()).map(|k| {
+                            let k = k.clone();
+                            let ignored = choice.with_untracked(|c| c.ignore.contains(&k));
+                            let name = k.name();
+                            let label = k.label();
+                            view! {
+                                <label class="check">
+                                    <input type="checkbox" data-key=name prop:checked=!ignored on:change=move |_| {
+                                        let k = k.clone();
+                                        choice.update(move |c| { if !c.ignore.remove(&k) { c.ignore.insert(k); } });
+                                    }/>
+                                    {label}
+                                </label>
+                            }
+                        }).collect_view()}
+                    </details>
+                    {match &d.outcome {
+                        Err(e) => view! { <p class="error" id="improve-error">{e.clone()}</p> }.into_any(),
+                        Ok(t) => view! {
+                            <p class="rule" id="improve-rule">{t.rule.clone()}</p>
+                            <p class="muted" id="improve-summary">
+                                {t.summary()}
+                                {(!t.tied_dims.is_empty()).then(|| format!(
+                                    "; not matched on {} (one value per side)",
+                                    t.tied_dims.iter().map(DimKey::name).collect::<Vec<_>>().join(", ")
+                                ))}
+                                {t.mean_improvement_pct().map(|m| format!("; mean improvement {m:.2}%"))}
+                            </p>
+                        }.into_any(),
+                    }}
+                }
+            })}
+            <div class="chart small" id="improve-bars" node_ref=bars_ref></div>
+            <div class="chart" id="improve-heatmap" node_ref=heat_ref></div>
+            {move || derived.get().and_then(|d| d.outcome.ok()).map(|t| improvement_table(t, choice))}
+        </div>
+    }
+}
+
+/// Rows shown at once; sorting covers every row.
+const ROWS: usize = 300;
+
+fn improvement_table(t: ImprovementTable, choice: RwSignal<ImproveChoice>) -> impl IntoView {
+    let sort_by = move |col: usize| {
+        choice.update(|c| {
+            c.sort = match c.sort {
+                Some((s, desc)) if s == col => Some((s, !desc)),
+                _ => Some((col, col == usize::MAX)),
+            }
+        })
+    };
+    let markdown = t.to_text_table().to_markdown();
+    let total = t.rows.len();
+    let header = |label: String, col: usize| {
+        view! { <th data-col=col.to_string() on:click=move |_| sort_by(col)>{label}</th> }
+    };
+    view! {
+        <details class="export">
+            <summary>"Markdown for a pull request"</summary>
+            <textarea id="improve-markdown" readonly rows="8">{markdown}</textarea>
+        </details>
+        <p class="muted">{if total > ROWS { format!("first {ROWS} of {total} rows (sorting covers all)") } else { format!("{total} rows") }}</p>
+        <div class="table-scroll">
+            <table class="records" id="improve-table">
+                <thead><tr>
+                    {t.key_dims.iter().enumerate().map(|(i, k)| header(k.label(), i)).collect_view()}
+                    {header(format!("{} (baseline)", t.baseline), usize::MAX - 1)}
+                    {header(format!("{} (candidate)", t.candidate), usize::MAX - 2)}
+                    {header("Improvement (%)".to_string(), usize::MAX)}
+                </tr></thead>
+                <tbody>
+                    {t.rows.iter().take(ROWS).map(|r| view! {
+                        <tr>
+                            {r.key.iter().map(|v| view! { <td>{v.as_ref().map(|v| v.to_string()).unwrap_or_default()}</td> }).collect_view()}
+                            <td class="num">{format_value(r.baseline_value)}</td>
+                            <td class="num">{format_value(r.candidate_value)}</td>
+                            <td class="num" class:better=r.improvement_pct.is_some_and(|p| p > 0.0) class:worse=r.improvement_pct.is_some_and(|p| p < 0.0)>
+                                {r.improvement_pct.map(|p| format!("{p:.6}")).unwrap_or_else(|| "—".into())}
+                            </td>
+                        </tr>
+                    }).collect_view()}
+                </tbody>
+            </table>
+        </div>
+    }
+}
