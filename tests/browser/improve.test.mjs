@@ -1,0 +1,94 @@
+// The improvement view and exports on the seeds, with values checked against the seed files.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { serveDist, launch, newPage, screenshot, pickFiles } from './harness.mjs';
+
+let server, browser;
+before(async () => {
+  server = await serveDist('dist');
+  browser = await launch();
+});
+after(async () => {
+  await browser?.close();
+  server?.close();
+});
+
+async function improveRows(page) {
+  return page.$$eval('#improve-table tbody tr', (rows) =>
+    rows.map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent)),
+  );
+}
+
+test('seed 000: A100 over Tesla reproduces the Improvement column', async (t) => {
+  const page = await newPage(browser, t);
+  await page.goto(server.url);
+  await pickFiles(page, ['public/samples/000_258d36619a7af95a.txt']);
+  await page.waitForSelector('#file-list > li.loaded');
+  await page.click('button[data-view="improvement"]');
+  await page.waitForSelector('#improve-table');
+  assert.equal(await page.inputValue('#compare-dim'), 'gpu');
+  assert.equal(await page.inputValue('#baseline-select'), 'Tesla');
+  assert.equal(await page.inputValue('#candidate-select'), 'A100');
+  assert.match(await page.textContent('#improve-rule'), /candidate \/ baseline − 1/);
+  assert.match(await page.textContent('#improve-summary'), /^701 matched configurations/);
+  const headers = await page.$$eval('#improve-table th', (th) => th.map((h) => h.textContent));
+  const row = (await improveRows(page)).find((r) => r[headers.indexOf('Model')] === 'Codellama-13b-hf'
+    && r[headers.indexOf('GPU count')] === '1' && r[headers.indexOf('Batch size')] === '512');
+  assert.ok(row, 'Codellama-13b-hf, 1 GPU, batch 512 is matched');
+  // From the printed (rounded) throughputs 126.342806 / 30.718344; the seed prints 311.294330.
+  assert.equal(row.at(-1), '311.294326');
+  // Bars and heatmap are drawn.
+  await page.waitForFunction(() => document.getElementById('improve-bars').data?.length === 1);
+  await page.waitForFunction(() => document.getElementById('improve-heatmap').data?.[0]?.type === 'heatmap');
+  // Sorting by improvement, descending: the largest first.
+  await page.click('#improve-table th:last-child');
+  const sorted = (await improveRows(page)).map((r) => Number(r.at(-1)));
+  assert.ok(sorted[0] >= sorted[1] && sorted[1] >= sorted[2]);
+  assert.match(await page.inputValue('#improve-markdown'), /^\| .*Improvement/m);
+  await screenshot(page, 'seed-000-improvement');
+  assert.deepEqual(page.errors, []);
+});
+
+test('seed 002: vllm over tgi output throughput at 128/128 is 8.15 %', async (t) => {
+  const page = await newPage(browser, t);
+  await page.goto(server.url);
+  await pickFiles(page, ['public/samples/002_44f3a8b9f2336bbb.txt']);
+  await page.waitForSelector('#file-list > li.loaded');
+  await page.click('button[data-view="improvement"]');
+  await page.waitForSelector('#compare-dim');
+  await page.selectOption('#compare-dim', 'engine');
+  await page.selectOption('#baseline-select', 'tgi');
+  await page.selectOption('#candidate-select', 'vllm');
+  await page.selectOption('#improve-metric', 'output_throughput');
+  await page.waitForSelector('#improve-table');
+  assert.match(await page.textContent('#improve-summary'), /16 matched/);
+  assert.match(await page.textContent('#improve-summary'), /engine_version/);
+  const headers = await page.$$eval('#improve-table th', (th) => th.map((h) => h.textContent));
+  const row = (await improveRows(page)).find((r) => r[headers.indexOf('Input length (tokens)')] === '128'
+    && r[headers.indexOf('Output length (tokens)')] === '128');
+  assert.equal(Number(row.at(-1)).toFixed(2), '8.15');
+  await screenshot(page, 'seed-002-improvement');
+  assert.deepEqual(page.errors, []);
+});
+
+test('exports: records as canonical CSV and JSON, chart as SVG', async (t) => {
+  const page = await newPage(browser, t);
+  await page.goto(server.url);
+  await page.click('button[data-sample="001_b815cef7710eda19.txt"]');
+  await page.waitForFunction(() => document.getElementById('chart')?.data?.length === 2);
+  await page.click('fieldset[data-dim="engine"] input[data-value="sgl"]');
+  const [csv] = await Promise.all([page.waitForEvent('download'), page.click('#export-csv')]);
+  const csvText = await (await csv.createReadStream()).toArray().then((b) => Buffer.concat(b).toString());
+  const lines = csvText.trim().split('\n');
+  assert.equal(lines.length, 7, 'header + 6 sgl records');
+  assert.match(lines[0], /^source,format,model,engine,/);
+  const [json] = await Promise.all([page.waitForEvent('download'), page.click('#export-json')]);
+  const doc = JSON.parse(await (await json.createReadStream()).toArray().then((b) => Buffer.concat(b).toString()));
+  assert.equal(doc.schema_version, 1);
+  assert.equal(doc.records.length, 6);
+  assert.ok(doc.records.every((r) => r.engine === 'sgl'));
+  const [svg] = await Promise.all([page.waitForEvent('download'), page.click('#export-svg')]);
+  assert.match(svg.suggestedFilename(), /\.svg$/);
+  assert.match(await page.inputValue('#comparison-markdown').catch(() => ''), /^$|\|/);
+  assert.deepEqual(page.errors, []);
+});
