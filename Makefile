@@ -44,9 +44,12 @@ browser-test: setup-test build build-subpath
 ## Everything CI checks
 test: setup-test lint unit browser-test
 
+## Speed, printed as rates (no verdicts): store, ingest, browser, load generator
 bench: setup-test build
-	cargo bench --locked
+	cargo bench --locked --bench store
+	cargo bench --locked --bench ingest
 	node tests/browser/bench.mjs
+	bash scripts/bench-loadgen.sh
 
 clean:
 	cargo clean

@@ -6,6 +6,7 @@
 //! [`crate::ingest`], filtering is [`crate::model::Dataset`], chart contents and comparison
 //! tables are [`crate::charts`]. Must not import the native modules (`cli`, `loadgen`).
 
+pub mod analyze;
 pub mod improve;
 pub mod load;
 pub mod plotly;

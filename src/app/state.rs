@@ -66,14 +66,20 @@ pub enum View {
     Table,
     /// Candidate vs baseline over matched configurations.
     Improvement,
+    /// Throughput against latency with Pareto frontiers.
+    Tradeoff,
+    /// Highest load meeting latency limits.
+    Slo,
+    /// Per-request distributions.
+    Distribution,
 }
 
 impl View {
     /// The chart kind drawn for this view.
     pub fn kind(self) -> ChartKind {
         match self {
-            View::Scaling | View::Table | View::Improvement => ChartKind::Lines,
             View::Latency | View::Throughput => ChartKind::Bars,
+            _ => ChartKind::Lines,
         }
     }
 
@@ -85,6 +91,9 @@ impl View {
             View::Scaling => "Scaling",
             View::Table => "Table",
             View::Improvement => "Improvement",
+            View::Tradeoff => "Trade-off",
+            View::Slo => "SLO",
+            View::Distribution => "Distribution",
         }
     }
 
@@ -96,6 +105,9 @@ impl View {
             View::Scaling,
             View::Table,
             View::Improvement,
+            View::Tradeoff,
+            View::Slo,
+            View::Distribution,
         ]
         .into_iter()
         .find(|v| v.id() == id)
@@ -109,6 +121,9 @@ impl View {
             View::Scaling => "scaling",
             View::Table => "table",
             View::Improvement => "improvement",
+            View::Tradeoff => "tradeoff",
+            View::Slo => "slo",
+            View::Distribution => "distribution",
         }
     }
 }
@@ -155,7 +170,7 @@ impl ChartChoice {
         match self.view {
             View::Latency => self.latency_metric.as_ref(),
             View::Throughput => self.throughput_metric.as_ref(),
-            View::Scaling | View::Table | View::Improvement => self.scaling_metric.as_ref(),
+            _ => self.scaling_metric.as_ref(),
         }
     }
 
@@ -164,7 +179,7 @@ impl ChartChoice {
         match self.view {
             View::Latency => self.latency_metric = metric,
             View::Throughput => self.throughput_metric = metric,
-            View::Scaling | View::Table | View::Improvement => self.scaling_metric = metric,
+            _ => self.scaling_metric = metric,
         }
     }
 
@@ -427,7 +442,7 @@ pub fn default_metric(view: View, present: &[MetricKey]) -> Option<MetricKey> {
             MetricKey::latency(LatencyMetric::Tpot, Stat::Mean),
             MetricKey::latency(LatencyMetric::E2el, Stat::Mean),
         ],
-        View::Throughput | View::Scaling | View::Table | View::Improvement => vec![
+        _ => vec![
             MetricKey::OutputThroughput,
             MetricKey::TotalTokenThroughput,
             MetricKey::RequestThroughput,
@@ -442,7 +457,7 @@ pub fn default_metric(view: View, present: &[MetricKey]) -> Option<MetricKey> {
                 .find(|m| match view {
                     View::Latency => is_latency(m),
                     View::Throughput => is_throughput(m),
-                    View::Scaling | View::Table | View::Improvement => true,
+                    _ => true,
                 })
                 .cloned()
         })

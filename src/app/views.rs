@@ -6,6 +6,7 @@ use std::sync::Arc;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
+use super::analyze::{DistributionView, SloView, TradeoffView};
 use super::improve::{ImproveChoice, ImproveView};
 use super::load::{self, SAMPLES};
 use super::plotly;
@@ -528,7 +529,13 @@ fn ChartPanel() -> impl IntoView {
         View::Scaling,
         View::Table,
         View::Improvement,
+        View::Tradeoff,
+        View::Slo,
+        View::Distribution,
     ];
+    let is_view = move |v: View| state.chart.with(|c| c.view == v);
+    let is_analysis =
+        move || is_view(View::Tradeoff) || is_view(View::Slo) || is_view(View::Distribution);
     let is_table = move || state.chart.with(|c| c.view == View::Table);
     let is_improve = move || state.chart.with(|c| c.view == View::Improvement);
     let improve_choice = RwSignal::new(ImproveChoice::default());
@@ -556,7 +563,16 @@ fn ChartPanel() -> impl IntoView {
             <Show when=is_improve>
                 <ImproveView choice=improve_choice/>
             </Show>
-            <div class="chart-area" class:hidden=move || is_table() || is_improve()>
+            <Show when=move || is_view(View::Tradeoff)>
+                <TradeoffView/>
+            </Show>
+            <Show when=move || is_view(View::Slo)>
+                <SloView/>
+            </Show>
+            <Show when=move || is_view(View::Distribution)>
+                <DistributionView/>
+            </Show>
+            <div class="chart-area" class:hidden=move || is_table() || is_improve() || is_analysis()>
             <ChartControls resolved=resolved/>
             {move || chart_error.get().map(|e| view! { <p class="error">{e}</p> })}
             {move || match resolved.get() {
@@ -589,7 +605,7 @@ fn metric_options(view: View, metrics: &[MetricKey]) -> Vec<MetricKey> {
         .filter(|m| match view {
             View::Latency => is_latency(m),
             View::Throughput => is_throughput(m),
-            View::Scaling | View::Table | View::Improvement => true,
+            _ => true,
         })
         .cloned()
         .collect()

@@ -24,7 +24,7 @@ function tidyCsv(rows) {
 
 function vllmServingJson(targetBytes) {
   // One run with per-request arrays, as `vllm bench serve --save-result --save-detailed` writes.
-  const n = Math.round(targetBytes / 5500);
+  const n = Math.round(targetBytes / 1000);
   const ttfts = [], itls = [], inputLens = [], outputLens = [], texts = [], errors = [];
   for (let i = 0; i < n; i++) {
     ttfts.push(0.05 + (i % 100) / 1000);

@@ -1,0 +1,253 @@
+//! The trade-off, SLO and distribution views. Each asks [`crate::analysis`] for its numbers and
+//! figures and only lays them out; the series split follows the chart panel's choice.
+
+use leptos::prelude::*;
+
+use super::plotly;
+use super::state::{default_series, default_x, AppState};
+use crate::analysis::distribution::{
+    cdf_plot, distributions, histogram_plot, percentile_text_table, RequestQuantity,
+};
+use crate::analysis::export::TextTable;
+use crate::analysis::slo::{slo, slo_text_table, SloLimit, SloSpec};
+use crate::analysis::tradeoff::{
+    tradeoff, tradeoff_plot, LatencyAxis, ThroughputAxis, TradeoffSpec,
+};
+use crate::charts::{format_value, Theme};
+use crate::model::{Dataset, Dim, DimKey, MetricKey};
+
+fn theme(state: AppState) -> Theme {
+    if state.dark.get() {
+        Theme::Dark
+    } else {
+        Theme::Light
+    }
+}
+
+fn series_by(state: AppState, ds: &Dataset) -> Vec<DimKey> {
+    state.chart.get().series_by.unwrap_or_else(|| {
+        let x = default_x(ds);
+        default_series(ds, &x)
+    })
+}
+
+/// An analysis table as HTML, numbers right-aligned, with its Markdown beside it.
+pub fn text_table_view(table: TextTable, id: &'static str) -> impl IntoView {
+    let markdown = table.to_markdown();
+    view! {
+        <div class="table-scroll">
+            <table class="records" id=id>
+                <thead><tr>
+                    {table.columns.iter().map(|c| view! { <th class:num=c.numeric>{c.header.clone()}</th> }).collect_view()}
+                </tr></thead>
+                <tbody>
+                    {table.rows.iter().map(|row| view! {
+                        <tr>{row.iter().zip(&table.columns).map(|(cell, c)| view! {
+                            <td class:num=c.numeric>{cell.text().to_string()}</td>
+                        }).collect_view()}</tr>
+                    }).collect_view()}
+                </tbody>
+            </table>
+        </div>
+        <details class="export">
+            <summary>"Markdown for a pull request"</summary>
+            <textarea readonly rows="6">{markdown}</textarea>
+        </details>
+    }
+}
+
+/// Draws `figure` (plotly JSON) into `node`, or clears it.
+fn draw(node: NodeRef<leptos::html::Div>, figure: Option<String>) {
+    if let Some(div) = node.get() {
+        match figure {
+            Some(f) => {
+                let _ = plotly::react(&div, &f);
+            }
+            None => plotly::purge(&div),
+        }
+    }
+}
+
+/// Throughput against latency per series, with each series' Pareto frontier.
+#[component]
+pub fn TradeoffView() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let throughput = RwSignal::new(ThroughputAxis::OutputTokensPerS);
+    let latency = RwSignal::new(LatencyAxis::P99TtftMs);
+    let node = NodeRef::<leptos::html::Div>::new();
+    let result = Memo::new(move |_| {
+        let filter = state.filter.get();
+        let theme = theme(state);
+        state.dataset.with(|h| {
+            let ds = &h.dataset;
+            let spec = TradeoffSpec {
+                throughput: throughput.get(),
+                latency: latency.get(),
+                series_by: series_by(state, ds),
+                theme,
+            };
+            let indices = ds.matching(&filter);
+            let series = tradeoff(ds, &indices, &spec);
+            let figure = (!series.is_empty()).then(|| tradeoff_plot(ds, &series, &spec).to_json());
+            let frontier: Vec<(String, f64, f64)> = series
+                .iter()
+                .flat_map(|s| {
+                    s.frontier.iter().map(move |&p| {
+                        (s.name.clone(), s.points[p].latency, s.points[p].throughput)
+                    })
+                })
+                .collect();
+            (figure, frontier)
+        })
+    });
+    Effect::new(move |_| draw(node, result.get().0));
+    view! {
+        <div class="controls">
+            <label>"Throughput "
+                <select id="tradeoff-throughput" on:change=move |ev| {
+                    let v = event_target_value(&ev);
+                    if let Some(a) = ThroughputAxis::ALL.into_iter().find(|a| a.label() == v) { throughput.set(a) }
+                }>
+                    {ThroughputAxis::ALL.into_iter().map(|a| view! { <option value=a.label()>{a.label()}</option> }).collect_view()}
+                </select>
+            </label>
+            <label>"Latency "
+                <select id="tradeoff-latency" on:change=move |ev| {
+                    let v = event_target_value(&ev);
+                    if let Some(a) = LatencyAxis::ALL.into_iter().find(|a| a.label() == v) { latency.set(a) }
+                }>
+                    {LatencyAxis::ALL.into_iter().map(|a| view! { <option value=a.label()>{a.label()}</option> }).collect_view()}
+                </select>
+            </label>
+        </div>
+        {move || result.get().0.is_none().then(|| view! {
+            <p class="muted">"No filtered record has both axes' metrics (and a GPU count for per-GPU throughput)."</p>
+        })}
+        <div class="chart" id="tradeoff-chart" node_ref=node></div>
+        {move || {
+            let (_, frontier) = result.get();
+            (!frontier.is_empty()).then(|| view! {
+                <h3>"Pareto frontier points"</h3>
+                <table class="records" id="frontier-table">
+                    <thead><tr><th>"Series"</th><th class="num">{latency.get().label()}</th><th class="num">{throughput.get().label()}</th></tr></thead>
+                    <tbody>{frontier.into_iter().map(|(s, l, t)| view! {
+                        <tr><td>{s}</td><td class="num">{format_value(l)}</td><td class="num">{format_value(t)}</td></tr>
+                    }).collect_view()}</tbody>
+                </table>
+            })
+        }}
+    }
+}
+
+/// The highest load per series that meets every latency limit.
+#[component]
+pub fn SloView() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let limits_text = RwSignal::new("p99_ttft_ms<=500, mean_tpot_ms<=50".to_string());
+    let load = RwSignal::new(None::<DimKey>);
+    let result = Memo::new(move |_| {
+        let filter = state.filter.get();
+        let text = limits_text.get();
+        let mut limits = Vec::new();
+        for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            match SloLimit::parse(part) {
+                Ok(l) => limits.push(l),
+                Err(e) => return Err(e.to_string()),
+            }
+        }
+        if limits.is_empty() {
+            return Err("give at least one limit, e.g. p99_ttft_ms<=500".to_string());
+        }
+        state.dataset.with(|h| {
+            let ds = &h.dataset;
+            let load = load.get().unwrap_or_else(|| {
+                [Dim::RequestRate, Dim::MaxConcurrency, Dim::BatchSize]
+                    .into_iter()
+                    .map(DimKey::Known)
+                    .find(|k| ds.distinct_len(k) > 1)
+                    .unwrap_or(DimKey::Known(Dim::RequestRate))
+            });
+            let spec = SloSpec {
+                limits,
+                load: load.clone(),
+                throughput: MetricKey::OutputThroughput,
+                series_by: series_by(state, ds),
+            };
+            let outcomes = slo(ds, &ds.matching(&filter), &spec);
+            Ok((load, slo_text_table(&outcomes, &spec)))
+        })
+    });
+    view! {
+        <div class="controls">
+            <label>"Limits "
+                <input id="slo-limits" size="40" prop:value=move || limits_text.get()
+                    on:change=move |ev| limits_text.set(event_target_value(&ev))/>
+            </label>
+            <label>"Load "
+                <select id="slo-load" on:change=move |ev| load.set(DimKey::from_name(&event_target_value(&ev)))>
+                    {[Dim::RequestRate, Dim::MaxConcurrency, Dim::BatchSize].into_iter().map(|d| {
+                        let selected = move || result.with(|r| r.as_ref().is_ok_and(|(l, _)| *l == DimKey::Known(d)));
+                        view! { <option value=d.name() selected=selected>{d.label()}</option> }
+                    }).collect_view()}
+                </select>
+            </label>
+        </div>
+        <p class="muted">"Estimates between two measured loads are linear interpolations and are marked as such; they were not measured."</p>
+        {move || match result.get() {
+            Err(e) => view! { <p class="error" id="slo-error">{e}</p> }.into_any(),
+            Ok((_, table)) => text_table_view(table, "slo-table").into_any(),
+        }}
+    }
+}
+
+/// CDF and histogram of per-request quantities, when records carry per-request detail.
+#[component]
+pub fn DistributionView() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let quantity = RwSignal::new(RequestQuantity::TtftMs);
+    let cdf_node = NodeRef::<leptos::html::Div>::new();
+    let hist_node = NodeRef::<leptos::html::Div>::new();
+    let result = Memo::new(move |_| {
+        let filter = state.filter.get();
+        let theme = theme(state);
+        let q = quantity.get();
+        state.dataset.with(|h| {
+            let ds = &h.dataset;
+            let by = series_by(state, ds);
+            let dists = distributions(ds, &ds.matching(&filter), q, &by);
+            if dists.is_empty() {
+                return None;
+            }
+            Some((
+                cdf_plot(&dists, q, &by, theme).to_json(),
+                histogram_plot(&dists, q, 40, &by, theme).to_json(),
+                percentile_text_table(&dists, q, &[50.0, 90.0, 95.0, 99.0]),
+            ))
+        })
+    });
+    Effect::new(move |_| {
+        let r = result.get();
+        draw(cdf_node, r.as_ref().map(|r| r.0.clone()));
+        draw(hist_node, r.map(|r| r.1));
+    });
+    view! {
+        <div class="controls">
+            <label>"Quantity "
+                <select id="dist-quantity" on:change=move |ev| {
+                    let v = event_target_value(&ev);
+                    if let Some(q) = RequestQuantity::ALL.into_iter().find(|q| q.name() == v) { quantity.set(q) }
+                }>
+                    {RequestQuantity::ALL.into_iter().map(|q| view! { <option value=q.name()>{q.label()}</option> }).collect_view()}
+                </select>
+            </label>
+        </div>
+        {move || result.with(Option::is_none).then(|| view! {
+            <p class="muted" id="dist-empty">
+                "No filtered record carries per-request detail. vLLM result files saved with per-request arrays and benchlens run output have it."
+            </p>
+        })}
+        <div class="chart" id="cdf-chart" node_ref=cdf_node></div>
+        <div class="chart" id="hist-chart" node_ref=hist_node></div>
+        {move || result.get().map(|r| text_table_view(r.2, "percentile-table"))}
+    }
+}

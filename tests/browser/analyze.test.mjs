@@ -1,0 +1,69 @@
+// Trade-off, SLO and distribution views on real files, values read from the page.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { serveDist, launch, newPage, screenshot, pickFiles } from './harness.mjs';
+
+let server, browser;
+before(async () => {
+  server = await serveDist('dist');
+  browser = await launch();
+});
+after(async () => {
+  await browser?.close();
+  server?.close();
+});
+
+async function loadSample001(page) {
+  await page.goto(server.url);
+  await page.click('button[data-sample="001_b815cef7710eda19.txt"]');
+  await page.waitForFunction(() => document.getElementById('chart')?.data?.length === 2);
+}
+
+test('trade-off: output throughput against p99 TTFT with Pareto frontiers', async (t) => {
+  const page = await newPage(browser, t);
+  await loadSample001(page);
+  await page.click('button[data-view="tradeoff"]');
+  await page.waitForFunction(() => (document.getElementById('tradeoff-chart')?.data?.length ?? 0) >= 2);
+  const names = await page.evaluate(() => document.getElementById('tradeoff-chart').data.map((t) => t.name));
+  assert.ok(names.some((n) => /vllm/.test(n)) && names.some((n) => /sgl/.test(n)), names.join());
+  const frontier = await page.$$eval('#frontier-table tbody tr', (r) => r.length);
+  assert.ok(frontier >= 2);
+  await screenshot(page, 'seed-001-tradeoff');
+  assert.deepEqual(page.errors, []);
+});
+
+test('SLO: the highest request rate meeting p99 TTFT and mean TPOT limits', async (t) => {
+  const page = await newPage(browser, t);
+  await loadSample001(page);
+  await page.click('button[data-view="slo"]');
+  await page.waitForSelector('#slo-table');
+  const rows = await page.$$eval('#slo-table tbody tr', (rows) =>
+    rows.map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent)),
+  );
+  const headers = await page.$$eval('#slo-table th', (th) => th.map((h) => h.textContent));
+  assert.equal(rows.length, 2, headers.join(' | '));
+  const vllm = rows.find((r) => r[0] === 'vllm');
+  assert.ok(vllm.includes('20'), `vllm meets the limits up to rate 20: ${vllm.join(' | ')}`);
+  // A malformed limit is explained, not thrown.
+  await page.fill('#slo-limits', 'p99_ttft_ms<=fast');
+  await page.press('#slo-limits', 'Enter');
+  await page.waitForSelector('#slo-error');
+  await screenshot(page, 'seed-001-slo');
+  assert.deepEqual(page.errors, []);
+});
+
+test('distributions from per-request detail', async (t) => {
+  const page = await newPage(browser, t);
+  await page.goto(server.url);
+  await pickFiles(page, ['tests/fixtures/vllm/vllm-4qps-concurrency8-Llama-3.1-8B-Instruct-20250301-101500.json']);
+  await page.waitForSelector('#file-list > li.loaded');
+  await page.click('button[data-view="distribution"]');
+  await page.waitForFunction(() => (document.getElementById('cdf-chart')?.data?.length ?? 0) >= 1);
+  await page.waitForSelector('#percentile-table');
+  const cells = await page.$$eval('#percentile-table tbody tr:first-child td', (td) => td.map((x) => x.textContent));
+  assert.ok(Number(cells[1]) > 0, cells.join(' | '));
+  await page.selectOption('#dist-quantity', 'itl_ms');
+  await page.waitForFunction(() => document.getElementById('hist-chart')?.data?.length >= 1);
+  await screenshot(page, 'distribution');
+  assert.deepEqual(page.errors, []);
+});
