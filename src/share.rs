@@ -26,6 +26,14 @@ pub struct ViewState {
     pub log2: bool,
     /// Logarithmic y axis.
     pub log_y: bool,
+    /// Improvement view: the compared dimension's name.
+    pub compare: Option<String>,
+    /// Improvement view: the baseline value.
+    pub baseline: Option<String>,
+    /// Improvement view: the candidate value.
+    pub candidate: Option<String>,
+    /// Improvement view: dimensions left out of the match key.
+    pub ignore: Vec<String>,
     /// Selected values per dimension name; `(none)` selects records without a value.
     pub filters: BTreeMap<String, Vec<String>>,
     /// Data file addresses to fetch.
@@ -58,6 +66,18 @@ impl ViewState {
         if self.log_y {
             push("logy", "1");
         }
+        for (k, v) in [
+            ("cmp", &self.compare),
+            ("base", &self.baseline),
+            ("cand", &self.candidate),
+        ] {
+            if let Some(v) = v {
+                push(k, v);
+            }
+        }
+        for d in &self.ignore {
+            push("ignore", d);
+        }
         for (dim, values) in &self.filters {
             for v in values {
                 push(&format!("f.{dim}"), v);
@@ -88,6 +108,10 @@ impl ViewState {
                 "log2" => state.log2 = v == "1" || v == "true",
                 "logy" => state.log_y = v == "1" || v == "true",
                 "data" if !v.trim().is_empty() => state.data.push(v),
+                "cmp" => state.compare = Some(v),
+                "base" => state.baseline = Some(v),
+                "cand" => state.candidate = Some(v),
+                "ignore" => state.ignore.push(v),
                 _ => {
                     if let Some(dim) = k.strip_prefix("f.") {
                         state.filters.entry(dim.to_string()).or_default().push(v);
@@ -326,6 +350,10 @@ mod tests {
             series: Some(vec!["engine".into(), "gpu".into()]),
             log2: true,
             log_y: true,
+            compare: Some("gpu".into()),
+            baseline: Some("Tesla".into()),
+            candidate: Some("A100 80G".into()),
+            ignore: vec!["engine_version".into(), "tag.status".into()],
             data: vec!["https://h/x.json?a=1&b=2".into(), "https://h/y.csv".into()],
             ..ViewState::default()
         };

@@ -11,8 +11,37 @@ use super::state::{default_metric, AppState, View};
 use crate::analysis::improvement::{
     self as analysis, ImprovementSort, ImprovementSpec, ImprovementTable,
 };
+use crate::analysis::quality::improvement_row_flags;
 use crate::charts::{format_value, Theme};
 use crate::model::{Dataset, Dim, DimKey, DimValue, MetricKey};
+use crate::share::ViewState;
+
+impl ImproveChoice {
+    /// Adds these choices to a link (the metric travels as the link's `metric`).
+    pub fn write_link(&self, link: &mut ViewState) {
+        link.compare = self.dim.as_ref().map(DimKey::name);
+        link.baseline = self.baseline.clone();
+        link.candidate = self.candidate.clone();
+        link.ignore = self.ignore.iter().map(DimKey::name).collect();
+        link.metric = self.metric.as_ref().map(MetricKey::name);
+    }
+
+    /// Choices from a link.
+    pub fn from_link(link: &ViewState) -> ImproveChoice {
+        ImproveChoice {
+            dim: link.compare.as_deref().and_then(DimKey::from_name),
+            baseline: link.baseline.clone(),
+            candidate: link.candidate.clone(),
+            metric: link.metric.as_deref().and_then(MetricKey::from_name),
+            ignore: link
+                .ignore
+                .iter()
+                .filter_map(|n| DimKey::from_name(n))
+                .collect(),
+            ..ImproveChoice::default()
+        }
+    }
+}
 
 /// The user's improvement choices; `None` follows the data.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -54,6 +83,8 @@ struct Derived {
     candidate: String,
     metric: MetricKey,
     outcome: Result<ImprovementTable, String>,
+    /// Data-quality notes per table row (failed requests, inferred values, length mismatch).
+    row_flags: Vec<String>,
     bars_by: Option<DimKey>,
     heat: Option<(DimKey, DimKey)>,
 }
@@ -158,7 +189,22 @@ fn derive(ds: &Dataset, indices: &[usize], c: &ImproveChoice) -> Option<Derived>
         }
         Err(_) => (None, None),
     };
+    let row_flags = match &outcome {
+        Ok(t) => t
+            .rows
+            .iter()
+            .map(|r| {
+                improvement_row_flags(ds, r)
+                    .into_iter()
+                    .map(|f| f.text)
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            })
+            .collect(),
+        Err(_) => Vec::new(),
+    };
     Some(Derived {
+        row_flags,
         dims,
         metrics,
         dim,
@@ -227,12 +273,19 @@ pub fn ImproveView(choice: RwSignal<ImproveChoice>) -> impl IntoView {
                 let dim_now = d.dim.name();
                 let values = d.dims.iter().find(|(k, _)| *k == d.dim).map(|(_, v)| v.clone()).unwrap_or_default();
                 let key_dims: Vec<DimKey> = d.outcome.as_ref().map(|t| t.key_dims.clone()).unwrap_or_default();
+                let pinned_dim = d.dim.clone();
                 let select_value = move |is_base: bool, current: String, values: Vec<String>| {
                     let id = if is_base { "baseline-select" } else { "candidate-select" };
+                    let pinned_dim = pinned_dim.clone();
                     view! {
                         <select id=id on:change=move |ev| {
                             let v = Some(event_target_value(&ev));
-                            choice.update(|c| if is_base { c.baseline = v } else { c.candidate = v });
+                            // Pin the compared dimension too, so a shared link is complete.
+                            let dim = Some(pinned_dim.clone());
+                            choice.update(|c| {
+                                c.dim = dim;
+                                if is_base { c.baseline = v } else { c.candidate = v }
+                            });
                         }>
                             {values.into_iter().map(|v| {
                                 let selected = v == current;
@@ -307,7 +360,7 @@ pub fn ImproveView(choice: RwSignal<ImproveChoice>) -> impl IntoView {
             })}
             <div class="chart small" id="improve-bars" node_ref=bars_ref></div>
             <div class="chart" id="improve-heatmap" node_ref=heat_ref></div>
-            {move || derived.get().and_then(|d| d.outcome.ok()).map(|t| improvement_table(t, choice))}
+            {move || derived.get().and_then(|d| d.outcome.ok().map(|t| improvement_table(t, d.row_flags, choice)))}
         </div>
     }
 }
@@ -315,7 +368,11 @@ pub fn ImproveView(choice: RwSignal<ImproveChoice>) -> impl IntoView {
 /// Rows shown at once; sorting covers every row.
 const ROWS: usize = 300;
 
-fn improvement_table(t: ImprovementTable, choice: RwSignal<ImproveChoice>) -> impl IntoView {
+fn improvement_table(
+    t: ImprovementTable,
+    flags: Vec<String>,
+    choice: RwSignal<ImproveChoice>,
+) -> impl IntoView {
     let sort_by = move |col: usize| {
         choice.update(|c| {
             c.sort = match c.sort {
@@ -342,9 +399,10 @@ fn improvement_table(t: ImprovementTable, choice: RwSignal<ImproveChoice>) -> im
                     {header(format!("{} (baseline)", t.baseline), usize::MAX - 1)}
                     {header(format!("{} (candidate)", t.candidate), usize::MAX - 2)}
                     {header("Improvement (%)".to_string(), usize::MAX)}
+                    <th>"Data quality"</th>
                 </tr></thead>
                 <tbody>
-                    {t.rows.iter().take(ROWS).map(|r| view! {
+                    {t.rows.iter().zip(flags).take(ROWS).map(|(r, flag)| view! {
                         <tr>
                             {r.key.iter().map(|v| view! { <td>{v.as_ref().map(|v| v.to_string()).unwrap_or_default()}</td> }).collect_view()}
                             <td class="num">{format_value(r.baseline_value)}</td>
@@ -352,6 +410,7 @@ fn improvement_table(t: ImprovementTable, choice: RwSignal<ImproveChoice>) -> im
                             <td class="num" class:better=r.improvement_pct.is_some_and(|p| p > 0.0) class:worse=r.improvement_pct.is_some_and(|p| p < 0.0)>
                                 {r.improvement_pct.map(|p| format!("{p:.6}")).unwrap_or_else(|| "—".into())}
                             </td>
+                            <td class="flags">{flag}</td>
                         </tr>
                     }).collect_view()}
                 </tbody>

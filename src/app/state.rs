@@ -9,6 +9,8 @@ use crate::charts::ChartKind;
 use crate::model::{Dataset, Dim, DimKey, Filter, LatencyMetric, MetricKey, Record, Stat};
 use crate::share::ViewState;
 
+use super::improve::ImproveChoice;
+
 /// Where a file came from.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Origin {
@@ -232,6 +234,8 @@ pub struct AppState {
     pub filter: RwSignal<Filter>,
     /// Chart choices.
     pub chart: RwSignal<ChartChoice>,
+    /// Improvement view choices.
+    pub improve: RwSignal<ImproveChoice>,
     /// Dark theme on.
     pub dark: RwSignal<bool>,
     /// Next file id.
@@ -255,6 +259,7 @@ impl AppState {
             dataset: RwSignal::new(DatasetHandle::default()),
             filter: RwSignal::new(Filter::default()),
             chart: RwSignal::new(ChartChoice::default()),
+            improve: RwSignal::new(ImproveChoice::default()),
             dark: RwSignal::new(dark),
             next_id: StoredValue::new(1),
         }

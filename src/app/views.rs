@@ -15,6 +15,7 @@ use super::state::{
     FileStatus, Origin, View,
 };
 use crate::analysis::export::comparison_text_table;
+use crate::analysis::quality::record_flags;
 use crate::charts::{self, format_value, ChartSpec, Series, Theme};
 use crate::model::canonical;
 use crate::model::{Dim, DimKey, DimValue, Filter, MetricKey};
@@ -38,6 +39,9 @@ pub fn App() -> impl IntoView {
     if let Some(search) = web_sys::window().and_then(|w| w.location().search().ok()) {
         let link = ViewState::from_query(&search);
         state.chart.set(ChartChoice::from_view_state(&link));
+        if link.view.as_deref() == Some(View::Improvement.id()) {
+            state.improve.set(ImproveChoice::from_link(&link));
+        }
         state.filter.set(link.filter());
         for url in link.data {
             spawn_local(load::load_url(state, url));
@@ -46,6 +50,9 @@ pub fn App() -> impl IntoView {
     // ... and the address follows the view, so reloading or copying it keeps the view.
     Effect::new(move |_| {
         let mut link = state.chart.with(ChartChoice::to_view_state);
+        if state.chart.with(|c| c.view == View::Improvement) {
+            state.improve.with(|c| c.write_link(&mut link));
+        }
         link.set_filter(&state.filter.get());
         link.data = state.files.with(|files| {
             files
@@ -538,7 +545,7 @@ fn ChartPanel() -> impl IntoView {
         move || is_view(View::Tradeoff) || is_view(View::Slo) || is_view(View::Distribution);
     let is_table = move || state.chart.with(|c| c.view == View::Table);
     let is_improve = move || state.chart.with(|c| c.view == View::Improvement);
-    let improve_choice = RwSignal::new(ImproveChoice::default());
+    let improve_choice = state.improve;
     view! {
         <section class="chart-panel">
             <nav class="tabs" role="tablist">
@@ -758,7 +765,13 @@ fn TableView() -> impl IntoView {
             let rows: Vec<Vec<String>> = indices
                 .iter()
                 .take(TABLE_ROWS)
-                .map(|&i| columns.iter().map(|c| c.cell(&ds.records()[i])).collect())
+                .map(|&i| {
+                    let r = &ds.records()[i];
+                    let mut row: Vec<String> = columns.iter().map(|c| c.cell(r)).collect();
+                    let flags: Vec<String> = record_flags(r).into_iter().map(|f| f.text).collect();
+                    row.push(flags.join("; "));
+                    row
+                })
                 .collect();
             (available, columns, rows, total)
         })
@@ -824,10 +837,11 @@ fn TableView() -> impl IntoView {
                                     }>{c.header()}{arrow}</th>
                                 }
                             }).collect_view()}
+                            <th data-column="flags">"Data quality"</th>
                         </tr></thead>
                         <tbody>
                             {rows.into_iter().map(|row| view! {
-                                <tr>{row.into_iter().zip(columns.iter().map(Column::is_numeric)).map(|(cell, numeric)| view! {
+                                <tr>{row.into_iter().zip(columns.iter().map(Column::is_numeric).chain([false])).map(|(cell, numeric)| view! {
                                     <td class:num=numeric>{cell}</td>
                                 }).collect_view()}</tr>
                             }).collect_view()}
