@@ -4,11 +4,12 @@
 use leptos::prelude::*;
 
 use super::plotly;
-use super::state::{default_series, default_x, AppState};
+use super::state::{default_series, default_x, AppState, FileStatus};
 use crate::analysis::distribution::{
     cdf_plot, distributions, histogram_plot, percentile_text_table, RequestQuantity,
 };
 use crate::analysis::export::TextTable;
+use crate::analysis::regression::{regression, RegressionSpec};
 use crate::analysis::slo::{slo, slo_text_table, SloLimit, SloSpec};
 use crate::analysis::tradeoff::{
     tradeoff, tradeoff_plot, LatencyAxis, ThroughputAxis, TradeoffSpec,
@@ -249,5 +250,91 @@ pub fn DistributionView() -> impl IntoView {
         <div class="chart" id="cdf-chart" node_ref=cdf_node></div>
         <div class="chart" id="hist-chart" node_ref=hist_node></div>
         {move || result.get().map(|r| text_table_view(r.2, "percentile-table"))}
+    }
+}
+
+/// Changes between two loaded files of the same configurations, beyond a threshold.
+#[component]
+pub fn RegressionView() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let old = RwSignal::new(None::<u32>);
+    let new = RwSignal::new(None::<u32>);
+    let threshold = RwSignal::new(5.0_f64);
+    let loaded = Memo::new(move |_| {
+        state.files.with(|files| {
+            files
+                .iter()
+                .filter_map(|f| match &f.status {
+                    FileStatus::Loaded { rows, .. } => Some((f.id, f.name.clone(), rows.clone())),
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+        })
+    });
+    let result = Memo::new(move |_| {
+        let files = loaded.get();
+        if files.len() < 2 {
+            return Err("load two result files of the same configurations (an old and a new run) to compare them".to_string());
+        }
+        let pick = |chosen: Option<u32>, fallback: usize| {
+            chosen
+                .and_then(|id| files.iter().find(|f| f.0 == id))
+                .unwrap_or(&files[fallback])
+                .clone()
+        };
+        let (o, n) = (pick(old.get(), 0), pick(new.get(), files.len() - 1));
+        if o.0 == n.0 {
+            return Err("choose two different files".to_string());
+        }
+        let spec = RegressionSpec {
+            threshold_pct: threshold.get(),
+            ..RegressionSpec::default()
+        };
+        state.dataset.with(|h| {
+            let records = h.dataset.records();
+            let slice = |r: &std::ops::Range<usize>| {
+                &records[r.start.min(records.len())..r.end.min(records.len())]
+            };
+            regression(slice(&o.2), slice(&n.2), &spec)
+                .map(|report| (o.0, n.0, report.summary(), report.to_text_table()))
+                .map_err(|e| e.to_string())
+        })
+    });
+    let file_select = move |is_old: bool| {
+        view! {
+            <select id=if is_old { "regression-old" } else { "regression-new" } on:change=move |ev| {
+                let id = event_target_value(&ev).parse().ok();
+                if is_old { old.set(id) } else { new.set(id) }
+            }>
+                {move || {
+                    let chosen = result.with(|r| r.as_ref().ok().map(|r| if is_old { r.0 } else { r.1 }));
+                    loaded.get().into_iter().map(|(id, name, _)| {
+                        view! { <option value=id.to_string() selected=Some(id) == chosen>{name}</option> }
+                    }).collect_view()
+                }}
+            </select>
+        }
+    };
+    view! {
+        <div class="controls">
+            <label>"Old " {file_select(true)}</label>
+            <label>"New " {file_select(false)}</label>
+            <label>"Threshold (%) "
+                <input id="regression-threshold" type="number" min="0" step="0.5" size="5"
+                    prop:value=move || threshold.get().to_string()
+                    on:change=move |ev| {
+                        if let Ok(v) = event_target_value(&ev).parse::<f64>() {
+                            if v.is_finite() && v >= 0.0 { threshold.set(v) }
+                        }
+                    }/>
+            </label>
+        </div>
+        {move || match result.get() {
+            Err(e) => view! { <p class="muted" id="regression-message">{e}</p> }.into_any(),
+            Ok((_, _, summary, table)) => view! {
+                <p class="muted" id="regression-summary">{summary}</p>
+                {text_table_view(table, "regression-table")}
+            }.into_any(),
+        }}
     }
 }

@@ -74,6 +74,8 @@ pub enum View {
     Slo,
     /// Per-request distributions.
     Distribution,
+    /// Changes between two runs of the same configurations.
+    Regression,
 }
 
 impl View {
@@ -96,6 +98,7 @@ impl View {
             View::Tradeoff => "Trade-off",
             View::Slo => "SLO",
             View::Distribution => "Distribution",
+            View::Regression => "Regression",
         }
     }
 
@@ -110,6 +113,7 @@ impl View {
             View::Tradeoff,
             View::Slo,
             View::Distribution,
+            View::Regression,
         ]
         .into_iter()
         .find(|v| v.id() == id)
@@ -126,6 +130,7 @@ impl View {
             View::Tradeoff => "tradeoff",
             View::Slo => "slo",
             View::Distribution => "distribution",
+            View::Regression => "regression",
         }
     }
 }

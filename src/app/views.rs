@@ -6,7 +6,7 @@ use std::sync::Arc;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
-use super::analyze::{DistributionView, SloView, TradeoffView};
+use super::analyze::{DistributionView, RegressionView, SloView, TradeoffView};
 use super::improve::{ImproveChoice, ImproveView};
 use super::load::{self, SAMPLES};
 use super::plotly;
@@ -539,10 +539,15 @@ fn ChartPanel() -> impl IntoView {
         View::Tradeoff,
         View::Slo,
         View::Distribution,
+        View::Regression,
     ];
     let is_view = move |v: View| state.chart.with(|c| c.view == v);
-    let is_analysis =
-        move || is_view(View::Tradeoff) || is_view(View::Slo) || is_view(View::Distribution);
+    let is_analysis = move || {
+        is_view(View::Tradeoff)
+            || is_view(View::Slo)
+            || is_view(View::Distribution)
+            || is_view(View::Regression)
+    };
     let is_table = move || state.chart.with(|c| c.view == View::Table);
     let is_improve = move || state.chart.with(|c| c.view == View::Improvement);
     let improve_choice = state.improve;
@@ -578,6 +583,9 @@ fn ChartPanel() -> impl IntoView {
             </Show>
             <Show when=move || is_view(View::Distribution)>
                 <DistributionView/>
+            </Show>
+            <Show when=move || is_view(View::Regression)>
+                <RegressionView/>
             </Show>
             <div class="chart-area" class:hidden=move || is_table() || is_improve() || is_analysis()>
             <ChartControls resolved=resolved/>

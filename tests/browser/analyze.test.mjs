@@ -67,3 +67,26 @@ test('distributions from per-request detail', async (t) => {
   await screenshot(page, 'distribution');
   assert.deepEqual(page.errors, []);
 });
+
+test('regression check between an old and a new run', async (t) => {
+  const page = await newPage(browser, t);
+  await page.goto(server.url);
+  await pickFiles(page, ['tests/fixtures/analysis/old.csv']);
+  await page.waitForSelector('#file-list > li.loaded');
+  await pickFiles(page, ['tests/fixtures/analysis/new.csv']);
+  await page.waitForFunction(() => document.querySelectorAll('#file-list > li.loaded').length === 2);
+  await page.click('button[data-view="regression"]');
+  await page.waitForSelector('#regression-table');
+  assert.match(await page.textContent('#regression-summary'), /3 matched configurations.*1 worse/);
+  let rows = await page.$$eval('#regression-table tbody tr', (r) => r.map((x) => [...x.querySelectorAll('td')].map((td) => td.textContent)));
+  assert.equal(rows.length, 1);
+  assert.ok(rows[0].includes('p99_ttft_ms') && rows[0].includes('worse'), rows[0].join(' | '));
+  // A lower threshold reports the smaller changes too (-4.17 % output throughput at rate 16).
+  await page.fill('#regression-threshold', '1');
+  await page.press('#regression-threshold', 'Enter');
+  await page.waitForFunction(() => document.querySelectorAll('#regression-table tbody tr').length > 1);
+  rows = await page.$$eval('#regression-table tbody tr', (r) => r.map((x) => x.textContent));
+  assert.ok(rows.some((r) => r.includes('output_throughput')), rows.join('\n'));
+  await screenshot(page, 'regression');
+  assert.deepEqual(page.errors, []);
+});
