@@ -12,16 +12,18 @@ use benchlens::ingest;
 
 fn serving_json(target_bytes: usize) -> String {
     // One run object; the per-request arrays grow until the file reaches the target size.
-    let per_request = 20; // inter-token gaps per request
-    let approx_request_bytes = 10 * per_request + 25;
+    // Like a 128-output-token run: each request has 100-128 inter-token gaps (`itls`).
+    let gaps = |i: usize| 100 + (i * 7) % 29;
+    let approx_request_bytes = 10 * 114 + 40;
     let n = target_bytes / approx_request_bytes;
+    let total_output: usize = (0..n).map(|i| gaps(i) + 1).sum();
     let mut s = String::with_capacity(target_bytes + 4096);
     s.push_str("{\"date\": \"20250301-101500\", \"backend\": \"vllm\", \"model_id\": \"meta-llama/Llama-3.1-8B-Instruct\", ");
     let _ = write!(
         s,
         "\"num_prompts\": {n}, \"request_rate\": \"inf\", \"burstiness\": 1.0, \"max_concurrency\": null, \"duration\": 120.5, \"completed\": {n}, \"total_input_tokens\": {}, \"total_output_tokens\": {}, ",
         n * 1000,
-        n * per_request
+        total_output
     );
     let list = |s: &mut String, name: &str, f: &dyn Fn(usize) -> String| {
         let _ = write!(s, "\"{name}\": [");
@@ -34,15 +36,15 @@ fn serving_json(target_bytes: usize) -> String {
         s.push_str("], ");
     };
     list(&mut s, "input_lens", &|_| "1000".into());
-    list(&mut s, "output_lens", &|_| per_request.to_string());
+    list(&mut s, "output_lens", &|i| (gaps(i) + 1).to_string());
     list(&mut s, "ttfts", &|i| {
         format!("{:.6}", 0.05 + (i % 97) as f64 * 1e-4)
     });
     list(&mut s, "itls", &|i| {
-        let gaps: Vec<String> = (0..per_request)
+        let g: Vec<String> = (0..gaps(i))
             .map(|k| format!("{:.6}", 0.01 + ((i + k) % 13) as f64 * 1e-4))
             .collect();
-        format!("[{}]", gaps.join(", "))
+        format!("[{}]", g.join(", "))
     });
     list(&mut s, "errors", &|_| "\"\"".into());
     s.push_str("\"request_throughput\": 26.9, \"output_throughput\": 2690.1, \"mean_ttft_ms\": 51.2, \"median_ttft_ms\": 50.9, \"p99_ttft_ms\": 60.1, \"mean_itl_ms\": 10.6, \"p99.9_itl_ms\": 12.2}");
