@@ -361,7 +361,7 @@ fn next_row(
 /// mapping, then each row becomes records without the table being kept. Ragged rows are read
 /// with a warning (missing cells empty, extra cells ignored).
 ///
-/// Text without quotes or carriage returns (most benchmark CSVs) is split by hand
+/// Text without quotes (most benchmark CSVs) is split by hand
 /// into cells borrowed from `text`; anything else goes through the `csv` crate. Both give the
 /// same rows, lines and warnings.
 fn read_csv(
@@ -422,36 +422,37 @@ fn read_csv(
     Ok(())
 }
 
-/// Rows of a CSV without quotes or carriage returns: lines split at `\n` and cells at the
-/// delimiter, borrowed from the text. Blank rows (every cell empty after trimming) are
-/// skipped, as [`next_row`] does.
+/// Rows of a CSV without quotes: rows end at `\n` or `\r` (so `\r\n` too, the `\n` then
+/// being an empty line), cells at the delimiter, borrowed from the text. Empty lines are no
+/// row and blank rows (every cell empty after trimming) are skipped, as with the `csv` crate
+/// and [`next_row`].
 struct PlainRows<'a> {
     rest: &'a str,
-    /// 1-based line of `rest`'s first line.
+    /// 1 + the newlines consumed so far.
     line: usize,
-    /// The line the `csv` crate reports for the next row: the one after the previous row,
-    /// not counting empty lines in between (it skips those while reading the next row).
+    /// The line the `csv` crate reports for the next row: where the reader stood after the
+    /// previous row's terminator (empty lines are skipped while reading the next row, and a
+    /// `\r\n`'s `\n` is consumed by the next row too).
     reported: usize,
     delimiter: u8,
 }
 
 impl<'a> PlainRows<'a> {
-    /// Whether `text` splits the same by hand as through the `csv` crate: no quote and no
-    /// carriage return at all (the crate numbers the lines of `\r\n` text its own way).
+    /// Whether `text` splits the same by hand as through the `csv` crate: no quote at all.
     fn applies(text: &str) -> bool {
-        memchr::memchr2(b'"', b'\r', text.as_bytes()).is_none()
+        memchr::memchr(b'"', text.as_bytes()).is_none()
     }
 
     /// The next non-blank row's cells into `cells` and its line.
     fn next(&mut self, cells: &mut Vec<&'a str>) -> Option<usize> {
         while !self.rest.is_empty() {
-            // One pass over the line: cut at each delimiter until the newline.
+            // One pass over the row: cut at each delimiter until the line ends.
             let text = self.rest;
             let bytes = text.as_bytes();
             cells.clear();
             let mut start = 0;
             let end = loop {
-                match memchr::memchr2(self.delimiter, b'\n', &bytes[start..]) {
+                match memchr::memchr3(self.delimiter, b'\n', b'\r', &bytes[start..]) {
                     Some(i) if bytes[start + i] == self.delimiter => {
                         cells.push(&text[start..start + i]);
                         start += i + 1;
@@ -461,8 +462,10 @@ impl<'a> PlainRows<'a> {
                 }
             };
             cells.push(&text[start..end]);
+            if bytes.get(end) == Some(&b'\n') {
+                self.line += 1;
+            }
             self.rest = text.get(end + 1..).unwrap_or("");
-            self.line += 1;
             if end == 0 {
                 // An empty line is no row at all for the `csv` crate.
                 continue;
@@ -1494,6 +1497,10 @@ mod tests {
             "x;y\n\u{e9}t\u{e9};1,5\n;;\n",
             "\n\nmodel,TTFT (ms)\nllama, 12.5 \n\n\nmistral,13\n",
             "a,b\n1,2\n3,4\n\n",
+            "a,b,c\r\n1,2,3\r\n\r\n4,5\r\n",
+            "\r\n\r\na,b\r\n \r\n1,2\r\n\r\n3,4",
+            "a,b\r1,2\r\r3,4\r",
+            "a,b\n1,2\r\n\n3,4\r\r\n5,6\n\r7,8\n",
             "a,b\n \n\n1,2\n\n \n\n3,4",
         ];
         for text in cases {
@@ -1516,8 +1523,6 @@ mod tests {
             assert_eq!(got, csv_rows(text, d), "{text:?}");
         }
         assert!(!PlainRows::applies("a,b\n\"1,2\",3\n"));
-        assert!(!PlainRows::applies("a,b\r1,2\r"));
-        assert!(!PlainRows::applies("a,b\r\n1,2\r\n"));
     }
 
     #[test]
