@@ -9,19 +9,22 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use benchlens::ingest;
+use benchlens::model::{LatencyMetric, MetricKey, Percentile, Record, Stat};
 
 fn serving_json(target_bytes: usize) -> String {
     // One run object; the per-request arrays grow until the file reaches the target size.
-    let per_request = 20; // inter-token gaps per request
-    let approx_request_bytes = 10 * per_request + 25;
+    // Like a 128-output-token run: each request has 100-128 inter-token gaps (`itls`).
+    let gaps = |i: usize| 100 + (i * 7) % 29;
+    let approx_request_bytes = 10 * 114 + 40;
     let n = target_bytes / approx_request_bytes;
+    let total_output: usize = (0..n).map(|i| gaps(i) + 1).sum();
     let mut s = String::with_capacity(target_bytes + 4096);
     s.push_str("{\"date\": \"20250301-101500\", \"backend\": \"vllm\", \"model_id\": \"meta-llama/Llama-3.1-8B-Instruct\", ");
     let _ = write!(
         s,
         "\"num_prompts\": {n}, \"request_rate\": \"inf\", \"burstiness\": 1.0, \"max_concurrency\": null, \"duration\": 120.5, \"completed\": {n}, \"total_input_tokens\": {}, \"total_output_tokens\": {}, ",
         n * 1000,
-        n * per_request
+        total_output
     );
     let list = |s: &mut String, name: &str, f: &dyn Fn(usize) -> String| {
         let _ = write!(s, "\"{name}\": [");
@@ -34,15 +37,15 @@ fn serving_json(target_bytes: usize) -> String {
         s.push_str("], ");
     };
     list(&mut s, "input_lens", &|_| "1000".into());
-    list(&mut s, "output_lens", &|_| per_request.to_string());
+    list(&mut s, "output_lens", &|i| (gaps(i) + 1).to_string());
     list(&mut s, "ttfts", &|i| {
         format!("{:.6}", 0.05 + (i % 97) as f64 * 1e-4)
     });
     list(&mut s, "itls", &|i| {
-        let gaps: Vec<String> = (0..per_request)
+        let g: Vec<String> = (0..gaps(i))
             .map(|k| format!("{:.6}", 0.01 + ((i + k) % 13) as f64 * 1e-4))
             .collect();
-        format!("[{}]", gaps.join(", "))
+        format!("[{}]", g.join(", "))
     });
     list(&mut s, "errors", &|_| "\"\"".into());
     s.push_str("\"request_throughput\": 26.9, \"output_throughput\": 2690.1, \"mean_ttft_ms\": 51.2, \"median_ttft_ms\": 50.9, \"p99_ttft_ms\": 60.1, \"mean_itl_ms\": 10.6, \"p99.9_itl_ms\": 12.2}");
@@ -87,6 +90,58 @@ fn measure(name: &str, file: &str, bytes: &[u8]) {
     );
 }
 
+/// The floor for the CSV case: building (and dropping) the same records with the same
+/// allocations — four strings, a metrics map — without reading anything.
+fn records_only(rows: usize, csv_bytes: usize) {
+    let build = || {
+        let mut v: Vec<Record> = Vec::with_capacity(rows);
+        for i in 0..rows {
+            let mut r = Record {
+                source: Some("tidy.csv".to_string()),
+                format: Some("generic_csv".to_string()),
+                model: Some(format!("llama-{}", i % 7)),
+                gpu: Some("H100".to_string()),
+                batch_size: Some(1 << (i % 8)),
+                max_concurrency: Some(1 << (i % 6)),
+                input_len: Some(1024.0),
+                output_len: Some(128.0),
+                ..Record::default()
+            };
+            for (k, x) in [
+                MetricKey::Latency(LatencyMetric::Ttft, Stat::Mean),
+                MetricKey::Latency(LatencyMetric::Tpot, Stat::Mean),
+                MetricKey::Latency(
+                    LatencyMetric::Itl,
+                    Stat::P(Percentile::new(99.0).expect("p99")),
+                ),
+                MetricKey::OutputThroughput,
+            ]
+            .into_iter()
+            .zip([40.0, 8.0, 20.0, 1500.0])
+            {
+                r.set_metric(k, x);
+            }
+            v.push(r);
+        }
+        v
+    };
+    black_box(build());
+    let start = Instant::now();
+    let mut runs = 0u32;
+    while start.elapsed() < Duration::from_secs(1) || runs < 3 {
+        black_box(build());
+        runs += 1;
+    }
+    let per_run = start.elapsed().as_secs_f64() / f64::from(runs);
+    println!(
+        "{:<40} {:>7} {rows:>15} records  {:>8.1} ms/run  {:>7.1} MB/s of that CSV",
+        "(floor: only building those records)",
+        "",
+        per_run * 1e3,
+        csv_bytes as f64 / 1e6 / per_run
+    );
+}
+
 fn main() {
     // `cargo bench --bench ingest -- csv` runs only the cases whose name contains "csv".
     let filter = std::env::args()
@@ -112,5 +167,6 @@ fn main() {
     if wanted("tidy csv") {
         let csv = tidy_csv(100_000);
         measure("tidy CSV, 100k rows", "tidy.csv", csv.as_bytes());
+        records_only(100_000, csv.len());
     }
 }

@@ -134,3 +134,52 @@ fn canonical_json_and_csv_round_trip() {
     assert_eq!(back.records[5].request_rate, Some(f64::INFINITY));
     assert_eq!(back.records[5].metrics, got.records[5].metrics);
 }
+
+/// Quote-free CSV is split by hand; quoting the first header cell sends the same table
+/// through the `csv` crate. Both must give the same records, warnings, lines and mapping.
+#[test]
+fn quote_free_csv_reads_the_same_by_hand_and_through_the_csv_crate() {
+    let wide = String::from_utf8(fixture("tables/wide.csv")).unwrap();
+    let messy = "\n\nmodel,gpu,batch,concurrency,TTFT (ms),TPOT (s),Throughput (tok/s),status\n\
+                 llama,8xH100,8,16,45.2,0.0081,2345.6,ok\n\
+                 \n   \n\
+                 llama,H100,16,n/a,61 ms,0.0095,3012.4 tok/s\n\
+                 mistral,A100,x,32,fast,-,none,oom,extra\n\
+                 ,,,,,,,\n\
+                 \u{e9}t\u{e9},L40S,1,1,1e2,1.5e-2,1,000\n\
+                 qwen,H200,4,4,,,,\n\
+                 qwen;H200;4;4\n\
+                 phi,H100,2,2,12.5,0.01,99.5,ok";
+    let tsv = "model\tTTFT (ms)\tp99 ITL (ms)\nllama\t40\t50\n\nmistral\t41\n";
+    let crlf = messy.replace('\n', "\r\n");
+    for (name, text) in [
+        ("wide.csv", wide.as_str()),
+        ("messy.csv", messy),
+        ("t.tsv", tsv),
+        ("crlf.csv", crlf.as_str()),
+    ] {
+        assert!(!text.contains('"'));
+        let d = if name.ends_with(".tsv") { '\t' } else { ',' };
+        let header_start = text.find(|c: char| !c.is_whitespace()).unwrap();
+        let first_end = header_start + text[header_start..].find(d).unwrap();
+        let quoted = format!(
+            "{}\"{}\"{}",
+            &text[..header_start],
+            &text[header_start..first_end],
+            &text[first_end..]
+        );
+        let by_hand = ingest::read(name, text.as_bytes()).unwrap();
+        let by_crate = ingest::read(name, quoted.as_bytes()).unwrap();
+        assert_eq!(by_hand.format, Format::GenericCsv, "{name}");
+        assert!(!by_hand.records.is_empty(), "{name}");
+        assert_eq!(by_hand, by_crate, "{name}");
+        if name.ends_with(".csv") && name != "wide.csv" {
+            let lines: Vec<_> = by_hand
+                .warnings
+                .iter()
+                .filter_map(|w| w.at.clone())
+                .collect();
+            assert!(lines.len() >= 5, "{:?}", by_hand.warnings);
+        }
+    }
+}

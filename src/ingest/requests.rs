@@ -131,18 +131,51 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Lenient<T> {
     }
 }
 
-/// Inter-token gaps of one request: numbers only; anything else counts as no gaps.
+/// Inter-token gaps of one request: numbers only; anything else counts as no gaps. Collected
+/// straight into `f64`s (no intermediate `Option<f64>` list: these are most of a file).
 struct Gaps(Vec<f64>);
 
 impl<'de> Deserialize<'de> for Gaps {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let l = Lenient::<OptF64>::deserialize(d)?;
-        Ok(Gaps(
-            l.0.unwrap_or_default()
-                .into_iter()
-                .filter_map(|x| x.0)
-                .collect(),
-        ))
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Gaps;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an array of numbers")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Gaps, A::Error> {
+                let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1 << 20));
+                while let Some(x) = seq.next_element::<OptF64>()? {
+                    if let Some(v) = x.0 {
+                        out.push(v);
+                    }
+                }
+                Ok(Gaps(out))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Gaps, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(Gaps(Vec::new()))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Gaps, E> {
+                Ok(Gaps(Vec::new()))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Gaps, E> {
+                Ok(Gaps(Vec::new()))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Gaps, E> {
+                Ok(Gaps(Vec::new()))
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Gaps, E> {
+                Ok(Gaps(Vec::new()))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Gaps, E> {
+                Ok(Gaps(Vec::new()))
+            }
+            fn visit_unit<E>(self) -> Result<Gaps, E> {
+                Ok(Gaps(Vec::new()))
+            }
+        }
+        d.deserialize_any(V)
     }
 }
 

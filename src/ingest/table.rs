@@ -360,6 +360,10 @@ fn next_row(
 /// Reads a CSV/TSV table (delimiter from the header line), streaming: the first rows fix the
 /// mapping, then each row becomes records without the table being kept. Ragged rows are read
 /// with a warning (missing cells empty, extra cells ignored).
+///
+/// Text without quotes (most benchmark CSVs) is split by hand
+/// into cells borrowed from `text`; anything else goes through the `csv` crate. Both give the
+/// same rows, lines and warnings.
 fn read_csv(
     source: &str,
     text: &str,
@@ -368,6 +372,9 @@ fn read_csv(
 ) -> Result<(), IngestError> {
     let header_line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
     let delimiter = csv_delimiter(header_line).unwrap_or(b',');
+    if PlainRows::applies(text) {
+        return read_plain_csv(source, text, delimiter, user, out);
+    }
     let mut rdr = csv::ReaderBuilder::new()
         .delimiter(delimiter)
         .flexible(true)
@@ -415,9 +422,129 @@ fn read_csv(
     Ok(())
 }
 
+/// Rows of a CSV without quotes: rows end at `\n` or `\r` (so `\r\n` too, the `\n` then
+/// being an empty line), cells at the delimiter, borrowed from the text. Empty lines are no
+/// row and blank rows (every cell empty after trimming) are skipped, as with the `csv` crate
+/// and [`next_row`].
+struct PlainRows<'a> {
+    rest: &'a str,
+    /// 1 + the newlines consumed so far.
+    line: usize,
+    /// The line the `csv` crate reports for the next row: where the reader stood after the
+    /// previous row's terminator (empty lines are skipped while reading the next row, and a
+    /// `\r\n`'s `\n` is consumed by the next row too).
+    reported: usize,
+    delimiter: u8,
+}
+
+impl<'a> PlainRows<'a> {
+    /// Whether `text` splits the same by hand as through the `csv` crate: no quote at all.
+    fn applies(text: &str) -> bool {
+        memchr::memchr(b'"', text.as_bytes()).is_none()
+    }
+
+    /// The next non-blank row's cells into `cells` and its line.
+    fn next(&mut self, cells: &mut Vec<&'a str>) -> Option<usize> {
+        while !self.rest.is_empty() {
+            // One pass over the row: cut at each delimiter until the line ends.
+            let text = self.rest;
+            let bytes = text.as_bytes();
+            cells.clear();
+            let mut start = 0;
+            let end = loop {
+                match memchr::memchr3(self.delimiter, b'\n', b'\r', &bytes[start..]) {
+                    Some(i) if bytes[start + i] == self.delimiter => {
+                        cells.push(&text[start..start + i]);
+                        start += i + 1;
+                    }
+                    Some(i) => break start + i,
+                    None => break bytes.len(),
+                }
+            };
+            cells.push(&text[start..end]);
+            if bytes.get(end) == Some(&b'\n') {
+                self.line += 1;
+            }
+            self.rest = text.get(end + 1..).unwrap_or("");
+            if end == 0 {
+                // An empty line is no row at all for the `csv` crate.
+                continue;
+            }
+            let at = self.reported;
+            self.reported = self.line;
+            if cells.iter().all(|c| c.trim().is_empty()) {
+                continue;
+            }
+            return Some(at);
+        }
+        None
+    }
+}
+
+/// [`read_csv`] for text [`PlainRows`] applies to.
+fn read_plain_csv(
+    source: &str,
+    text: &str,
+    delimiter: u8,
+    user: Option<&[ColumnMapping]>,
+    out: &mut Ingested,
+) -> Result<(), IngestError> {
+    let mut rows = PlainRows {
+        rest: text,
+        line: 1,
+        reported: 1,
+        delimiter,
+    };
+    let mut cells: Vec<&str> = Vec::new();
+    if rows.next(&mut cells).is_none() {
+        return Err(IngestError::Empty {
+            file: source.to_string(),
+        });
+    }
+    let mut t = Table {
+        headers: cells.iter().map(|c| c.trim().to_string()).collect(),
+        ..Table::default()
+    };
+    let width = t.headers.len();
+    let mut ragged = Ragged { count: 0 };
+    while t.rows.len() < SAMPLE_ROWS {
+        let Some(line) = rows.next(&mut cells) else {
+            break;
+        };
+        ragged.check(line, cells.len(), width, &mut out.warnings);
+        t.rows.push((line, cells.iter().collect()));
+    }
+    let mapping = merge_mapping(auto_mapping(&t), user);
+    note_scales(&mapping, out);
+    let ctx = RowsContext {
+        context: &[],
+        tags: &[],
+        at: "",
+    };
+    let mapper = RowMapper::new(&mapping, &ctx);
+    let estimated_rows = memchr::memchr_iter(b'\n', text.as_bytes()).count();
+    out.records
+        .reserve(estimated_rows.min(1 << 22) * mapper.per_row());
+    for (line, cells) in &t.rows {
+        mapper.row(*line, cells, out);
+    }
+    while let Some(line) = rows.next(&mut cells) {
+        ragged.check(line, cells.len(), width, &mut out.warnings);
+        mapper.row(line, cells.as_slice(), out);
+    }
+    ragged.finish(&mut out.warnings);
+    push_mapping(mapping, out);
+    Ok(())
+}
+
 /// What kind of table the text holds, if any.
 pub(crate) fn classify_text(text: &str) -> Option<(Format, String)> {
-    let md = markdown_tables(text);
+    // A markdown table needs a `|`; without one, skip splitting every line of a large CSV.
+    let md = if memchr::memchr(b'|', text.as_bytes()).is_some() {
+        markdown_tables(text)
+    } else {
+        Vec::new()
+    };
     if let Some(first) = md.first() {
         let has = |t: &Table, name: &str| t.headers.iter().any(|h| h.eq_ignore_ascii_case(name));
         if md.iter().any(|t| has(t, "Test name")) {
@@ -904,6 +1031,22 @@ fn place_of(line: usize, at: &str) -> String {
     }
 }
 
+/// The field of a text dimension ([`is_text_dim`]); the label for any other.
+fn text_field(r: &mut Record, d: Dim) -> &mut Option<String> {
+    match d {
+        Dim::Source => &mut r.source,
+        Dim::Format => &mut r.format,
+        Dim::Model => &mut r.model,
+        Dim::Engine => &mut r.engine,
+        Dim::EngineVersion => &mut r.engine_version,
+        Dim::Gpu => &mut r.gpu,
+        Dim::Precision => &mut r.precision,
+        Dim::Dataset => &mut r.dataset,
+        Dim::Date => &mut r.date,
+        _ => &mut r.label,
+    }
+}
+
 /// Applies one cell; returns whether it was a measured value.
 fn apply_cell(
     r: &mut Record,
@@ -962,15 +1105,18 @@ fn apply_cell(
             text,
             test_name,
         } => {
-            let value = if *text {
-                DimValue::Text(cell.to_string())
+            let set = if *text {
+                // What `set_known` does with text, without its detour through `Display`.
+                *text_field(r, *dim) = Some(cell.to_string());
+                Ok(())
             } else {
-                match cell_number(cell) {
+                let value = match cell_number(cell) {
                     Some((v, _)) => DimValue::Num(v),
                     None => DimValue::Text(cell.to_string()),
-                }
+                };
+                r.set_known(*dim, Some(value))
             };
-            match r.set_known(*dim, Some(value)) {
+            match set {
                 // A value read from the row beats one inferred from another cell.
                 Ok(()) => {
                     if !r.inferred.is_empty() {
@@ -997,6 +1143,32 @@ fn apply_cell(
         }
     }
     false
+}
+
+/// The cells of one table row, however it was split.
+pub(crate) trait Cells {
+    /// Cell `i`, if the row has that many.
+    fn cell(&self, i: usize) -> Option<&str>;
+    /// Whether any cell holds more than whitespace.
+    fn any_filled(&self) -> bool;
+}
+
+impl Cells for csv::StringRecord {
+    fn cell(&self, i: usize) -> Option<&str> {
+        self.get(i)
+    }
+    fn any_filled(&self) -> bool {
+        self.iter().any(|c| !c.trim().is_empty())
+    }
+}
+
+impl Cells for [&str] {
+    fn cell(&self, i: usize) -> Option<&str> {
+        self.get(i).copied()
+    }
+    fn any_filled(&self) -> bool {
+        self.iter().any(|c| !c.trim().is_empty())
+    }
 }
 
 /// Turns rows into records with a mapping; wide column groups give one record per GPU.
@@ -1055,7 +1227,7 @@ impl<'a> RowMapper<'a> {
     }
 
     /// The records of one row.
-    pub(crate) fn row(&self, line: usize, cells: &csv::StringRecord, out: &mut Ingested) {
+    pub(crate) fn row<C: Cells + ?Sized>(&self, line: usize, cells: &C, out: &mut Ingested) {
         for group in &self.groups {
             let mut r = Record::default();
             let mut measured = false;
@@ -1063,13 +1235,13 @@ impl<'a> RowMapper<'a> {
                 if m.gpu.is_some() && m.gpu.as_deref() != *group {
                     continue;
                 }
-                let Some(cell) = cells.get(i) else {
+                let Some(cell) = cells.cell(i) else {
                     continue;
                 };
                 measured |= apply_cell(&mut r, m, slot, cell, (line, self.at), out);
             }
             if !measured {
-                if group.is_none() || cells.iter().any(|c| !c.trim().is_empty()) {
+                if group.is_none() || cells.any_filled() {
                     out.warnings.push(Warning::at(
                         place_of(line, self.at),
                         match group {
@@ -1298,6 +1470,59 @@ mod tests {
 
     fn target(name: &str) -> Option<String> {
         guess_column(name, true).target
+    }
+
+    /// Rows and lines as the `csv` crate gives them (blank rows skipped like `next_row`).
+    fn csv_rows(text: &str, delimiter: u8) -> Vec<(usize, Vec<String>)> {
+        let mut rdr = csv::ReaderBuilder::new()
+            .delimiter(delimiter)
+            .flexible(true)
+            .has_headers(false)
+            .from_reader(text.as_bytes());
+        let mut rec = csv::StringRecord::new();
+        let mut out = Vec::new();
+        let mut warnings = Vec::new();
+        while let Some(line) = next_row(&mut rdr, &mut rec, "f", true, &mut warnings).unwrap() {
+            out.push((line, rec.iter().map(str::to_string).collect()));
+        }
+        out
+    }
+
+    #[test]
+    fn plain_rows_split_like_the_csv_crate() {
+        let cases = [
+            "a,b,c\n1,2,3\n",
+            "a,b\n\n  \n , \n1,2,3\n,,\n7,8",
+            "a\tb\n1\t2\n\t\n3\t4\n",
+            "x;y\n\u{e9}t\u{e9};1,5\n;;\n",
+            "\n\nmodel,TTFT (ms)\nllama, 12.5 \n\n\nmistral,13\n",
+            "a,b\n1,2\n3,4\n\n",
+            "a,b,c\r\n1,2,3\r\n\r\n4,5\r\n",
+            "\r\n\r\na,b\r\n \r\n1,2\r\n\r\n3,4",
+            "a,b\r1,2\r\r3,4\r",
+            "a,b\n1,2\r\n\n3,4\r\r\n5,6\n\r7,8\n",
+            "a,b\n \n\n1,2\n\n \n\n3,4",
+        ];
+        for text in cases {
+            assert!(PlainRows::applies(text), "{text:?}");
+            let d = csv_delimiter(text.lines().find(|l| !l.trim().is_empty()).unwrap()).unwrap();
+            let mut rows = PlainRows {
+                rest: text,
+                line: 1,
+                reported: 1,
+                delimiter: d,
+            };
+            let mut cells = Vec::new();
+            let mut got = Vec::new();
+            while let Some(line) = rows.next(&mut cells) {
+                got.push((
+                    line,
+                    cells.iter().map(|c| c.to_string()).collect::<Vec<_>>(),
+                ));
+            }
+            assert_eq!(got, csv_rows(text, d), "{text:?}");
+        }
+        assert!(!PlainRows::applies("a,b\n\"1,2\",3\n"));
     }
 
     #[test]
