@@ -102,21 +102,22 @@ impl View {
         }
     }
 
+    /// Every view, in tab order.
+    pub const ALL: [View; 9] = [
+        View::Latency,
+        View::Throughput,
+        View::Scaling,
+        View::Table,
+        View::Improvement,
+        View::Tradeoff,
+        View::Slo,
+        View::Distribution,
+        View::Regression,
+    ];
+
     /// The view with this id.
     pub fn from_id(id: &str) -> Option<View> {
-        [
-            View::Latency,
-            View::Throughput,
-            View::Scaling,
-            View::Table,
-            View::Improvement,
-            View::Tradeoff,
-            View::Slo,
-            View::Distribution,
-            View::Regression,
-        ]
-        .into_iter()
-        .find(|v| v.id() == id)
+        View::ALL.into_iter().find(|v| v.id() == id)
     }
 
     /// Id used in URLs and test selectors.

@@ -530,17 +530,7 @@ fn ChartPanel() -> impl IntoView {
     });
 
     let set_view = move |v: View| state.chart.update(|c| c.view = v);
-    let tabs = [
-        View::Latency,
-        View::Throughput,
-        View::Scaling,
-        View::Table,
-        View::Improvement,
-        View::Tradeoff,
-        View::Slo,
-        View::Distribution,
-        View::Regression,
-    ];
+    let tabs = View::ALL;
     let is_view = move |v: View| state.chart.with(|c| c.view == v);
     let is_analysis = move || {
         is_view(View::Tradeoff)

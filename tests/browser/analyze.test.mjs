@@ -1,26 +1,18 @@
 // Trade-off, SLO and distribution views on real files, values read from the page.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { serveDist, launch, newPage, screenshot, pickFiles } from './harness.mjs';
+import { newPage, screenshot, pickFiles, useApp } from './harness.mjs';
 
-let server, browser;
-before(async () => {
-  server = await serveDist('dist');
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-  server?.close();
-});
+const app = useApp('dist');
 
 async function loadSample001(page) {
-  await page.goto(server.url);
+  await page.goto(app.server.url);
   await page.click('button[data-sample="001_b815cef7710eda19.txt"]');
   await page.waitForFunction(() => document.getElementById('chart')?.data?.length === 2);
 }
 
 test('trade-off: output throughput against p99 TTFT with Pareto frontiers', async (t) => {
-  const page = await newPage(browser, t);
+  const page = await newPage(app.browser, t);
   await loadSample001(page);
   await page.click('button[data-view="tradeoff"]');
   await page.waitForFunction(() => (document.getElementById('tradeoff-chart')?.data?.length ?? 0) >= 2);
@@ -33,7 +25,7 @@ test('trade-off: output throughput against p99 TTFT with Pareto frontiers', asyn
 });
 
 test('SLO: the highest request rate meeting p99 TTFT and mean TPOT limits', async (t) => {
-  const page = await newPage(browser, t);
+  const page = await newPage(app.browser, t);
   await loadSample001(page);
   await page.click('button[data-view="slo"]');
   await page.waitForSelector('#slo-table');
@@ -53,8 +45,8 @@ test('SLO: the highest request rate meeting p99 TTFT and mean TPOT limits', asyn
 });
 
 test('distributions from per-request detail', async (t) => {
-  const page = await newPage(browser, t);
-  await page.goto(server.url);
+  const page = await newPage(app.browser, t);
+  await page.goto(app.server.url);
   await pickFiles(page, ['tests/fixtures/vllm/vllm-4qps-concurrency8-Llama-3.1-8B-Instruct-20250301-101500.json']);
   await page.waitForSelector('#file-list > li.loaded');
   await page.click('button[data-view="distribution"]');
@@ -69,8 +61,8 @@ test('distributions from per-request detail', async (t) => {
 });
 
 test('regression check between an old and a new run', async (t) => {
-  const page = await newPage(browser, t);
-  await page.goto(server.url);
+  const page = await newPage(app.browser, t);
+  await page.goto(app.server.url);
   await pickFiles(page, ['tests/fixtures/analysis/old.csv']);
   await page.waitForSelector('#file-list > li.loaded');
   await pickFiles(page, ['tests/fixtures/analysis/new.csv']);

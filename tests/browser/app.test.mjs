@@ -1,21 +1,13 @@
 // The built explorer (dist/) in headless Chromium: shell, samples, chart values from the plotly div.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { serveDist, launch, newPage, screenshot, chartTraces, waitForTraces, pickFiles } from './harness.mjs';
+import { newPage, screenshot, chartTraces, waitForTraces, pickFiles, useApp } from './harness.mjs';
 
-let server, browser;
-before(async () => {
-  server = await serveDist('dist');
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-  server?.close();
-});
+const app = useApp('dist');
 
 test('the shell offers the bundled samples', async (t) => {
-  const page = await newPage(browser, t);
-  await page.goto(server.url);
+  const page = await newPage(app.browser, t);
+  await page.goto(app.server.url);
   await page.waitForSelector('#empty-state');
   assert.equal(await page.textContent('h1'), 'benchlens');
   assert.ok(await page.isVisible('#drop-zone'));
@@ -27,8 +19,8 @@ test('the shell offers the bundled samples', async (t) => {
 });
 
 test('sample 001 charts mean TTFT per request rate, one trace per engine', async (t) => {
-  const page = await newPage(browser, t);
-  await page.goto(server.url);
+  const page = await newPage(app.browser, t);
+  await page.goto(app.server.url);
   await page.click('button[data-sample="001_b815cef7710eda19.txt"]');
   await waitForTraces(page, 2);
   const file = page.locator('#file-list li.loaded');
@@ -56,8 +48,8 @@ test('sample 001 charts mean TTFT per request rate, one trace per engine', async
 });
 
 test('a file picked through the file input loads beside the others', async (t) => {
-  const page = await newPage(browser, t);
-  await page.goto(server.url);
+  const page = await newPage(app.browser, t);
+  await page.goto(app.server.url);
   await pickFiles(page, ['public/samples/001_b815cef7710eda19.txt']);
   await waitForTraces(page, 2);
   assert.match(await page.textContent('#file-list'), /001_b815cef7710eda19\.txt/);

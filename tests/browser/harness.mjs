@@ -4,6 +4,7 @@
 import { createServer } from 'node:http';
 import { readFile, stat, mkdir } from 'node:fs/promises';
 import { extname, join, normalize, resolve } from 'node:path';
+import { before, after } from 'node:test';
 import { chromium } from 'playwright-core';
 
 export const ROOT = resolve(import.meta.dirname, '..', '..');
@@ -108,4 +109,18 @@ export async function waitForTraces(page, n = 1) {
 /** Loads repo files through the real file picker. */
 export async function pickFiles(page, paths) {
   await page.setInputFiles('#file-input', paths.map((p) => resolve(ROOT, p)));
+}
+
+/** Serves `dir` under `prefix` and opens Chromium for the tests of one file; closes both after. */
+export function useApp(dir = 'dist', prefix = '/') {
+  const app = {};
+  before(async () => {
+    app.server = await serveDist(dir, prefix);
+    app.browser = await launch();
+  });
+  after(async () => {
+    await app.browser?.close();
+    app.server?.close();
+  });
+  return app;
 }

@@ -1,17 +1,9 @@
 // The improvement view and exports on the seeds, with values checked against the seed files.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { serveDist, launch, newPage, screenshot, pickFiles } from './harness.mjs';
+import { newPage, screenshot, pickFiles, useApp } from './harness.mjs';
 
-let server, browser;
-before(async () => {
-  server = await serveDist('dist');
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-  server?.close();
-});
+const app = useApp('dist');
 
 async function improveRows(page) {
   return page.$$eval('#improve-table tbody tr', (rows) =>
@@ -20,8 +12,8 @@ async function improveRows(page) {
 }
 
 test('seed 000: A100 over Tesla reproduces the Improvement column', async (t) => {
-  const page = await newPage(browser, t);
-  await page.goto(server.url);
+  const page = await newPage(app.browser, t);
+  await page.goto(app.server.url);
   await pickFiles(page, ['public/samples/000_258d36619a7af95a.txt']);
   await page.waitForSelector('#file-list > li.loaded');
   await page.click('button[data-view="improvement"]');
@@ -58,8 +50,8 @@ test('seed 000: A100 over Tesla reproduces the Improvement column', async (t) =>
 });
 
 test('seed 002: vllm over tgi output throughput at 128/128 is 8.15 %', async (t) => {
-  const page = await newPage(browser, t);
-  await page.goto(server.url);
+  const page = await newPage(app.browser, t);
+  await page.goto(app.server.url);
   await pickFiles(page, ['public/samples/002_44f3a8b9f2336bbb.txt']);
   await page.waitForSelector('#file-list > li.loaded');
   await page.click('button[data-view="improvement"]');
@@ -80,8 +72,8 @@ test('seed 002: vllm over tgi output throughput at 128/128 is 8.15 %', async (t)
 });
 
 test('exports: records as canonical CSV and JSON, chart as SVG', async (t) => {
-  const page = await newPage(browser, t);
-  await page.goto(server.url);
+  const page = await newPage(app.browser, t);
+  await page.goto(app.server.url);
   await page.click('button[data-sample="001_b815cef7710eda19.txt"]');
   await page.waitForFunction(() => document.getElementById('chart')?.data?.length === 2);
   await page.click('fieldset[data-dim="engine"] input[data-value="sgl"]');

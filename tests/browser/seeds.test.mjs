@@ -1,11 +1,11 @@
 // Every bundled seed through the real loading paths (file picker, drag-and-drop, paste), with
 // detected formats and counts, filters, every view, and chart data read from the plotly div.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import {
-  ROOT, serveDist, launch, newPage, screenshot, chartTraces, waitForTraces, pickFiles,
+  ROOT, newPage, screenshot, chartTraces, waitForTraces, pickFiles, useApp,
 } from './harness.mjs';
 
 const SEEDS = {
@@ -16,15 +16,7 @@ const SEEDS = {
   '004_adfd865e97a7b47c.txt': { format: 'vLLM performance suite', records: 0 },
 };
 
-let server, browser;
-before(async () => {
-  server = await serveDist('dist');
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-  server?.close();
-});
+const app = useApp('dist');
 
 async function fileRows(page) {
   return page.$$eval('#file-list > li', (items) =>
@@ -66,8 +58,8 @@ async function clickFacet(page, dim, value) {
 }
 
 test('all five seeds through the file picker: formats and counts', async (t) => {
-  const page = await newPage(browser, t);
-  await page.goto(server.url);
+  const page = await newPage(app.browser, t);
+  await page.goto(app.server.url);
   await pickFiles(page, Object.keys(SEEDS).map((f) => `public/samples/${f}`));
   await waitLoaded(page, 5);
   const rows = await fileRows(page);
@@ -84,8 +76,8 @@ test('all five seeds through the file picker: formats and counts', async (t) => 
 });
 
 test('seed 001 by drag-and-drop: filters, views and the address', async (t) => {
-  const page = await newPage(browser, t);
-  await page.goto(server.url);
+  const page = await newPage(app.browser, t);
+  await page.goto(app.server.url);
   const text = await readFile(resolve(ROOT, 'public/samples/001_b815cef7710eda19.txt'), 'utf8');
   await dropFile(page, '001_b815cef7710eda19.txt', text);
   await waitForTraces(page, 2);
@@ -136,10 +128,10 @@ test('seed 001 by drag-and-drop: filters, views and the address', async (t) => {
 });
 
 test('a shared address reopens the view: data URL, view, filters', async (t) => {
-  const page = await newPage(browser, t);
-  const data = `${server.url}samples/001_b815cef7710eda19.txt`;
+  const page = await newPage(app.browser, t);
+  const data = `${app.server.url}samples/001_b815cef7710eda19.txt`;
   const q = new URLSearchParams([['view', 'latency'], ['metric', 'p99_ttft_ms'], ['f.engine', 'sgl'], ['data', data]]);
-  await page.goto(`${server.url}?${q}`);
+  await page.goto(`${app.server.url}?${q}`);
   await waitForTraces(page, 1);
   const traces = await chartTraces(page);
   assert.deepEqual(traces.map((t) => t.name), ['sgl']);
@@ -151,8 +143,8 @@ test('a shared address reopens the view: data URL, view, filters', async (t) => 
 });
 
 test('seed 000: throughput per batch size, A100 vs Tesla, filtered to one model', async (t) => {
-  const page = await newPage(browser, t);
-  await page.goto(server.url);
+  const page = await newPage(app.browser, t);
+  await page.goto(app.server.url);
   await pickFiles(page, ['public/samples/000_258d36619a7af95a.txt']);
   await waitLoaded(page, 1);
   await page.click('button[data-view="throughput"]');
@@ -172,8 +164,8 @@ test('seed 000: throughput per batch size, A100 vs Tesla, filtered to one model'
 });
 
 test('seed 002 pasted as text: vllm vs tgi by input length', async (t) => {
-  const page = await newPage(browser, t);
-  await page.goto(server.url);
+  const page = await newPage(app.browser, t);
+  await page.goto(app.server.url);
   const text = await readFile(resolve(ROOT, 'public/samples/002_44f3a8b9f2336bbb.txt'), 'utf8');
   await page.click('text=Paste text');
   await page.fill('#paste-input', text);
@@ -194,8 +186,8 @@ test('seed 002 pasted as text: vllm vs tgi by input length', async (t) => {
 });
 
 test('seed 003 console output: latency per number of prompts', async (t) => {
-  const page = await newPage(browser, t);
-  await page.goto(server.url);
+  const page = await newPage(app.browser, t);
+  await page.goto(app.server.url);
   await pickFiles(page, ['public/samples/003_902df92d1b3a4732.txt']);
   await waitForTraces(page, 1);
   const x = await page.evaluate(() => document.getElementById('chart').layout.xaxis.title.text);
@@ -205,8 +197,8 @@ test('seed 003 console output: latency per number of prompts', async (t) => {
 });
 
 test('a broken file shows its error and leaves the others loaded', async (t) => {
-  const page = await newPage(browser, t);
-  await page.goto(server.url);
+  const page = await newPage(app.browser, t);
+  await page.goto(app.server.url);
   await page.click('button[data-sample="001_b815cef7710eda19.txt"]');
   await waitForTraces(page, 2);
   await dropFile(page, 'broken.json', '{"backend": "vllm", "mean_ttft_ms": [1, 2');
