@@ -222,3 +222,22 @@ test('a broken file shows its error and leaves the others loaded', async (t) => 
   const unexpected = page.errors.filter((e) => !e.includes('Failed to load resource') && !e.includes('ERR_CONNECTION_REFUSED'));
   assert.deepEqual(unexpected, []);
 });
+
+test('a missing dimension set by the user for a whole file', async (t) => {
+  const page = await newPage(app.browser, t);
+  await page.goto(app.server.url);
+  await page.click('button[data-sample="001_b815cef7710eda19.txt"]');
+  await waitForTraces(page, 2);
+  assert.match(await page.textContent('fieldset[data-dim="gpu"]'), /not in the data/);
+  await page.click('#file-list > li .annotate summary');
+  await page.selectOption('#file-list > li .annotate select', 'gpu');
+  await page.fill('#file-list > li .annotate input', 'H100');
+  await page.click('#file-list > li .annotate button[type="submit"]');
+  await page.waitForSelector('fieldset[data-dim="gpu"] input[data-value="H100"]');
+  const label = await page.textContent('fieldset[data-dim="gpu"] label');
+  assert.match(label, /H100\s*12/);
+  // The value is marked as set by the user: the record table flags it.
+  await page.click('button[data-view="table"]');
+  assert.match(await page.textContent('#records-table tbody tr:first-child'), /gpu/);
+  assert.deepEqual(page.errors, []);
+});
