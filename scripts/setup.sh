@@ -25,6 +25,12 @@ ensure_wasm_target() {
   rustup target add wasm32-unknown-unknown
 }
 
+ensure_components() {
+  # Both come with rustup's default profile; a minimal profile lacks them.
+  cargo fmt --version >/dev/null 2>&1 || { say "adding rustfmt"; rustup component add rustfmt; }
+  cargo clippy --version >/dev/null 2>&1 || { say "adding clippy"; rustup component add clippy; }
+}
+
 ensure_cargo_tool() { # binary, crate, version
   local bin=$1 crate=$2 version=$3
   if command -v "$bin" >/dev/null && "$bin" --version 2>/dev/null | grep -q " $version\b"; then
@@ -57,6 +63,7 @@ ensure_build() {
     echo "no wasm-bindgen in Cargo.lock" >&2; exit 1
   fi
   ensure_wasm_target
+  ensure_components
   ensure_cargo_tool trunk trunk "$TRUNK_VERSION"
   ensure_cargo_tool wasm-bindgen wasm-bindgen-cli "$WASM_BINDGEN_VERSION"
   if ! grep -q "wasm_bindgen = \"$WASM_BINDGEN_VERSION\"" Trunk.toml; then
