@@ -34,6 +34,8 @@ pub struct ViewState {
     pub candidate: Option<String>,
     /// Improvement view: dimensions left out of the match key.
     pub ignore: Vec<String>,
+    /// View-specific settings (trade-off axes, SLO limits, ...), as `v.<name>=<value>`.
+    pub params: BTreeMap<String, String>,
     /// Selected values per dimension name; `(none)` selects records without a value.
     pub filters: BTreeMap<String, Vec<String>>,
     /// Data file addresses to fetch.
@@ -78,6 +80,9 @@ impl ViewState {
         for d in &self.ignore {
             push("ignore", d);
         }
+        for (k, v) in &self.params {
+            push(&format!("v.{k}"), v);
+        }
         for (dim, values) in &self.filters {
             for v in values {
                 push(&format!("f.{dim}"), v);
@@ -113,7 +118,9 @@ impl ViewState {
                 "cand" => state.candidate = Some(v),
                 "ignore" => state.ignore.push(v),
                 _ => {
-                    if let Some(dim) = k.strip_prefix("f.") {
+                    if let Some(name) = k.strip_prefix("v.") {
+                        state.params.insert(name.to_string(), v);
+                    } else if let Some(dim) = k.strip_prefix("f.") {
                         state.filters.entry(dim.to_string()).or_default().push(v);
                     }
                 }
@@ -354,6 +361,11 @@ mod tests {
             baseline: Some("Tesla".into()),
             candidate: Some("A100 80G".into()),
             ignore: vec!["engine_version".into(), "tag.status".into()],
+            params: [(
+                "slo".to_string(),
+                "p99_ttft_ms<=500, mean_tpot_ms<=50".to_string(),
+            )]
+            .into(),
             data: vec!["https://h/x.json?a=1&b=2".into(), "https://h/y.csv".into()],
             ..ViewState::default()
         };

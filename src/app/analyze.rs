@@ -73,8 +73,18 @@ fn draw(node: NodeRef<leptos::html::Div>, figure: Option<String>) {
 #[component]
 pub fn TradeoffView() -> impl IntoView {
     let state = expect_context::<AppState>();
-    let throughput = RwSignal::new(ThroughputAxis::OutputTokensPerS);
-    let latency = RwSignal::new(LatencyAxis::P99TtftMs);
+    let throughput = RwSignal::new(
+        state
+            .param("throughput")
+            .and_then(|v| ThroughputAxis::ALL.into_iter().find(|a| a.label() == v))
+            .unwrap_or(ThroughputAxis::OutputTokensPerS),
+    );
+    let latency = RwSignal::new(
+        state
+            .param("latency")
+            .and_then(|v| LatencyAxis::ALL.into_iter().find(|a| a.label() == v))
+            .unwrap_or(LatencyAxis::P99TtftMs),
+    );
     let node = NodeRef::<leptos::html::Div>::new();
     let result = Memo::new(move |_| {
         let filter = state.filter.get();
@@ -107,17 +117,23 @@ pub fn TradeoffView() -> impl IntoView {
             <label>"Throughput "
                 <select id="tradeoff-throughput" on:change=move |ev| {
                     let v = event_target_value(&ev);
-                    if let Some(a) = ThroughputAxis::ALL.into_iter().find(|a| a.label() == v) { throughput.set(a) }
+                    if let Some(a) = ThroughputAxis::ALL.into_iter().find(|a| a.label() == v) {
+                        throughput.set(a);
+                        state.set_param("throughput", v);
+                    }
                 }>
-                    {ThroughputAxis::ALL.into_iter().map(|a| view! { <option value=a.label()>{a.label()}</option> }).collect_view()}
+                    {ThroughputAxis::ALL.into_iter().map(|a| view! { <option value=a.label() selected=a == throughput.get_untracked()>{a.label()}</option> }).collect_view()}
                 </select>
             </label>
             <label>"Latency "
                 <select id="tradeoff-latency" on:change=move |ev| {
                     let v = event_target_value(&ev);
-                    if let Some(a) = LatencyAxis::ALL.into_iter().find(|a| a.label() == v) { latency.set(a) }
+                    if let Some(a) = LatencyAxis::ALL.into_iter().find(|a| a.label() == v) {
+                        latency.set(a);
+                        state.set_param("latency", v);
+                    }
                 }>
-                    {LatencyAxis::ALL.into_iter().map(|a| view! { <option value=a.label()>{a.label()}</option> }).collect_view()}
+                    {LatencyAxis::ALL.into_iter().map(|a| view! { <option value=a.label() selected=a == latency.get_untracked()>{a.label()}</option> }).collect_view()}
                 </select>
             </label>
         </div>
@@ -144,8 +160,12 @@ pub fn TradeoffView() -> impl IntoView {
 #[component]
 pub fn SloView() -> impl IntoView {
     let state = expect_context::<AppState>();
-    let limits_text = RwSignal::new("p99_ttft_ms<=500, mean_tpot_ms<=50".to_string());
-    let load = RwSignal::new(None::<DimKey>);
+    let limits_text = RwSignal::new(
+        state
+            .param("slo")
+            .unwrap_or_else(|| "p99_ttft_ms<=500, mean_tpot_ms<=50".to_string()),
+    );
+    let load = RwSignal::new(state.param("load").and_then(|l| DimKey::from_name(&l)));
     let result = Memo::new(move |_| {
         let filter = state.filter.get();
         let text = limits_text.get();
@@ -182,10 +202,18 @@ pub fn SloView() -> impl IntoView {
         <div class="controls">
             <label>"Limits "
                 <input id="slo-limits" size="40" prop:value=move || limits_text.get()
-                    on:change=move |ev| limits_text.set(event_target_value(&ev))/>
+                    on:change=move |ev| {
+                        let v = event_target_value(&ev);
+                        state.set_param("slo", v.clone());
+                        limits_text.set(v);
+                    }/>
             </label>
             <label>"Load "
-                <select id="slo-load" on:change=move |ev| load.set(DimKey::from_name(&event_target_value(&ev)))>
+                <select id="slo-load" on:change=move |ev| {
+                    let v = event_target_value(&ev);
+                    load.set(DimKey::from_name(&v));
+                    state.set_param("load", v);
+                }>
                     {[Dim::RequestRate, Dim::MaxConcurrency, Dim::BatchSize].into_iter().map(|d| {
                         let selected = move || result.with(|r| r.as_ref().is_ok_and(|(l, _)| *l == DimKey::Known(d)));
                         view! { <option value=d.name() selected=selected>{d.label()}</option> }
@@ -205,7 +233,12 @@ pub fn SloView() -> impl IntoView {
 #[component]
 pub fn DistributionView() -> impl IntoView {
     let state = expect_context::<AppState>();
-    let quantity = RwSignal::new(RequestQuantity::TtftMs);
+    let quantity = RwSignal::new(
+        state
+            .param("quantity")
+            .and_then(|v| RequestQuantity::ALL.into_iter().find(|q| q.name() == v))
+            .unwrap_or(RequestQuantity::TtftMs),
+    );
     let cdf_node = NodeRef::<leptos::html::Div>::new();
     let hist_node = NodeRef::<leptos::html::Div>::new();
     let result = Memo::new(move |_| {
@@ -236,9 +269,12 @@ pub fn DistributionView() -> impl IntoView {
             <label>"Quantity "
                 <select id="dist-quantity" on:change=move |ev| {
                     let v = event_target_value(&ev);
-                    if let Some(q) = RequestQuantity::ALL.into_iter().find(|q| q.name() == v) { quantity.set(q) }
+                    if let Some(q) = RequestQuantity::ALL.into_iter().find(|q| q.name() == v) {
+                        quantity.set(q);
+                        state.set_param("quantity", v);
+                    }
                 }>
-                    {RequestQuantity::ALL.into_iter().map(|q| view! { <option value=q.name()>{q.label()}</option> }).collect_view()}
+                    {RequestQuantity::ALL.into_iter().map(|q| view! { <option value=q.name() selected=q == quantity.get_untracked()>{q.label()}</option> }).collect_view()}
                 </select>
             </label>
         </div>
@@ -259,7 +295,13 @@ pub fn RegressionView() -> impl IntoView {
     let state = expect_context::<AppState>();
     let old = RwSignal::new(None::<u32>);
     let new = RwSignal::new(None::<u32>);
-    let threshold = RwSignal::new(5.0_f64);
+    let threshold = RwSignal::new(
+        state
+            .param("threshold")
+            .and_then(|t| t.parse::<f64>().ok())
+            .filter(|t| t.is_finite() && *t >= 0.0)
+            .unwrap_or(5.0),
+    );
     let loaded = Memo::new(move |_| {
         state.files.with(|files| {
             files
@@ -324,7 +366,10 @@ pub fn RegressionView() -> impl IntoView {
                     prop:value=move || threshold.get().to_string()
                     on:change=move |ev| {
                         if let Ok(v) = event_target_value(&ev).parse::<f64>() {
-                            if v.is_finite() && v >= 0.0 { threshold.set(v) }
+                            if v.is_finite() && v >= 0.0 {
+                                threshold.set(v);
+                                state.set_param("threshold", v.to_string());
+                            }
                         }
                     }/>
             </label>

@@ -242,6 +242,8 @@ pub struct AppState {
     pub chart: RwSignal<ChartChoice>,
     /// Improvement view choices.
     pub improve: RwSignal<ImproveChoice>,
+    /// Settings of the other analysis views, kept in the address (`v.<name>`).
+    pub view_params: RwSignal<std::collections::BTreeMap<String, String>>,
     /// Dark theme on.
     pub dark: RwSignal<bool>,
     /// Next file id.
@@ -266,9 +268,22 @@ impl AppState {
             filter: RwSignal::new(Filter::default()),
             chart: RwSignal::new(ChartChoice::default()),
             improve: RwSignal::new(ImproveChoice::default()),
+            view_params: RwSignal::new(Default::default()),
             dark: RwSignal::new(dark),
             next_id: StoredValue::new(1),
         }
+    }
+
+    /// A view setting from the address, if any.
+    pub fn param(&self, name: &str) -> Option<String> {
+        self.view_params.with_untracked(|p| p.get(name).cloned())
+    }
+
+    /// Records a view setting so the address keeps it.
+    pub fn set_param(&self, name: &str, value: String) {
+        self.view_params.update(|p| {
+            p.insert(name.to_string(), value);
+        });
     }
 
     /// Adds a file in the loading state and returns its id.

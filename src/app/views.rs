@@ -39,6 +39,7 @@ pub fn App() -> impl IntoView {
     if let Some(search) = web_sys::window().and_then(|w| w.location().search().ok()) {
         let link = ViewState::from_query(&search);
         state.chart.set(ChartChoice::from_view_state(&link));
+        state.view_params.set(link.params.clone());
         if link.view.as_deref() == Some(View::Improvement.id()) {
             state.improve.set(ImproveChoice::from_link(&link));
         }
@@ -53,6 +54,7 @@ pub fn App() -> impl IntoView {
         if state.chart.with(|c| c.view == View::Improvement) {
             state.improve.with(|c| c.write_link(&mut link));
         }
+        link.params = state.view_params.get();
         link.set_filter(&state.filter.get());
         link.data = state.files.with(|files| {
             files

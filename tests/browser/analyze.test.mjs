@@ -82,3 +82,17 @@ test('regression check between an old and a new run', async (t) => {
   await screenshot(page, 'regression');
   assert.deepEqual(page.errors, []);
 });
+
+test('analysis settings travel in the address', async (t) => {
+  const page = await newPage(app.browser, t);
+  const data = `${app.server.url}samples/001_b815cef7710eda19.txt`;
+  const q = new URLSearchParams([['view', 'slo'], ['v.slo', 'p99_ttft_ms<=100'], ['data', data]]);
+  await page.goto(`${app.server.url}?${q}`);
+  await page.waitForSelector('#slo-table');
+  assert.equal(await page.inputValue('#slo-limits'), 'p99_ttft_ms<=100');
+  // Changing a setting updates the address.
+  await page.fill('#slo-limits', 'p99_ttft_ms<=250');
+  await page.press('#slo-limits', 'Enter');
+  await page.waitForFunction(() => new URLSearchParams(location.search).get('v.slo') === 'p99_ttft_ms<=250');
+  assert.deepEqual(page.errors, []);
+});
