@@ -721,10 +721,13 @@ fn ComparisonTableView(resolved: Memo<Option<Resolved>>) -> impl IntoView {
                         {table.series.iter().map(|s| view! { <th>{format!("{s}{unit}")}</th> }).collect_view()}
                         <th>{if table.lower_is_better { "Fastest" } else { "Best" }}</th>
                         <th>{if table.lower_is_better { "Faster by (%)" } else { "Better by (%)" }}</th>
+                        <th>"Data quality"</th>
                     </tr>
                 </thead>
                 <tbody>
-                    {table.rows.into_iter().map(|row| view! {
+                    {table.rows.into_iter().map(|row| {
+                        let flags = point_flags(state, &r.series, &row.x);
+                        view! {
                         <tr>
                             <td>{row.x.to_string()}</td>
                             {row.values.iter().map(|v| view! {
@@ -732,8 +735,9 @@ fn ComparisonTableView(resolved: Memo<Option<Resolved>>) -> impl IntoView {
                             }).collect_view()}
                             <td class="fastest">{row.fastest.unwrap_or_else(|| "—".into())}</td>
                             <td class="num">{row.faster_by_pct.map(|p| format!("{p:.2}%")).unwrap_or_else(|| "—".into())}</td>
+                            <td class="flags">{flags}</td>
                         </tr>
-                    }).collect_view()}
+                    }}).collect_view()}
                 </tbody>
             </table>
         })
@@ -916,4 +920,27 @@ fn Exports(
             }>{move || if copied.get() { "link copied" } else { "copy link" }}</button>
         </div>
     }
+}
+
+/// The data-quality notes of every record drawn at `x`, each note once, with its series.
+fn point_flags(state: AppState, series: &[Series], x: &DimValue) -> String {
+    state.dataset.with_untracked(|h| {
+        let mut notes: Vec<String> = Vec::new();
+        for s in series {
+            for p in s.points.iter().filter(|p| &p.x == x) {
+                for &i in &p.records {
+                    let Some(r) = h.dataset.records().get(i) else {
+                        continue;
+                    };
+                    for f in record_flags(r) {
+                        let note = format!("{}: {}", s.name, f.text);
+                        if !notes.contains(&note) {
+                            notes.push(note);
+                        }
+                    }
+                }
+            }
+        }
+        notes.join("; ")
+    })
 }
