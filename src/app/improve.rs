@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use leptos::prelude::*;
 
 use super::plotly;
-use super::state::{default_metric, AppState, View};
+use super::state::{default_metric, AppState, View, X_CANDIDATES};
 use crate::analysis::improvement::{
     self as analysis, ImprovementSort, ImprovementSpec, ImprovementTable,
 };
@@ -181,9 +181,15 @@ fn derive(ds: &Dataset, indices: &[usize], c: &ImproveChoice) -> Option<Derived>
                 .heat
                 .clone()
                 .filter(|(x, y)| t.key_dims.contains(x) && t.key_dims.contains(y))
-                .or_else(|| match vary.as_slice() {
-                    [y, x, ..] => Some((x.clone(), y.clone())),
-                    _ => None,
+                .or_else(|| {
+                    // Load or size across, the first other varying dimension (model) down.
+                    let x = X_CANDIDATES
+                        .iter()
+                        .map(|d| DimKey::Known(*d))
+                        .find(|k| vary.contains(k))
+                        .or_else(|| vary.get(1).cloned())?;
+                    let y = vary.iter().find(|k| **k != x)?.clone();
+                    Some((x, y))
                 });
             (bars_by, heat)
         }

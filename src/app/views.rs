@@ -272,7 +272,7 @@ fn FileList() -> impl IntoView {
                                 let n_warn = warnings.len();
                                 ("loaded", view! {
                                     <span class="format">{format.clone()}</span>
-                                    <span class="count">{format!("{} records", rows.len())}</span>
+                                    <span class="count">{format!("{} record{}", rows.len(), if rows.len() == 1 { "" } else { "s" })}</span>
                                     {note.clone().map(|n| view! { <span class="note">{n}</span> })}
                                     {(n_warn > 0).then(|| view! {
                                         <details class="warnings">
