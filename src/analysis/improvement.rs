@@ -698,10 +698,12 @@ pub fn improvement_heatmap_plot(
             .hover_info(HoverInfo::Text),
     );
     let (_, _, grid) = theme_colors(theme);
+    // Category labels (model names) need room: let plotly size the margins to them.
     let cat = |t: &str| {
         Axis::new()
             .title(Title::with_text(escape_html(t)))
             .type_(AxisType::Category)
+            .auto_margin(true)
             .grid_color(grid)
             .line_color(grid)
     };
