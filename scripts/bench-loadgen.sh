@@ -36,7 +36,9 @@ start_mock() {
   done
   echo "mock did not start:"; cat "$work/mock.out"; exit 1
 }
-stop_mock() { kill "$mock_pid"; wait "$mock_pid" 2>/dev/null || true; mock_pid=""; }
+# SIGINT, so the mock prints its own first-chunk latency before it exits.
+stop_mock() { kill -INT "$mock_pid"; wait "$mock_pid" 2>/dev/null || true; mock_pid=""; }
+mock_side() { grep -m1 'first-chunk latency' "$work/mock.out" | sed 's/.*latency: //' || true; }
 value() { grep -m1 "^$1" "$2" | cut -c41- | tr -d ' '; }
 
 start_mock --ttft-ms 0 --itl-ms 0 --tokens-per-chunk 1
@@ -44,22 +46,26 @@ start_mock --ttft-ms 0 --itl-ms 0 --tokens-per-chunk 1
   --num-prompts "$PROMPTS" --warmup 512 --input-len 32 --output-len 128 --ignore-eos \
   --no-progress --result-dir "$work" --result-filename zero.json > "$work/zero.txt"
 stop_mock
+zero_mock="$(mock_side)"
 echo "zero-delay mock, concurrency 256, 128 tokens/request, $PROMPTS requests:"
 echo "  requests/s:          $(value 'Request throughput' "$work/zero.txt")"
 echo "  output tokens/s:     $(value 'Output token throughput' "$work/zero.txt")"
 echo "  failed requests:     $(value 'Failed requests' "$work/zero.txt")"
 echo "  reported TTFT mean:  $(value 'Mean TTFT' "$work/zero.txt") ms (mock: 0 ms)"
 echo "  reported TTFT p99:   $(value 'P99 TTFT' "$work/zero.txt") ms"
+echo "  the mock's own first-chunk latency (incl. warm-up): $zero_mock"
 
 start_mock --ttft-ms 50 --itl-ms 5 --tokens-per-chunk 1
 "$BENCHLENS" run --base-url "$url" --request-rate inf --max-concurrency 64 \
   --num-prompts 1280 --warmup 64 --input-len 32 --output-len 128 --ignore-eos \
   --no-progress --result-dir "$work" --result-filename paced.json > "$work/paced.txt"
 stop_mock
+paced_mock="$(mock_side)"
 mean="$(value 'Mean TTFT' "$work/paced.txt")"
 p99="$(value 'P99 TTFT' "$work/paced.txt")"
 echo "mock at 50 ms TTFT / 5 ms ITL, concurrency 64, 1280 requests:"
 echo "  reported TTFT mean:  $mean ms (added: $(awk -v v="$mean" 'BEGIN{printf "%.2f", v-50}') ms)"
 echo "  reported TTFT p99:   $p99 ms (added: $(awk -v v="$p99" 'BEGIN{printf "%.2f", v-50}') ms)"
+echo "  the mock's own first-chunk latency (incl. warm-up): $paced_mock"
 echo "  reported ITL mean:   $(value 'Mean ITL' "$work/paced.txt") ms (mock: 5 ms)"
 echo "  requests/s:          $(value 'Request throughput' "$work/paced.txt")"

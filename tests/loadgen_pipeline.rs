@@ -101,3 +101,32 @@ async fn low_load_metrics_match_the_mock_within_a_millisecond() {
     assert_eq!(first["chunks_ms_tokens"].as_array().unwrap().len(), 32);
     mock.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_mock_reports_its_own_first_chunk_latency() {
+    let mock = MockServer::start(MockOpts {
+        ttft_ms: 20.0,
+        itl_ms: 1.0,
+        ..MockOpts::default()
+    })
+    .await
+    .unwrap();
+    assert_eq!(mock.first_chunk_latency(), None);
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = opts(mock.base_url(), dir.path());
+    o.num_prompts = 6;
+    o.max_concurrency = vec![2];
+    o.input_len = 16;
+    o.output_len = Some(4);
+    o.ignore_eos = true;
+    let (_tx, rx) = watch::channel(false);
+    run_with_stop(o, rx).await.unwrap();
+    let (n, mean_ms, p99_ms) = mock
+        .first_chunk_latency()
+        .expect("streamed requests were timed");
+    // The model lookup is not streamed; every benchmark request is.
+    assert!(n >= 6, "{n}");
+    assert!((19.5..40.0).contains(&mean_ms), "{mean_ms}");
+    assert!(p99_ms >= mean_ms, "{p99_ms} < {mean_ms}");
+    mock.shutdown().await;
+}

@@ -121,6 +121,7 @@ impl Default for MockOpts {
 #[derive(Debug)]
 pub struct MockServer {
     addr: SocketAddr,
+    cfg: Arc<Config>,
     stop: Option<oneshot::Sender<()>>,
     task: JoinHandle<()>,
 }
@@ -139,6 +140,7 @@ impl MockServer {
             .local_addr()
             .map_err(|source| LoadgenError::Bind { addr, source })?;
         let cfg = Arc::new(Config::from(&opts));
+        let served = cfg.clone();
         let (stop_tx, mut stop_rx) = oneshot::channel::<()>();
         let task = tokio::spawn(async move {
             loop {
@@ -163,6 +165,7 @@ impl MockServer {
         });
         Ok(MockServer {
             addr: bound,
+            cfg: served,
             stop: Some(stop_tx),
             task,
         })
@@ -176,6 +179,27 @@ impl MockServer {
     /// `http://host:port`.
     pub fn base_url(&self) -> String {
         format!("http://{}", self.addr)
+    }
+
+    /// The mock's own view of its streamed requests' time to first token: from the request's
+    /// arrival to the first chunk leaving the handler, as (count, mean ms, p99 ms). Comparing it
+    /// with what a client reports separates client delay from server delay.
+    pub fn first_chunk_latency(&self) -> Option<(usize, f64, f64)> {
+        let mut us = self
+            .cfg
+            .first_chunk_us
+            .lock()
+            .map(|v| v.clone())
+            .unwrap_or_default();
+        if us.is_empty() {
+            return None;
+        }
+        us.sort_unstable();
+        let n = us.len();
+        let mean = us.iter().map(|&u| f64::from(u)).sum::<f64>() / n as f64 / 1e3;
+        // Nearest-rank p99: enough for a diagnostic line.
+        let p99 = f64::from(us[((n as f64 * 0.99).ceil() as usize).clamp(1, n) - 1]) / 1e3;
+        Some((n, mean, p99))
     }
 
     /// Stops accepting connections (open connections finish their requests).
@@ -198,6 +222,11 @@ pub async fn serve_until_ctrl_c(opts: MockOpts) -> Result<(), LoadgenError> {
         opts.tokens_per_chunk
     );
     let _ = tokio::signal::ctrl_c().await;
+    if let Some((n, mean, p99)) = server.first_chunk_latency() {
+        println!(
+            "mock first-chunk latency: {n} streamed requests, mean {mean:.2} ms, p99 {p99:.2} ms"
+        );
+    }
     server.shutdown().await;
     Ok(())
 }
@@ -216,6 +245,9 @@ struct Config {
     stall: Duration,
     /// Generation requests seen, numbering the fault sequence.
     requests: AtomicU64,
+    /// Per streamed request: microseconds from arrival to the first chunk (see
+    /// [`MockServer::first_chunk_latency`]).
+    first_chunk_us: std::sync::Mutex<Vec<u32>>,
     batch: Option<Batch>,
     /// The exact `Authorization` header required, if any.
     authorization: Option<String>,
@@ -287,6 +319,7 @@ impl From<&MockOpts> for Config {
             },
             stall: Duration::from_secs_f64(o.stall_ms.max(0.0) / 1e3),
             requests: AtomicU64::new(0),
+            first_chunk_us: std::sync::Mutex::new(Vec::new()),
             authorization: o.api_key.as_ref().map(|k| format!("Bearer {k}")),
             batch: o.max_batch.filter(|m| *m > 0).map(|max| Batch {
                 max,
@@ -373,6 +406,7 @@ async fn handle(
     cfg: Arc<Config>,
     reset: Arc<AtomicBool>,
 ) -> Result<Response<MockBody>, Infallible> {
+    let received = Instant::now();
     if let Some(want) = &cfg.authorization {
         let got = req.headers().get(hyper::header::AUTHORIZATION);
         if got.is_none_or(|g| g.as_bytes() != want.as_bytes()) {
@@ -429,7 +463,7 @@ async fn handle(
         start
     };
     if gen.stream {
-        let body = SseBody::new(gen, cfg, start, fault, slot);
+        let body = SseBody::new(gen, cfg, start, fault, slot, received);
         let mut r = Response::new(Either::Right(body));
         r.headers_mut().insert(
             hyper::header::CONTENT_TYPE,
@@ -597,6 +631,8 @@ struct SseBody {
     fault: Fault,
     /// The batch slot, released (and the running count lowered) when the body is dropped.
     slot: Option<OwnedSemaphorePermit>,
+    /// When the request arrived, for the mock's own first-chunk latency.
+    received: Instant,
 }
 
 impl Drop for SseBody {
@@ -621,6 +657,7 @@ impl SseBody {
         start: Instant,
         fault: Fault,
         slot: Option<OwnedSemaphorePermit>,
+        received: Instant,
     ) -> SseBody {
         let chunks = gen.completion_tokens.div_ceil(cfg.tokens_per_chunk);
         if let (Some(_), Some(b)) = (&slot, &cfg.batch) {
@@ -633,6 +670,7 @@ impl SseBody {
             next_chunk: 0,
             fault,
             slot,
+            received,
             chunks,
             phase: if chunks == 0 {
                 Phase::Tail
@@ -787,6 +825,12 @@ impl Body for SseBody {
                 out.extend_from_slice(b"data: {\"choices\": [{\"text\": \n\n");
             }
             this.write_chunk(&mut out, this.next_chunk);
+            if this.next_chunk == 0 {
+                let us = now.duration_since(this.received).as_micros();
+                if let Ok(mut v) = this.cfg.first_chunk_us.lock() {
+                    v.push(u32::try_from(us).unwrap_or(u32::MAX));
+                }
+            }
             this.next_chunk += 1;
             this.next_due += this.step();
             if this.next_chunk == this.chunks / 2 && this.fault == Fault::Stall {
