@@ -922,25 +922,44 @@ fn Exports(
     }
 }
 
-/// The data-quality notes of every record drawn at `x`, each note once, with its series.
+/// The data-quality notes of every record drawn at `x`, each note once; a note that holds
+/// for only some series names them.
 fn point_flags(state: AppState, series: &[Series], x: &DimValue) -> String {
     state.dataset.with_untracked(|h| {
-        let mut notes: Vec<String> = Vec::new();
+        // Note text -> the series it applies to, in first-seen order.
+        let mut notes: Vec<(String, Vec<&str>)> = Vec::new();
+        let mut drawn = 0;
         for s in series {
+            let mut here = false;
             for p in s.points.iter().filter(|p| &p.x == x) {
+                here = true;
                 for &i in &p.records {
                     let Some(r) = h.dataset.records().get(i) else {
                         continue;
                     };
                     for f in record_flags(r) {
-                        let note = format!("{}: {}", s.name, f.text);
-                        if !notes.contains(&note) {
-                            notes.push(note);
+                        match notes.iter_mut().find(|(t, _)| *t == f.text) {
+                            Some((_, names)) if !names.contains(&s.name.as_str()) => {
+                                names.push(&s.name)
+                            }
+                            Some(_) => {}
+                            None => notes.push((f.text, vec![&s.name])),
                         }
                     }
                 }
             }
+            drawn += usize::from(here);
         }
-        notes.join("; ")
+        notes
+            .into_iter()
+            .map(|(text, names)| {
+                if names.len() == drawn {
+                    text
+                } else {
+                    format!("{}: {text}", names.join(", "))
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("; ")
     })
 }
