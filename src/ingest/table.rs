@@ -399,7 +399,27 @@ fn read_csv(
         ragged.check(line, rec.len(), width, &mut out.warnings);
         t.rows.push((line, rec.clone()));
     }
-    let mapping = merge_mapping(auto_mapping(&t), user);
+    map_csv_rows(&t, text, user, out, |mapper, out| {
+        while let Some(line) = next_row(&mut rdr, &mut rec, source, true, &mut out.warnings)? {
+            ragged.check(line, rec.len(), width, &mut out.warnings);
+            mapper.row(line, &rec, out);
+        }
+        ragged.finish(&mut out.warnings);
+        Ok(())
+    })
+}
+
+/// The part of reading a CSV both row sources share: maps the columns from the sampled rows
+/// (or the user's mapping), maps the sampled rows, lets `rest` map the remaining ones, and
+/// records the mapping.
+fn map_csv_rows(
+    t: &Table,
+    text: &str,
+    user: Option<&[ColumnMapping]>,
+    out: &mut Ingested,
+    rest: impl FnOnce(&RowMapper<'_>, &mut Ingested) -> Result<(), IngestError>,
+) -> Result<(), IngestError> {
+    let mapping = merge_mapping(auto_mapping(t), user);
     note_scales(&mapping, out);
     let ctx = RowsContext {
         context: &[],
@@ -413,11 +433,7 @@ fn read_csv(
     for (line, cells) in &t.rows {
         mapper.row(*line, cells, out);
     }
-    while let Some(line) = next_row(&mut rdr, &mut rec, source, true, &mut out.warnings)? {
-        ragged.check(line, rec.len(), width, &mut out.warnings);
-        mapper.row(line, &rec, out);
-    }
-    ragged.finish(&mut out.warnings);
+    rest(&mapper, out)?;
     push_mapping(mapping, out);
     Ok(())
 }
@@ -514,27 +530,14 @@ fn read_plain_csv(
         ragged.check(line, cells.len(), width, &mut out.warnings);
         t.rows.push((line, cells.iter().collect()));
     }
-    let mapping = merge_mapping(auto_mapping(&t), user);
-    note_scales(&mapping, out);
-    let ctx = RowsContext {
-        context: &[],
-        tags: &[],
-        at: "",
-    };
-    let mapper = RowMapper::new(&mapping, &ctx);
-    let estimated_rows = memchr::memchr_iter(b'\n', text.as_bytes()).count();
-    out.records
-        .reserve(estimated_rows.min(1 << 22) * mapper.per_row());
-    for (line, cells) in &t.rows {
-        mapper.row(*line, cells, out);
-    }
-    while let Some(line) = rows.next(&mut cells) {
-        ragged.check(line, cells.len(), width, &mut out.warnings);
-        mapper.row(line, cells.as_slice(), out);
-    }
-    ragged.finish(&mut out.warnings);
-    push_mapping(mapping, out);
-    Ok(())
+    map_csv_rows(&t, text, user, out, |mapper, out| {
+        while let Some(line) = rows.next(&mut cells) {
+            ragged.check(line, cells.len(), width, &mut out.warnings);
+            mapper.row(line, cells.as_slice(), out);
+        }
+        ragged.finish(&mut out.warnings);
+        Ok(())
+    })
 }
 
 /// What kind of table the text holds, if any.
