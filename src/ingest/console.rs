@@ -8,25 +8,10 @@
 //! lists and values. Context values are marked inferred (`context line N`).
 
 use super::fields::infer_dim;
+use super::table::ENGINES;
 use super::{Ingested, Warning};
 use crate::model::canonical::parse_number_text;
 use crate::model::{Dim, DimValue, LatencyMetric, MetricKey, Record, Stat};
-
-const ENGINES: &[&str] = &[
-    "vllm",
-    "sglang",
-    "sgl",
-    "tgi",
-    "trtllm",
-    "tensorrt-llm",
-    "lmdeploy",
-    "llama.cpp",
-    "ollama",
-    "mlc-llm",
-    "deepspeed-mii",
-    "aphrodite",
-    "exllamav2",
-];
 
 /// Whether the text holds at least one summary block.
 pub(crate) fn looks_like(text: &str) -> bool {

@@ -140,7 +140,7 @@ pub(crate) fn read_object(
     }
     match arrays {
         Some(a) => from_arrays(*a, at, &mut r, out),
-        None => read_requests(o, at, &mut r, out),
+        None => from_arrays(arrays_from_object(o), at, &mut r, out),
     }
     if r.requests
         .iter()
@@ -226,65 +226,44 @@ fn from_arrays(a: RequestArrays, at: &str, r: &mut Record, out: &mut Ingested) {
     }
 }
 
-fn numbers(v: Option<&Value>) -> Option<&Vec<Value>> {
-    v.and_then(Value::as_array)
-}
-
-/// Per-request arrays into [`RequestDetail`]s (seconds → ms).
-fn read_requests(o: &Map<String, Value>, at: &str, r: &mut Record, out: &mut Ingested) {
-    let input = numbers(o.get("input_lens"));
-    let output = numbers(o.get("output_lens"));
-    let ttfts = numbers(o.get("ttfts"));
-    let itls = numbers(o.get("itls"));
-    let errors = numbers(o.get("errors"));
-    let lens: Vec<usize> = [input, output, ttfts, itls, errors]
-        .iter()
-        .flatten()
-        .map(|a| a.len())
-        .collect();
-    let Some(n) = lens.iter().copied().max() else {
-        return;
+/// The per-request arrays of a run object that was parsed whole into a `Value` (JSON Lines,
+/// lists), in the same shape the streaming scanner produces, so [`from_arrays`] serves both.
+fn arrays_from_object(o: &Map<String, Value>) -> RequestArrays {
+    let mut a = RequestArrays::default();
+    let mut list = |key: &str| match o.get(key) {
+        None | Some(Value::Null) => None,
+        Some(Value::Array(items)) => Some(items),
+        Some(_) => {
+            a.malformed.push(key.to_string());
+            None
+        }
     };
-    if lens.iter().any(|l| *l != n) {
-        out.warnings.push(Warning::at(
-            place(at, "input_lens"),
-            format!("per-request arrays differ in length ({lens:?}); missing entries left empty"),
-        ));
-    }
-    let count = |a: Option<&Vec<Value>>, i: usize| {
-        a.and_then(|a| a.get(i))
-            .and_then(number_from_json)
-            .filter(|v| v.is_finite() && *v >= 0.0)
-            .map(|v| v as u64)
-    };
-    r.requests.reserve(n);
-    for i in 0..n {
-        let ttft_ms = ttfts
-            .and_then(|a| a.get(i))
-            .and_then(number_from_json)
-            .map(|s| s * 1000.0);
-        let itl_ms: Vec<f64> = itls
-            .and_then(|a| a.get(i))
-            .and_then(Value::as_array)
+    let numbers = |items: &Vec<Value>| items.iter().map(number_from_json).collect::<Vec<_>>();
+    let input_lens = list("input_lens").map(numbers);
+    let output_lens = list("output_lens").map(numbers);
+    let ttfts = list("ttfts").map(numbers);
+    let itls = list("itls").map(|items| {
+        items
+            .iter()
             .map(|gaps| {
-                gaps.iter()
-                    .filter_map(number_from_json)
-                    .map(|s| s * 1000.0)
-                    .collect()
+                gaps.as_array()
+                    .map(|g| g.iter().filter_map(number_from_json).collect())
+                    .unwrap_or_default()
             })
-            .unwrap_or_default();
-        let error = errors
-            .and_then(|a| a.get(i))
-            .and_then(Value::as_str)
-            .filter(|e| !e.is_empty())
-            .map(str::to_string);
-        r.requests.push(RequestDetail {
-            input_len: count(input, i),
-            output_len: count(output, i),
-            ttft_ms,
-            itl_ms,
-            e2el_ms: None,
-            error,
-        });
+            .collect()
+    });
+    let errors = list("errors").map(|items| {
+        items
+            .iter()
+            .map(|e| e.as_str().filter(|e| !e.is_empty()).map(str::to_string))
+            .collect()
+    });
+    RequestArrays {
+        input_lens,
+        output_lens,
+        ttfts,
+        itls,
+        errors,
+        ..a
     }
 }

@@ -57,7 +57,8 @@ pub(crate) struct Table {
     pub context: Vec<(Dim, String, usize)>,
 }
 
-const ENGINES: &[&str] = &[
+/// Engine names recognised in headings and console context lines (lowercase).
+pub(crate) const ENGINES: &[&str] = &[
     "vllm",
     "sglang",
     "sgl",
