@@ -4,7 +4,8 @@
 //! output lengths (the two sides did not do the same work).
 
 use super::improvement::ImprovementRow;
-use crate::model::{format_number, Dataset, Dim, MetricKey, Record};
+use crate::charts::Series;
+use crate::model::{format_number, Dataset, Dim, DimValue, MetricKey, Record};
 
 /// The kind of a flag, for icons and filtering.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -140,9 +141,87 @@ pub fn improvement_row_flags(ds: &Dataset, row: &ImprovementRow) -> Vec<Flag> {
     }
 }
 
+/// The data-quality notes of every record drawn at `x` in a chart's `series`, each note once:
+/// a note that holds for every series drawn there stands alone, one that holds for only some
+/// names them (`vllm: 3 requests failed`). Joined with `; `, for a table cell.
+pub fn point_notes(ds: &Dataset, series: &[Series], x: &DimValue) -> String {
+    // Note text -> the series it applies to, in first-seen order.
+    let mut notes: Vec<(String, Vec<&str>)> = Vec::new();
+    let mut drawn = 0;
+    for s in series {
+        let mut here = false;
+        for p in s.points.iter().filter(|p| &p.x == x) {
+            here = true;
+            for r in p.records.iter().filter_map(|&i| ds.records().get(i)) {
+                for f in record_flags(r) {
+                    match notes.iter_mut().find(|(t, _)| *t == f.text) {
+                        Some((_, names)) if !names.contains(&s.name.as_str()) => {
+                            names.push(&s.name)
+                        }
+                        Some(_) => {}
+                        None => notes.push((f.text, vec![&s.name])),
+                    }
+                }
+            }
+        }
+        drawn += usize::from(here);
+    }
+    notes
+        .into_iter()
+        .map(|(text, names)| {
+            if names.len() == drawn {
+                text
+            } else {
+                format!("{}: {text}", names.join(", "))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn point_notes_name_series_only_when_a_note_is_not_shared() {
+        use crate::charts::SeriesPoint;
+        let rec = |failed: f64| {
+            let mut r = Record {
+                request_rate: Some(f64::INFINITY),
+                ..Record::default()
+            };
+            r.set_metric(MetricKey::Failed, failed);
+            r
+        };
+        let ds = Dataset::new(vec![rec(0.0), rec(3.0)]);
+        let x = DimValue::Num(f64::INFINITY);
+        let point = |i: usize| SeriesPoint {
+            x: x.clone(),
+            y: 1.0,
+            records: vec![i],
+        };
+        let series = vec![
+            Series {
+                name: "sgl".into(),
+                points: vec![point(0)],
+            },
+            Series {
+                name: "vllm".into(),
+                points: vec![point(1)],
+            },
+        ];
+        let notes = point_notes(&ds, &series, &x);
+        let inf = record_flags(&ds.records()[0])[0].text.clone();
+        let failed = record_flags(&ds.records()[1])
+            .into_iter()
+            .find(|f| f.kind == FlagKind::FailedRequests)
+            .unwrap()
+            .text;
+        // Shared by both series: once, unnamed. Only vllm's: named.
+        assert_eq!(notes, format!("{inf}; vllm: {failed}"));
+        assert_eq!(point_notes(&ds, &series, &DimValue::Num(1.0)), "");
+    }
 
     #[test]
     fn record_flags_say_what_is_off() {

@@ -15,7 +15,7 @@ use super::state::{
     FileStatus, Origin, View,
 };
 use crate::analysis::export::comparison_text_table;
-use crate::analysis::quality::record_flags;
+use crate::analysis::quality::{point_notes, record_flags};
 use crate::charts::{self, format_value, ChartSpec, Series, Theme};
 use crate::model::canonical;
 use crate::model::{Dim, DimKey, DimValue, Filter, MetricKey};
@@ -726,7 +726,9 @@ fn ComparisonTableView(resolved: Memo<Option<Resolved>>) -> impl IntoView {
                 </thead>
                 <tbody>
                     {table.rows.into_iter().map(|row| {
-                        let flags = point_flags(state, &r.series, &row.x);
+                        let flags = state
+                            .dataset
+                            .with_untracked(|h| point_notes(&h.dataset, &r.series, &row.x));
                         view! {
                         <tr>
                             <td>{row.x.to_string()}</td>
@@ -920,46 +922,4 @@ fn Exports(
             }>{move || if copied.get() { "link copied" } else { "copy link" }}</button>
         </div>
     }
-}
-
-/// The data-quality notes of every record drawn at `x`, each note once; a note that holds
-/// for only some series names them.
-fn point_flags(state: AppState, series: &[Series], x: &DimValue) -> String {
-    state.dataset.with_untracked(|h| {
-        // Note text -> the series it applies to, in first-seen order.
-        let mut notes: Vec<(String, Vec<&str>)> = Vec::new();
-        let mut drawn = 0;
-        for s in series {
-            let mut here = false;
-            for p in s.points.iter().filter(|p| &p.x == x) {
-                here = true;
-                for &i in &p.records {
-                    let Some(r) = h.dataset.records().get(i) else {
-                        continue;
-                    };
-                    for f in record_flags(r) {
-                        match notes.iter_mut().find(|(t, _)| *t == f.text) {
-                            Some((_, names)) if !names.contains(&s.name.as_str()) => {
-                                names.push(&s.name)
-                            }
-                            Some(_) => {}
-                            None => notes.push((f.text, vec![&s.name])),
-                        }
-                    }
-                }
-            }
-            drawn += usize::from(here);
-        }
-        notes
-            .into_iter()
-            .map(|(text, names)| {
-                if names.len() == drawn {
-                    text
-                } else {
-                    format!("{}: {text}", names.join(", "))
-                }
-            })
-            .collect::<Vec<_>>()
-            .join("; ")
-    })
 }

@@ -103,10 +103,10 @@ pub struct RunOpts {
     #[arg(long)]
     pub dataset_path: Option<PathBuf>,
     /// Input tokens per random prompt.
-    #[arg(long, alias = "random-input-len", default_value_t = 1024)]
+    #[arg(long, visible_alias = "random-input-len", default_value_t = 1024)]
     pub input_len: u64,
     /// Output tokens per request (random dataset; overrides ShareGPT reply lengths when given there).
-    #[arg(long, alias = "random-output-len")]
+    #[arg(long, visible_alias = "random-output-len")]
     pub output_len: Option<u64>,
     /// Random lengths vary uniformly within ±ratio of the asked length.
     #[arg(long, alias = "random-range-ratio", default_value_t = 0.0)]
