@@ -9,8 +9,9 @@
 //! `tok/s` → output throughput unless the name says total or input). A throughput without a
 //! unit stays `extra.<name>` rather than a guess; latency-per-token averages that are not TPOT
 //! (`Average latency per token (ms)`) stay `extra.<name>`; unknown numeric columns become
-//! `extra.<name>`, unknown text columns `tag.<name>`; derived columns (`Improvement`) and the
-//! index are ignored.
+//! `extra.<name>`, unknown text columns `tag.<name>`; an `Improvement` column is kept as
+//! `extra.reported_improvement_pct` (the file's own figure, shown beside the recomputed one);
+//! other derived columns (`speedup`, `delta`) and the index are ignored.
 
 use super::fields::infer_dim;
 use super::names::parse_test_name;
@@ -762,8 +763,16 @@ pub(crate) fn guess_column(name: &str, numeric: bool) -> ColumnMapping {
     }
     if matches!(
         n.as_str(),
-        "improvement" | "speedup" | "faster_by" | "diff" | "delta"
+        "improvement" | "improvement_pct" | "improvement_percent"
     ) {
+        return ColumnMapping::new(
+            name,
+            Some(MetricKey::reported_improvement().name()),
+            1.0,
+            "the file's own improvement figure, shown beside the recomputed one",
+        );
+    }
+    if matches!(n.as_str(), "speedup" | "faster_by" | "diff" | "delta") {
         return ColumnMapping::new(name, None, 1.0, "derived from other columns");
     }
     if let Some(k) = DimKey::from_name(&n) {
@@ -1554,7 +1563,11 @@ mod tests {
         assert_eq!(target("concurrency").as_deref(), Some("max_concurrency"));
         assert_eq!(target("gpu").as_deref(), Some("gpu"));
         assert_eq!(target("nrGPUs").as_deref(), Some("gpu_count"));
-        assert_eq!(target("Improvement"), None);
+        assert_eq!(
+            target("Improvement").as_deref(),
+            Some("extra.reported_improvement_pct")
+        );
+        assert_eq!(target("speedup"), None);
         assert_eq!(
             target("Average latency per token (ms)").as_deref(),
             Some("extra.average_latency_per_token_ms")
