@@ -42,7 +42,7 @@ use tokio::sync::{oneshot, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-use super::stamp::{StampedStream, Stamps};
+use super::stamp::{stamp_listener, StampedStream, Stamps};
 use super::timer::PreciseTimer;
 
 use super::LoadgenError;
@@ -140,6 +140,7 @@ impl MockServer {
         let bound = listener
             .local_addr()
             .map_err(|source| LoadgenError::Bind { addr, source })?;
+        stamp_listener(&listener);
         let cfg = Arc::new(Config::from(&opts));
         let served = cfg.clone();
         let (stop_tx, mut stop_rx) = oneshot::channel::<()>();

@@ -13,8 +13,9 @@
 //! [`Instant`] clock by how long ago they were: `Instant::now() − (SystemTime::now() − stamp)`,
 //! both clocks read together, so a wall-clock step between runs does not matter.
 //!
-//! On systems without `SO_TIMESTAMPNS` (non-Linux) the stamp is the moment the read returns, as
-//! before. [`kernel_stamps`] says which one is in use (it is written into result metadata).
+//! Data without a stamp is timed when the read returns, as on systems without `SO_TIMESTAMPNS`
+//! (non-Linux): the kernel switches stamping on asynchronously when the first socket of the
+//! system asks for it, so the first segments of a run can come unstamped. [`kernel_stamps`] says which one is in use (it is written into result metadata).
 
 use std::io;
 use std::pin::Pin;
@@ -108,14 +109,31 @@ impl StampedStream {
     }
 }
 
+/// Switches stamping on for a listening socket, so accepted connections carry it from their
+/// first segment (a request sent before `accept` returns is stamped too).
+pub fn stamp_listener(l: &tokio::net::TcpListener) {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        set_timestampns(l.as_raw_fd());
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = l;
+}
+
 #[cfg(target_os = "linux")]
 fn enable_rx_stamps(s: &TcpStream) -> bool {
     use std::os::fd::AsRawFd;
+    set_timestampns(s.as_raw_fd())
+}
+
+#[cfg(target_os = "linux")]
+fn set_timestampns(fd: std::os::fd::RawFd) -> bool {
     let on: libc::c_int = 1;
-    // SAFETY: a valid socket descriptor owned by `s`, and a c_int option value of the right size.
+    // SAFETY: a valid socket descriptor, and a c_int option value of the right size.
     let rc = unsafe {
         libc::setsockopt(
-            s.as_raw_fd(),
+            fd,
             libc::SOL_SOCKET,
             libc::SO_TIMESTAMPNS,
             (&on as *const libc::c_int).cast(),
@@ -277,12 +295,18 @@ mod tests {
     async fn data_is_stamped_when_it_arrived_not_when_it_was_read() {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
+        let (go, wait) = tokio::sync::oneshot::channel::<()>();
         let server = tokio::spawn(async move {
             let (mut s, _) = listener.accept().await.unwrap();
+            // Only segments received after stamping is switched on carry a stamp.
+            wait.await.unwrap();
             s.write_all(b"hello").await.unwrap();
             s
         });
         let (mut client, stamps) = StampedStream::new(TcpStream::connect(addr).await.unwrap());
+        // The kernel switches stamping on asynchronously when the first socket asks for it.
+        std::thread::sleep(Duration::from_millis(20));
+        go.send(()).unwrap();
         let _server_side = server.await.unwrap();
         let written = Instant::now();
         // The bytes sit in the socket while this task is busy elsewhere.
