@@ -6,10 +6,11 @@
 
 use std::fmt::Write as _;
 use std::hint::black_box;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use benchlens::ingest;
-use benchlens::model::{LatencyMetric, MetricKey, Percentile, Record, Stat};
+use benchlens::model::{LatencyMetric, MetricKey, Metrics, Percentile, Record, Stat};
 
 fn serving_json(target_bytes: usize) -> String {
     // One run object; the per-request arrays grow until the file reaches the target size.
@@ -91,16 +92,22 @@ fn measure(name: &str, file: &str, bytes: &[u8]) {
 }
 
 /// The floor for the CSV case: building (and dropping) the same records with the same
-/// allocations — four strings, a metrics map — without reading anything.
+/// allocations as the reader — text values shared between records, one metrics vector per
+/// record — without reading anything.
 fn records_only(rows: usize, csv_bytes: usize) {
     let build = || {
+        let source: Arc<str> = "tidy.csv".into();
+        let format: Arc<str> = "generic_csv".into();
+        let gpu: Arc<str> = "H100".into();
+        let models: Vec<Arc<str>> = (0..7).map(|i| format!("llama-{i}").into()).collect();
         let mut v: Vec<Record> = Vec::with_capacity(rows);
         for i in 0..rows {
             let mut r = Record {
-                source: Some("tidy.csv".to_string()),
-                format: Some("generic_csv".to_string()),
-                model: Some(format!("llama-{}", i % 7)),
-                gpu: Some("H100".to_string()),
+                source: Some(Arc::clone(&source)),
+                format: Some(Arc::clone(&format)),
+                model: Some(Arc::clone(&models[i % 7])),
+                gpu: Some(Arc::clone(&gpu)),
+                metrics: Metrics::with_capacity(4),
                 batch_size: Some(1 << (i % 8)),
                 max_concurrency: Some(1 << (i % 6)),
                 input_len: Some(1024.0),
