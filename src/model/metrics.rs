@@ -43,6 +43,7 @@ impl Metrics {
         }
     }
 
+    #[inline]
     fn find(&self, key: &MetricKey) -> Result<usize, usize> {
         // Values appended in key order (most readers) hit the end first.
         match self.entries.last() {
@@ -56,6 +57,7 @@ impl Metrics {
     }
 
     /// The value of `key`.
+    #[inline]
     pub fn get(&self, key: &MetricKey) -> Option<&f64> {
         self.find(key).ok().map(|i| &self.entries[i].1)
     }
@@ -66,11 +68,13 @@ impl Metrics {
     }
 
     /// Whether `key` has a value.
+    #[inline]
     pub fn contains_key(&self, key: &MetricKey) -> bool {
         self.find(key).is_ok()
     }
 
     /// Sets `key` to `value`; returns the value it replaced.
+    #[inline]
     pub fn insert(&mut self, key: MetricKey, value: f64) -> Option<f64> {
         match self.find(&key) {
             Ok(i) => Some(std::mem::replace(&mut self.entries[i].1, value)),
