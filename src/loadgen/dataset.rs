@@ -63,9 +63,13 @@ pub fn random(spec: RandomSpec, count: usize, seed: u64, tok: &Tokenizer) -> Vec
         .map(|_| {
             let n_in = rng.random_range(in_lo..=in_hi);
             let n_out = rng.random_range(out_lo..=out_hi).max(1);
-            let (text, _) = tok.random_text(&mut rng, &prefix, n_in);
+            let (text, plain) = tok.random_text(&mut rng, &prefix, n_in);
             Prompt {
-                input_len: tok.count_prompt(&text),
+                // Only a tokenizer.json adds special tokens: the others need no second count.
+                input_len: match tok {
+                    Tokenizer::Hf { .. } => tok.count_prompt(&text),
+                    _ => plain,
+                },
                 text,
                 output_len: n_out,
             }
