@@ -145,7 +145,7 @@ pub struct RunOpts {
     #[arg(long, value_delimiter = ',', default_value = "50,90,95,99")]
     pub percentiles: Vec<f64>,
 
-    /// TCP connect timeout, seconds.
+    /// Connect timeout (TCP, and the TLS handshake for https://), seconds.
     #[arg(long, default_value_t = 10.0)]
     pub connect_timeout: f64,
     /// Longest wait for the first token, seconds (default: none).
