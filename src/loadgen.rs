@@ -2,7 +2,7 @@
 //! (`benchlens mock`): native only.
 //!
 //! This module owns the whole benchmarking pipeline: arrival schedules ([`schedule`]), prompt
-//! datasets ([`dataset`]), the lean hyper 1 HTTP client with its incremental SSE parser
+//! datasets ([`dataset`]), the lean hyper 1 HTTP/1.1 and HTTP/2 client with its incremental SSE parser
 //! ([`client`], [`sse`]), vLLM-compatible statistics ([`stats`], [`measure`]), the result files
 //! and console summary ([`report`]) and the mock server ([`mock`]). It writes
 //! [`crate::model::Record`]s through [`crate::model::canonical`] and must not import app code
@@ -27,8 +27,9 @@
 //! Each run writes one canonical result file (every stage one [`crate::model::Record`]),
 //! per-request JSON Lines beside it (see [`report::request_line`]) and, with
 //! `--vllm-compatible`, one vLLM serving file per stage; vLLM's summary block is printed per
-//! stage. HTTP/1.1 over plain TCP only (no TLS). `scripts/bench-loadgen.sh` measures the
-//! client's own speed against the mock.
+//! stage. HTTP/1.1 by default, HTTP/2 with `--http2`; `https://` servers over rustls (ring), with
+//! `--ca-cert` or `--insecure` for private or self-signed certificates. `scripts/bench-loadgen.sh`
+//! measures the client's own speed against the mock.
 
 pub mod client;
 pub mod dataset;

@@ -206,3 +206,71 @@ fn sigint_writes_a_partial_result_and_exits_130() {
     assert_eq!(r.tags["partial"], "true");
     assert!(r.metrics[&MetricKey::Completed] >= 1.0);
 }
+
+#[test]
+fn mock_serves_https_and_run_reaches_it_with_http2_and_curl_style_headers() {
+    let dir = tempfile::tempdir().unwrap();
+    let cert = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_string()]).unwrap();
+    let (cert_path, key_path) = (dir.path().join("c.pem"), dir.path().join("k.pem"));
+    std::fs::write(&cert_path, cert.cert.pem()).unwrap();
+    std::fs::write(&key_path, cert.signing_key.serialize_pem()).unwrap();
+    // --tls-cert without --tls-key is refused by the parser.
+    let half = Command::new(BIN)
+        .args(["mock", "--port", "0", "--tls-cert"])
+        .arg(&cert_path)
+        .output()
+        .unwrap();
+    assert!(!half.status.success());
+    assert!(String::from_utf8_lossy(&half.stderr).contains("--tls-key"));
+    let mut mock = Killed(
+        Command::new(BIN)
+            .args(["mock", "--port", "0", "--ttft-ms", "1", "--itl-ms", "0"])
+            .args(["--api-key", "k1", "--tls-cert"])
+            .arg(&cert_path)
+            .arg("--tls-key")
+            .arg(&key_path)
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut line = String::new();
+    BufReader::new(mock.0.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("https://127.0.0.1:"))
+        .unwrap_or_else(|| panic!("{line}"))
+        .to_string();
+    let run = |trust: &[&str]| {
+        Command::new(BIN)
+            .args(["run", "--base-url", &url, "--http2"])
+            .args(trust)
+            .args(["--header", "Authorization: Bearer k1"])
+            .args(["--num-prompts", "4", "--tokenizer", "words"])
+            .args(["--input-len", "4", "--output-len", "2"])
+            .args(["--result-filename", "-"])
+            .current_dir(dir.path())
+            .output()
+            .unwrap()
+    };
+    let ok = run(&["--insecure"]);
+    let untrusted = run(&[]);
+    drop(mock);
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    let decoded = canonical::from_json(&String::from_utf8_lossy(&ok.stdout)).unwrap();
+    let r = &decoded.records[0];
+    assert_eq!(r.metrics[&MetricKey::Completed], 4.0);
+    assert_eq!(r.tags["http_version"], "HTTP/2");
+    // The built-in roots do not know the certificate: the model lookup says why.
+    assert!(!untrusted.status.success());
+    let stderr = String::from_utf8_lossy(&untrusted.stderr);
+    assert!(
+        stderr.contains("TLS handshake failed") && stderr.contains("certificate"),
+        "{stderr}"
+    );
+}

@@ -1,27 +1,35 @@
-//! The lean HTTP client: hyper 1 HTTP/1.1 connections kept in a small pool, one streamed request
-//! at a time per connection, bodies pre-serialised, events parsed incrementally with
-//! [`super::sse`], and every chunk timestamped with when its bytes reached the socket (the
-//! kernel's receive stamp, [`super::stamp`]), not when a busy client got round to reading them.
+//! The lean HTTP client: hyper 1 connections, plain TCP or TLS (rustls with the ring provider).
+//! HTTP/1.1 by default: connections kept in a small pool, one streamed request at a time per
+//! connection. With `--http2`: HTTP/2 (ALPN `h2` over TLS, prior knowledge over plain TCP), up
+//! to [`H2_STREAMS_PER_CONNECTION`] concurrent streams on each of a few connections. Bodies are
+//! pre-serialised, events parsed incrementally with [`super::sse`], and every chunk timestamped
+//! with when its bytes reached the socket (the kernel's receive stamp, [`super::stamp`]), not
+//! when a busy client got round to reading them.
 //!
 //! A request's failure is data, never an error of the run: it ends up in
 //! [`RequestRecord::failure`] with a [`FailureKind`] (HTTP status with a body snippet, connect
-//! refusal, connect / first-token / idle / total timeouts, truncated stream, malformed SSE,
-//! reset, an error event from the server). Must not import app code.
+//! refusal, TLS handshake failure, connect / first-token / idle / total timeouts, truncated
+//! stream, malformed SSE, reset, an error event from the server). Must not import app code.
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::body::{Body, Incoming};
-use hyper::client::conn::http1::{self, SendRequest};
-use hyper::header::{HeaderName, HeaderValue};
-use hyper::{Request, StatusCode};
-use hyper_util::rt::TokioIo;
+use hyper::client::conn::{http1, http2};
+use hyper::header::{HeaderMap, HeaderName, HeaderValue};
+use hyper::{Request, StatusCode, Uri};
+use hyper_util::rt::{TokioExecutor, TokioIo};
 use serde_json::{json, Map, Value};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 use tokio::time::Instant;
+use tokio_rustls::rustls;
+use tokio_rustls::TlsConnector;
 
 use super::sse::{self, ChunkInfo, SseParser};
 use super::stamp::{StampedStream, Stamps};
@@ -79,8 +87,11 @@ pub enum FailureKind {
     ConnectRefused,
     /// The TCP connection could not be made for another reason.
     Connect,
-    /// The TCP connection took longer than `--connect-timeout`.
+    /// The TCP connection (with its TLS handshake) took longer than `--connect-timeout`.
     ConnectTimeout,
+    /// The TLS handshake failed (untrusted or invalid certificate, no common protocol, the
+    /// server not agreeing to HTTP/2).
+    Tls,
     /// The server answered with a non-2xx status.
     Http(u16),
     /// No first token within `--first-token-timeout`.
@@ -108,6 +119,7 @@ impl FailureKind {
             FailureKind::ConnectRefused => "connect_refused".into(),
             FailureKind::Connect => "connect".into(),
             FailureKind::ConnectTimeout => "connect_timeout".into(),
+            FailureKind::Tls => "tls".into(),
             FailureKind::Http(s) => format!("http_{s}"),
             FailureKind::FirstTokenTimeout => "first_token_timeout".into(),
             FailureKind::IdleTimeout => "idle_timeout".into(),
@@ -216,25 +228,50 @@ pub struct Timeouts {
 /// Where requests go: parsed once from `--base-url` and `--endpoint`.
 #[derive(Clone, Debug)]
 pub struct Target {
-    /// `http://host:port/path` for messages.
+    /// `http(s)://host:port/path` for messages.
     pub url: String,
+    /// `http(s)://host:port`.
+    pub origin: String,
+    /// Whether the connection is TLS (`https://`).
+    pub tls: bool,
     /// The path and query sent in the request line.
     pub path: String,
-    /// `Host` header value.
+    /// `Host` header value (`host:port`).
     pub host: String,
+    /// The host alone (no port, no brackets), for TLS server name checks.
+    pub server_name: String,
     /// The path prefix of `--base-url` (empty or `/prefix`), for setup requests.
     pub prefix: String,
     /// Resolved socket address.
     pub addr: SocketAddr,
-    /// Extra headers (`Authorization`, `--header`).
+    /// Extra headers (`Authorization`, `--header`), in order; a name given twice is sent twice.
     pub headers: Vec<(HeaderName, HeaderValue)>,
 }
 
-/// Splits `http://host[:port][/prefix]` into host:port and path prefix.
-pub fn split_base_url(base: &str) -> Result<(String, String), String> {
-    let rest = base
-        .strip_prefix("http://")
-        .ok_or_else(|| format!("{base}: only http:// URLs are supported (no TLS)"))?;
+/// A parsed `--base-url`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BaseUrl {
+    /// `https://`.
+    pub tls: bool,
+    /// `host:port` (the scheme's default port when none was given).
+    pub authority: String,
+    /// The host alone, without port or IPv6 brackets.
+    pub host: String,
+    /// The path prefix: empty or `/prefix`.
+    pub prefix: String,
+}
+
+/// Splits `http(s)://host[:port][/prefix]` into its parts.
+pub fn split_base_url(base: &str) -> Result<BaseUrl, String> {
+    let (tls, rest) = if let Some(rest) = base.strip_prefix("http://") {
+        (false, rest)
+    } else if let Some(rest) = base.strip_prefix("https://") {
+        (true, rest)
+    } else {
+        return Err(format!(
+            "{base}: only http:// and https:// URLs are supported"
+        ));
+    };
     let (authority, prefix) = match rest.find('/') {
         Some(i) => (&rest[..i], rest[i..].trim_end_matches('/')),
         None => (rest, ""),
@@ -242,15 +279,32 @@ pub fn split_base_url(base: &str) -> Result<(String, String), String> {
     if authority.is_empty() {
         return Err(format!("{base}: no host"));
     }
-    let authority = if authority
-        .rsplit_once(':')
-        .is_some_and(|(_, p)| p.parse::<u16>().is_ok())
-    {
-        authority.to_string()
+    // `[::1]:8000`, `[::1]`, `host:8000`, `host`.
+    let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
+        let (h, after) = v6
+            .split_once(']')
+            .ok_or_else(|| format!("{base}: unclosed [ in the host"))?;
+        (h, after.strip_prefix(':'))
     } else {
-        format!("{authority}:80")
+        match authority.rsplit_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (authority, None),
+        }
     };
-    Ok((authority, prefix.to_string()))
+    if host.is_empty() {
+        return Err(format!("{base}: no host"));
+    }
+    let authority = match port {
+        Some(p) if p.parse::<u16>().is_ok() => authority.to_string(),
+        Some(p) => return Err(format!("{base}: {p:?} is not a port number")),
+        None => format!("{authority}:{}", if tls { 443 } else { 80 }),
+    };
+    Ok(BaseUrl {
+        tls,
+        authority,
+        host: host.to_string(),
+        prefix: prefix.to_string(),
+    })
 }
 
 impl Target {
@@ -264,7 +318,8 @@ impl Target {
             option: "base-url",
             message,
         };
-        let (authority, prefix) = split_base_url(base_url).map_err(invalid)?;
+        let base = split_base_url(base_url).map_err(invalid)?;
+        let authority = base.authority;
         let addr = tokio::net::lookup_host(&authority)
             .await
             .map_err(|e| invalid(format!("cannot resolve {authority}: {e}")))?
@@ -275,21 +330,146 @@ impl Target {
         } else {
             format!("/{endpoint}")
         };
-        let path = format!("{prefix}{endpoint}");
+        let path = format!("{}{endpoint}", base.prefix);
         if path.parse::<hyper::Uri>().is_err() {
             return Err(LoadgenError::InvalidOption {
                 option: "endpoint",
                 message: format!("{path:?} is not a valid request path"),
             });
         }
+        let origin = format!("{}://{authority}", if base.tls { "https" } else { "http" });
         Ok(Target {
-            url: format!("http://{authority}{path}"),
+            url: format!("{origin}{path}"),
+            origin,
+            tls: base.tls,
             path,
-            prefix,
+            prefix: base.prefix,
             host: authority,
+            server_name: base.host,
             addr,
             headers,
         })
+    }
+}
+
+/// How connections are made: HTTP version and TLS trust.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Transport {
+    /// HTTP/2: ALPN `h2` over TLS, prior knowledge (h2c) over plain TCP.
+    pub http2: bool,
+    /// TLS: accept any server certificate (self-signed development servers).
+    pub insecure: bool,
+    /// TLS: trust only the CA certificates in this PEM file instead of the built-in and
+    /// system roots.
+    pub ca_cert: Option<PathBuf>,
+}
+
+/// Streams opened at once on one HTTP/2 connection before another connection is made (100 is
+/// the smallest limit RFC 9113 recommends servers to allow).
+pub const H2_STREAMS_PER_CONNECTION: usize = 100;
+
+/// The rustls client configuration for a transport, with the ring provider.
+pub fn tls_client_config(t: &Transport) -> Result<rustls::ClientConfig, LoadgenError> {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::CertificateDer;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .map_err(|e| LoadgenError::InvalidOption {
+            option: "base-url",
+            message: format!("TLS set-up: {e}"),
+        })?;
+    let mut config = if t.insecure {
+        builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(NoVerification(provider)))
+            .with_no_client_auth()
+    } else {
+        let mut roots = rustls::RootCertStore::empty();
+        match &t.ca_cert {
+            Some(path) => {
+                let bad = |message: String| LoadgenError::InvalidOption {
+                    option: "ca-cert",
+                    message: format!("{}: {message}", path.display()),
+                };
+                let certs = CertificateDer::pem_file_iter(path)
+                    .map_err(|e| bad(e.to_string()))?
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(|e| bad(e.to_string()))?;
+                for cert in certs {
+                    roots
+                        .add(cert)
+                        .map_err(|e| bad(format!("not a usable CA certificate: {e}")))?;
+                }
+                if roots.is_empty() {
+                    return Err(bad("no PEM certificate in the file".into()));
+                }
+            }
+            None => {
+                roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+                // The system store too (a company CA installed on the machine); unreadable
+                // entries are skipped, the built-in roots remain.
+                let native = rustls_native_certs::load_native_certs();
+                let _ = roots.add_parsable_certificates(native.certs);
+            }
+        }
+        builder.with_root_certificates(roots).with_no_client_auth()
+    };
+    config.alpn_protocols = vec![if t.http2 {
+        b"h2".to_vec()
+    } else {
+        b"http/1.1".to_vec()
+    }];
+    Ok(config)
+}
+
+/// `--insecure`: every certificate is accepted; handshake signatures are still checked (they
+/// prove nothing without a trusted certificate, but keep the handshake well-formed).
+#[derive(Debug)]
+struct NoVerification(Arc<rustls::crypto::CryptoProvider>);
+
+impl rustls::client::danger::ServerCertVerifier for NoVerification {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &rustls::pki_types::CertificateDer<'_>,
+        _intermediates: &[rustls::pki_types::CertificateDer<'_>],
+        _server_name: &rustls::pki_types::ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: rustls::pki_types::UnixTime,
+    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
+        Ok(rustls::client::danger::ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &rustls::pki_types::CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &rustls::pki_types::CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
     }
 }
 
@@ -331,22 +511,78 @@ pub fn request_body(
     Bytes::from(body.to_string())
 }
 
-type Sender = SendRequest<Full<Bytes>>;
+type H1Sender = http1::SendRequest<Full<Bytes>>;
+type H2Sender = http2::SendRequest<Full<Bytes>>;
 
-/// One pooled connection: its request sender and what its socket saw (see [`super::stamp`]).
-#[derive(Debug)]
-struct Conn {
-    sender: Sender,
-    stamps: Arc<Stamps>,
-}
-
-/// A pool of HTTP/1.1 connections to one server.
-#[derive(Debug)]
+/// A pool of connections to one server: idle HTTP/1.1 connections, or shared HTTP/2 ones.
 pub struct Client {
     target: Target,
     backend: Backend,
     timeouts: Timeouts,
-    idle: Mutex<Vec<Conn>>,
+    http2: bool,
+    /// Set for `https://` targets.
+    tls: Option<(TlsConnector, rustls::pki_types::ServerName<'static>)>,
+    /// The headers of every request, built once.
+    headers: HeaderMap,
+    /// The URI of generation requests (origin form for HTTP/1.1, absolute for HTTP/2).
+    uri: Uri,
+    idle: Mutex<Vec<(H1Sender, Arc<Stamps>)>>,
+    h2: tokio::sync::Mutex<H2Pool>,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("target", &self.target)
+            .field("backend", &self.backend)
+            .field("http2", &self.http2)
+            .finish_non_exhaustive()
+    }
+}
+
+/// HTTP/2 connections with their open stream counts.
+#[derive(Default)]
+struct H2Pool {
+    conns: Vec<(H2Sender, Arc<AtomicUsize>, Arc<Stamps>)>,
+    /// The last failed connection attempt: requests that waited for it fail the same way
+    /// instead of trying again one after another.
+    failed: Option<(Instant, Failure)>,
+}
+
+/// A connection checked out for one request, with what its socket saw ([`super::stamp`]).
+enum Conn {
+    H1(H1Sender, Arc<Stamps>),
+    /// An HTTP/2 connection; the count of its open streams is lowered on drop. Its stamps are
+    /// shared by its streams: the newest arrival on the connection is never earlier than a
+    /// stream's own data, and the first write after a stream arms is never later than its own,
+    /// so shared stamps can only make latencies longer, never shorter.
+    H2(H2Sender, StreamSlot, Arc<Stamps>),
+}
+
+struct StreamSlot(Arc<AtomicUsize>);
+
+impl Drop for StreamSlot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+impl Conn {
+    async fn send(
+        &mut self,
+        req: Request<Full<Bytes>>,
+    ) -> hyper::Result<hyper::Response<Incoming>> {
+        match self {
+            Conn::H1(s, _) => s.send_request(req).await,
+            Conn::H2(s, _, _) => s.send_request(req).await,
+        }
+    }
+
+    fn stamps(&self) -> &Stamps {
+        match self {
+            Conn::H1(_, st) | Conn::H2(_, _, st) => st,
+        }
+    }
 }
 
 /// How a stream ended, besides what it left in the record.
@@ -391,15 +627,90 @@ fn classify_hyper(e: &hyper::Error, url: &str) -> Failure {
     failure(kind, format!("{url}: {e}"))
 }
 
+/// A failed TLS handshake: a reset stays a reset, everything else is a TLS failure naming
+/// rustls's reason (`invalid peer certificate: UnknownIssuer`).
+fn classify_tls(e: &std::io::Error, url: &str) -> Failure {
+    match e.kind() {
+        std::io::ErrorKind::ConnectionReset | std::io::ErrorKind::BrokenPipe => {
+            failure(FailureKind::Reset, format!("{url}: TLS handshake: {e}"))
+        }
+        _ => failure(
+            FailureKind::Tls,
+            format!("{url}: TLS handshake failed: {e}"),
+        ),
+    }
+}
+
 impl Client {
-    /// A client for one target.
+    /// A plain HTTP/1.1 client for one target (HTTPS with the built-in and system roots).
     pub fn new(target: Target, backend: Backend, timeouts: Timeouts) -> Client {
-        Client {
-            target,
+        Client::with_transport(target, backend, timeouts, &Transport::default())
+            .unwrap_or_else(|e| unreachable!("the default TLS set-up cannot fail: {e}"))
+    }
+
+    /// A client for one target with a transport (HTTP version, TLS trust). Fails when the
+    /// CA file cannot be used.
+    pub fn with_transport(
+        target: Target,
+        backend: Backend,
+        timeouts: Timeouts,
+        transport: &Transport,
+    ) -> Result<Client, LoadgenError> {
+        let tls = if target.tls {
+            let config = tls_client_config(transport)?;
+            let name = rustls::pki_types::ServerName::try_from(target.server_name.clone())
+                .map_err(|e| LoadgenError::InvalidOption {
+                    option: "base-url",
+                    message: format!("{}: not a TLS server name: {e}", target.server_name),
+                })?;
+            Some((TlsConnector::from(Arc::new(config)), name))
+        } else {
+            None
+        };
+        let mut headers = HeaderMap::new();
+        // HTTP/2 carries the authority in the request URI; HTTP/1.1 needs Host.
+        if !transport.http2 {
+            if let Ok(v) = HeaderValue::from_str(&target.host) {
+                headers.insert(hyper::header::HOST, v);
+            }
+        }
+        headers.insert(
+            hyper::header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        // A header given here replaces a default of the same name; a name given again adds a
+        // value.
+        let mut given: Vec<&HeaderName> = Vec::new();
+        for (k, v) in &target.headers {
+            if given.contains(&k) {
+                headers.append(k.clone(), v.clone());
+            } else {
+                headers.insert(k.clone(), v.clone());
+                given.push(k);
+            }
+        }
+        let uri = Client::uri_for(&target, transport.http2, &target.path);
+        Ok(Client {
             backend,
             timeouts,
+            http2: transport.http2,
+            tls,
+            headers,
+            uri,
+            target,
             idle: Mutex::new(Vec::new()),
-        }
+            h2: tokio::sync::Mutex::new(H2Pool::default()),
+        })
+    }
+
+    fn uri_for(target: &Target, http2: bool, path: &str) -> Uri {
+        // Paths were validated when the target was resolved.
+        let text = if http2 {
+            format!("{}{path}", target.origin)
+        } else {
+            path.to_string()
+        };
+        text.parse().unwrap_or_default()
     }
 
     /// The target.
@@ -407,17 +718,39 @@ impl Client {
         &self.target
     }
 
+    /// `HTTP/2` or `HTTP/1.1`: what this client speaks.
+    pub fn http_version(&self) -> &'static str {
+        if self.http2 {
+            "HTTP/2"
+        } else {
+            "HTTP/1.1"
+        }
+    }
+
+    /// A new connection: TCP, then TLS for `https://`, then the HTTP handshake. The connect
+    /// timeout covers TCP and TLS together.
     async fn connect(&self) -> Result<Conn, Failure> {
-        let url = &self.target.url;
-        let connect = TcpStream::connect(self.target.addr);
-        let stream = match self.timeouts.connect {
-            Some(t) => tokio::time::timeout(t, connect).await.map_err(|_| {
-                failure(
-                    FailureKind::ConnectTimeout,
-                    format!("{url}: connect timed out after {t:?}"),
-                )
-            })?,
-            None => connect.await,
+        // Connection failures name the server, not the request path (setup requests share them).
+        let url = &self.target.origin;
+        let deadline = self.timeouts.connect.map(|t| {
+            (
+                Instant::now() + t,
+                FailureKind::ConnectTimeout,
+                format!("{url}: connect timed out after {t:?}"),
+            )
+        });
+        let timed = |kind: FailureKind| {
+            let message = deadline.as_ref().map_or_else(String::new, |d| d.2.clone());
+            failure(kind, message)
+        };
+        let stream = match with_deadline(
+            deadline.as_ref().map(|d| (d.0, d.1)),
+            TcpStream::connect(self.target.addr),
+        )
+        .await
+        {
+            Err(kind) => return Err(timed(kind)),
+            Ok(r) => r,
         }
         .map_err(|e| {
             let kind = if e.kind() == std::io::ErrorKind::ConnectionRefused {
@@ -429,24 +762,72 @@ impl Client {
         })?;
         // Small SSE writes must not wait for Nagle.
         let _ = stream.set_nodelay(true);
+        // Stamps are taken at the socket, under TLS: arrival and write of the encrypted bytes.
         let (stream, stamps) = StampedStream::new(stream);
-        let (sender, conn) = http1::handshake(TokioIo::new(stream))
-            .await
-            .map_err(|e| classify_hyper(&e, url))?;
-        tokio::spawn(conn);
-        Ok(Conn { sender, stamps })
+        let Some((connector, name)) = &self.tls else {
+            return self.handshake(stream, stamps).await;
+        };
+        let tls = match with_deadline(
+            deadline.as_ref().map(|d| (d.0, d.1)),
+            connector.connect(name.clone(), stream),
+        )
+        .await
+        {
+            Err(kind) => return Err(timed(kind)),
+            Ok(Err(e)) => return Err(classify_tls(&e, url)),
+            Ok(Ok(s)) => s,
+        };
+        if self.http2 && tls.get_ref().1.alpn_protocol() != Some(b"h2") {
+            return Err(failure(
+                FailureKind::Tls,
+                format!("{url}: the server did not agree to HTTP/2 in the TLS handshake (ALPN h2); run without --http2"),
+            ));
+        }
+        self.handshake(tls, stamps).await
+    }
+
+    async fn handshake<IO>(&self, io: IO, stamps: Arc<Stamps>) -> Result<Conn, Failure>
+    where
+        IO: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    {
+        let url = &self.target.url;
+        if self.http2 {
+            let (sender, conn) = http2::Builder::new(TokioExecutor::new())
+                // Many streams share the connection: generous windows so none waits for
+                // flow-control credit.
+                .initial_stream_window_size(1 << 20)
+                .initial_connection_window_size(16 << 20)
+                .handshake(TokioIo::new(io))
+                .await
+                .map_err(|e| classify_hyper(&e, url))?;
+            tokio::spawn(conn);
+            Ok(Conn::H2(
+                sender,
+                StreamSlot(Arc::new(AtomicUsize::new(1))),
+                stamps,
+            ))
+        } else {
+            let (sender, conn) = http1::handshake(TokioIo::new(io))
+                .await
+                .map_err(|e| classify_hyper(&e, url))?;
+            tokio::spawn(conn);
+            Ok(Conn::H1(sender, stamps))
+        }
     }
 
     async fn checkout(&self) -> Result<Conn, Failure> {
+        if self.http2 {
+            return self.checkout_h2().await;
+        }
         loop {
             let pooled = self.idle.lock().ok().and_then(|mut v| v.pop());
             match pooled {
-                Some(mut c) => {
-                    if c.sender.is_closed() {
+                Some((mut s, stamps)) => {
+                    if s.is_closed() {
                         continue;
                     }
-                    if c.sender.ready().await.is_ok() {
-                        return Ok(c);
+                    if s.ready().await.is_ok() {
+                        return Ok(Conn::H1(s, stamps));
                     }
                 }
                 None => return self.connect().await,
@@ -454,44 +835,71 @@ impl Client {
         }
     }
 
-    fn checkin(&self, s: Conn) {
-        if !s.sender.is_closed() {
-            if let Ok(mut v) = self.idle.lock() {
-                v.push(s);
+    /// The least busy HTTP/2 connection with room for a stream, or a new one (made while
+    /// holding the pool, so a burst of requests opens one connection, not one each).
+    async fn checkout_h2(&self) -> Result<Conn, Failure> {
+        let waited_from = Instant::now();
+        let mut pool = self.h2.lock().await;
+        pool.conns.retain(|(s, _, _)| !s.is_closed());
+        let best = pool
+            .conns
+            .iter()
+            .map(|(s, n, st)| (s, n, st, n.load(Ordering::Relaxed)))
+            .filter(|(_, _, _, open)| *open < H2_STREAMS_PER_CONNECTION)
+            .min_by_key(|(_, _, _, open)| *open);
+        if let Some((s, n, st, _)) = best {
+            n.fetch_add(1, Ordering::Relaxed);
+            return Ok(Conn::H2(s.clone(), StreamSlot(n.clone()), st.clone()));
+        }
+        if let Some((at, f)) = &pool.failed {
+            if *at >= waited_from {
+                return Err(f.clone());
+            }
+        }
+        match self.connect().await {
+            Ok(Conn::H2(s, slot, st)) => {
+                pool.failed = None;
+                pool.conns.push((s.clone(), slot.0.clone(), st.clone()));
+                Ok(Conn::H2(s, slot, st))
+            }
+            Ok(other) => Ok(other),
+            Err(f) => {
+                pool.failed = Some((Instant::now(), f.clone()));
+                Err(f)
             }
         }
     }
 
-    fn request(&self, method: hyper::Method, path: &str, body: Bytes) -> Request<Full<Bytes>> {
+    fn checkin(&self, c: Conn) {
+        // HTTP/2 connections stay in their pool; dropping the checkout frees its stream.
+        if let Conn::H1(s, stamps) = c {
+            if !s.is_closed() {
+                if let Ok(mut v) = self.idle.lock() {
+                    v.push((s, stamps));
+                }
+            }
+        }
+    }
+
+    fn request(&self, method: hyper::Method, uri: Uri, body: Bytes) -> Request<Full<Bytes>> {
         let mut req = Request::new(Full::new(body));
         *req.method_mut() = method;
-        // Paths were validated when the target was resolved.
-        *req.uri_mut() = path.parse().unwrap_or_default();
-        let h = req.headers_mut();
-        if let Ok(v) = HeaderValue::from_str(&self.target.host) {
-            h.insert(hyper::header::HOST, v);
+        *req.uri_mut() = uri;
+        if self.http2 {
+            *req.version_mut() = hyper::Version::HTTP_2;
         }
-        h.insert(
-            hyper::header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        );
-        for (k, v) in &self.target.headers {
-            h.insert(k.clone(), v.clone());
-        }
+        *req.headers_mut() = self.headers.clone();
         req
     }
 
     /// A plain GET (setup requests such as `/v1/models`): the body as text.
     pub async fn get(&self, path: &str) -> Result<String, Failure> {
         let mut s = self.checkout().await?;
-        let url = format!("http://{}{path}", self.target.host);
-        let req = self.request(hyper::Method::GET, path, Bytes::new());
+        let url = format!("{}{path}", self.target.origin);
+        let uri = Client::uri_for(&self.target, self.http2, path);
+        let req = self.request(hyper::Method::GET, uri, Bytes::new());
         let fut = async {
-            let resp = s
-                .sender
-                .send_request(req)
-                .await
-                .map_err(|e| classify_hyper(&e, &url))?;
+            let resp = s.send(req).await.map_err(|e| classify_hyper(&e, &url))?;
             let status = resp.status();
             let body = resp
                 .into_body()
@@ -558,25 +966,25 @@ impl Client {
                 (a, _) => a,
             };
 
-        let mut conn = match self.checkout().await {
+        let mut sender = match self.checkout().await {
             Ok(s) => s,
             Err(f) => return Ending::Failed(f),
         };
-        conn.stamps.arm_tx();
-        let req = self.request(hyper::Method::POST, &self.target.path, body);
+        sender.stamps().arm_tx();
+        let req = self.request(hyper::Method::POST, self.uri.clone(), body);
         let head_deadline = pick(
             total_deadline.map(|d| (d, FailureKind::TotalTimeout)),
             first_deadline,
             FailureKind::FirstTokenTimeout,
         );
-        let resp = match with_deadline(head_deadline, conn.sender.send_request(req)).await {
+        let resp = match with_deadline(head_deadline, sender.send(req)).await {
             Err(kind) => return timed_out(kind),
             Ok(Err(e)) => return Ending::Failed(classify_hyper(&e, url)),
             Ok(Ok(r)) => r,
         };
         // Latencies count from the write syscall that put the request on the wire; the time
         // before it (checkout, connect, the client's own scheduling) is `write_delay_s`.
-        let origin = conn.stamps.tx().filter(|t| *t >= sent).unwrap_or(sent);
+        let origin = sender.stamps().tx().filter(|t| *t >= sent).unwrap_or(sent);
         rec.write_delay_s = Some((origin - sent).as_secs_f64());
         let status = resp.status();
         let mut body: Incoming = resp.into_body();
@@ -591,8 +999,8 @@ impl Client {
         let mut parser = SseParser::new();
         let mut last_cum: u64 = 0;
         let mut last_at = origin;
-        let mut done = false;
         let mut end_at = origin;
+        let mut done = false;
         loop {
             let idle_deadline = if rec.ttft_s.is_some() {
                 self.timeouts.idle.map(|t| last_at + t)
@@ -617,7 +1025,10 @@ impl Client {
             };
             // When the data reached the socket, not when this task got to it (see stamp.rs).
             let read_at = Instant::now();
-            let now = conn.stamps.last_rx().map_or(read_at, |t| t.min(read_at));
+            let now = sender
+                .stamps()
+                .last_rx()
+                .map_or(read_at, |t| t.min(read_at));
             end_at = now;
             if rec.ttft_s.is_none() {
                 rec.first_read_delay_s = Some((read_at - now).as_secs_f64());
@@ -729,7 +1140,7 @@ impl Client {
             )
             .await;
         }
-        self.checkin(conn);
+        self.checkin(sender);
         Ending::Complete {
             origin,
             end: end_at,
@@ -788,16 +1199,41 @@ mod tests {
 
     #[test]
     fn base_urls_split_into_authority_and_prefix() {
+        let split = |u: &str| split_base_url(u).map(|b| (b.tls, b.authority, b.host, b.prefix));
         assert_eq!(
-            split_base_url("http://127.0.0.1:8000").unwrap(),
-            ("127.0.0.1:8000".into(), "".into())
+            split("http://127.0.0.1:8000").unwrap(),
+            (
+                false,
+                "127.0.0.1:8000".into(),
+                "127.0.0.1".into(),
+                "".into()
+            )
         );
         assert_eq!(
-            split_base_url("http://localhost/api/").unwrap(),
-            ("localhost:80".into(), "/api".into())
+            split("http://localhost/api/").unwrap(),
+            (
+                false,
+                "localhost:80".into(),
+                "localhost".into(),
+                "/api".into()
+            )
         );
-        assert!(split_base_url("https://x").is_err());
-        assert!(split_base_url("http:///x").is_err());
+        assert_eq!(
+            split("https://gpu-box/v1").unwrap(),
+            (true, "gpu-box:443".into(), "gpu-box".into(), "/v1".into())
+        );
+        assert_eq!(
+            split("https://[::1]:8443").unwrap(),
+            (true, "[::1]:8443".into(), "::1".into(), "".into())
+        );
+        assert_eq!(
+            split("http://[::1]").unwrap(),
+            (false, "[::1]:80".into(), "::1".into(), "".into())
+        );
+        assert!(split("ftp://x").is_err());
+        assert!(split("http:///x").is_err());
+        assert!(split("http://host:http").is_err());
+        assert!(split("https://[::1").is_err());
     }
 
     #[tokio::test]
@@ -814,6 +1250,45 @@ mod tests {
             ("/api/v1/completions", "/api")
         );
         assert_eq!(t.url, "http://127.0.0.1:1/api/v1/completions");
+    }
+
+    #[tokio::test]
+    async fn given_headers_replace_defaults_and_repeat() {
+        let h = |k: &str, v: &str| {
+            (
+                HeaderName::from_bytes(k.as_bytes()).unwrap(),
+                HeaderValue::from_str(v).unwrap(),
+            )
+        };
+        let target = Target::resolve(
+            "http://127.0.0.1:1",
+            "/v1/completions",
+            vec![
+                h("x-a", "1"),
+                h("content-type", "text/plain"),
+                h("x-a", "2"),
+            ],
+        )
+        .await
+        .unwrap();
+        let c = Client::new(target.clone(), Backend::OpenAi, Timeouts::default());
+        let req = c.request(hyper::Method::POST, c.uri.clone(), Bytes::new());
+        let all: Vec<_> = req.headers().get_all("x-a").iter().collect();
+        assert_eq!(all, ["1", "2"]);
+        assert_eq!(req.headers()["content-type"], "text/plain");
+        assert_eq!(req.headers()["host"], "127.0.0.1:1");
+        assert_eq!(req.uri(), "/v1/completions");
+        // HTTP/2: no Host header, the authority is in the URI.
+        let transport = Transport {
+            http2: true,
+            ..Transport::default()
+        };
+        let c = Client::with_transport(target, Backend::OpenAi, Timeouts::default(), &transport)
+            .unwrap();
+        let req = c.request(hyper::Method::POST, c.uri.clone(), Bytes::new());
+        assert!(req.headers().get("host").is_none());
+        assert_eq!(req.uri(), "http://127.0.0.1:1/v1/completions");
+        assert_eq!(c.http_version(), "HTTP/2");
     }
 
     #[test]

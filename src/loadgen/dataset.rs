@@ -3,9 +3,12 @@
 //! `{"prompt", "output_len"?}` object per line) and `sharegpt` (first human turn as the prompt,
 //! the reply's length as the output length).
 //!
-//! Lengths are counted with the chosen [`Tokenizer`] (a built-in BPE by default), and random
-//! prompts have exactly the asked number of its tokens. Never downloads anything. Must not
-//! import app code.
+//! Lengths are counted with the chosen [`Tokenizer`] (a built-in BPE by default) the way vLLM
+//! counts them, special tokens included ([`Tokenizer::count_prompt`]): a prompt's length is what
+//! the server's tokenizer makes of it. Random prompts have exactly the asked number of tokens
+//! that way: with a tokenizer that adds a BOS token, `--input-len 100` is 99 random tokens plus
+//! the BOS (vLLM's random dataset does the same). Never downloads anything. Must not import app
+//! code.
 
 use std::path::Path;
 
@@ -21,7 +24,7 @@ use super::LoadgenError;
 pub struct Prompt {
     /// The prompt text.
     pub text: String,
-    /// Its length in tokens (words, see the module doc).
+    /// Its length in tokens, special tokens included (see the module doc).
     pub input_len: u64,
     /// Output tokens to ask for.
     pub output_len: u64,
@@ -46,20 +49,28 @@ fn length_range(len: u64, ratio: f64) -> (u64, u64) {
     (lo, hi.max(lo))
 }
 
-/// `count` random prompts, reproducible from `seed`, of exact lengths in `tok`'s tokens.
+/// `count` random prompts, reproducible from `seed`, of exact lengths in `tok`'s tokens: the
+/// prefix, then random tokens, then the special tokens the tokenizer adds make `prefix_len` +
+/// a length drawn around `input_len` (as vLLM: the random part is drawn around `input_len`
+/// less the special tokens).
 pub fn random(spec: RandomSpec, count: usize, seed: u64, tok: &Tokenizer) -> Vec<Prompt> {
     let mut rng = StdRng::seed_from_u64(seed);
     let (prefix, _) = tok.random_text(&mut rng, "", spec.prefix_len);
-    let (in_lo, in_hi) = length_range(spec.input_len, spec.range_ratio);
+    let real_input_len = spec.input_len.saturating_sub(tok.special_tokens());
+    let (in_lo, in_hi) = length_range(real_input_len, spec.range_ratio);
     let (out_lo, out_hi) = length_range(spec.output_len, spec.range_ratio);
     (0..count)
         .map(|_| {
             let n_in = rng.random_range(in_lo..=in_hi);
             let n_out = rng.random_range(out_lo..=out_hi).max(1);
-            let (text, input_len) = tok.random_text(&mut rng, &prefix, n_in);
+            let (text, plain) = tok.random_text(&mut rng, &prefix, n_in);
             Prompt {
+                // Only a tokenizer.json adds special tokens: the others need no second count.
+                input_len: match tok {
+                    Tokenizer::Hf { .. } => tok.count_prompt(&text),
+                    _ => plain,
+                },
                 text,
-                input_len,
                 output_len: n_out,
             }
         })
@@ -101,7 +112,7 @@ pub fn jsonl(
             .max(1);
         out.push(Prompt {
             text: prompt.to_string(),
-            input_len: tok.count(prompt),
+            input_len: tok.count_prompt(prompt),
             output_len,
         });
     }
@@ -113,7 +124,8 @@ pub fn jsonl(
 
 /// Prompts from a ShareGPT JSON file: the first human turn of each conversation with at least
 /// two turns; the output length is the reply's length unless `output_len` overrides it.
-/// Conversations shorter than 4 tokens either way are skipped, as vLLM does.
+/// Conversations shorter than 4 tokens either way are skipped, as vLLM does. Both lengths are
+/// counted as vLLM counts them, special tokens included.
 pub fn sharegpt(
     path: &Path,
     text: &str,
@@ -138,7 +150,7 @@ pub fn sharegpt(
         let (Some(prompt), Some(reply)) = (value(0), value(1)) else {
             continue;
         };
-        let (n_in, n_out) = (tok.count(prompt), tok.count(reply));
+        let (n_in, n_out) = (tok.count_prompt(prompt), tok.count_prompt(reply));
         if n_in < 4 || (output_len.is_none() && n_out < 4) {
             continue;
         }

@@ -1,6 +1,8 @@
-//! The mock inference server (`benchlens mock`): an OpenAI-compatible HTTP/1.1 server on hyper 1
-//! that streams synthetic tokens on a precise schedule, so the load generator can be tested and
-//! demonstrated without a GPU.
+//! The mock inference server (`benchlens mock`): an OpenAI-compatible server on hyper 1 that
+//! streams synthetic tokens on a precise schedule, so the load generator can be tested and
+//! demonstrated without a GPU. Every connection speaks HTTP/1.1 or HTTP/2 (told apart by the
+//! HTTP/2 preface: prior-knowledge h2c in plain text), and with `--tls-cert`/`--tls-key` the
+//! server is HTTPS (rustls, ALPN `h2` and `http/1.1`).
 //!
 //! Endpoints: `GET /v1/models`, `POST /v1/completions`, `POST /v1/chat/completions` (SSE when
 //! `stream` is true, one JSON body otherwise, a final usage chunk when
@@ -22,6 +24,7 @@
 use std::convert::Infallible;
 use std::fmt::Write as _;
 use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -31,13 +34,13 @@ use std::time::Duration;
 use bytes::{Bytes, BytesMut};
 use http_body_util::{BodyExt, Either, Full};
 use hyper::body::{Body, Frame, Incoming};
-use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
 use serde_json::{json, Value};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{oneshot, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
@@ -94,6 +97,12 @@ pub struct MockOpts {
     /// Require `Authorization: Bearer KEY` on every request (401 otherwise).
     #[arg(long)]
     pub api_key: Option<String>,
+    /// Serve HTTPS with this certificate chain (PEM); needs `--tls-key`.
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// The private key of `--tls-cert` (PEM: PKCS#8, PKCS#1 or SEC1).
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
 }
 
 impl Default for MockOpts {
@@ -113,6 +122,8 @@ impl Default for MockOpts {
             stall_ms: 1000.0,
             malformed_rate: 0.0,
             api_key: None,
+            tls_cert: None,
+            tls_key: None,
         }
     }
 }
@@ -122,6 +133,7 @@ impl Default for MockOpts {
 #[derive(Debug)]
 pub struct MockServer {
     addr: SocketAddr,
+    https: bool,
     cfg: Arc<Config>,
     stop: Option<oneshot::Sender<()>>,
     task: JoinHandle<()>,
@@ -130,6 +142,16 @@ pub struct MockServer {
 impl MockServer {
     /// Binds and starts serving on the current tokio runtime.
     pub async fn start(opts: MockOpts) -> Result<MockServer, LoadgenError> {
+        let tls = match (&opts.tls_cert, &opts.tls_key) {
+            (Some(cert), Some(key)) => Some(tls_acceptor(cert, key)?),
+            (None, None) => None,
+            _ => {
+                return Err(LoadgenError::InvalidOption {
+                    option: "tls-cert",
+                    message: "--tls-cert and --tls-key go together".into(),
+                })
+            }
+        };
         let addr = format!("{}:{}", opts.host, opts.port);
         let listener = TcpListener::bind(&addr)
             .await
@@ -144,6 +166,7 @@ impl MockServer {
         let cfg = Arc::new(Config::from(&opts));
         let served = cfg.clone();
         let (stop_tx, mut stop_rx) = oneshot::channel::<()>();
+        let https = tls.is_some();
         let task = tokio::spawn(async move {
             loop {
                 tokio::select! {
@@ -152,28 +175,29 @@ impl MockServer {
                         // Accept errors (e.g. out of file descriptors) are transient: keep serving.
                         let Ok((stream, _)) = accepted else { continue };
                         let _ = stream.set_nodelay(true);
-                        let cfg = cfg.clone();
-                        tokio::spawn(async move {
-                            let reset = Arc::new(AtomicBool::new(false));
-                            let (stream, stamps) = StampedStream::new(stream);
-                            let io = ResetOnDrop { stream, reset: reset.clone() };
-                            let service = service_fn(move |req| {
-                                handle(req, cfg.clone(), reset.clone(), stamps.clone())
-                            });
-                            let _ = http1::Builder::new()
-                                .serve_connection(TokioIo::new(io), service)
-                                .await;
-                        });
+                        cfg.connections.fetch_add(1, Ordering::Relaxed);
+                        tokio::spawn(serve_connection(stream, cfg.clone(), tls.clone()));
                     }
                 }
             }
         });
         Ok(MockServer {
             addr: bound,
+            https,
             cfg: served,
             stop: Some(stop_tx),
             task,
         })
+    }
+
+    /// Connections accepted so far.
+    pub fn connections(&self) -> u64 {
+        self.cfg.connections.load(Ordering::Relaxed)
+    }
+
+    /// Requests served over HTTP/2 so far.
+    pub fn http2_requests(&self) -> u64 {
+        self.cfg.http2_requests.load(Ordering::Relaxed)
     }
 
     /// The bound address.
@@ -181,9 +205,10 @@ impl MockServer {
         self.addr
     }
 
-    /// `http://host:port`.
+    /// `http://host:port`, or `https://` when serving TLS.
     pub fn base_url(&self) -> String {
-        format!("http://{}", self.addr)
+        let scheme = if self.https { "https" } else { "http" };
+        format!("{scheme}://{}", self.addr)
     }
 
     /// The mock's own view of its streamed requests' time to first token: from the request's
@@ -216,12 +241,84 @@ impl MockServer {
     }
 }
 
+/// Serves one accepted connection: TLS first when configured, then HTTP/1.1 or HTTP/2.
+async fn serve_connection(
+    stream: TcpStream,
+    cfg: Arc<Config>,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+) {
+    let reset = Arc::new(AtomicBool::new(false));
+    // Stamps at the socket, under TLS (see stamp.rs). With HTTP/2 they are shared by the
+    // connection's streams: a request's arrival then reads as the newest on the connection,
+    // never earlier than its own, so the mock's own latency can only read shorter.
+    let (stream, stamps) = StampedStream::new(stream);
+    let io = ResetOnDrop {
+        stream,
+        reset: reset.clone(),
+    };
+    let service = service_fn(move |req| handle(req, cfg.clone(), reset.clone(), stamps.clone()));
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    builder
+        .http2()
+        // Many streams per connection (the load generator opens up to 100) with generous
+        // flow-control windows, so streams never wait for credit.
+        .max_concurrent_streams(1024)
+        .initial_stream_window_size(1 << 20)
+        .initial_connection_window_size(16 << 20);
+    match tls {
+        None => {
+            let _ = builder.serve_connection(TokioIo::new(io), service).await;
+        }
+        Some(acceptor) => {
+            // A failed handshake (e.g. a client that does not trust the certificate) only
+            // closes this connection.
+            let Ok(tls) = acceptor.accept(io).await else {
+                return;
+            };
+            let _ = builder.serve_connection(TokioIo::new(tls), service).await;
+        }
+    }
+}
+
+/// The TLS side of `--tls-cert`/`--tls-key`: rustls with the ring provider, ALPN `h2` and
+/// `http/1.1`.
+fn tls_acceptor(cert: &Path, key: &Path) -> Result<tokio_rustls::TlsAcceptor, LoadgenError> {
+    use tokio_rustls::rustls;
+    use tokio_rustls::rustls::pki_types::pem::PemObject;
+    use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let bad = |option: &'static str, path: &Path, message: String| LoadgenError::InvalidOption {
+        option,
+        message: format!("{}: {message}", path.display()),
+    };
+    let certs = CertificateDer::pem_file_iter(cert)
+        .map_err(|e| bad("tls-cert", cert, e.to_string()))?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| bad("tls-cert", cert, e.to_string()))?;
+    if certs.is_empty() {
+        return Err(bad(
+            "tls-cert",
+            cert,
+            "no PEM certificate in the file".into(),
+        ));
+    }
+    let key_der =
+        PrivateKeyDer::from_pem_file(key).map_err(|e| bad("tls-key", key, e.to_string()))?;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .and_then(|b| b.with_no_client_auth().with_single_cert(certs, key_der))
+        .map_err(|e| bad("tls-key", key, e.to_string()))?;
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Ok(tokio_rustls::TlsAcceptor::from(Arc::new(config)))
+}
+
 /// Runs `benchlens mock` until Ctrl-C.
 pub async fn serve_until_ctrl_c(opts: MockOpts) -> Result<(), LoadgenError> {
     let server = MockServer::start(opts.clone()).await?;
     println!(
-        "benchlens mock listening on {} (ttft {} ms, itl {} ms, {} token(s) per chunk)",
+        "benchlens mock listening on {} (HTTP/1.1 and HTTP/2{}; ttft {} ms, itl {} ms, {} token(s) per chunk)",
         server.base_url(),
+        if opts.tls_cert.is_some() { " over TLS" } else { ", h2c by prior knowledge" },
         opts.ttft_ms,
         opts.itl_ms,
         opts.tokens_per_chunk
@@ -256,6 +353,10 @@ struct Config {
     batch: Option<Batch>,
     /// The exact `Authorization` header required, if any.
     authorization: Option<String>,
+    /// Connections accepted.
+    connections: AtomicU64,
+    /// Requests that came over HTTP/2.
+    http2_requests: AtomicU64,
 }
 
 #[derive(Debug)]
@@ -326,6 +427,8 @@ impl From<&MockOpts> for Config {
             requests: AtomicU64::new(0),
             first_chunk_us: std::sync::Mutex::new(Vec::new()),
             authorization: o.api_key.as_ref().map(|k| format!("Bearer {k}")),
+            connections: AtomicU64::new(0),
+            http2_requests: AtomicU64::new(0),
             batch: o.max_batch.filter(|m| *m > 0).map(|max| Batch {
                 max,
                 slots: Arc::new(Semaphore::new(max as usize)),
@@ -416,6 +519,9 @@ async fn handle(
     // configured TTFT counts from there, and so does the mock's own first-chunk latency.
     let now = Instant::now();
     let received = stamps.last_rx().map_or(now, |t| t.min(now));
+    if req.version() == hyper::Version::HTTP_2 {
+        cfg.http2_requests.fetch_add(1, Ordering::Relaxed);
+    }
     if let Some(want) = &cfg.authorization {
         let got = req.headers().get(hyper::header::AUTHORIZATION);
         if got.is_none_or(|g| g.as_bytes() != want.as_bytes()) {

@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 use tokio::sync::watch;
 use tokio::time::Instant;
 
-use super::client::{request_body, Backend, Client, RequestRecord, Target, Timeouts};
+use super::client::{request_body, Backend, Client, RequestRecord, Target, Timeouts, Transport};
 use super::dataset::{self, Prompt, RandomSpec};
 use super::measure::{compute, Slo, StageMetrics};
 use super::mock::{MockOpts, MockServer};
@@ -42,9 +42,21 @@ pub struct RunOpts {
     /// API the server speaks.
     #[arg(long, value_enum, default_value = "openai")]
     pub backend: Backend,
-    /// Server address, `http://host:port` (an optional path prefix is kept).
+    /// Server address, `http://host:port` or `https://host:port` (an optional path prefix is
+    /// kept).
     #[arg(long, default_value = "http://127.0.0.1:8000")]
     pub base_url: String,
+    /// Speak HTTP/2: negotiated with ALPN `h2` over https://, prior knowledge (h2c) over
+    /// http://. Up to 100 concurrent streams share one connection.
+    #[arg(long)]
+    pub http2: bool,
+    /// HTTPS: accept any server certificate (self-signed development servers).
+    #[arg(long, conflicts_with = "ca_cert")]
+    pub insecure: bool,
+    /// HTTPS: trust the CA certificate(s) in this PEM file instead of the built-in (Mozilla)
+    /// and system roots.
+    #[arg(long, value_name = "FILE")]
+    pub ca_cert: Option<PathBuf>,
     /// Request path (default: `/v1/completions`, `/v1/chat/completions`, `/generate_stream` or
     /// `/generate` by backend).
     #[arg(long)]
@@ -55,8 +67,10 @@ pub struct RunOpts {
     /// API key sent as `Authorization: Bearer` (default: the `OPENAI_API_KEY` environment variable).
     #[arg(long)]
     pub api_key: Option<String>,
-    /// Extra request header `K=V` (repeatable).
-    #[arg(long = "header", value_name = "K=V")]
+    /// Extra request header, `Name: value` (as curl) or `Name=value`; repeatable, a repeated
+    /// name sends every value. Replaces a default header of the same name (`Content-Type`,
+    /// `Authorization` from `--api-key`).
+    #[arg(long = "header", value_name = "NAME: VALUE")]
     pub headers: Vec<String>,
     /// JSON object merged into every request body (its keys win).
     #[arg(long, value_name = "JSON")]
@@ -116,7 +130,8 @@ pub struct RunOpts {
     pub prefix_len: u64,
     /// Tokenizer for prompt lengths: a local Hugging Face `tokenizer.json`, `cl100k_base` or
     /// `o200k_base` (BPE ranks built into the binary) or `words` (whitespace-separated words,
-    /// as the mock counts).
+    /// as the mock counts). Prompts count the special tokens the tokenizer adds (a BOS), as
+    /// vLLM does; generated text does not.
     #[arg(long, default_value = "cl100k_base")]
     pub tokenizer: String,
     /// Ask the server to ignore end-of-sequence so every request generates its full length.
@@ -130,7 +145,7 @@ pub struct RunOpts {
     #[arg(long, value_delimiter = ',', default_value = "50,90,95,99")]
     pub percentiles: Vec<f64>,
 
-    /// TCP connect timeout, seconds.
+    /// Connect timeout (TCP, and the TLS handshake for https://), seconds.
     #[arg(long, default_value_t = 10.0)]
     pub connect_timeout: f64,
     /// Longest wait for the first token, seconds (default: none).
@@ -255,25 +270,52 @@ fn parse_pairs(
         .collect()
 }
 
+/// One `--header`: `Name: value` or `Name=value` (whichever separator comes first: neither can
+/// be part of a header name). Surrounding spaces are trimmed; the value may be empty.
+pub fn parse_header(s: &str) -> Result<(HeaderName, HeaderValue), LoadgenError> {
+    let bad = |why: String| {
+        invalid(
+            "header",
+            format!("{s:?}: {why} (expected `Name: value` or `Name=value`)"),
+        )
+    };
+    let Some(i) = s.find([':', '=']) else {
+        return Err(bad("no `:` or `=`".into()));
+    };
+    let (name, value) = (s[..i].trim(), s[i + 1..].trim());
+    if name.is_empty() {
+        return Err(bad("no header name".into()));
+    }
+    let name = HeaderName::from_bytes(name.as_bytes())
+        .map_err(|_| bad(format!("{name:?} is not a valid header name")))?;
+    let value = HeaderValue::from_str(value).map_err(|_| {
+        bad(format!(
+            "the value of {name} has characters not allowed in a header"
+        ))
+    })?;
+    Ok((name, value))
+}
+
 fn headers(opts: &RunOpts) -> Result<Vec<(HeaderName, HeaderValue)>, LoadgenError> {
+    let given = opts
+        .headers
+        .iter()
+        .map(|h| parse_header(h))
+        .collect::<Result<Vec<_>, _>>()?;
     let mut out = Vec::new();
     let key = opts
         .api_key
         .clone()
         .or_else(|| std::env::var("OPENAI_API_KEY").ok())
         .filter(|k| !k.is_empty());
-    if let Some(key) = key {
+    // An explicit `--header Authorization: ...` wins over the API key.
+    if let Some(key) = key.filter(|_| !given.iter().any(|(k, _)| k == hyper::header::AUTHORIZATION))
+    {
         let v = HeaderValue::from_str(&format!("Bearer {key}"))
             .map_err(|_| invalid("api-key", "contains characters not allowed in a header"))?;
         out.push((hyper::header::AUTHORIZATION, v));
     }
-    for (k, v) in parse_pairs(&opts.headers, "header")? {
-        let name = HeaderName::from_bytes(k.as_bytes())
-            .map_err(|_| invalid("header", format!("{k:?} is not a header name")))?;
-        let value = HeaderValue::from_str(&v)
-            .map_err(|_| invalid("header", format!("value of {k} is not a header value")))?;
-        out.push((name, value));
-    }
+    out.extend(given);
     Ok(out)
 }
 
@@ -432,7 +474,7 @@ fn load_prompts(
 
 async fn first_model(client: &Client) -> Result<String, LoadgenError> {
     let path = format!("{}/v1/models", client.target().prefix);
-    let url = format!("http://{}{path}", client.target().host);
+    let url = format!("{}{path}", client.target().origin);
     let text = client.get(&path).await.map_err(|f| LoadgenError::Setup {
         url: url.clone(),
         message: format!("{} ({}); pass --model", f.message, f.kind.name()),
@@ -586,7 +628,18 @@ pub async fn run_with_stop(
         .clone()
         .unwrap_or_else(|| opts.backend.default_endpoint().to_string());
     let target = Target::resolve(&base_url, &endpoint, headers(&opts)?).await?;
-    let client = Client::new(target, opts.backend, prep.timeouts);
+    let transport = Transport {
+        http2: opts.http2,
+        insecure: opts.insecure,
+        ca_cert: opts.ca_cert.clone(),
+    };
+    if !target.tls && (opts.insecure || opts.ca_cert.is_some()) {
+        return Err(invalid(
+            if opts.insecure { "insecure" } else { "ca-cert" },
+            format!("applies to https:// servers only, not {base_url}"),
+        ));
+    }
+    let client = Client::with_transport(target, opts.backend, prep.timeouts, &transport)?;
     let model = match &opts.model {
         Some(m) => m.clone(),
         None => first_model(&client).await?,
@@ -617,6 +670,7 @@ pub async fn run_with_stop(
     tags.insert("server_url".into(), base_url.clone());
     tags.insert("endpoint".into(), endpoint.clone());
     tags.insert("backend".into(), opts.backend.name().into());
+    tags.insert("http_version".into(), shared.client.http_version().into());
     tags.insert("tokenizer".into(), tokenizer.name().into());
 
     if opts.warmup > 0 {

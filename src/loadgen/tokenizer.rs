@@ -2,8 +2,13 @@
 //! the `tiktoken-rs` crate (`cl100k_base`, `o200k_base`; their ranks are compiled into the
 //! binary, nothing is downloaded at run time), and `words` (whitespace-separated words, which
 //! is how the mock server counts prompt tokens). Or any local Hugging Face `tokenizer.json`
-//! (the model's own tokenizer), loaded with the `tokenizers` crate; lengths are counted
-//! without special tokens. Must not import app code.
+//! (the model's own tokenizer), loaded with the `tokenizers` crate.
+//!
+//! Special tokens are counted as vLLM counts them: a prompt's length is
+//! `len(tokenizer(prompt).input_ids)`, which includes what the tokenizer's post-processor adds
+//! (a BOS token, `[CLS]`/`[SEP]`...): [`Tokenizer::count_prompt`]. Generated text is counted
+//! without them, as vLLM does (`add_special_tokens=False`): [`Tokenizer::count`]. The built-in
+//! encodings add no special tokens, so for them both counts agree. Must not import app code.
 
 use std::sync::Arc;
 
@@ -87,8 +92,13 @@ impl Tokenizer {
             option: "tokenizer",
             message,
         };
-        let tok =
+        let mut tok =
             tokenizers::Tokenizer::from_file(path).map_err(|e| invalid(format!("{path}: {e}")))?;
+        // Count every token: a truncation or padding setting saved in the file must not cut
+        // or pad prompts (transformers ignores them too unless asked).
+        tok.with_truncation(None)
+            .map_err(|e| invalid(format!("{path}: {e}")))?;
+        tok.with_padding(None);
         let mut words: Vec<String> = tok
             .get_vocab(false)
             .into_values()
@@ -120,7 +130,31 @@ impl Tokenizer {
         }
     }
 
-    /// Tokens in `text`.
+    /// Special tokens the tokenizer adds around one sequence (a BOS token: 1); 0 for the
+    /// built-in encodings.
+    pub fn special_tokens(&self) -> u64 {
+        match self {
+            Tokenizer::Hf { tok, .. } => {
+                use tokenizers::PostProcessor;
+                tok.get_post_processor()
+                    .map_or(0, |p| p.added_tokens(false) as u64)
+            }
+            _ => 0,
+        }
+    }
+
+    /// Tokens of `text` as a prompt, the way vLLM counts prompt lengths
+    /// (`len(tokenizer(prompt).input_ids)`): with the special tokens the tokenizer adds.
+    pub fn count_prompt(&self, text: &str) -> u64 {
+        match self {
+            Tokenizer::Hf { tok, .. } => tok
+                .encode_fast(text, true)
+                .map_or(0, |e| e.get_ids().len() as u64),
+            _ => self.count(text),
+        }
+    }
+
+    /// Tokens in `text` without special tokens (for generated text).
     pub fn count(&self, text: &str) -> u64 {
         match self {
             Tokenizer::Words => text.split_whitespace().count() as u64,
@@ -163,7 +197,8 @@ impl Tokenizer {
     }
 
     /// Random text of exactly `n` tokens after `prefix` (which is kept as-is): words are added
-    /// or removed until the whole text counts `prefix tokens + n`.
+    /// or removed until the whole text counts `prefix tokens + n` (without special tokens; see
+    /// [`Tokenizer::count_prompt`] for the length as a prompt).
     pub fn random_text(&self, rng: &mut StdRng, prefix: &str, n: u64) -> (String, u64) {
         let mut text = prefix.to_string();
         self.push_random(rng, n, &mut text);
