@@ -12,6 +12,7 @@ pub mod load;
 pub mod plotly;
 pub mod state;
 pub mod views;
+pub mod worker;
 
 /// Mounts the explorer on the page's `<body>`.
 pub fn mount() {

@@ -199,7 +199,7 @@ pub fn decode_records(bytes: &[u8]) -> Result<Vec<Record>, WireError> {
             let ttft_ms = rd.opt_f64()?;
             let e2el_ms = rd.opt_f64()?;
             let n_itl = rd.u32()? as usize;
-            let raw = rd.take(n_itl.checked_mul(8).unwrap_or(usize::MAX))?;
+            let raw = rd.take(n_itl.saturating_mul(8))?;
             let itl_ms = raw.chunks_exact(8).map(f64_of).collect();
             let error = match rd.u8()? {
                 0 => None,
