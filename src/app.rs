@@ -18,4 +18,6 @@ pub mod worker;
 pub fn mount() {
     console_error_panic_hook::set_once();
     leptos::mount::mount_to_body(views::App);
+    // The first dropped file should not wait for the parse worker to start.
+    worker::prepare();
 }

@@ -30,6 +30,30 @@ const WORKER_SCRIPT: &str = "parse-worker.js";
 /// The browser cannot start workers here; parse on the page instead.
 pub struct Unavailable;
 
+thread_local! {
+    /// A worker started ahead of time, its wasm already loading, for the next file.
+    static SPARE: RefCell<Option<Running>> = const { RefCell::new(None) };
+}
+
+/// Starts a worker for the next file now, so the file does not wait for the parser's wasm to
+/// load and compile. Does nothing if one is waiting already or workers are unavailable.
+pub fn prepare() {
+    SPARE.with(|s| {
+        let mut s = s.borrow_mut();
+        if s.is_none() {
+            *s = Running::start().ok();
+        }
+    });
+}
+
+/// The waiting worker, or a new one.
+fn take_worker() -> Result<Running, Unavailable> {
+    match SPARE.with(|s| s.borrow_mut().take()) {
+        Some(w) => Ok(w),
+        None => Running::start(),
+    }
+}
+
 enum Event {
     Message(JsValue),
     Failed(String),
@@ -114,6 +138,16 @@ impl Running {
     }
 }
 
+/// Resolves at the next animation frame, so what was just rendered gets painted.
+async fn next_frame() {
+    let promise = js_sys::Promise::new(&mut |resolve, _reject| {
+        if let Some(w) = web_sys::window() {
+            let _ = w.request_animation_frame(&resolve);
+        }
+    });
+    let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
+}
+
 fn field(msg: &JsValue, name: &str) -> JsValue {
     Reflect::get(msg, &name.into()).unwrap_or(JsValue::UNDEFINED)
 }
@@ -138,7 +172,19 @@ pub async fn parse_in_worker(
     name: &str,
     data: &ArrayBuffer,
 ) -> Result<(), Unavailable> {
-    let running = Running::start()?;
+    let outcome = run(state, id, name, data, take_worker()?).await;
+    // This file's worker is gone (dropped in `run`); start the next file's.
+    prepare();
+    outcome
+}
+
+async fn run(
+    state: AppState,
+    id: u32,
+    name: &str,
+    data: &ArrayBuffer,
+    running: Running,
+) -> Result<(), Unavailable> {
     let size = human_size(data.byte_length() as u64);
     let job = Object::new();
     let _ = Reflect::set(&job, &"name".into(), &name.into());
@@ -158,6 +204,7 @@ pub async fn parse_in_worker(
     let mut meta: Option<Meta> = None;
     let mut records: Vec<Record> = Vec::new();
     let mut panic: Option<String> = None;
+    let mut shown = 0.0;
     loop {
         if !state.files.with_untracked(|f| f.iter().any(|f| f.id == id)) {
             return Ok(()); // removed while loading: stop the worker (on drop)
@@ -193,6 +240,7 @@ pub async fn parse_in_worker(
                 );
             }
             Some("batch") => {
+                // Each message is a task of its own: the browser paints between batches.
                 let bytes = Uint8Array::new(&field(&msg, "data")).to_vec();
                 match decode_records(&bytes) {
                     Ok(batch) => records.extend(batch),
@@ -201,13 +249,17 @@ pub async fn parse_in_worker(
                         return Ok(());
                     }
                 }
-                let total = meta.as_ref().map_or(0, |m| m.total);
-                state.set_status(
-                    id,
-                    FileStatus::Loading(format!("receiving {}/{total} records", records.len())),
-                );
-                // One batch per task: let the browser paint and handle input in between.
-                yield_to_browser().await;
+                // The progress text every ~50 ms, not per batch: re-rendering costs too.
+                let now = js_sys::Date::now();
+                if now - shown >= 50.0 {
+                    shown = now;
+                    let total = meta.as_ref().map_or(0, |m| m.total);
+                    let got = records.len();
+                    state.set_status(
+                        id,
+                        FileStatus::Loading(format!("receiving {got}/{total} records")),
+                    );
+                }
             }
             Some("done") => {
                 let Some(meta) = meta else {
@@ -218,6 +270,8 @@ pub async fn parse_in_worker(
                     id,
                     FileStatus::Loading(format!("indexing {} records", records.len())),
                 );
+                // Show that before indexing and the first chart, which take one long task.
+                next_frame().await;
                 yield_to_browser().await;
                 state.finish(id, meta.format, records, meta.warnings, meta.note);
                 return Ok(());
