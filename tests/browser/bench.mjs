@@ -60,8 +60,10 @@ async function dropAndTime(page, name, text) {
       const observer = new PerformanceObserver((list) => longTasks.push(...list.getEntries().map((e) => e.duration)));
       observer.observe({ type: 'longtask' });
       let running = true;
-      const tick = (now) => {
-        frames.push([now, status()]);
+      // performance.now(), not the callback's argument: that is the frame's planned start,
+      // which a long task before the callback does not move.
+      const tick = () => {
+        frames.push([performance.now(), status()]);
         if (running) requestAnimationFrame(tick);
       };
       const dt = new DataTransfer();
