@@ -3,13 +3,15 @@
 // relative to this script, so the public URL (/ or a sub-path) needs no configuration.
 importScripts('./benchlens-worker.js');
 const ready = wasm_bindgen({ module_or_path: './benchlens-worker_bg.wasm' });
+// A failed start is reported to the page with the next file (below), not as an unhandled error.
+ready.catch(() => {});
 self.onmessage = async (event) => {
+  const { name, bytes } = event.data;
   try {
     await ready;
   } catch (e) {
-    self.postMessage({ kind: 'error', message: `the parser could not start (${e})` });
+    self.postMessage({ kind: 'error', message: `${name}: the parser could not start (${e})` });
     return;
   }
-  const { name, bytes } = event.data;
   wasm_bindgen.parse(name, new Uint8Array(bytes));
 };

@@ -170,7 +170,7 @@ test('a worker whose wasm cannot be loaded gives the file an error saying so', a
   await page.waitForSelector('#empty-state');
   await drop(page, 'any.csv', tidyCsv(50));
   await waitSettled(page, 1);
-  assert.match(await page.textContent('#file-list > li.failed'), /parser could not start/);
+  assert.match(await page.textContent('#file-list > li.failed'), /any\.csv: the parser could not start/);
 });
 
 test('without Worker the page parses files itself', async (t) => {
