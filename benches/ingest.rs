@@ -6,10 +6,11 @@
 
 use std::fmt::Write as _;
 use std::hint::black_box;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use benchlens::ingest;
-use benchlens::model::{LatencyMetric, MetricKey, Percentile, Record, Stat};
+use benchlens::model::{LatencyMetric, MetricKey, Metrics, Percentile, Record, Stat};
 
 fn serving_json(target_bytes: usize) -> String {
     // One run object; the per-request arrays grow until the file reaches the target size.
@@ -71,10 +72,38 @@ fn tidy_csv(rows: usize) -> String {
     s
 }
 
+/// This thread's (run, wait) time so far in ns, from `/proc/self/schedstat` (Linux): time on a
+/// CPU and time runnable but waiting for one. On a shared machine the wall-clock rate drops
+/// while others' builds run; the rate per CPU second and the share of time spent waiting say
+/// how much of that drop is the machine's.
+fn sched_ns() -> Option<(u64, u64)> {
+    let s = std::fs::read_to_string("/proc/self/schedstat").ok()?;
+    let mut f = s.split_whitespace().map(|x| x.parse::<u64>().ok());
+    Some((f.next()??, f.next()??))
+}
+
+/// `  cpu: x ms/run, y MB/s, waited z %` for a loop of `runs` over `mb` megabytes.
+fn cpu_note(before: Option<(u64, u64)>, runs: u32, mb: f64) -> String {
+    match (before, sched_ns()) {
+        (Some((r0, w0)), Some((r1, w1))) if r1 > r0 => {
+            let run = (r1 - r0) as f64 / 1e9 / f64::from(runs);
+            let waited = (w1 - w0) as f64 / ((r1 - r0) + (w1 - w0)) as f64;
+            format!(
+                "  cpu {:>6.1} ms/run {:>7.1} MB/s, waited {:>3.0} %",
+                run * 1e3,
+                mb / run,
+                waited * 100.0
+            )
+        }
+        _ => String::new(),
+    }
+}
+
 fn measure(name: &str, file: &str, bytes: &[u8]) {
     // Warm up once, then repeat for at least a second.
     let got = ingest::read(file, bytes).expect("benchmark input reads");
     let records = got.records.len();
+    let sched = sched_ns();
     let start = Instant::now();
     let mut runs = 0u32;
     while start.elapsed() < Duration::from_secs(1) || runs < 3 {
@@ -84,23 +113,30 @@ fn measure(name: &str, file: &str, bytes: &[u8]) {
     let per_run = start.elapsed().as_secs_f64() / f64::from(runs);
     let mb = bytes.len() as f64 / 1e6;
     println!(
-        "{name:<40} {mb:>7.1} MB  {records:>7} records  {:>8.1} ms/run  {:>7.1} MB/s",
+        "{name:<40} {mb:>7.1} MB  {records:>7} records  {:>8.1} ms/run  {:>7.1} MB/s{}",
         per_run * 1e3,
-        mb / per_run
+        mb / per_run,
+        cpu_note(sched, runs, mb)
     );
 }
 
 /// The floor for the CSV case: building (and dropping) the same records with the same
-/// allocations — four strings, a metrics map — without reading anything.
+/// allocations as the reader — text values shared between records, one metrics vector per
+/// record — without reading anything.
 fn records_only(rows: usize, csv_bytes: usize) {
     let build = || {
+        let source: Arc<str> = "tidy.csv".into();
+        let format: Arc<str> = "generic_csv".into();
+        let gpu: Arc<str> = "H100".into();
+        let models: Vec<Arc<str>> = (0..7).map(|i| format!("llama-{i}").into()).collect();
         let mut v: Vec<Record> = Vec::with_capacity(rows);
         for i in 0..rows {
             let mut r = Record {
-                source: Some("tidy.csv".to_string()),
-                format: Some("generic_csv".to_string()),
-                model: Some(format!("llama-{}", i % 7)),
-                gpu: Some("H100".to_string()),
+                source: Some(Arc::clone(&source)),
+                format: Some(Arc::clone(&format)),
+                model: Some(Arc::clone(&models[i % 7])),
+                gpu: Some(Arc::clone(&gpu)),
+                metrics: Metrics::with_capacity(4),
                 batch_size: Some(1 << (i % 8)),
                 max_concurrency: Some(1 << (i % 6)),
                 input_len: Some(1024.0),
@@ -126,6 +162,7 @@ fn records_only(rows: usize, csv_bytes: usize) {
         v
     };
     black_box(build());
+    let sched = sched_ns();
     let start = Instant::now();
     let mut runs = 0u32;
     while start.elapsed() < Duration::from_secs(1) || runs < 3 {
@@ -133,12 +170,14 @@ fn records_only(rows: usize, csv_bytes: usize) {
         runs += 1;
     }
     let per_run = start.elapsed().as_secs_f64() / f64::from(runs);
+    let mb = csv_bytes as f64 / 1e6;
     println!(
-        "{:<40} {:>7} {rows:>15} records  {:>8.1} ms/run  {:>7.1} MB/s of that CSV",
+        "{:<40} {:>7} {rows:>15} records  {:>8.1} ms/run  {:>7.1} MB/s of that CSV{}",
         "(floor: only building those records)",
         "",
         per_run * 1e3,
-        csv_bytes as f64 / 1e6 / per_run
+        mb / per_run,
+        cpu_note(sched, runs, mb)
     );
 }
 

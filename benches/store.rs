@@ -12,7 +12,7 @@ fn records(n: usize) -> Vec<Record> {
     (0..n)
         .map(|i| {
             let mut r = Record {
-                model: Some(format!("model-{}", i % 40)),
+                model: Some(format!("model-{}", i % 40).into()),
                 engine: Some(engines[i % engines.len()].into()),
                 gpu: Some(gpus[(i / 7) % gpus.len()].into()),
                 gpu_count: Some(1 << (i % 4)),
@@ -23,7 +23,7 @@ fn records(n: usize) -> Vec<Record> {
                     (i % 32) as f64
                 }),
                 input_len: Some(128.0 * ((i % 8) + 1) as f64),
-                source: Some(format!("run-{}.json", i % 25)),
+                source: Some(format!("run-{}.json", i % 25).into()),
                 ..Record::default()
             };
             r.set_metric(

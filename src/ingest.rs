@@ -49,6 +49,7 @@ mod text;
 mod tools;
 
 use std::fmt;
+use std::sync::Arc;
 
 use crate::model::Record;
 
@@ -522,9 +523,11 @@ fn finish(source: &str, out: &mut Ingested) {
     let format = out.format.name();
     let from_name = names::parse_file_name(source);
     let mut inferred: std::collections::BTreeMap<(String, String), usize> = Default::default();
+    let source_text: Arc<str> = source.into();
+    let format_text: Arc<str> = format.into();
     for r in &mut out.records {
-        r.source = Some(source.to_string());
-        r.format = Some(format.to_string());
+        r.source = Some(Arc::clone(&source_text));
+        r.format = Some(Arc::clone(&format_text));
         from_name.apply(r, "file name");
         for (field, from) in &r.inferred {
             if inferred.len() < 64 || inferred.contains_key(&(field.clone(), from.clone())) {

@@ -38,6 +38,7 @@ pub mod report;
 pub mod run;
 pub mod schedule;
 pub mod sse;
+pub mod stamp;
 pub mod stats;
 mod timer;
 pub mod tokenizer;

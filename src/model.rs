@@ -13,11 +13,13 @@
 pub mod canonical;
 mod dim;
 mod metric;
+mod metrics;
 mod record;
 mod store;
 
 pub use dim::{format_number, Dim, DimKey, DimKind, DimValue};
 pub use metric::{Direction, LatencyMetric, MetricKey, Percentile, Stat};
+pub use metrics::Metrics;
 pub use record::{Record, RequestDetail, SetDimError};
 pub use store::{ColumnRef, Dataset, Facet, FacetValue, Filter};
 

@@ -70,7 +70,7 @@ pub fn encode_records(records: &[Record]) -> Vec<u8> {
             }
         }
         put_u32(&mut body, r.metrics.len() as u32);
-        for (key, value) in &r.metrics {
+        for (key, value) in r.metrics.iter() {
             let id = match metrics.get(key) {
                 Some(id) => *id,
                 None => {

@@ -22,8 +22,9 @@ fn improvement_on_seed_000_as_markdown() {
         .assert()
         .success()
         .stdout(predicate::str::contains(
-            "| Codellama-13b-hf | 1 | 512 | 30.718344 | 126.342806 | 311.294326 |",
+            "| Codellama-13b-hf | 1 | 512 | 30.718344 | 126.342806 | 311.294326 | 311.294330 |",
         ))
+        .stdout(predicate::str::contains("Improvement in the file (%)"))
         .stdout(predicate::str::contains(
             "metric: extra.throughput (picked by default",
         ))

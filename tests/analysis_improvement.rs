@@ -73,6 +73,8 @@ fn seed_000_reproduces_every_improvement_row() {
         if (got - expected).abs() <= 1e-6 {
             within_1e6 += 1;
         }
+        // The file's own figure is carried beside the recomputed one, exactly as printed.
+        assert_eq!(row.reported_pct, Some(expected), "{line}");
         checked += 1;
     }
     assert_eq!(checked, 701);
@@ -93,10 +95,31 @@ fn seed_000_reproduces_every_improvement_row() {
     let got = row.improvement_pct.unwrap();
     assert!((got - 311.294330).abs() < 1e-5, "{got}");
     assert!((got - 311.294_326_283).abs() < 1e-8, "{got}");
-    assert!(table
+    // The file's own figure, as printed, beside the recomputed one.
+    assert_eq!(row.reported_pct, Some(311.294330));
+    assert!(table.has_reported());
+    let md = table.to_text_table().to_markdown();
+    assert!(md.contains("| 311.294326 | 311.294330 |"), "{md}");
+    assert!(md
+        .lines()
+        .next()
+        .unwrap()
+        .contains("Improvement in the file (%)"));
+
+    // The reverse comparison is not the file's: its figure is never shown there.
+    let reverse = ImprovementSpec::new(
+        Dim::Gpu,
+        "A100",
+        "Tesla",
+        MetricKey::Extra("throughput".into()),
+    );
+    let rev = improvement(&ds, &all(&ds), &reverse).unwrap();
+    assert_eq!(rev.rows.len(), 701);
+    assert!(!rev.has_reported());
+    assert!(!rev
         .to_text_table()
         .to_markdown()
-        .contains("| 311.294326 |"));
+        .contains("Improvement in the file"));
 
     let by_gpus = improvement_by(&table, &Dim::GpuCount.into()).unwrap();
     assert_eq!(by_gpus.len(), 4);

@@ -63,9 +63,21 @@ fn seed_000_pandas_wide_table_melts_into_one_record_per_gpu() {
     let tesla = pick("Tesla");
     assert_eq!(tesla.engine.as_deref(), Some("vLLM"));
     assert_eq!(tesla.tags.get("status").map(String::as_str), Some("ok"));
-    assert_eq!(tesla.metrics.len(), 1, "Improvement is derived, not kept");
+    // The file's own Improvement figure is kept on both records of its row, as printed.
+    assert_eq!(tesla.metrics.len(), 2);
+    assert_eq!(
+        metric(tesla, "extra.reported_improvement_pct"),
+        metric(pick("A100"), "extra.reported_improvement_pct")
+    );
+    assert_eq!(
+        metric(tesla, "extra.reported_improvement_pct"),
+        Some(311.294330)
+    );
     let m = |col: &str| got.mapping.iter().find(|m| m.column == col).unwrap();
-    assert_eq!(m("Improvement").target, None);
+    assert_eq!(
+        m("Improvement").target.as_deref(),
+        Some("extra.reported_improvement_pct")
+    );
     assert_eq!(m("throughput_tesla").gpu.as_deref(), Some("Tesla"));
     assert_eq!(m("nrGPUs_a100").target.as_deref(), Some("gpu_count"));
     assert_eq!(m("nrGPUs_a100").gpu, None);

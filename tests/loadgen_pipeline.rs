@@ -130,3 +130,98 @@ async fn the_mock_reports_its_own_first_chunk_latency() {
     assert!(p99_ms >= mean_ms, "{p99_ms} < {mean_ms}");
     mock.shutdown().await;
 }
+
+/// A busy client must not report its own delays as the server's: while the client's only
+/// thread is blocked, chunks that arrive wait in the socket, and TTFT still counts to when they
+/// arrived (the kernel's receive stamp), not to when the client got round to reading them.
+#[test]
+fn a_blocked_client_does_not_count_its_own_delay_as_ttft() {
+    // The mock on its own thread and runtime, so blocking the client cannot slow it.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let mock_thread = std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            // Chunks 30 ms apart: a read delayed by the 25 ms blocks below still takes a single
+            // chunk's segment (with several, the stamp is the last one's: late, never early).
+            let mock = MockServer::start(MockOpts {
+                ttft_ms: 20.0,
+                itl_ms: 30.0,
+                ..MockOpts::default()
+            })
+            .await
+            .unwrap();
+            tx.send(mock.base_url()).unwrap();
+            let _ = stop_rx.await;
+            let own = mock.first_chunk_latency();
+            mock.shutdown().await;
+            own
+        })
+    });
+    let base_url = rx.recv().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let out = rt.block_on(async {
+        let mut o = opts(base_url, dir.path());
+        o.num_prompts = 12;
+        o.max_concurrency = vec![1];
+        o.input_len = 16;
+        o.output_len = Some(4);
+        o.ignore_eos = true;
+        o.model = Some("benchlens-mock".into());
+        o.tokenizer = "words".into();
+        // A task that keeps blocking the client's only thread for 25 ms at a time.
+        let hog = tokio::spawn(async {
+            loop {
+                tokio::time::sleep(std::time::Duration::from_millis(6)).await;
+                std::thread::sleep(std::time::Duration::from_millis(25));
+            }
+        });
+        let (_tx, rx) = watch::channel(false);
+        let out = run_with_stop(o, rx).await.unwrap();
+        hog.abort();
+        out
+    });
+    let _ = stop_tx.send(());
+    let (n, mock_mean_ms, mock_p99_ms) = mock_thread.join().unwrap().expect("timed");
+    assert!(n >= 12);
+
+    let reqs = &out.requests[0];
+    assert_eq!(reqs.len(), 12);
+    // The client really was late reading: some first chunks waited in the socket ...
+    let waited = reqs
+        .iter()
+        .filter_map(|r| r.first_read_delay_s)
+        .fold(0.0, f64::max);
+    assert!(waited > 0.005, "the client was never blocked: {waited}");
+    // ... yet TTFT is what the mock itself saw (from the request's arrival at its socket to
+    // its first chunk): equal on average, never its 25 ms blocks on top. ITL likewise.
+    let ttft_ms: Vec<f64> = reqs.iter().map(|r| r.ttft_s.expect("ok") * 1e3).collect();
+    let mean = ttft_ms.iter().sum::<f64>() / ttft_ms.len() as f64;
+    assert!(
+        (mean - mock_mean_ms).abs() < 1.5,
+        "client {mean:.2} ms vs mock {mock_mean_ms:.2} ms"
+    );
+    let max = ttft_ms.iter().copied().fold(0.0, f64::max);
+    assert!(
+        max < mock_p99_ms + 2.0,
+        "{ttft_ms:?} vs mock p99 {mock_p99_ms:.2}"
+    );
+    assert!((19.5..25.0).contains(&mean), "{ttft_ms:?}");
+    for r in reqs {
+        let itl_ms: Vec<f64> = r
+            .chunks
+            .windows(2)
+            .map(|w| (w[1].at_s - w[0].at_s) * 1e3)
+            .collect();
+        let mean_itl = itl_ms.iter().sum::<f64>() / itl_ms.len() as f64;
+        assert!((28.0..33.0).contains(&mean_itl), "ITL {itl_ms:?}");
+    }
+}

@@ -17,6 +17,16 @@
 //! Numeric dimensions (lengths, batch size, load, GPU count) never tie: a difference there
 //! means different work, so such records stay unmatched unless the caller ignores the
 //! dimension.
+//!
+//! **The file's own figure.** Some files print an improvement column next to the values it was
+//! computed from (seed 000's `Improvement`, kept as [`MetricKey::reported_improvement`]). Those
+//! values were computed before the file rounded its throughputs to six decimals, so a
+//! recomputation from the printed values can differ in the sixth decimal (311.294326 % from
+//! 126.342806 / 30.718344, where the file prints 311.294330 %). When both records of a pair carry
+//! the same reported figure (they come from one source row) and it agrees with the recomputed
+//! one within that rounding, the row shows it as [`ImprovementRow::reported_pct`], labelled as the
+//! file's, beside the recomputed value. A figure of another comparison (the reverse direction,
+//! another metric) does not agree and is never shown.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -114,6 +124,35 @@ pub struct ImprovementRow {
     pub baseline_record: usize,
     /// The candidate record (index into the caller's dataset).
     pub candidate_record: usize,
+    /// The improvement % the source file itself prints for this pair, when it has one and it
+    /// is this comparison (see the module docs).
+    pub reported_pct: Option<f64>,
+}
+
+/// How far a file's printed improvement may sit from the one recomputed from its printed
+/// values: each value rounded to six decimals moves the ratio by up to 0.5e-6 / value
+/// (relative), and the printed improvement itself by 0.5e-6; twice that, for float noise.
+fn rounding_bound(baseline: f64, candidate: f64) -> f64 {
+    let ratio = (candidate / baseline).abs();
+    2.0 * (100.0 * ratio * (0.5e-6 / baseline.abs() + 0.5e-6 / candidate.abs()) + 0.5e-6)
+}
+
+/// The file's own improvement figure for a pair, when both records carry the same one and it
+/// is this comparison (it agrees with `computed` within the rounding of the printed values).
+fn reported_for(
+    base: &Record,
+    cand: &Record,
+    (baseline_value, candidate_value): (f64, f64),
+    computed: Option<f64>,
+) -> Option<f64> {
+    let key = MetricKey::reported_improvement();
+    let (b, c) = (base.metric(&key)?, cand.metric(&key)?);
+    let computed = computed?;
+    if b.to_bits() != c.to_bits() || !b.is_finite() {
+        return None;
+    }
+    let bound = rounding_bound(baseline_value, candidate_value);
+    (bound.is_finite() && (b - computed).abs() <= bound).then_some(b)
 }
 
 /// A column to sort an [`ImprovementTable`] by.
@@ -127,6 +166,8 @@ pub enum ImprovementSort {
     Candidate,
     /// The improvement.
     Improvement,
+    /// The file's own improvement figure.
+    Reported,
 }
 
 /// The improvement of the candidate over the baseline for every matched configuration.
@@ -171,12 +212,18 @@ impl ImprovementTable {
                 ImprovementSort::Key(i) => a.key.get(i).cmp(&b.key.get(i)),
                 ImprovementSort::Baseline => a.baseline_value.total_cmp(&b.baseline_value),
                 ImprovementSort::Candidate => a.candidate_value.total_cmp(&b.candidate_value),
-                ImprovementSort::Improvement => match (a.improvement_pct, b.improvement_pct) {
-                    (Some(x), Some(y)) => x.total_cmp(&y),
-                    (Some(_), None) => return std::cmp::Ordering::Less,
-                    (None, Some(_)) => return std::cmp::Ordering::Greater,
-                    (None, None) => std::cmp::Ordering::Equal,
-                },
+                ImprovementSort::Improvement | ImprovementSort::Reported => {
+                    let pct = |r: &ImprovementRow| match by {
+                        ImprovementSort::Reported => r.reported_pct,
+                        _ => r.improvement_pct,
+                    };
+                    match (pct(a), pct(b)) {
+                        (Some(x), Some(y)) => x.total_cmp(&y),
+                        (Some(_), None) => return std::cmp::Ordering::Less,
+                        (None, Some(_)) => return std::cmp::Ordering::Greater,
+                        (None, None) => std::cmp::Ordering::Equal,
+                    }
+                }
             };
             if descending {
                 o.reverse()
@@ -184,6 +231,35 @@ impl ImprovementTable {
                 o
             }
         });
+    }
+
+    /// Whether any row carries the file's own improvement figure.
+    pub fn has_reported(&self) -> bool {
+        self.rows.iter().any(|r| r.reported_pct.is_some())
+    }
+
+    /// What the "Improvement in the file" column is, when some row has it: how many rows carry
+    /// the file's figure and the largest difference from the recomputed one.
+    pub fn reported_note(&self) -> Option<String> {
+        let with: Vec<(f64, f64)> = self
+            .rows
+            .iter()
+            .filter_map(|r| Some((r.reported_pct?, r.improvement_pct?)))
+            .collect();
+        if with.is_empty() {
+            return None;
+        }
+        let max_diff = with
+            .iter()
+            .map(|(rep, got)| (rep - got).abs())
+            .fold(0.0, f64::max);
+        Some(format!(
+            "Improvement in the file: the figure the file itself prints, for {} of {} rows. \
+             The file computed it before rounding the values it shows, so the improvement \
+             recomputed from those values differs from it by at most {max_diff:.1e} percentage points.",
+            with.len(),
+            self.rows.len()
+        ))
     }
 
     /// The mean improvement over all rows that have one.
@@ -269,6 +345,14 @@ impl ImprovementTable {
             true,
         ));
         columns.push(TextColumn::new("improvement_pct", "Improvement (%)", true));
+        let reported = self.has_reported();
+        if reported {
+            columns.push(TextColumn::new(
+                "reported_improvement_pct",
+                "Improvement in the file (%)",
+                true,
+            ));
+        }
         let rows = self
             .rows
             .iter()
@@ -290,10 +374,14 @@ impl ImprovementTable {
                     r.candidate_value,
                     format_number(r.candidate_value),
                 ));
-                cells.push(match r.improvement_pct {
+                let pct = |p: Option<f64>| match p {
                     Some(p) => Cell::number(p, format!("{p:.6}")),
                     None => Cell::Empty,
-                });
+                };
+                cells.push(pct(r.improvement_pct));
+                if reported {
+                    cells.push(pct(r.reported_pct));
+                }
                 cells
             })
             .collect();
@@ -367,13 +455,20 @@ pub fn improvement(
         .filter_map(|(key, b, c)| {
             let baseline_value = records[b].metric(&spec.metric)?;
             let candidate_value = records[c].metric(&spec.metric)?;
+            let improvement_pct = improvement_pct(baseline_value, candidate_value, direction);
             Some(ImprovementRow {
                 key,
                 baseline_value,
                 candidate_value,
-                improvement_pct: improvement_pct(baseline_value, candidate_value, direction),
+                improvement_pct,
                 baseline_record: b,
                 candidate_record: c,
+                reported_pct: reported_for(
+                    &records[b],
+                    &records[c],
+                    (baseline_value, candidate_value),
+                    improvement_pct,
+                ),
             })
         })
         .collect();

@@ -162,7 +162,7 @@ mod tests {
             engine: Some(engine.into()),
             engine_version: Some(version.into()),
             input_len: Some(input),
-            source: Some(format!("{engine}.json")),
+            source: Some(format!("{engine}.json").into()),
             ..Record::default()
         }
     }
@@ -201,7 +201,7 @@ mod tests {
             cand in proptest::collection::vec((0u8..3, 0u8..3), 0..12),
         ) {
             let make = |(m, b): (u8, u8)| Record {
-                model: Some(format!("m{m}")),
+                model: Some(format!("m{m}").into()),
                 batch_size: Some(u64::from(b)),
                 ..Record::default()
             };

@@ -148,6 +148,7 @@ fn derive(ds: &Dataset, indices: &[usize], c: &ImproveChoice) -> Option<Derived>
                 usize::MAX => ImprovementSort::Improvement,
                 n if n == usize::MAX - 1 => ImprovementSort::Baseline,
                 n if n == usize::MAX - 2 => ImprovementSort::Candidate,
+                n if n == usize::MAX - 3 => ImprovementSort::Reported,
                 n => ImprovementSort::Key(n),
             };
             t.sort(by, desc);
@@ -352,6 +353,7 @@ pub fn ImproveView(choice: RwSignal<ImproveChoice>) -> impl IntoView {
                         Err(e) => view! { <p class="error" id="improve-error">{e.clone()}</p> }.into_any(),
                         Ok(t) => view! {
                             <p class="rule" id="improve-rule">{t.rule.clone()}</p>
+                            {t.reported_note().map(|n| view! { <p class="muted" id="improve-reported">{n}</p> })}
                             <p class="muted" id="improve-summary">
                                 {t.summary()}
                                 {(!t.tied_dims.is_empty()).then(|| format!(
@@ -389,6 +391,7 @@ fn improvement_table(
     };
     let markdown = t.to_text_table().to_markdown();
     let total = t.rows.len();
+    let reported = t.has_reported();
     let header = |label: String, col: usize| {
         view! { <th data-col=col.to_string() on:click=move |_| sort_by(col)>{label}</th> }
     };
@@ -405,6 +408,7 @@ fn improvement_table(
                     {header(format!("{} (baseline)", t.baseline), usize::MAX - 1)}
                     {header(format!("{} (candidate)", t.candidate), usize::MAX - 2)}
                     {header("Improvement (%)".to_string(), usize::MAX)}
+                    {reported.then(|| header("Improvement in the file (%)".to_string(), usize::MAX - 3))}
                     <th>"Data quality"</th>
                 </tr></thead>
                 <tbody>
@@ -416,6 +420,9 @@ fn improvement_table(
                             <td class="num" class:better=r.improvement_pct.is_some_and(|p| p > 0.0) class:worse=r.improvement_pct.is_some_and(|p| p < 0.0)>
                                 {r.improvement_pct.map(|p| format!("{p:.6}")).unwrap_or_else(|| "—".into())}
                             </td>
+                            {reported.then(|| view! {
+                                <td class="num reported">{r.reported_pct.map(|p| format!("{p:.6}")).unwrap_or_else(|| "—".into())}</td>
+                            })}
                             <td class="flags">{flag}</td>
                         </tr>
                     }).collect_view()}

@@ -474,17 +474,20 @@ pub fn default_metric(view: View, present: &[MetricKey]) -> Option<MetricKey> {
             MetricKey::RequestThroughput,
         ],
     };
+    // A file's own improvement figure is data about a comparison, not a measurement: it is
+    // chosen only when nothing else is there.
+    let reported = MetricKey::reported_improvement();
     preferred
         .into_iter()
         .find(|m| present.contains(m))
         .or_else(|| {
-            present
-                .iter()
-                .find(|m| match view {
-                    View::Latency => is_latency(m),
-                    View::Throughput => is_throughput(m),
-                    _ => true,
-                })
-                .cloned()
+            let fits = |m: &&MetricKey| match view {
+                View::Latency => is_latency(m),
+                View::Throughput => is_throughput(m),
+                _ => true,
+            };
+            let mut fitting = present.iter().filter(fits);
+            let first = fitting.clone().next();
+            fitting.find(|m| **m != reported).or(first).cloned()
         })
 }

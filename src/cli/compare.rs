@@ -197,6 +197,7 @@ fn improvement_output(t: &ImprovementTable, picked: bool, format: TableFormat) -
         "metric": t.metric.name(),
         "metric_picked_by_default": picked,
         "rule": t.rule,
+        "reported_note": t.reported_note(),
         "key_dims": dims_json(&t.key_dims),
         "tied_dims": dims_json(&t.tied_dims),
         "unmatched_baseline": t.unmatched_baseline,
@@ -215,6 +216,9 @@ fn improvement_output(t: &ImprovementTable, picked: bool, format: TableFormat) -
                 t.baseline,
                 t.rule
             );
+            if let Some(note) = t.reported_note() {
+                s.push_str(&format!("{note}\n\n"));
+            }
             if !t.tied_dims.is_empty() {
                 s.push_str(&format!(
                     "Not matched on {} (one value per side).\n\n",

@@ -39,7 +39,7 @@ pub(crate) fn set_dim(r: &mut Record, d: Dim, value: DimValue, at: &str, out: &m
 
 /// Sets a dimension unless already set, marking it inferred from `from`.
 pub(crate) fn infer_dim(r: &mut Record, d: Dim, value: DimValue, from: &str) {
-    if r.known(d).is_none() && r.set_known(d, Some(value)).is_ok() {
+    if !r.has_known(d) && r.set_known(d, Some(value)).is_ok() {
         r.inferred.insert(d.name().to_string(), from.to_string());
     }
 }

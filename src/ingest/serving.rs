@@ -97,7 +97,7 @@ pub(crate) fn read_object(
         }
     }
     // SGLang names the load's lengths by dataset.
-    let dataset = r.dataset.clone().unwrap_or_default();
+    let dataset = r.dataset.as_deref().unwrap_or_default().to_string();
     if dataset == "random" || dataset.is_empty() {
         if let Some(v) = random_in {
             set_dim_json(

@@ -9,15 +9,20 @@
 //! `tok/s` → output throughput unless the name says total or input). A throughput without a
 //! unit stays `extra.<name>` rather than a guess; latency-per-token averages that are not TPOT
 //! (`Average latency per token (ms)`) stay `extra.<name>`; unknown numeric columns become
-//! `extra.<name>`, unknown text columns `tag.<name>`; derived columns (`Improvement`) and the
-//! index are ignored.
+//! `extra.<name>`, unknown text columns `tag.<name>`; an `Improvement` column is kept as
+//! `extra.reported_improvement_pct` (the file's own figure, shown beside the recomputed one);
+//! other derived columns (`speedup`, `delta`) and the index are ignored.
+
+use std::sync::Arc;
 
 use super::fields::infer_dim;
 use super::names::parse_test_name;
 use super::text::{parse_quantity, snake, to_ms_factor};
 use super::{Format, IngestError, Ingested, Warning};
 use crate::model::canonical;
-use crate::model::{Dim, DimKey, DimValue, LatencyMetric, MetricKey, Percentile, Record, Stat};
+use crate::model::{
+    Dim, DimKey, DimValue, LatencyMetric, MetricKey, Metrics, Percentile, Record, Stat,
+};
 
 /// How one source column of a table was mapped.
 #[derive(Clone, Debug, PartialEq)]
@@ -418,7 +423,7 @@ fn map_csv_rows(
     text: &str,
     user: Option<&[ColumnMapping]>,
     out: &mut Ingested,
-    rest: impl FnOnce(&RowMapper<'_>, &mut Ingested) -> Result<(), IngestError>,
+    rest: impl FnOnce(&mut RowMapper<'_>, &mut Ingested) -> Result<(), IngestError>,
 ) -> Result<(), IngestError> {
     let mapping = merge_mapping(auto_mapping(t), user);
     note_scales(&mapping, out);
@@ -427,14 +432,14 @@ fn map_csv_rows(
         tags: &[],
         at: "",
     };
-    let mapper = RowMapper::new(&mapping, &ctx);
+    let mut mapper = RowMapper::new(&mapping, &ctx);
     let estimated_rows = memchr::memchr_iter(b'\n', text.as_bytes()).count();
     out.records
         .reserve(estimated_rows.min(1 << 22) * mapper.per_row());
     for (line, cells) in &t.rows {
         mapper.row(*line, cells, out);
     }
-    rest(&mapper, out)?;
+    rest(&mut mapper, out)?;
     push_mapping(mapping, out);
     Ok(())
 }
@@ -463,22 +468,18 @@ impl<'a> PlainRows<'a> {
     /// The next non-blank row's cells into `cells` and its line.
     fn next(&mut self, cells: &mut Vec<&'a str>) -> Option<usize> {
         while !self.rest.is_empty() {
-            // One pass over the row: cut at each delimiter until the line ends.
+            // The line, then its cells at each delimiter.
             let text = self.rest;
             let bytes = text.as_bytes();
+            let end = memchr::memchr2(b'\n', b'\r', bytes).unwrap_or(bytes.len());
+            let row = &text[..end];
             cells.clear();
             let mut start = 0;
-            let end = loop {
-                match memchr::memchr3(self.delimiter, b'\n', b'\r', &bytes[start..]) {
-                    Some(i) if bytes[start + i] == self.delimiter => {
-                        cells.push(&text[start..start + i]);
-                        start += i + 1;
-                    }
-                    Some(i) => break start + i,
-                    None => break bytes.len(),
-                }
-            };
-            cells.push(&text[start..end]);
+            for i in memchr::memchr_iter(self.delimiter, row.as_bytes()) {
+                cells.push(&row[start..i]);
+                start = i + 1;
+            }
+            cells.push(&row[start..]);
             if bytes.get(end) == Some(&b'\n') {
                 self.line += 1;
             }
@@ -762,8 +763,16 @@ pub(crate) fn guess_column(name: &str, numeric: bool) -> ColumnMapping {
     }
     if matches!(
         n.as_str(),
-        "improvement" | "speedup" | "faster_by" | "diff" | "delta"
+        "improvement" | "improvement_pct" | "improvement_percent"
     ) {
+        return ColumnMapping::new(
+            name,
+            Some(MetricKey::reported_improvement().name()),
+            1.0,
+            "the file's own improvement figure, shown beside the recomputed one",
+        );
+    }
+    if matches!(n.as_str(), "speedup" | "faster_by" | "diff" | "delta") {
         return ColumnMapping::new(name, None, 1.0, "derived from other columns");
     }
     if let Some(k) = DimKey::from_name(&n) {
@@ -1019,12 +1028,50 @@ impl Slot {
     }
 }
 
-/// A number cell: the plain fast path first, then thousands separators and units.
+/// A number cell: the plain fast paths first, then thousands separators and units.
 fn cell_number(cell: &str) -> Option<(f64, &str)> {
+    if let Some(v) = plain_decimal(cell) {
+        return Some((v, ""));
+    }
     match cell.parse::<f64>() {
         Ok(v) => Some((v, "")),
         Err(_) => parse_quantity(cell),
     }
+}
+
+/// `123`, `-40.370`, `.5`: at most 15 digits with an optional sign and point, read exactly as
+/// `str::parse::<f64>` reads them (the digits are an exact integer below 2^53 and the power of
+/// ten is exact, so the one division rounds correctly). `None` for anything else.
+fn plain_decimal(cell: &str) -> Option<f64> {
+    let b = cell.as_bytes();
+    let (negative, digits) = match b.first()? {
+        b'-' => (true, &b[1..]),
+        _ => (false, b),
+    };
+    if digits.is_empty() || digits.len() > 16 {
+        return None;
+    }
+    let mut mantissa: u64 = 0;
+    let mut count = 0u32;
+    let mut point: Option<u32> = None;
+    for &c in digits {
+        match c {
+            b'0'..=b'9' => {
+                mantissa = mantissa * 10 + u64::from(c - b'0');
+                count += 1;
+            }
+            b'.' if point.is_none() => point = Some(count),
+            _ => return None,
+        }
+    }
+    if count == 0 || count > 15 {
+        return None;
+    }
+    const POW10: [f64; 16] = [
+        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+    ];
+    let v = mantissa as f64 / POW10[(count - point.unwrap_or(count)) as usize];
+    Some(if negative { -v } else { v })
 }
 
 fn place_of(line: usize, at: &str) -> String {
@@ -1036,7 +1083,7 @@ fn place_of(line: usize, at: &str) -> String {
 }
 
 /// The field of a text dimension ([`is_text_dim`]); the label for any other.
-fn text_field(r: &mut Record, d: Dim) -> &mut Option<String> {
+fn text_field(r: &mut Record, d: Dim) -> &mut Option<Arc<str>> {
     match d {
         Dim::Source => &mut r.source,
         Dim::Format => &mut r.format,
@@ -1051,22 +1098,47 @@ fn text_field(r: &mut Record, d: Dim) -> &mut Option<String> {
     }
 }
 
-/// Applies one cell; returns whether it was a measured value.
+/// The text values of one column seen so far, so that records repeating a value (a model, a
+/// GPU) share one allocation. Only the first [`Shared::MAX`] distinct values are kept, so a
+/// column of unique values costs a few comparisons per row and no memory.
+#[derive(Default)]
+struct Shared {
+    values: Vec<Arc<str>>,
+}
+
+impl Shared {
+    const MAX: usize = 16;
+
+    fn get(&mut self, text: &str) -> Arc<str> {
+        if let Some(v) = self.values.iter().find(|v| &***v == text) {
+            return Arc::clone(v);
+        }
+        let v: Arc<str> = text.into();
+        if self.values.len() < Self::MAX {
+            self.values.push(Arc::clone(&v));
+        }
+        v
+    }
+}
+
+/// Applies one cell; returns the measured value of a metric cell (scaled, not yet set: the
+/// caller sets the row's metrics in key order).
 fn apply_cell(
     r: &mut Record,
     m: &ColumnMapping,
     slot: &Slot,
+    shared: &mut Shared,
     cell: &str,
     (line, at): (usize, &str),
     out: &mut Ingested,
-) -> bool {
+) -> Option<f64> {
     let cell = cell.trim();
     if cell.is_empty()
         || cell == "-"
         || cell.eq_ignore_ascii_case("n/a")
         || cell.eq_ignore_ascii_case("none")
     {
-        return false;
+        return None;
     }
     match slot {
         Slot::Skip => {}
@@ -1076,7 +1148,7 @@ fn apply_cell(
                     place_of(line, at),
                     format!("{}: {cell:?} is not a number, ignored", m.column),
                 ));
-                return false;
+                return None;
             };
             let mut scale = *scale;
             if !unit.is_empty() && unit != "%" {
@@ -1090,19 +1162,18 @@ fn apply_cell(
                     }
                 }
             }
-            r.set_metric(key.clone(), v * scale);
-            return true;
+            return Some(v * scale);
         }
         Slot::Gpu => {
             // `8xH100` → gpu H100, gpu_count 8.
             if let Some((count, rest)) = cell.split_once(['x', 'X']) {
                 if let Ok(c) = count.trim().parse::<u64>() {
                     r.gpu_count = Some(c);
-                    r.gpu = Some(rest.trim().to_string());
-                    return false;
+                    r.gpu = Some(shared.get(rest.trim()));
+                    return None;
                 }
             }
-            r.gpu = Some(cell.to_string());
+            r.gpu = Some(shared.get(cell));
         }
         Slot::Dim {
             dim,
@@ -1111,7 +1182,7 @@ fn apply_cell(
         } => {
             let set = if *text {
                 // What `set_known` does with text, without its detour through `Display`.
-                *text_field(r, *dim) = Some(cell.to_string());
+                *text_field(r, *dim) = Some(shared.get(cell));
                 Ok(())
             } else {
                 let value = match cell_number(cell) {
@@ -1146,7 +1217,7 @@ fn apply_cell(
             ));
         }
     }
-    false
+    None
 }
 
 /// The cells of one table row, however it was split.
@@ -1180,7 +1251,17 @@ impl Cells for [&str] {
 pub(crate) struct RowMapper<'a> {
     mapping: &'a [ColumnMapping],
     slots: Vec<Slot>,
+    /// Per column: its text values, shared between records.
+    shared: Vec<Shared>,
+    /// Metric columns per record, to size each record's metrics once.
+    metrics_per_record: usize,
+    /// The metric columns by key (stably), so each row's metrics are appended in order.
+    metric_order: Vec<usize>,
+    /// Per column: the value the current record measured in it.
+    measured: Vec<Option<f64>>,
     groups: Vec<Option<&'a str>>,
+    /// Per group: its GPU, shared by the group's records.
+    group_gpus: Vec<Option<Arc<str>>>,
     context: Vec<(Dim, DimValue, String)>,
     tags: &'a [(&'a str, &'a str)],
     at: &'a str,
@@ -1215,8 +1296,25 @@ impl<'a> RowMapper<'a> {
                 (*d, value, format!("heading line {l}"))
             })
             .collect();
+        let metric_columns = slots
+            .iter()
+            .filter(|s| matches!(s, Slot::Metric { .. }))
+            .count();
+        let metrics_per_record = metric_columns.div_ceil(groups.len());
+        let mut metric_order: Vec<usize> = (0..slots.len())
+            .filter(|i| matches!(slots[*i], Slot::Metric { .. }))
+            .collect();
+        metric_order.sort_by(|a, b| match (&slots[*a], &slots[*b]) {
+            (Slot::Metric { key: ka, .. }, Slot::Metric { key: kb, .. }) => ka.cmp(kb),
+            _ => std::cmp::Ordering::Equal,
+        });
         RowMapper {
+            metric_order,
+            measured: vec![None; mapping.len()],
             mapping,
+            shared: mapping.iter().map(|_| Shared::default()).collect(),
+            metrics_per_record,
+            group_gpus: groups.iter().map(|g| g.map(Arc::from)).collect(),
             slots,
             groups,
             context,
@@ -1231,18 +1329,35 @@ impl<'a> RowMapper<'a> {
     }
 
     /// The records of one row.
-    pub(crate) fn row<C: Cells + ?Sized>(&self, line: usize, cells: &C, out: &mut Ingested) {
-        for group in &self.groups {
-            let mut r = Record::default();
+    pub(crate) fn row<C: Cells + ?Sized>(&mut self, line: usize, cells: &C, out: &mut Ingested) {
+        for (group, group_gpu) in self.groups.iter().zip(&self.group_gpus) {
+            let mut r = Record {
+                metrics: Metrics::with_capacity(self.metrics_per_record),
+                ..Record::default()
+            };
             let mut measured = false;
-            for (i, (m, slot)) in self.mapping.iter().zip(&self.slots).enumerate() {
+            let columns = self.mapping.iter().zip(&self.slots).zip(&mut self.shared);
+            for (i, ((m, slot), shared)) in columns.enumerate() {
                 if m.gpu.is_some() && m.gpu.as_deref() != *group {
                     continue;
                 }
                 let Some(cell) = cells.cell(i) else {
                     continue;
                 };
-                measured |= apply_cell(&mut r, m, slot, cell, (line, self.at), out);
+                let value = apply_cell(&mut r, m, slot, shared, cell, (line, self.at), out);
+                if value.is_some() {
+                    measured = true;
+                    self.measured[i] = value;
+                }
+            }
+            // In key order, so each is an append; of two columns with the same key the later
+            // one wins, as when they were set cell by cell.
+            for &i in &self.metric_order {
+                if let (Some(v), Slot::Metric { key, .. }) =
+                    (self.measured[i].take(), &self.slots[i])
+                {
+                    r.metrics.insert(key.clone(), v);
+                }
             }
             if !measured {
                 if group.is_none() || cells.any_filled() {
@@ -1256,8 +1371,8 @@ impl<'a> RowMapper<'a> {
                 }
                 continue;
             }
-            if let Some(g) = group {
-                r.gpu = Some((*g).to_string());
+            if group_gpu.is_some() {
+                r.gpu.clone_from(group_gpu);
             }
             for (d, v, from) in &self.context {
                 infer_dim(&mut r, *d, v.clone(), from);
@@ -1277,7 +1392,7 @@ pub(crate) fn rows_to_records(
     ctx: &RowsContext<'_>,
     out: &mut Ingested,
 ) {
-    let mapper = RowMapper::new(mapping, ctx);
+    let mut mapper = RowMapper::new(mapping, ctx);
     out.records.reserve(t.rows.len() * mapper.per_row());
     for (line, cells) in &t.rows {
         mapper.row(*line, cells, out);
@@ -1472,6 +1587,60 @@ pub(crate) fn read_tgi(text: &str, out: &mut Ingested) {
 mod tests {
     use super::*;
 
+    #[test]
+    fn plain_decimals_read_exactly_as_std_parses_them() {
+        let mut cases: Vec<String> = [
+            "0",
+            "-0",
+            "5.",
+            ".5",
+            "-.5",
+            "1024",
+            "40.370",
+            "0.1",
+            "0.3",
+            "1500.00",
+            "123456789012345",
+            "12345678901234.5",
+            "9007199254740993",
+            "1234567890123456",
+            "0.000000000000001",
+            "99.99999999999999",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let digits = (x % 16) as usize + 1;
+            let text = format!("{:016}", x % 10_000_000_000_000_000);
+            let mut t = text[16 - digits..].to_string();
+            let at = (x >> 40) as usize % (digits + 1);
+            if x & 1 == 0 {
+                t.insert(at, '.');
+            }
+            if x & 2 == 0 {
+                t.insert(0, '-');
+            }
+            cases.push(t);
+        }
+        for c in &cases {
+            if let Some(v) = plain_decimal(c) {
+                let expected: f64 = c.parse().unwrap();
+                assert_eq!(v.to_bits(), expected.to_bits(), "{c}");
+            }
+        }
+        for not in [
+            "", "-", ".", "-.", "1.2.3", "1e3", "+1", "1,024", "inf", "nan", " 1", "1 ",
+        ] {
+            assert_eq!(plain_decimal(not), None, "{not:?}");
+        }
+        assert_eq!(plain_decimal("40.370"), Some(40.37));
+    }
+
     fn target(name: &str) -> Option<String> {
         guess_column(name, true).target
     }
@@ -1554,7 +1723,11 @@ mod tests {
         assert_eq!(target("concurrency").as_deref(), Some("max_concurrency"));
         assert_eq!(target("gpu").as_deref(), Some("gpu"));
         assert_eq!(target("nrGPUs").as_deref(), Some("gpu_count"));
-        assert_eq!(target("Improvement"), None);
+        assert_eq!(
+            target("Improvement").as_deref(),
+            Some("extra.reported_improvement_pct")
+        );
+        assert_eq!(target("speedup"), None);
         assert_eq!(
             target("Average latency per token (ms)").as_deref(),
             Some("extra.average_latency_per_token_ms")

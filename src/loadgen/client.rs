@@ -1,6 +1,7 @@
 //! The lean HTTP client: hyper 1 HTTP/1.1 connections kept in a small pool, one streamed request
 //! at a time per connection, bodies pre-serialised, events parsed incrementally with
-//! [`super::sse`], and every chunk timestamped with `Instant` when its bytes arrive.
+//! [`super::sse`], and every chunk timestamped with when its bytes reached the socket (the
+//! kernel's receive stamp, [`super::stamp`]), not when a busy client got round to reading them.
 //!
 //! A request's failure is data, never an error of the run: it ends up in
 //! [`RequestRecord::failure`] with a [`FailureKind`] (HTTP status with a body snippet, connect
@@ -8,7 +9,7 @@
 //! reset, an error event from the server). Must not import app code.
 
 use std::net::SocketAddr;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -23,6 +24,7 @@ use tokio::net::TcpStream;
 use tokio::time::Instant;
 
 use super::sse::{self, ChunkInfo, SseParser};
+use super::stamp::{StampedStream, Stamps};
 use super::LoadgenError;
 
 /// The API a server speaks.
@@ -131,7 +133,7 @@ pub struct Failure {
 /// One streamed chunk as seen by the client.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ChunkArrival {
-    /// Seconds after the request was sent.
+    /// Seconds after the request was written to the socket.
     pub at_s: f64,
     /// Output tokens in the chunk (from the server's running usage when it reports one, else 1).
     pub tokens: u32,
@@ -155,11 +157,20 @@ pub struct RequestRecord {
     pub schedule_lag_s: f64,
     /// When it was actually sent (after waiting for a concurrency slot).
     pub sent_at_s: f64,
-    /// Time to the first token-bearing chunk.
+    /// Time to the first token-bearing chunk: from the write syscall that put the request on
+    /// the wire to when the chunk reached the client's socket (the kernel's receive stamp, see
+    /// [`super::stamp`]). Neither end includes the client's own queueing.
     pub ttft_s: Option<f64>,
+    /// From `sent_at_s` to the write syscall of the request: connection checkout or connect,
+    /// and the client's own scheduling. Not in TTFT/E2EL; in the from-intended figures.
+    pub write_delay_s: Option<f64>,
+    /// How long the first response bytes waited in the socket before the client read them:
+    /// client-side queueing, left out of TTFT and ITL.
+    pub first_read_delay_s: Option<f64>,
     /// Token-bearing chunks, in arrival order.
     pub chunks: Vec<ChunkArrival>,
-    /// Time to the end of the stream (successful requests only).
+    /// Time from the request's write to the end of the stream reaching the socket (successful
+    /// requests only).
     pub e2el_s: Option<f64>,
     /// Completion tokens reported by the server's usage.
     pub output_tokens_server: Option<u64>,
@@ -322,18 +333,30 @@ pub fn request_body(
 
 type Sender = SendRequest<Full<Bytes>>;
 
+/// One pooled connection: its request sender and what its socket saw (see [`super::stamp`]).
+#[derive(Debug)]
+struct Conn {
+    sender: Sender,
+    stamps: Arc<Stamps>,
+}
+
 /// A pool of HTTP/1.1 connections to one server.
 #[derive(Debug)]
 pub struct Client {
     target: Target,
     backend: Backend,
     timeouts: Timeouts,
-    idle: Mutex<Vec<Sender>>,
+    idle: Mutex<Vec<Conn>>,
 }
 
 /// How a stream ended, besides what it left in the record.
 enum Ending {
-    Complete,
+    /// Latencies count from `origin` (the request's write) to `end` (when the end of the
+    /// stream reached the socket).
+    Complete {
+        origin: Instant,
+        end: Instant,
+    },
     Failed(Failure),
 }
 
@@ -384,7 +407,7 @@ impl Client {
         &self.target
     }
 
-    async fn connect(&self) -> Result<Sender, Failure> {
+    async fn connect(&self) -> Result<Conn, Failure> {
         let url = &self.target.url;
         let connect = TcpStream::connect(self.target.addr);
         let stream = match self.timeouts.connect {
@@ -406,23 +429,24 @@ impl Client {
         })?;
         // Small SSE writes must not wait for Nagle.
         let _ = stream.set_nodelay(true);
+        let (stream, stamps) = StampedStream::new(stream);
         let (sender, conn) = http1::handshake(TokioIo::new(stream))
             .await
             .map_err(|e| classify_hyper(&e, url))?;
         tokio::spawn(conn);
-        Ok(sender)
+        Ok(Conn { sender, stamps })
     }
 
-    async fn checkout(&self) -> Result<Sender, Failure> {
+    async fn checkout(&self) -> Result<Conn, Failure> {
         loop {
             let pooled = self.idle.lock().ok().and_then(|mut v| v.pop());
             match pooled {
-                Some(mut s) => {
-                    if s.is_closed() {
+                Some(mut c) => {
+                    if c.sender.is_closed() {
                         continue;
                     }
-                    if s.ready().await.is_ok() {
-                        return Ok(s);
+                    if c.sender.ready().await.is_ok() {
+                        return Ok(c);
                     }
                 }
                 None => return self.connect().await,
@@ -430,8 +454,8 @@ impl Client {
         }
     }
 
-    fn checkin(&self, s: Sender) {
-        if !s.is_closed() {
+    fn checkin(&self, s: Conn) {
+        if !s.sender.is_closed() {
             if let Ok(mut v) = self.idle.lock() {
                 v.push(s);
             }
@@ -464,6 +488,7 @@ impl Client {
         let req = self.request(hyper::Method::GET, path, Bytes::new());
         let fut = async {
             let resp = s
+                .sender
                 .send_request(req)
                 .await
                 .map_err(|e| classify_hyper(&e, &url))?;
@@ -504,7 +529,9 @@ impl Client {
         let sent = Instant::now();
         rec.sent_at_s = (sent - stage_start).as_secs_f64();
         match self.stream_inner(body, sent, rec).await {
-            Ending::Complete => rec.e2el_s = Some(sent.elapsed().as_secs_f64()),
+            Ending::Complete { origin, end } => {
+                rec.e2el_s = Some((end.max(origin) - origin).as_secs_f64());
+            }
             Ending::Failed(f) => rec.failure = Some(f),
         }
     }
@@ -531,21 +558,26 @@ impl Client {
                 (a, _) => a,
             };
 
-        let mut sender = match self.checkout().await {
+        let mut conn = match self.checkout().await {
             Ok(s) => s,
             Err(f) => return Ending::Failed(f),
         };
+        conn.stamps.arm_tx();
         let req = self.request(hyper::Method::POST, &self.target.path, body);
         let head_deadline = pick(
             total_deadline.map(|d| (d, FailureKind::TotalTimeout)),
             first_deadline,
             FailureKind::FirstTokenTimeout,
         );
-        let resp = match with_deadline(head_deadline, sender.send_request(req)).await {
+        let resp = match with_deadline(head_deadline, conn.sender.send_request(req)).await {
             Err(kind) => return timed_out(kind),
             Ok(Err(e)) => return Ending::Failed(classify_hyper(&e, url)),
             Ok(Ok(r)) => r,
         };
+        // Latencies count from the write syscall that put the request on the wire; the time
+        // before it (checkout, connect, the client's own scheduling) is `write_delay_s`.
+        let origin = conn.stamps.tx().filter(|t| *t >= sent).unwrap_or(sent);
+        rec.write_delay_s = Some((origin - sent).as_secs_f64());
         let status = resp.status();
         let mut body: Incoming = resp.into_body();
         if !status.is_success() {
@@ -558,8 +590,9 @@ impl Client {
 
         let mut parser = SseParser::new();
         let mut last_cum: u64 = 0;
-        let mut last_at = sent;
+        let mut last_at = origin;
         let mut done = false;
+        let mut end_at = origin;
         loop {
             let idle_deadline = if rec.ttft_s.is_some() {
                 self.timeouts.idle.map(|t| last_at + t)
@@ -582,7 +615,13 @@ impl Client {
                 Ok(Some(Err(e))) => return Ending::Failed(classify_hyper(&e, url)),
                 Ok(Some(Ok(f))) => f,
             };
-            let now = Instant::now();
+            // When the data reached the socket, not when this task got to it (see stamp.rs).
+            let read_at = Instant::now();
+            let now = conn.stamps.last_rx().map_or(read_at, |t| t.min(read_at));
+            end_at = now;
+            if rec.ttft_s.is_none() {
+                rec.first_read_delay_s = Some((read_at - now).as_secs_f64());
+            }
             let Ok(data) = frame.into_data() else {
                 continue;
             };
@@ -655,7 +694,7 @@ impl Client {
                     rec.output_chunks_local += 1;
                 }
                 if tokens > 0 {
-                    let at = (now - sent).as_secs_f64();
+                    let at = (now.max(origin) - origin).as_secs_f64();
                     if rec.ttft_s.is_none() {
                         rec.ttft_s = Some(at);
                     }
@@ -690,8 +729,11 @@ impl Client {
             )
             .await;
         }
-        self.checkin(sender);
-        Ending::Complete
+        self.checkin(conn);
+        Ending::Complete {
+            origin,
+            end: end_at,
+        }
     }
 }
 

@@ -140,6 +140,12 @@ pub struct StageMetrics {
     pub e2el_from_intended: Option<Summary>,
     /// The client's scheduling lag, milliseconds.
     pub schedule_lag: Option<Summary>,
+    /// From each send to the write syscall of the request, milliseconds (not in TTFT; in the
+    /// from-intended figures).
+    pub write_delay: Option<Summary>,
+    /// How long first response bytes waited in the socket for the client, milliseconds
+    /// (client queueing, left out of TTFT thanks to kernel receive stamps).
+    pub read_delay: Option<Summary>,
     /// Configured rate (req/s; infinite when unbounded).
     pub target_rate: f64,
     /// Rate at which requests were actually sent: (n − 1) / (last send − first send).
@@ -165,12 +171,15 @@ pub fn compute(
     };
     let (mut ttft, mut tpot, mut itl, mut e2el) = (vec![], vec![], vec![], vec![]);
     let (mut ttft_i, mut e2el_i, mut lag) = (vec![], vec![], vec![]);
+    let (mut write_delay, mut read_delay) = (vec![], vec![]);
     let mut good = 0u64;
     let mut server_total: Option<u64> = None;
     let mut per_second: BTreeMap<i64, u64> = BTreeMap::new();
     let mut edges: Vec<(f64, i32)> = Vec::new();
     for r in requests {
         lag.push(r.schedule_lag_s * 1e3);
+        write_delay.extend(r.write_delay_s.map(|s| s * 1e3));
+        read_delay.extend(r.first_read_delay_s.map(|s| s * 1e3));
         let Some(l) = request_latencies(r) else {
             m.failed += 1;
             let kind = r
@@ -193,7 +202,10 @@ pub fn compute(
                 m.output_count_mismatches += 1;
             }
         }
-        let wait = r.sent_at_s - r.intended_at_s;
+        // Latencies count from the request's write; before it: the wait for a slot and the
+        // client's own delay in writing it.
+        let wait = r.sent_at_s - r.intended_at_s + r.write_delay_s.unwrap_or(0.0);
+        let origin = r.sent_at_s + r.write_delay_s.unwrap_or(0.0);
         ttft_i.push(l.ttft_ms + wait * 1e3);
         e2el_i.push(l.e2el_ms + wait * 1e3);
         if let Some(s) = slo {
@@ -203,11 +215,11 @@ pub fn compute(
             good += u64::from(ok);
         }
         for c in &r.chunks {
-            let t = r.sent_at_s + c.at_s;
+            let t = origin + c.at_s;
             *per_second.entry(t.floor() as i64).or_default() += u64::from(c.tokens);
         }
-        edges.push((r.sent_at_s, 1));
-        edges.push((r.sent_at_s + l.e2el_ms / 1e3, -1));
+        edges.push((origin, 1));
+        edges.push((origin + l.e2el_ms / 1e3, -1));
         ttft.push(l.ttft_ms);
         tpot.push(l.tpot_ms);
         e2el.push(l.e2el_ms);
@@ -246,6 +258,8 @@ pub fn compute(
     m.ttft_from_intended = summarize(&ttft_i, percentiles);
     m.e2el_from_intended = summarize(&e2el_i, percentiles);
     m.schedule_lag = summarize(&lag, percentiles);
+    m.write_delay = summarize(&write_delay, percentiles);
+    m.read_delay = summarize(&read_delay, percentiles);
     m
 }
 

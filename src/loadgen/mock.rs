@@ -37,11 +37,12 @@ use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use serde_json::{json, Value};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 use tokio::sync::{oneshot, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
+use super::stamp::{stamp_listener, StampedStream, Stamps};
 use super::timer::PreciseTimer;
 
 use super::LoadgenError;
@@ -139,6 +140,7 @@ impl MockServer {
         let bound = listener
             .local_addr()
             .map_err(|source| LoadgenError::Bind { addr, source })?;
+        stamp_listener(&listener);
         let cfg = Arc::new(Config::from(&opts));
         let served = cfg.clone();
         let (stop_tx, mut stop_rx) = oneshot::channel::<()>();
@@ -153,8 +155,11 @@ impl MockServer {
                         let cfg = cfg.clone();
                         tokio::spawn(async move {
                             let reset = Arc::new(AtomicBool::new(false));
+                            let (stream, stamps) = StampedStream::new(stream);
                             let io = ResetOnDrop { stream, reset: reset.clone() };
-                            let service = service_fn(move |req| handle(req, cfg.clone(), reset.clone()));
+                            let service = service_fn(move |req| {
+                                handle(req, cfg.clone(), reset.clone(), stamps.clone())
+                            });
                             let _ = http1::Builder::new()
                                 .serve_connection(TokioIo::new(io), service)
                                 .await;
@@ -182,7 +187,7 @@ impl MockServer {
     }
 
     /// The mock's own view of its streamed requests' time to first token: from the request's
-    /// arrival to the first chunk leaving the handler, as (count, mean ms, p99 ms). Comparing it
+    /// arrival at its socket (the kernel's receive stamp) to the first chunk leaving the handler, as (count, mean ms, p99 ms). Comparing it
     /// with what a client reports separates client delay from server delay.
     pub fn first_chunk_latency(&self) -> Option<(usize, f64, f64)> {
         let mut us = self
@@ -349,14 +354,14 @@ fn error_response(status: StatusCode, message: &str) -> Response<MockBody> {
 
 /// The connection's socket; when `reset` is set it closes with an RST instead of a FIN.
 struct ResetOnDrop {
-    stream: TcpStream,
+    stream: StampedStream,
     reset: Arc<AtomicBool>,
 }
 
 impl Drop for ResetOnDrop {
     fn drop(&mut self) {
         if self.reset.load(Ordering::Relaxed) {
-            let _ = self.stream.set_zero_linger();
+            let _ = self.stream.get_ref().set_zero_linger();
         }
     }
 }
@@ -405,8 +410,12 @@ async fn handle(
     req: Request<Incoming>,
     cfg: Arc<Config>,
     reset: Arc<AtomicBool>,
+    stamps: Arc<Stamps>,
 ) -> Result<Response<MockBody>, Infallible> {
-    let received = Instant::now();
+    // When the request reached the socket (kernel stamp), not when this task got to it: the
+    // configured TTFT counts from there, and so does the mock's own first-chunk latency.
+    let now = Instant::now();
+    let received = stamps.last_rx().map_or(now, |t| t.min(now));
     if let Some(want) = &cfg.authorization {
         let got = req.headers().get(hyper::header::AUTHORIZATION);
         if got.is_none_or(|g| g.as_bytes() != want.as_bytes()) {
@@ -433,7 +442,9 @@ async fn handle(
     let Ok(body) = req.into_body().collect().await else {
         return Ok(error_response(StatusCode::BAD_REQUEST, "body not readable"));
     };
-    let start = Instant::now();
+    // The whole request is in: the configured TTFT counts from its arrival at the socket.
+    let now = Instant::now();
+    let start = stamps.last_rx().map_or(now, |t| t.min(now));
     let Ok(v) = serde_json::from_slice::<Value>(&body.to_bytes()) else {
         return Ok(error_response(StatusCode::BAD_REQUEST, "body is not JSON"));
     };

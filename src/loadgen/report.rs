@@ -190,6 +190,19 @@ pub fn summary_text(info: &StageInfo, m: &StageMetrics) -> String {
     if let Some(s) = &m.ttft_from_intended {
         line_f(&mut out, "Mean TTFT from intended send (ms):", s.mean);
     }
+    if let Some(s) = &m.write_delay {
+        line_f(&mut out, "Mean send-to-write delay (ms):", s.mean);
+    }
+    if let Some(s) = &m.read_delay {
+        line_f(&mut out, "Mean socket-to-read wait (ms):", s.mean);
+        if let Some((p, v)) = s.percentiles.last() {
+            line_f(
+                &mut out,
+                &format!("P{} socket-to-read wait (ms):", pct_label(*p)),
+                *v,
+            );
+        }
+    }
     if let Some(s) = &m.e2el_from_intended {
         line_f(&mut out, "Mean E2EL from intended send (ms):", s.mean);
     }
@@ -273,19 +286,19 @@ pub fn stage_record(info: &StageInfo, m: &StageMetrics, requests: &[RequestRecor
     let mut r = Record {
         source: None,
         format: Some("benchlens".into()),
-        model: Some(info.model.clone()),
-        engine: info.engine.clone(),
-        gpu: info.gpu.clone(),
+        model: Some(info.model.as_str().into()),
+        engine: info.engine.as_deref().map(Into::into),
+        gpu: info.gpu.as_deref().map(Into::into),
         gpu_count: info.gpu_count,
-        dataset: Some(info.dataset.clone()),
+        dataset: Some(info.dataset.as_str().into()),
         input_len: m.mean_input_len,
         output_len: m.mean_output_len,
         max_concurrency: info.max_concurrency,
         request_rate: Some(info.request_rate),
         burstiness: Some(info.burstiness),
         num_prompts: Some(info.num_prompts),
-        date: Some(info.date.clone()),
-        label: info.label.clone(),
+        date: Some(info.date.as_str().into()),
+        label: info.label.as_deref().map(Into::into),
         tags: info.tags.clone(),
         ..Record::default()
     };
@@ -337,6 +350,8 @@ pub fn stage_record(info: &StageInfo, m: &StageMetrics, requests: &[RequestRecor
     put_extra_summary(&mut r, "ttft_from_intended", &m.ttft_from_intended);
     put_extra_summary(&mut r, "e2el_from_intended", &m.e2el_from_intended);
     put_extra_summary(&mut r, "schedule_lag", &m.schedule_lag);
+    put_extra_summary(&mut r, "write_delay", &m.write_delay);
+    put_extra_summary(&mut r, "read_delay", &m.read_delay);
     r.requests = requests.iter().map(request_detail).collect();
     r
 }
@@ -486,8 +501,10 @@ pub fn vllm_file_name(info: &StageInfo) -> String {
 /// | `output_tokens_server`, `output_tokens_client`, `output_chunks_client` | output tokens by usage, by the client's tokenizer, and token-bearing chunks |
 /// | `intended_send_s`, `dispatched_s`, `sent_s` | seconds after the stage start: scheduled, dispatcher woke, sent |
 /// | `schedule_lag_ms` | the client's own lateness (see [`super::schedule::Dispatch::lag`]) |
-/// | `ttft_ms`, `e2el_ms` | from the actual send; `null` when failed |
-/// | `chunks_ms_tokens` | `[ms after send, tokens]` per token-bearing chunk |
+/// | `ttft_ms`, `e2el_ms` | from the request's write syscall to the kernel's receive stamp; `null` when failed |
+/// | `write_delay_ms` | `sent_s` to the write syscall of the request (checkout/connect, client scheduling; not in TTFT) |
+/// | `read_delay_ms` | how long the first response bytes waited in the socket for the client (outside TTFT) |
+/// | `chunks_ms_tokens` | `[ms after the request's write, tokens]` per token-bearing chunk |
 /// | `error_kind`, `error` | failure kind (`http_503`, `idle_timeout`...) and message, or `null` |
 pub fn request_line(stage: usize, r: &RequestRecord) -> String {
     let chunks: Vec<Value> = r
@@ -510,6 +527,8 @@ pub fn request_line(stage: usize, r: &RequestRecord) -> String {
         "sent_s": r.sent_at_s,
         "ttft_ms": r.ttft_s.map(|t| t * 1e3),
         "e2el_ms": r.e2el_s.map(|t| t * 1e3),
+        "write_delay_ms": r.write_delay_s.map(|t| t * 1e3),
+        "read_delay_ms": r.first_read_delay_s.map(|t| t * 1e3),
         "chunks_ms_tokens": chunks,
         "error_kind": r.failure.as_ref().map(|f| f.kind.name()),
         "error": r.failure.as_ref().map(|f| f.message.clone()),

@@ -195,6 +195,13 @@ const FIXED: [(MetricKey, &str, &str); 8] = [
 ];
 
 impl MetricKey {
+    /// `extra.reported_improvement_pct`: an improvement % printed in the source file itself
+    /// (seed 000's `Improvement` column). Kept as data so the improvement view can show the
+    /// file's figure beside the one recomputed from the file's (rounded) values.
+    pub fn reported_improvement() -> MetricKey {
+        MetricKey::Extra("reported_improvement_pct".into())
+    }
+
     /// Shorthand for a latency metric.
     pub fn latency(metric: LatencyMetric, stat: Stat) -> MetricKey {
         MetricKey::Latency(metric, stat)

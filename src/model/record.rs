@@ -1,9 +1,11 @@
 //! The canonical record: one benchmark point.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use super::dim::{Dim, DimKey, DimKind, DimValue};
 use super::metric::MetricKey;
+use super::metrics::Metrics;
 
 /// One benchmark point: the dimensions it was measured under and the metrics measured.
 ///
@@ -14,17 +16,17 @@ use super::metric::MetricKey;
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Record {
     /// `source`: the file the record came from.
-    pub source: Option<String>,
+    pub source: Option<Arc<str>>,
     /// `format`: the reader that produced it.
-    pub format: Option<String>,
+    pub format: Option<Arc<str>>,
     /// `model`.
-    pub model: Option<String>,
+    pub model: Option<Arc<str>>,
     /// `engine` (vllm, sglang, tgi, trtllm, ...).
-    pub engine: Option<String>,
+    pub engine: Option<Arc<str>>,
     /// `engine_version`.
-    pub engine_version: Option<String>,
+    pub engine_version: Option<Arc<str>>,
     /// `gpu`, as written (A100, A100 40G, H100).
-    pub gpu: Option<String>,
+    pub gpu: Option<Arc<str>>,
     /// `gpu_count`.
     pub gpu_count: Option<u64>,
     /// `tp`: tensor-parallel size.
@@ -32,9 +34,9 @@ pub struct Record {
     /// `pp`: pipeline-parallel size.
     pub pp: Option<u64>,
     /// `precision` (fp16, bf16, fp8, awq, ...).
-    pub precision: Option<String>,
+    pub precision: Option<Arc<str>>,
     /// `dataset` (sharegpt, random, ...).
-    pub dataset: Option<String>,
+    pub dataset: Option<Arc<str>>,
     /// `input_len`: tokens per request (mean where they vary).
     pub input_len: Option<f64>,
     /// `output_len`: tokens per request (mean where they vary).
@@ -50,13 +52,13 @@ pub struct Record {
     /// `num_prompts`.
     pub num_prompts: Option<u64>,
     /// `date`, as written by the tool.
-    pub date: Option<String>,
+    pub date: Option<Arc<str>>,
     /// `label`.
-    pub label: Option<String>,
+    pub label: Option<Arc<str>>,
     /// Free-form dimensions (`tag.<key>`), e.g. `--metadata` pairs.
     pub tags: BTreeMap<String, String>,
     /// Measured values, keyed by metric. Latencies are in milliseconds.
-    pub metrics: BTreeMap<MetricKey, f64>,
+    pub metrics: Metrics,
     /// Canonical field name → where its inferred value came from (`file name`, `user`, ...).
     pub inferred: BTreeMap<String, String>,
     /// Per-request detail, when the source carried it.
@@ -135,7 +137,7 @@ impl Record {
 
     /// The value of a well-known dimension, if set.
     pub fn known(&self, d: Dim) -> Option<DimValue> {
-        let text = |v: &Option<String>| v.as_ref().map(|s| DimValue::Text(s.clone()));
+        let text = |v: &Option<Arc<str>>| v.as_deref().map(|s| DimValue::Text(s.to_string()));
         let count = |v: Option<u64>| v.map(|n| DimValue::Num(n as f64));
         let real = |v: Option<f64>| v.map(DimValue::Num);
         match d {
@@ -220,7 +222,10 @@ impl Record {
         };
         match d.kind() {
             DimKind::Text => {
-                let s = value.to_string();
+                let s: Arc<str> = match value {
+                    DimValue::Text(t) => t.into(),
+                    num => num.to_string().into(),
+                };
                 let slot = match d {
                     Dim::Source => &mut self.source,
                     Dim::Format => &mut self.format,

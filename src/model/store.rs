@@ -476,7 +476,7 @@ mod tests {
     fn rec(engine: &str, gpu: Option<&str>, batch: u64) -> Record {
         Record {
             engine: Some(engine.into()),
-            gpu: gpu.map(str::to_string),
+            gpu: gpu.map(Into::into),
             batch_size: Some(batch),
             ..Record::default()
         }

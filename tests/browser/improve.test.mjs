@@ -11,7 +11,7 @@ async function improveRows(page) {
   );
 }
 
-test('seed 000: A100 over Tesla reproduces the Improvement column', async (t) => {
+test('seed 000: A100 over Tesla recomputes the Improvement column and shows the file\'s', async (t) => {
   const page = await newPage(app.browser, t);
   await page.goto(app.server.url);
   await pickFiles(page, ['public/samples/000_258d36619a7af95a.txt']);
@@ -30,6 +30,9 @@ test('seed 000: A100 over Tesla reproduces the Improvement column', async (t) =>
   // From the printed (rounded) throughputs 126.342806 / 30.718344; the seed prints 311.294330.
   const imp = headers.indexOf('Improvement (%)');
   assert.equal(row[imp], '311.294326');
+  // ... and beside it the file's own figure, as printed.
+  assert.equal(row[headers.indexOf('Improvement in the file (%)')], '311.294330');
+  assert.match(await page.textContent('#improve-reported'), /for 701 of 701 rows/);
   // Bars and heatmap are drawn.
   await page.waitForFunction(() => document.getElementById('improve-bars').data?.length === 1);
   await page.waitForFunction(() => document.getElementById('improve-heatmap').data?.[0]?.type === 'heatmap');
@@ -43,6 +46,10 @@ test('seed 000: A100 over Tesla reproduces the Improvement column', async (t) =>
   await page.selectOption('#baseline-select', 'A100');
   await page.selectOption('#candidate-select', 'Tesla');
   await page.waitForFunction(() => location.search.includes('base=A100'));
+  // The reverse comparison is not the one the file printed: its figure is not shown.
+  await page.waitForFunction(() => !document.getElementById('improve-reported'));
+  const revHeaders = await page.$$eval('#improve-table th', (th) => th.map((h) => h.textContent));
+  assert.ok(!revHeaders.includes('Improvement in the file (%)'));
   assert.match(page.url(), /view=improvement/);
   assert.match(page.url(), /cmp=gpu/);
   assert.match(page.url(), /cand=Tesla/);
