@@ -33,7 +33,7 @@ build-subpath: setup
 lint: setup
 	cargo fmt --check
 	cargo clippy --all-targets --locked -- -D warnings
-	cargo clippy --lib --bin benchlens --locked --target wasm32-unknown-unknown -- -D warnings
+	cargo clippy --lib --bin benchlens --bin benchlens-worker --locked --target wasm32-unknown-unknown -- -D warnings
 
 unit:
 	cargo test --locked

@@ -12,9 +12,12 @@ pub mod load;
 pub mod plotly;
 pub mod state;
 pub mod views;
+pub mod worker;
 
 /// Mounts the explorer on the page's `<body>`.
 pub fn mount() {
     console_error_panic_hook::set_once();
     leptos::mount::mount_to_body(views::App);
+    // The first dropped file should not wait for the parse worker to start.
+    worker::prepare();
 }

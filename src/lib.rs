@@ -28,6 +28,7 @@ pub mod ingest;
 pub mod model;
 pub mod share;
 pub mod table;
+pub mod wire;
 
 #[cfg(target_arch = "wasm32")]
 pub mod app;

@@ -58,8 +58,20 @@ pub async fn yield_to_browser() {
     let _ = JsFuture::from(promise).await;
 }
 
-/// Parses `bytes` as file `name` and records the outcome on file `id`.
-pub async fn parse_into(state: AppState, id: u32, name: &str, bytes: Vec<u8>) {
+/// Parses `data` as file `name` and records the outcome on file `id`: in a parse worker
+/// ([`super::worker`]), or on the page where workers are unavailable.
+pub async fn parse_into(state: AppState, id: u32, name: &str, data: js_sys::ArrayBuffer) {
+    if super::worker::parse_in_worker(state, id, name, &data)
+        .await
+        .is_ok()
+    {
+        return;
+    }
+    parse_here(state, id, name, js_sys::Uint8Array::new(&data).to_vec()).await;
+}
+
+/// Parses `bytes` on the page's thread (the fallback without workers).
+async fn parse_here(state: AppState, id: u32, name: &str, bytes: Vec<u8>) {
     state.set_status(
         id,
         FileStatus::Loading(format!("parsing {}", human_size(bytes.len() as u64))),
@@ -88,19 +100,31 @@ pub async fn load_files(state: AppState, files: Vec<web_sys::File>) {
         .collect();
     for (id, file) in queued {
         let name = file.name();
-        let blob = gloo_file::Blob::from(file);
         state.set_status(
             id,
-            FileStatus::Loading(format!("reading {}", human_size(blob.size()))),
+            FileStatus::Loading(format!("reading {}", human_size(file.size() as u64))),
         );
-        match gloo_file::futures::read_as_bytes(&blob).await {
-            Ok(bytes) => parse_into(state, id, &name, bytes).await,
+        // Straight into an ArrayBuffer, which moves to the worker without a copy.
+        match JsFuture::from(file.array_buffer()).await {
+            Ok(buf) => parse_into(state, id, &name, buf.unchecked_into()).await,
             Err(e) => state.set_status(
                 id,
-                FileStatus::Failed(format!("{name}: the browser could not read the file ({e})")),
+                FileStatus::Failed(format!(
+                    "{name}: the browser could not read the file ({})",
+                    js_error_text(&e)
+                )),
             ),
         }
     }
+}
+
+/// The message of a JS error value.
+fn js_error_text(e: &wasm_bindgen::JsValue) -> String {
+    js_sys::Reflect::get(e, &"message".into())
+        .ok()
+        .and_then(|m| m.as_string())
+        .or_else(|| e.as_string())
+        .unwrap_or_else(|| format!("{e:?}"))
 }
 
 /// The files of a `FileList` (from a picker or a drop).
@@ -115,7 +139,8 @@ pub async fn load_text(state: AppState, text: String) {
         return;
     }
     let id = state.add_loading("pasted text", Origin::Local, "parsing");
-    parse_into(state, id, "pasted text", text.into_bytes()).await;
+    let data = js_sys::Uint8Array::from(text.as_bytes()).buffer();
+    parse_into(state, id, "pasted text", data).await;
 }
 
 /// Fetches and parses a file from an address typed or linked by the user.
@@ -146,7 +171,7 @@ pub async fn load_sample(state: AppState, file: &'static str) {
 }
 
 /// GETs an address, explaining failures in plain words with what to do.
-async fn fetch_bytes(url: &str) -> Result<Vec<u8>, String> {
+async fn fetch_bytes(url: &str) -> Result<js_sys::ArrayBuffer, String> {
     let response = gloo_net::http::Request::get(url)
         .send()
         .await
@@ -172,9 +197,15 @@ async fn fetch_bytes(url: &str) -> Result<Vec<u8>, String> {
             response.status_text()
         ));
     }
-    response
-        .binary()
-        .await
+    let body = web_sys::Response::from(response)
+        .array_buffer()
+        .map_err(|e| js_error_text(&e))
+        .map(JsFuture::from);
+    let body = match body {
+        Ok(f) => f.await.map_err(|e| js_error_text(&e)),
+        Err(e) => Err(e),
+    };
+    body.map(JsCast::unchecked_into)
         .map_err(|e| format!("{url}: the download broke off ({e}). Try again."))
 }
 

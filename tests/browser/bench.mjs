@@ -1,10 +1,11 @@
 // Browser-side speed of the explorer, printed as numbers (no verdicts): drop to first chart for a
 // 100k-row tidy CSV and a ~10 MB vLLM serving JSON with per-request arrays, filter change to
-// redrawn chart, and the wasm size. Run by `make bench` after `make build`.
+// redrawn chart, the longest pause in frames while a file loads, and the wasm sizes (page and
+// parse worker). Run by `make bench` after `make build`.
 import { readdir, stat } from 'node:fs/promises';
 import { gzipSync } from 'node:zlib';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { ROOT, serveDist, launch } from './harness.mjs';
 
 function tidyCsv(rows) {
@@ -51,8 +52,24 @@ async function dropAndTime(page, name, text) {
     async ({ name, text }) => {
       const chart = () => document.getElementById('chart');
       const before = chart()?.data?.length ? chart().data : null;
+      // Responsiveness while loading: gaps between animation frames (with the file's status
+      // when each gap began) and the main thread's long tasks (> 50 ms).
+      const status = () => document.querySelector('#file-list > li.loading .status')?.textContent ?? '';
+      const frames = [];
+      const longTasks = [];
+      const observer = new PerformanceObserver((list) => longTasks.push(...list.getEntries().map((e) => e.duration)));
+      observer.observe({ type: 'longtask' });
+      let running = true;
+      // performance.now(), not the callback's argument: that is the frame's planned start,
+      // which a long task before the callback does not move.
+      const tick = () => {
+        frames.push([performance.now(), status()]);
+        if (running) requestAnimationFrame(tick);
+      };
       const dt = new DataTransfer();
       dt.items.add(new File([text], name));
+      await new Promise((r) => requestAnimationFrame(r));
+      requestAnimationFrame(tick);
       const t0 = performance.now();
       document.querySelector('main').dispatchEvent(new DragEvent('drop', { bubbles: true, cancelable: true, dataTransfer: dt }));
       for (;;) {
@@ -63,7 +80,18 @@ async function dropAndTime(page, name, text) {
         if (failed) throw new Error(failed.textContent);
         if (performance.now() - t0 > 60000) throw new Error('no chart after 60 s');
       }
-      return performance.now() - t0;
+      const ms = performance.now() - t0;
+      running = false;
+      await new Promise((r) => setTimeout(r, 0));
+      observer.disconnect();
+      let maxGap = 0;
+      let maxGapParsing = 0;
+      for (let i = 1; i < frames.length; i++) {
+        const gap = frames[i][0] - frames[i - 1][0];
+        maxGap = Math.max(maxGap, gap);
+        if (!frames[i - 1][1].startsWith('indexing') && frames[i - 1][1] !== '') maxGapParsing = Math.max(maxGapParsing, gap);
+      }
+      return { ms, maxGap, maxGapParsing, longest: Math.max(0, ...longTasks), frames: frames.length };
     },
     { name, text },
   );
@@ -89,7 +117,9 @@ async function filterRedrawMs(page, dim) {
   }, dim);
 }
 
-const server = await serveDist('dist');
+// BENCH_DIST=<dir> measures another build (e.g. an older one, for a before/after).
+const DIST = process.env.BENCH_DIST ?? 'dist';
+const server = await serveDist(DIST);
 const browser = await launch();
 try {
   const csv = tidyCsv(100_000);
@@ -99,27 +129,33 @@ try {
   page.on('pageerror', (e) => console.error('page error:', String(e).slice(0, 300)));
   await page.goto(server.url);
   await page.waitForSelector('#empty-state');
-  const csvMs = await dropAndTime(page, 'tidy-100k.csv', csv);
+  const csvRun = await dropAndTime(page, 'tidy-100k.csv', csv);
   const records = await page.textContent('#match-count');
   const filter = await filterRedrawMs(page, 'engine');
   const page2 = await browser.newPage();
   await page2.goto(server.url);
   await page2.waitForSelector('#empty-state');
-  const jsonMs = await dropAndTime(page2, 'vllm-serving-10mb.json', json);
+  const jsonRun = await dropAndTime(page2, 'vllm-serving-10mb.json', json);
 
-  const dist = join(ROOT, 'dist');
-  const wasm = (await readdir(dist)).find((f) => f.endsWith('.wasm'));
-  const wasmBytes = (await stat(join(dist, wasm))).size;
-  const wasmGz = gzipSync(readFileSync(join(dist, wasm)), { level: 9 }).length;
+  const dist = resolve(ROOT, DIST);
+  const files = await readdir(dist);
+  const sizes = async (f) => [(await stat(join(dist, f))).size, gzipSync(readFileSync(join(dist, f)), { level: 9 }).length];
+  const [wasmBytes, wasmGz] = await sizes(files.find((f) => f.endsWith('.wasm') && !f.startsWith('benchlens-worker')));
+  const worker = files.includes('benchlens-worker_bg.wasm') ? await sizes('benchlens-worker_bg.wasm') : null;
   const plotly = (await readdir(dist)).find((f) => f.startsWith('plotly'));
   const plotlyGz = gzipSync(readFileSync(join(dist, plotly)), { level: 9 }).length;
 
   const mb = (s) => (s.length / 1e6).toFixed(1);
   console.log('explorer in headless Chromium:');
-  console.log(`  drop -> first chart, 100k-row tidy CSV (${mb(csv)} MB, ${records}):  ${csvMs.toFixed(0)} ms  (${(csv.length / 1e6 / (csvMs / 1000)).toFixed(1)} MB/s end to end)`);
-  console.log(`  drop -> first chart, vLLM serving JSON with per-request arrays (${mb(json)} MB):  ${jsonMs.toFixed(0)} ms  (${(json.length / 1e6 / (jsonMs / 1000)).toFixed(1)} MB/s end to end)`);
+  const run = (label, bytes, r) => {
+    console.log(`  drop -> first chart, ${label}:  ${r.ms.toFixed(0)} ms  (${(bytes / 1e6 / (r.ms / 1000)).toFixed(1)} MB/s end to end)`);
+    console.log(`    longest gap between frames while reading, parsing and receiving: ${r.maxGapParsing.toFixed(0)} ms; overall (incl. indexing and the first chart): ${r.maxGap.toFixed(0)} ms; longest main-thread task: ${r.longest.toFixed(0)} ms`);
+  };
+  run(`100k-row tidy CSV (${mb(csv)} MB, ${records})`, csv.length, csvRun);
+  run(`vLLM serving JSON with per-request arrays (${mb(json)} MB)`, json.length, jsonRun);
   console.log(`  filter change -> redrawn chart on 100k records: median ${filter.median.toFixed(1)} ms, max ${filter.max.toFixed(1)} ms over ${filter.n} changes`);
   console.log(`  wasm: ${(wasmBytes / 1e6).toFixed(2)} MB, ${(wasmGz / 1e6).toFixed(3)} MB gzip (plotly.js not included: ${(plotlyGz / 1e6).toFixed(3)} MB gzip)`);
+  if (worker) console.log(`  parse worker wasm: ${(worker[0] / 1e6).toFixed(2)} MB, ${(worker[1] / 1e6).toFixed(3)} MB gzip`);
 } finally {
   await browser.close();
   server.close();

@@ -18,6 +18,10 @@ test(`the app loads under ${PREFIX} and draws the sample chart`, async (t) => {
   const traces = await chartTraces(page);
   assert.equal(traces.length, 2);
   assert.deepEqual(failed, []);
+  // The sample was parsed by the parse worker, whose script is under the sub-path too; the
+  // spare one for the next file is running.
+  const workers = page.workers().map((w) => new URL(w.url()).pathname);
+  assert.ok(workers.includes(`${PREFIX}parse-worker.js`), workers.join(', '));
   await screenshot(page, 'subpath');
   assert.deepEqual(page.errors, []);
 });

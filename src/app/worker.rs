@@ -1,0 +1,290 @@
+//! Parsing off the page's thread: each file goes to a fresh parse worker (the
+//! `benchlens-worker` binary, started by `parse-worker.js`), which runs [`crate::ingest::read`]
+//! and sends the records back in batches ([`crate::wire`]). The page decodes one batch per
+//! task and lets the browser paint in between, so scrolling, the spinner and other files stay
+//! live while a big file is parsed, and the file's status shows the stage and `n/N records`.
+//!
+//! A file that cannot be read, a panic in the parser, or a worker that fails to start ends as
+//! that file's error; other files are not touched. Where `Worker` is unavailable the caller
+//! parses on the page instead.
+
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::rc::Rc;
+use std::task::{Poll, Waker};
+
+use js_sys::{Array, ArrayBuffer, Object, Reflect, Uint8Array};
+use leptos::prelude::WithUntracked;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+use super::load::{human_size, yield_to_browser};
+use super::state::{AppState, FileStatus};
+use crate::model::Record;
+use crate::wire::decode_records;
+
+/// The worker's entry script, relative to the page's `<base>` (Trunk's public URL), so it
+/// resolves under a sub-path too.
+const WORKER_SCRIPT: &str = "parse-worker.js";
+
+/// The browser cannot start workers here; parse on the page instead.
+pub struct Unavailable;
+
+thread_local! {
+    /// A worker started ahead of time, its wasm already loading, for the next file.
+    static SPARE: RefCell<Option<Running>> = const { RefCell::new(None) };
+}
+
+/// Starts a worker for the next file now, so the file does not wait for the parser's wasm to
+/// load and compile. Does nothing if one is waiting already or workers are unavailable.
+pub fn prepare() {
+    SPARE.with(|s| {
+        let mut s = s.borrow_mut();
+        if s.is_none() {
+            *s = Running::start().ok();
+        }
+    });
+}
+
+/// The waiting worker, or a new one.
+fn take_worker() -> Result<Running, Unavailable> {
+    match SPARE.with(|s| s.borrow_mut().take()) {
+        Some(w) => Ok(w),
+        None => Running::start(),
+    }
+}
+
+enum Event {
+    Message(JsValue),
+    Failed(String),
+}
+
+#[derive(Default)]
+struct Inbox {
+    events: VecDeque<Event>,
+    waker: Option<Waker>,
+}
+
+/// The worker with its handlers; terminated when dropped.
+struct Running {
+    worker: web_sys::Worker,
+    inbox: Rc<RefCell<Inbox>>,
+    _on_message: Closure<dyn FnMut(web_sys::MessageEvent)>,
+    _on_error: Closure<dyn FnMut(web_sys::Event)>,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.worker.set_onmessage(None);
+        self.worker.set_onerror(None);
+        self.worker.set_onmessageerror(None);
+        self.worker.terminate();
+    }
+}
+
+impl Running {
+    fn start() -> Result<Running, Unavailable> {
+        let worker = web_sys::Worker::new(WORKER_SCRIPT).map_err(|_| Unavailable)?;
+        let inbox = Rc::new(RefCell::new(Inbox::default()));
+        let push = {
+            let inbox = inbox.clone();
+            move |e: Event| {
+                let mut i = inbox.borrow_mut();
+                i.events.push_back(e);
+                if let Some(w) = i.waker.take() {
+                    w.wake();
+                }
+            }
+        };
+        let on_message = {
+            let push = push.clone();
+            Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |ev: web_sys::MessageEvent| {
+                push(Event::Message(ev.data()))
+            })
+        };
+        let on_error = Closure::<dyn FnMut(web_sys::Event)>::new(move |ev: web_sys::Event| {
+            // Handled here: keep it out of the console as an uncaught error.
+            ev.prevent_default();
+            let what = ev
+                .dyn_ref::<web_sys::ErrorEvent>()
+                .map(|e| e.message())
+                .filter(|m| !m.is_empty())
+                .unwrap_or_else(|| "the parser could not be loaded".to_string());
+            push(Event::Failed(what))
+        });
+        worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+        worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
+        worker.set_onmessageerror(Some(on_error.as_ref().unchecked_ref()));
+        Ok(Running {
+            worker,
+            inbox,
+            _on_message: on_message,
+            _on_error: on_error,
+        })
+    }
+
+    async fn next(&self) -> Event {
+        std::future::poll_fn(|cx| {
+            let mut i = self.inbox.borrow_mut();
+            match i.events.pop_front() {
+                Some(e) => Poll::Ready(e),
+                None => {
+                    i.waker = Some(cx.waker().clone());
+                    Poll::Pending
+                }
+            }
+        })
+        .await
+    }
+}
+
+/// Resolves at the next animation frame, so what was just rendered gets painted.
+async fn next_frame() {
+    let promise = js_sys::Promise::new(&mut |resolve, _reject| {
+        if let Some(w) = web_sys::window() {
+            let _ = w.request_animation_frame(&resolve);
+        }
+    });
+    let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
+}
+
+fn field(msg: &JsValue, name: &str) -> JsValue {
+    Reflect::get(msg, &name.into()).unwrap_or(JsValue::UNDEFINED)
+}
+
+fn text(msg: &JsValue, name: &str) -> Option<String> {
+    field(msg, name).as_string()
+}
+
+/// What the worker said about the file before its records.
+struct Meta {
+    format: String,
+    warnings: Vec<String>,
+    note: Option<String>,
+    total: usize,
+}
+
+/// Parses `data` (moved to the worker: detached afterwards) as file `name` and records the
+/// outcome on file `id`. `Err` only when no worker could be started; `data` is then intact.
+pub async fn parse_in_worker(
+    state: AppState,
+    id: u32,
+    name: &str,
+    data: &ArrayBuffer,
+) -> Result<(), Unavailable> {
+    let outcome = run(state, id, name, data, take_worker()?).await;
+    // This file's worker is gone (dropped in `run`); start the next file's.
+    prepare();
+    outcome
+}
+
+async fn run(
+    state: AppState,
+    id: u32,
+    name: &str,
+    data: &ArrayBuffer,
+    running: Running,
+) -> Result<(), Unavailable> {
+    let size = human_size(data.byte_length() as u64);
+    let job = Object::new();
+    let _ = Reflect::set(&job, &"name".into(), &name.into());
+    let _ = Reflect::set(&job, &"bytes".into(), data);
+    if running
+        .worker
+        .post_message_with_transfer(&job, &Array::of1(data))
+        .is_err()
+    {
+        return Err(Unavailable);
+    }
+    state.set_status(
+        id,
+        FileStatus::Loading(format!("starting the parser for {size}")),
+    );
+    let fail = |why: String| state.set_status(id, FileStatus::Failed(why));
+    let mut meta: Option<Meta> = None;
+    let mut records: Vec<Record> = Vec::new();
+    let mut panic: Option<String> = None;
+    let mut shown = 0.0;
+    loop {
+        if !state.files.with_untracked(|f| f.iter().any(|f| f.id == id)) {
+            return Ok(()); // removed while loading: stop the worker (on drop)
+        }
+        let msg = match running.next().await {
+            Event::Message(msg) => msg,
+            Event::Failed(what) => {
+                let why = panic.take().unwrap_or(what);
+                fail(format!("{name}: the parser failed ({why})"));
+                return Ok(());
+            }
+        };
+        match text(&msg, "kind").as_deref() {
+            Some("parsing") => {
+                state.set_status(id, FileStatus::Loading(format!("parsing {size}")));
+            }
+            Some("meta") => {
+                let total = field(&msg, "total").as_f64().unwrap_or(0.0) as usize;
+                let warnings = field(&msg, "warnings")
+                    .dyn_into::<Array>()
+                    .map(|a| a.iter().filter_map(|w| w.as_string()).collect())
+                    .unwrap_or_default();
+                records.reserve(total);
+                meta = Some(Meta {
+                    format: text(&msg, "format").unwrap_or_default(),
+                    warnings,
+                    note: text(&msg, "note"),
+                    total,
+                });
+                state.set_status(
+                    id,
+                    FileStatus::Loading(format!("receiving 0/{total} records")),
+                );
+            }
+            Some("batch") => {
+                // Each message is a task of its own: the browser paints between batches.
+                let bytes = Uint8Array::new(&field(&msg, "data")).to_vec();
+                match decode_records(&bytes) {
+                    Ok(batch) => records.extend(batch),
+                    Err(e) => {
+                        fail(format!("{name}: {e}"));
+                        return Ok(());
+                    }
+                }
+                // The progress text every ~50 ms, not per batch: re-rendering costs too.
+                let now = js_sys::Date::now();
+                if now - shown >= 50.0 {
+                    shown = now;
+                    let total = meta.as_ref().map_or(0, |m| m.total);
+                    let got = records.len();
+                    state.set_status(
+                        id,
+                        FileStatus::Loading(format!("receiving {got}/{total} records")),
+                    );
+                }
+            }
+            Some("done") => {
+                let Some(meta) = meta else {
+                    fail(format!("{name}: the parser ended without a result"));
+                    return Ok(());
+                };
+                state.set_status(
+                    id,
+                    FileStatus::Loading(format!("indexing {} records", records.len())),
+                );
+                // Show that before indexing and the first chart, which take one long task.
+                next_frame().await;
+                yield_to_browser().await;
+                state.finish(id, meta.format, records, meta.warnings, meta.note);
+                return Ok(());
+            }
+            Some("error") => {
+                fail(text(&msg, "message").unwrap_or_else(|| format!("{name}: unreadable")));
+                return Ok(());
+            }
+            Some("panic") => {
+                // The trap's `error` event follows; it reports this message.
+                panic = text(&msg, "message");
+            }
+            _ => {}
+        }
+    }
+}

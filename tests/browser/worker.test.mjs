@@ -1,0 +1,188 @@
+// Parsing in the parse worker (src/app/worker.rs, src/bin/benchlens-worker.rs): the page keeps
+// painting while a multi-MB file is parsed, every record arrives, and a file the worker cannot
+// read or a worker that crashes or fails to load ends as that file's error only.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { newPage, screenshot, waitForTraces, serveDist, launch } from './harness.mjs';
+
+function tidyCsv(rows) {
+  const engines = ['vllm', 'sglang', 'tgi', 'trtllm'];
+  const gpus = ['A100', 'H100', 'L40S', 'MI300X'];
+  const lines = ['model,engine,gpu,batch,concurrency,TTFT (ms),TPOT (ms),Throughput (tok/s)'];
+  for (let i = 0; i < rows; i++) {
+    lines.push(
+      [`model-${i % 12}`, engines[(i >> 2) % 4], gpus[(i >> 4) % 4], 2 ** (i % 10), 2 ** ((i >> 6) % 9),
+        (20 + (i % 997) * 0.37).toFixed(3), (5 + (i % 89) * 0.11).toFixed(3), (500 + (i % 4999) * 1.7).toFixed(2)].join(','),
+    );
+  }
+  return lines.join('\n') + '\n';
+}
+
+const app = {};
+before(async () => {
+  app.server = await serveDist('dist');
+  // The same build with the worker's entry script replaced by one that crashes on its first
+  // message (as a trap in the parser does), and one whose wasm is missing.
+  app.crashing = await serveDist('dist', '/', {
+    '/parse-worker.js': (req, res) => {
+      res.writeHead(200, { 'content-type': 'text/javascript' });
+      res.end("self.onmessage = () => { throw new Error('simulated parser crash'); };");
+    },
+  });
+  app.missing = await serveDist('dist', '/', {
+    '/benchlens-worker_bg.wasm': (req, res) => res.writeHead(404).end('not found'),
+  });
+  app.browser = await launch();
+});
+after(async () => {
+  await app.browser?.close();
+  for (const s of [app.server, app.crashing, app.missing]) s?.close();
+});
+
+/** Drops `text` as file `name`; resolves right after the drop. */
+async function drop(page, name, text) {
+  await page.evaluate(({ name, text }) => {
+    const dt = new DataTransfer();
+    dt.items.add(new File([text], name));
+    document.querySelector('main').dispatchEvent(new DragEvent('drop', { bubbles: true, cancelable: true, dataTransfer: dt }));
+  }, { name, text });
+}
+
+async function waitSettled(page, n) {
+  await page.waitForFunction(
+    (n) => document.querySelectorAll('#file-list > li.loaded, #file-list > li.failed').length >= n,
+    n,
+    { timeout: 60000 },
+  );
+}
+
+test('the page keeps painting while a 100k-row CSV is parsed, and every record arrives', async (t) => {
+  const page = await newPage(app.browser, t);
+  await page.goto(app.server.url);
+  await page.waitForSelector('#empty-state');
+  const rows = 100_000;
+  const csv = tidyCsv(rows);
+  const result = await page.evaluate(async ({ csv }) => {
+    // A frame ticker and a timer, as an animation and a clock on the page would be.
+    const frames = [];
+    let timerTicks = 0;
+    const status = () => {
+      const li = document.querySelector('#file-list > li');
+      return li?.classList.contains('loading') ? li.querySelector('.status')?.textContent ?? '' : li?.className ?? '';
+    };
+    let running = true;
+    // performance.now(), not the callback's argument: that is the frame's planned start,
+    // which a long task before the callback does not move.
+    const tick = () => {
+      frames.push([performance.now(), status()]);
+      if (running) requestAnimationFrame(tick);
+    };
+    const timer = setInterval(() => timerTicks++, 20);
+    requestAnimationFrame(tick);
+    const dt = new DataTransfer();
+    dt.items.add(new File([csv], 'tidy-100k.csv'));
+    const t0 = performance.now();
+    document.querySelector('main').dispatchEvent(new DragEvent('drop', { bubbles: true, cancelable: true, dataTransfer: dt }));
+    let parsingEnd = null;
+    while (!document.querySelector('#file-list > li.loaded, #file-list > li.failed')) {
+      await new Promise((r) => setTimeout(r, 10));
+      if (parsingEnd === null && status().startsWith('indexing')) parsingEnd = performance.now();
+      if (performance.now() - t0 > 60000) break;
+    }
+    running = false;
+    clearInterval(timer);
+    // Gaps between frames while the file was read, parsed and its records received (before
+    // the one long step that indexes them and draws the first chart).
+    let maxGap = 0;
+    const seen = new Set();
+    for (let i = 1; i < frames.length; i++) {
+      const [prev, st] = frames[i - 1];
+      seen.add(st.replace(/[\d/.,]+/g, 'N'));
+      if (st.startsWith('indexing') || st.includes('loaded')) continue;
+      maxGap = Math.max(maxGap, frames[i][0] - prev);
+    }
+    return {
+      maxGap,
+      frames: frames.length,
+      timerTicks,
+      parsingMs: (parsingEnd ?? performance.now()) - t0,
+      stages: [...seen],
+      count: document.querySelector('#file-list > li .count')?.textContent,
+      error: document.querySelector('#file-list > li .error')?.textContent,
+    };
+  }, { csv });
+  t.diagnostic(JSON.stringify(result));
+  assert.equal(result.error, undefined);
+  assert.equal(result.count, `${rows} records`);
+  // Real stages were shown on the way.
+  assert.ok(result.stages.some((s) => s.startsWith('parsing')), result.stages.join(' | '));
+  assert.ok(result.stages.some((s) => s.startsWith('receiving N records')), result.stages.join(' | '));
+  // Frames kept coming: no pause near the ~0.5 s the page froze for when it parsed itself.
+  assert.ok(result.maxGap < 200, `longest gap between frames while parsing: ${result.maxGap.toFixed(0)} ms`);
+  assert.ok(result.timerTicks >= result.parsingMs / 20 / 4, `timer ticked ${result.timerTicks} times in ${result.parsingMs.toFixed(0)} ms`);
+  await waitForTraces(page, 1);
+  await screenshot(page, 'worker-100k-csv');
+  assert.deepEqual(page.errors, []);
+});
+
+test('a malformed file parsed in the worker gives its error and leaves the others loaded', async (t) => {
+  const page = await newPage(app.browser, t);
+  await page.goto(app.server.url);
+  await page.click('button[data-sample="001_b815cef7710eda19.txt"]');
+  await waitForTraces(page, 2);
+  // A few MB of JSON that breaks off near the end.
+  const items = Array.from({ length: 20000 }, (_, i) => `{"ttft": ${i}.5, "itl": [1, 2, 3]}`).join(',');
+  await drop(page, 'truncated.json', `{"backend": "vllm", "requests": [${items}, {"ttft": `);
+  await drop(page, 'tidy.csv', tidyCsv(500));
+  await waitSettled(page, 3);
+  const rows = await page.$$eval('#file-list > li', (items) =>
+    items.map((li) => ({ name: li.dataset.file, cls: li.className, text: li.textContent })),
+  );
+  const broken = rows.find((r) => r.name === 'truncated.json');
+  assert.match(broken.cls, /failed/);
+  assert.match(broken.text, /truncated\.json/);
+  assert.match(rows.find((r) => r.name === '001_b815cef7710eda19.txt').text, /12 records/);
+  assert.match(rows.find((r) => r.name === 'tidy.csv').text, /500 records/);
+  assert.ok((await page.evaluate(() => document.getElementById('chart').data.length)) >= 2);
+  await screenshot(page, 'worker-malformed');
+  assert.deepEqual(page.errors, []);
+});
+
+test('a crashing worker ends as that file\'s error; the page and other files carry on', async (t) => {
+  const page = await newPage(app.browser, t);
+  await page.goto(app.crashing.url);
+  await page.waitForSelector('#empty-state');
+  await drop(page, 'crash.csv', tidyCsv(50));
+  await waitSettled(page, 1);
+  const text = await page.textContent('#file-list > li');
+  assert.match(text, /crash\.csv: the parser failed/);
+  assert.match(text, /simulated parser crash/);
+  // The next file gets a new worker, which crashes too; the first stays as it was.
+  await drop(page, 'again.csv', tidyCsv(50));
+  await waitSettled(page, 2);
+  assert.equal(await page.locator('#file-list > li.failed').count(), 2);
+  await screenshot(page, 'worker-crash');
+});
+
+test('a worker whose wasm cannot be loaded gives the file an error saying so', async (t) => {
+  const page = await newPage(app.browser, t);
+  await page.goto(app.missing.url);
+  await page.waitForSelector('#empty-state');
+  await drop(page, 'any.csv', tidyCsv(50));
+  await waitSettled(page, 1);
+  assert.match(await page.textContent('#file-list > li.failed'), /any\.csv: the parser could not start/);
+});
+
+test('without Worker the page parses files itself', async (t) => {
+  const page = await newPage(app.browser, t);
+  await page.addInitScript(() => {
+    delete window.Worker;
+  });
+  await page.goto(app.server.url);
+  await page.click('button[data-sample="001_b815cef7710eda19.txt"]');
+  await waitForTraces(page, 2);
+  await drop(page, 'tidy.csv', tidyCsv(300));
+  await waitSettled(page, 2);
+  assert.match(await page.textContent('#file-list'), /300 records/);
+  assert.deepEqual(page.errors, []);
+});

@@ -1,0 +1,147 @@
+//! The worker-to-page record encoding (`benchlens::wire`): every record any reader produces from
+//! the fixtures and samples comes back equal, and damaged buffers give an error, not a panic.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use benchlens::ingest;
+use benchlens::model::canonical::{record_from_json, record_to_json};
+use benchlens::model::Record;
+use benchlens::wire::{decode_records, encode_records};
+
+fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files_under(&path, out);
+        } else {
+            out.push(path);
+        }
+    }
+}
+
+fn all_inputs() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    files_under(&root.join("tests/fixtures"), &mut files);
+    files_under(&root.join("public/samples"), &mut files);
+    files.sort();
+    files
+}
+
+fn dbg(records: &[Record]) -> String {
+    format!("{records:?}")
+}
+
+#[test]
+fn every_fixture_round_trips() {
+    let mut total = 0;
+    for path in all_inputs() {
+        let bytes = std::fs::read(&path).unwrap();
+        let name = path.file_name().unwrap().to_string_lossy();
+        let Ok(read) = ingest::read(&name, &bytes) else {
+            continue;
+        };
+        let wire = encode_records(&read.records);
+        let back = decode_records(&wire).unwrap();
+        // Debug text, not ==, so NaN metrics compare equal.
+        assert_eq!(dbg(&back), dbg(&read.records), "{}", path.display());
+        // Batches decode independently.
+        for chunk in read.records.chunks(3) {
+            assert_eq!(
+                dbg(&decode_records(&encode_records(chunk)).unwrap()),
+                dbg(chunk)
+            );
+        }
+        total += read.records.len();
+    }
+    assert!(total > 100, "only {total} records in the fixtures");
+}
+
+#[test]
+fn awkward_values_round_trip() {
+    let text = r#"{"schema_version": 1, "records": [
+        {"model": "m", "request_rate": "inf", "mean_ttft_ms": "NaN", "p99_ttft_ms": 1e300,
+         "tag.note": "ünïcödé, \"quoted\"", "gpu_count": 8, "input_len": 0.5,
+         "inferred": {"gpu": "file name"},
+         "requests": [{"ttft_ms": 1.5, "itl_ms": [], "error": "timeout"},
+                      {"input_len": 3, "output_len": 2, "itl_ms": [1, 2.5, 1e-9]}]},
+        {}
+    ]}"#;
+    let records = benchlens::model::canonical::from_json(text)
+        .unwrap()
+        .records;
+    assert_eq!(records.len(), 2);
+    let back = decode_records(&encode_records(&records)).unwrap();
+    assert_eq!(dbg(&back), dbg(&records));
+    assert_eq!(back[0].requests[1].itl_ms, vec![1.0, 2.5, 1e-9]);
+}
+
+#[test]
+fn damaged_buffers_are_errors() {
+    let read = ingest::read(
+        "001_b815cef7710eda19.txt",
+        &std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/public/samples/001_b815cef7710eda19.txt"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    let wire = encode_records(&read.records);
+    for cut in (0..wire.len()).step_by(97) {
+        assert!(decode_records(&wire[..cut]).is_err(), "cut at {cut}");
+    }
+    let mut longer = wire.clone();
+    longer.push(0);
+    assert!(decode_records(&longer).is_err());
+    let mut bad_tag = wire;
+    bad_tag[4] = 200;
+    assert!(decode_records(&bad_tag).is_err());
+}
+
+/// How the encodings compare on the browser bench's files (`node tests/browser/bench.mjs`
+/// writes nothing; generate them with its functions). Prints times; asserts nothing.
+/// `WIRE_BENCH_FILES=/tmp/tidy-100k.csv,/tmp/vllm-10mb.json cargo test --release --test wire -- --ignored --nocapture`
+#[test]
+#[ignore]
+fn compare_encodings() {
+    let Ok(files) = std::env::var("WIRE_BENCH_FILES") else {
+        return;
+    };
+    for path in files.split(',') {
+        let bytes = std::fs::read(path).unwrap();
+        let t = Instant::now();
+        let records = ingest::read(path, &bytes).unwrap().records;
+        let parse = t.elapsed();
+
+        let t = Instant::now();
+        let wire = encode_records(&records);
+        let wire_enc = t.elapsed();
+        let t = Instant::now();
+        let back = decode_records(&wire).unwrap();
+        let wire_dec = t.elapsed();
+        assert_eq!(back.len(), records.len());
+
+        let t = Instant::now();
+        let text =
+            serde_json::to_string(&records.iter().map(record_to_json).collect::<Vec<_>>()).unwrap();
+        let json_enc = t.elapsed();
+        let t = Instant::now();
+        let v: Vec<serde_json::Value> = serde_json::from_str(&text).unwrap();
+        let mut w = Vec::new();
+        let back: Vec<Record> = v
+            .iter()
+            .map(|o| record_from_json(o.as_object().unwrap(), "r", &mut w))
+            .collect();
+        let json_dec = t.elapsed();
+        assert_eq!(back.len(), records.len());
+        println!(
+            "{path}: {} records, parse {parse:?}; wire {} bytes, encode {wire_enc:?}, decode \
+             {wire_dec:?}; JSON text {} bytes, encode {json_enc:?}, decode {json_dec:?}",
+            records.len(),
+            wire.len(),
+            text.len()
+        );
+    }
+}
