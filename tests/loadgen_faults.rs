@@ -128,3 +128,33 @@ async fn refusals_statuses_and_timeouts_are_failures_not_errors() {
     assert_eq!(f.get("total_timeout"), Some(&4), "{f:?}");
     mock.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_http2_a_stream_the_server_aborts_is_a_reset() {
+    // Over HTTP/2 the mock's injected drops and resets abort the stream (RST_STREAM), not the
+    // connection: the other streams on it go on, and the aborted ones count as resets.
+    let mock = MockServer::start(MockOpts {
+        drop_rate: 0.25,
+        reset_rate: 0.25,
+        ..fast_mock()
+    })
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = opts(mock.base_url(), dir.path());
+    o.http2 = true;
+    o.num_prompts = 40;
+    let (f, out) = failures(o).await;
+    let m = &out.metrics[0];
+    let resets = f.get("reset").copied().unwrap_or(0);
+    assert!((14..=26).contains(&resets), "{f:?}");
+    assert_eq!(f.values().sum::<u64>(), resets, "only resets: {f:?}");
+    assert_eq!(m.completed + resets, 40);
+    let msg = out.requests[0]
+        .iter()
+        .find_map(|r| r.failure.as_ref())
+        .map(|f| f.message.clone())
+        .unwrap();
+    assert!(msg.contains("stream") || msg.contains("reset"), "{msg}");
+    mock.shutdown().await;
+}

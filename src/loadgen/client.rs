@@ -617,6 +617,22 @@ fn classify_hyper(e: &hyper::Error, url: &str) -> Failure {
             };
             return failure(kind, format!("{url}: {io}"));
         }
+        // HTTP/2: the server reset this stream (RST_STREAM) or is closing the connection
+        // (GOAWAY). An HTTP/2 stream's counterpart of a connection reset.
+        if let Some(h2e) = s.downcast_ref::<h2::Error>() {
+            if h2e.is_reset() || h2e.is_go_away() {
+                return failure(FailureKind::Reset, format!("{url}: {h2e}"));
+            }
+            if let Some(io) = h2e.get_io() {
+                let kind = match io.kind() {
+                    std::io::ErrorKind::ConnectionReset | std::io::ErrorKind::BrokenPipe => {
+                        FailureKind::Reset
+                    }
+                    _ => FailureKind::Io,
+                };
+                return failure(kind, format!("{url}: {io}"));
+            }
+        }
         src = s.source();
     }
     let kind = if e.is_incomplete_message() || e.is_closed() {
