@@ -75,6 +75,21 @@ pub enum AnalysisError {
 }
 
 /// Joins names for error messages, `none` when empty.
+/// A record's series name: its values of the `by` dimensions joined by " · " (a missing value
+/// shows as [`crate::charts::NO_VALUE`]); "all" when nothing splits series.
+pub(crate) fn series_name(r: &crate::model::Record, by: &[DimKey]) -> String {
+    if by.is_empty() {
+        return "all".to_string();
+    }
+    by.iter()
+        .map(|k| {
+            r.dim(k)
+                .map_or(crate::charts::NO_VALUE.to_string(), |v| v.to_string())
+        })
+        .collect::<Vec<_>>()
+        .join(" · ")
+}
+
 pub(crate) fn join_or_none<I: IntoIterator<Item = String>>(items: I) -> String {
     let v: Vec<String> = items.into_iter().collect();
     if v.is_empty() {

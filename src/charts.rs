@@ -281,6 +281,11 @@ fn hover_text(ds: &Dataset, series: &str, p: &SeriesPoint, spec: &ChartSpec) -> 
     lines.join("<br>")
 }
 
+/// The legend title for series split by `by`: the dimensions' labels joined by " · ".
+pub fn series_title(by: &[DimKey]) -> String {
+    by.iter().map(DimKey::label).collect::<Vec<_>>().join(" · ")
+}
+
 /// Escapes text for plotly's HTML-ish labels, so hostile file content stays text.
 pub fn escape_html(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
@@ -382,15 +387,7 @@ pub fn plot(ds: &Dataset, series: &[Series], spec: &ChartSpec) -> Plot {
         .y_axis(y_axis)
         .bar_mode(BarMode::Group)
         .hover_mode(HoverMode::Closest)
-        .legend(
-            Legend::new().title(Title::with_text(
-                spec.series_by
-                    .iter()
-                    .map(DimKey::label)
-                    .collect::<Vec<_>>()
-                    .join(" · "),
-            )),
-        )
+        .legend(Legend::new().title(Title::with_text(series_title(&spec.series_by))))
         .margin(Margin::new().left(70).right(20).top(60).bottom(60))
         .paper_background_color(bg)
         .plot_background_color(bg)

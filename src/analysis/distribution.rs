@@ -14,9 +14,10 @@ use plotly::{Bar, Plot, Scatter};
 
 use super::export::{Cell, TextColumn, TextTable};
 use super::improvement::base_layout;
+use super::series_name;
 use super::stats::{ecdf, histogram_range, mean, percentile_sorted, sorted_finite, HistogramBin};
-use crate::charts::{escape_html, format_value, Theme, NO_VALUE, PALETTE};
-use crate::model::{Dataset, DimKey, Record, RequestDetail};
+use crate::charts::{escape_html, format_value, series_title, Theme, PALETTE};
+use crate::model::{Dataset, DimKey, RequestDetail};
 
 /// A per-request quantity.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -107,16 +108,6 @@ impl Distribution {
     }
 }
 
-fn series_name(r: &Record, by: &[DimKey]) -> String {
-    if by.is_empty() {
-        return "all".to_string();
-    }
-    by.iter()
-        .map(|k| r.dim(k).map_or(NO_VALUE.to_string(), |v| v.to_string()))
-        .collect::<Vec<_>>()
-        .join(" · ")
-}
-
 /// Collects `quantity` from the per-request detail of the records at `indices`, one
 /// distribution per series; series without any value are left out.
 pub fn distributions(
@@ -196,13 +187,7 @@ pub fn percentile_text_table(
 }
 
 fn legend(series_by: &[DimKey]) -> Legend {
-    Legend::new().title(Title::with_text(escape_html(
-        &series_by
-            .iter()
-            .map(DimKey::label)
-            .collect::<Vec<_>>()
-            .join(" · "),
-    )))
+    Legend::new().title(Title::with_text(escape_html(&series_title(series_by))))
 }
 
 /// The empirical CDF per series (a step line: fraction of values ≤ x).
@@ -308,7 +293,7 @@ pub fn histogram_plot(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::Dim;
+    use crate::model::{Dim, Record};
 
     fn rec(engine: &str, ttfts: &[f64]) -> Record {
         Record {

@@ -13,8 +13,9 @@
 use std::collections::BTreeMap;
 
 use super::export::{Cell, TextColumn, TextTable};
-use crate::charts::{format_value, NO_VALUE};
-use crate::model::{format_number, Dataset, DimKey, DimValue, MetricKey, Record};
+use super::series_name;
+use crate::charts::format_value;
+use crate::model::{format_number, Dataset, DimKey, DimValue, MetricKey};
 
 /// One limit: `metric ≤ max_value`.
 #[derive(Clone, Debug, PartialEq)]
@@ -126,16 +127,6 @@ impl Acc {
     fn mean(&self, m: &MetricKey) -> Option<f64> {
         self.sums.get(m).map(|(s, n)| s / *n as f64)
     }
-}
-
-fn series_name(r: &Record, by: &[DimKey]) -> String {
-    if by.is_empty() {
-        return "all".to_string();
-    }
-    by.iter()
-        .map(|k| r.dim(k).map_or(NO_VALUE.to_string(), |v| v.to_string()))
-        .collect::<Vec<_>>()
-        .join(" · ")
 }
 
 fn lerp(x0: f64, y0: f64, x1: f64, y1: f64, x: f64) -> f64 {
@@ -288,7 +279,7 @@ pub fn slo_text_table(outcomes: &[SloOutcome], spec: &SloSpec) -> TextTable {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Dim, LatencyMetric, Percentile, Stat};
+    use crate::model::{Dim, LatencyMetric, Percentile, Record, Stat};
 
     fn p99_ttft() -> MetricKey {
         MetricKey::latency(LatencyMetric::Ttft, Stat::P(Percentile::new(99.0).unwrap()))

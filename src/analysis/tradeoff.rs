@@ -13,7 +13,8 @@ use plotly::layout::Legend;
 use plotly::{Plot, Scatter};
 
 use super::improvement::base_layout;
-use crate::charts::{escape_html, format_value, Theme, NO_VALUE, PALETTE};
+use super::series_name;
+use crate::charts::{escape_html, format_value, series_title, Theme, PALETTE};
 use crate::model::{Dataset, DimKey, LatencyMetric, MetricKey, Percentile, Record, Stat};
 
 /// The throughput axis.
@@ -185,16 +186,6 @@ pub fn pareto_frontier(
         .collect()
 }
 
-fn series_name(r: &Record, by: &[DimKey]) -> String {
-    if by.is_empty() {
-        return "all".to_string();
-    }
-    by.iter()
-        .map(|k| r.dim(k).map_or(NO_VALUE.to_string(), |v| v.to_string()))
-        .collect::<Vec<_>>()
-        .join(" · ")
-}
-
 /// Groups the records at `indices` into series and marks each series' Pareto frontier
 /// (throughput is always higher-is-better; the latency axis says its own direction).
 pub fn tradeoff(ds: &Dataset, indices: &[usize], spec: &TradeoffSpec) -> Vec<TradeoffSeries> {
@@ -314,14 +305,9 @@ pub fn tradeoff_plot(ds: &Dataset, series: &[TradeoffSeries], spec: &TradeoffSpe
         spec.theme,
     )
     .legend(
-        Legend::new().title(Title::with_text(escape_html(
-            &spec
-                .series_by
-                .iter()
-                .map(DimKey::label)
-                .collect::<Vec<_>>()
-                .join(" · "),
-        ))),
+        Legend::new().title(Title::with_text(escape_html(&series_title(
+            &spec.series_by,
+        )))),
     );
     plot.set_layout(layout);
     plot
