@@ -210,15 +210,7 @@ pub(crate) fn fenced_docs(source: &str, text: &str) -> Option<Docs> {
         let l = raw.trim();
         if let Some(rest) = l.strip_prefix("```") {
             if in_fence {
-                let body = &text[body_start..offset];
-                let t = body.trim_start();
-                if t.starts_with('{') || t.starts_with('[') {
-                    if let Ok(d) = parse_docs(source, body, body_line) {
-                        all.values.extend(d.values);
-                        all.arrays.extend(d.arrays);
-                        all.warnings.extend(d.warnings);
-                    }
-                }
+                absorb_fence(&mut all, source, &text[body_start..offset], body_line);
                 in_fence = false;
             } else if !rest.contains("```") {
                 in_fence = true;
@@ -231,20 +223,30 @@ pub(crate) fn fenced_docs(source: &str, text: &str) -> Option<Docs> {
     if in_fence {
         // A truncated report: read what the unclosed fence holds.
         let body = &text[body_start.min(text.len())..];
-        let t = body.trim_start();
-        if t.starts_with('{') || t.starts_with('[') {
-            if let Ok(d) = parse_docs(source, body, body_line) {
-                all.values.extend(d.values);
-                all.arrays.extend(d.arrays);
-                all.warnings.extend(d.warnings);
-                all.warnings.push(Warning::line(
-                    body_line.saturating_sub(1),
-                    "code fence never closed (truncated file?)",
-                ));
-            }
+        if absorb_fence(&mut all, source, body, body_line) {
+            all.warnings.push(Warning::line(
+                body_line.saturating_sub(1),
+                "code fence never closed (truncated file?)",
+            ));
         }
     }
     (!all.values.is_empty()).then_some(all)
+}
+
+/// Adds a fence body's documents to `all` when the body is JSON (starts with `{`/`[` and
+/// parses); whether it did.
+fn absorb_fence(all: &mut Docs, source: &str, body: &str, body_line: usize) -> bool {
+    let t = body.trim_start();
+    if !(t.starts_with('{') || t.starts_with('[')) {
+        return false;
+    }
+    let Ok(d) = parse_docs(source, body, body_line) else {
+        return false;
+    };
+    all.values.extend(d.values);
+    all.arrays.extend(d.arrays);
+    all.warnings.extend(d.warnings);
+    true
 }
 
 fn has_any(o: &Map<String, Value>, keys: &[&str]) -> bool {
