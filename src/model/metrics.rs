@@ -3,12 +3,15 @@
 //!
 //! A record holds a handful of metrics (4 to 40). A `BTreeMap` allocated a node per record
 //! and spent most of a table read inserting into and tearing down those nodes; a sorted vector
-//! is one allocation, searched by bisection. The API is the part of `BTreeMap`'s the code base
+//! is searched by bisection, and its first few entries live inside the record (no allocation
+//! at all for a typical table row). The API is the part of `BTreeMap`'s the code base
 //! uses, with the same meaning: iteration is in key order, `insert` replaces and returns the
 //! old value.
 
 use std::fmt;
 use std::ops::Index;
+
+use smallvec::SmallVec;
 
 use super::metric::MetricKey;
 
@@ -16,8 +19,12 @@ use super::metric::MetricKey;
 #[derive(Clone, Default, PartialEq)]
 pub struct Metrics {
     /// Sorted by key, keys unique.
-    entries: Vec<(MetricKey, f64)>,
+    entries: SmallVec<[(MetricKey, f64); INLINE]>,
 }
+
+/// Metrics kept inside the record itself; more spill to the heap. A table row usually
+/// carries a handful, a vLLM serving run a few dozen.
+const INLINE: usize = 4;
 
 /// Iterator over `(&key, &value)` in key order.
 pub type Iter<'a> = std::iter::Map<
@@ -26,20 +33,20 @@ pub type Iter<'a> = std::iter::Map<
 >;
 
 /// Owning iterator over `(key, value)` in key order.
-pub type IntoIter = std::vec::IntoIter<(MetricKey, f64)>;
+pub type IntoIter = smallvec::IntoIter<[(MetricKey, f64); INLINE]>;
 
 impl Metrics {
     /// No metrics (allocates nothing).
     pub const fn new() -> Metrics {
         Metrics {
-            entries: Vec::new(),
+            entries: SmallVec::new_const(),
         }
     }
 
     /// No metrics, with room for `n` without reallocating.
     pub fn with_capacity(n: usize) -> Metrics {
         Metrics {
-            entries: Vec::with_capacity(n),
+            entries: SmallVec::with_capacity(n),
         }
     }
 
@@ -78,6 +85,11 @@ impl Metrics {
     pub fn insert(&mut self, key: MetricKey, value: f64) -> Option<f64> {
         match self.find(&key) {
             Ok(i) => Some(std::mem::replace(&mut self.entries[i].1, value)),
+            Err(i) if i == self.entries.len() => {
+                // Appending in key order, the common case: no shifting.
+                self.entries.push((key, value));
+                None
+            }
             Err(i) => {
                 self.entries.insert(i, (key, value));
                 None
@@ -92,7 +104,7 @@ impl Metrics {
 
     /// Keeps the entries for which `keep` says so.
     pub fn retain(&mut self, mut keep: impl FnMut(&MetricKey, &mut f64) -> bool) {
-        self.entries.retain_mut(|(k, v)| keep(k, v));
+        self.entries.retain(|(k, v)| keep(k, v));
     }
 
     /// Removes every metric.
@@ -184,7 +196,7 @@ impl FromIterator<(MetricKey, f64)> for Metrics {
         // Stable, so that of equal keys the last one wins once duplicates are dropped, as
         // inserting one by one into a map would give.
         entries.sort_by(|a, b| a.0.cmp(&b.0));
-        let mut out: Vec<(MetricKey, f64)> = Vec::with_capacity(entries.len());
+        let mut out: SmallVec<[(MetricKey, f64); INLINE]> = SmallVec::with_capacity(entries.len());
         for (k, v) in entries {
             match out.last_mut() {
                 Some(last) if last.0 == k => last.1 = v,
