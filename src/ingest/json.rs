@@ -197,6 +197,8 @@ fn next_doc_start(bytes: &[u8], from: usize) -> Option<usize> {
 /// JSON inside markdown code fences (```` ```json ````, or any fence whose body starts with
 /// `{`/`[`), e.g. the raw data at the end of a report. `None` when no fence holds JSON.
 pub(crate) fn fenced_docs(source: &str, text: &str) -> Option<Docs> {
+    // No fence at all (a large CSV, say): no need to look at every line.
+    memchr::memmem::find(text.as_bytes(), b"```")?;
     let mut all = Docs {
         values: Vec::new(),
         arrays: Vec::new(),

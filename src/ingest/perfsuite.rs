@@ -19,10 +19,12 @@ use crate::model::Dim;
 
 /// Whether the text is the suite's description template with its placeholders unfilled.
 pub(crate) fn is_template(text: &str) -> bool {
-    text.contains("{latency_tests_markdown_table}")
-        || text.contains("{serving_tests_markdown_table}")
-        || text.contains("{throughput_tests_markdown_table}")
-        || text.contains("{benchmarking_results_in_json_string}")
+    // Every placeholder opens with a brace; most files of other kinds (CSV) have none.
+    memchr::memchr(b'{', text.as_bytes()).is_some()
+        && (text.contains("{latency_tests_markdown_table}")
+            || text.contains("{serving_tests_markdown_table}")
+            || text.contains("{throughput_tests_markdown_table}")
+            || text.contains("{benchmarking_results_in_json_string}"))
 }
 
 const ENGINE_CONTEXT: &[(Dim, String, usize)] = &[];
