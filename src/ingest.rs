@@ -303,6 +303,9 @@ pub struct Ingested {
     pub mapping: Vec<ColumnMapping>,
     /// A remark about the file as a whole, e.g. why it holds no records.
     pub note: Option<String>,
+    /// Set by a reader that stamped every record with the file and format itself and
+    /// inferred nothing, so that [`finish`] need not go over them again.
+    stamped: bool,
 }
 
 impl Ingested {
@@ -313,6 +316,7 @@ impl Ingested {
             warnings: Vec::new(),
             mapping: Vec::new(),
             note: None,
+            stamped: false,
         }
     }
 }
@@ -525,7 +529,14 @@ fn finish(source: &str, out: &mut Ingested) {
     let mut inferred: std::collections::BTreeMap<(String, String), usize> = Default::default();
     let source_text: Arc<str> = source.into();
     let format_text: Arc<str> = format.into();
-    for r in &mut out.records {
+    // Records their reader stamped, with nothing inferred and nothing from the file name
+    // to add, are done.
+    let records: &mut [Record] = if out.stamped && from_name.values.is_empty() {
+        &mut []
+    } else {
+        &mut out.records
+    };
+    for r in records {
         r.source = Some(Arc::clone(&source_text));
         r.format = Some(Arc::clone(&format_text));
         from_name.apply(r, "file name");

@@ -20,13 +20,17 @@ pub(crate) fn place(at: &str, field: &str) -> String {
 
 /// A file-level warning (unit conversions, reinterpretations), added once per file.
 pub(crate) fn note(out: &mut Ingested, message: impl Into<String>) {
+    note_in(&mut out.warnings, message);
+}
+
+/// [`note`] into a list of warnings.
+pub(crate) fn note_in(warnings: &mut Vec<Warning>, message: impl Into<String>) {
     let message = message.into();
-    if !out
-        .warnings
+    if !warnings
         .iter()
         .any(|w| w.at.is_none() && w.message == message)
     {
-        out.warnings.push(Warning::file(message));
+        warnings.push(Warning::file(message));
     }
 }
 

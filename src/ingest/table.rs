@@ -24,6 +24,9 @@ use crate::model::{
     Dim, DimKey, DimValue, LatencyMetric, MetricKey, Metrics, Percentile, Record, Stat,
 };
 
+#[cfg(not(target_arch = "wasm32"))]
+mod parallel;
+
 /// How one source column of a table was mapped.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ColumnMapping {
@@ -299,12 +302,15 @@ struct Ragged {
 }
 
 impl Ragged {
+    /// Ragged rows listed one by one; the rest are counted.
+    const LISTED: usize = 20;
+
     fn check(&mut self, line: usize, cells: usize, header: usize, warnings: &mut Vec<Warning>) {
         if cells == header {
             return;
         }
         self.count += 1;
-        if self.count <= 20 {
+        if self.count <= Self::LISTED {
             let what = if cells < header {
                 "missing cells left empty"
             } else {
@@ -318,7 +324,7 @@ impl Ragged {
     }
 
     fn finish(&self, warnings: &mut Vec<Warning>) {
-        if self.count > 20 {
+        if self.count > Self::LISTED {
             warnings.push(Warning::file(format!(
                 "{} ragged rows in all (only the first 20 are listed)",
                 self.count
@@ -379,7 +385,11 @@ fn read_csv(
     let header_line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
     let delimiter = csv_delimiter(header_line).unwrap_or(b',');
     if PlainRows::applies(text) {
-        return read_plain_csv(source, text, delimiter, user, out);
+        #[cfg(not(target_arch = "wasm32"))]
+        let runs = parallel::runs_for(text.len());
+        #[cfg(target_arch = "wasm32")]
+        let runs = 1;
+        return read_plain_csv(source, text, delimiter, user, out, runs);
     }
     let mut rdr = csv::ReaderBuilder::new()
         .delimiter(delimiter)
@@ -405,10 +415,10 @@ fn read_csv(
         ragged.check(line, rec.len(), width, &mut out.warnings);
         t.rows.push((line, rec.clone()));
     }
-    map_csv_rows(&t, text, user, out, |mapper, out| {
+    map_csv_rows(source, &t, text, user, 1, out, |mapper, out| {
         while let Some(line) = next_row(&mut rdr, &mut rec, source, true, &mut out.warnings)? {
             ragged.check(line, rec.len(), width, &mut out.warnings);
-            mapper.row(line, &rec, out);
+            mapper.row(line, &rec, &mut out.records, &mut out.warnings);
         }
         ragged.finish(&mut out.warnings);
         Ok(())
@@ -416,12 +426,15 @@ fn read_csv(
 }
 
 /// The part of reading a CSV both row sources share: maps the columns from the sampled rows
-/// (or the user's mapping), maps the sampled rows, lets `rest` map the remaining ones, and
-/// records the mapping.
+/// (or the user's mapping), maps the sampled rows, lets `rest` map the remaining ones (on
+/// `runs` threads), and records the mapping. Records come out stamped with `source` and the
+/// format.
 fn map_csv_rows(
+    source: &str,
     t: &Table,
     text: &str,
     user: Option<&[ColumnMapping]>,
+    runs: usize,
     out: &mut Ingested,
     rest: impl FnOnce(&mut RowMapper<'_>, &mut Ingested) -> Result<(), IngestError>,
 ) -> Result<(), IngestError> {
@@ -433,13 +446,19 @@ fn map_csv_rows(
         at: "",
     };
     let mut mapper = RowMapper::new(&mapping, &ctx);
-    let estimated_rows = memchr::memchr_iter(b'\n', text.as_bytes()).count();
-    out.records
-        .reserve(estimated_rows.min(1 << 22) * mapper.per_row());
+    mapper.stamp = Some((source.into(), out.format.name().into()));
+    if runs < 2 {
+        // One row per line at most (and one more without a final line end). Rows mapped on
+        // several threads reserve their room themselves.
+        let estimated_rows = memchr::memchr_iter(b'\n', text.as_bytes()).count() + 1;
+        out.records
+            .reserve_exact(estimated_rows.min(1 << 22) * mapper.per_row());
+    }
     for (line, cells) in &t.rows {
-        mapper.row(*line, cells, out);
+        mapper.row(*line, cells, &mut out.records, &mut out.warnings);
     }
     rest(&mut mapper, out)?;
+    out.stamped = !mapper.any_inferred;
     push_mapping(mapping, out);
     Ok(())
 }
@@ -499,13 +518,15 @@ impl<'a> PlainRows<'a> {
     }
 }
 
-/// [`read_csv`] for text [`PlainRows`] applies to.
+/// [`read_csv`] for text [`PlainRows`] applies to. The rows after the sampled ones are mapped
+/// on `runs` threads (native builds; see [`parallel`]).
 fn read_plain_csv(
     source: &str,
     text: &str,
     delimiter: u8,
     user: Option<&[ColumnMapping]>,
     out: &mut Ingested,
+    runs: usize,
 ) -> Result<(), IngestError> {
     let mut rows = PlainRows {
         rest: text,
@@ -532,10 +553,28 @@ fn read_plain_csv(
         ragged.check(line, cells.len(), width, &mut out.warnings);
         t.rows.push((line, cells.iter().collect()));
     }
-    map_csv_rows(&t, text, user, out, |mapper, out| {
-        while let Some(line) = rows.next(&mut cells) {
-            ragged.check(line, cells.len(), width, &mut out.warnings);
-            mapper.row(line, cells.as_slice(), out);
+    map_csv_rows(source, &t, text, user, runs, out, |mapper, out| {
+        #[cfg(not(target_arch = "wasm32"))]
+        let done = parallel::map_rows(
+            &rows,
+            mapper,
+            width,
+            &mut ragged,
+            &mut out.records,
+            &mut out.warnings,
+            runs,
+        );
+        // No threads in the browser (the page parses in a worker already).
+        #[cfg(target_arch = "wasm32")]
+        let done = {
+            let _ = runs;
+            false
+        };
+        if !done {
+            while let Some(line) = rows.next(&mut cells) {
+                ragged.check(line, cells.len(), width, &mut out.warnings);
+                mapper.row(line, cells.as_slice(), &mut out.records, &mut out.warnings);
+            }
         }
         ragged.finish(&mut out.warnings);
         Ok(())
@@ -988,6 +1027,7 @@ pub(crate) fn is_text_dim(d: Dim) -> bool {
 }
 
 /// A mapping target resolved once per table, so rows are not re-parsing names.
+#[derive(Clone)]
 enum Slot {
     Skip,
     Metric {
@@ -1101,23 +1141,119 @@ fn text_field(r: &mut Record, d: Dim) -> &mut Option<Arc<str>> {
 /// The text values of one column seen so far, so that records repeating a value (a model, a
 /// GPU) share one allocation. Only the first [`Shared::MAX`] distinct values are kept, so a
 /// column of unique values costs a few comparisons per row and no memory.
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct Shared {
-    values: Vec<Arc<str>>,
+    /// Each value with its [`fingerprint`](Shared::fingerprint), compared first.
+    values: Vec<(u64, Arc<str>)>,
 }
 
 impl Shared {
     const MAX: usize = 16;
 
+    /// The length and the first seven bytes: tells most distinct short values apart
+    /// (`llama-0`, `llama-1`) without comparing them.
+    #[inline]
+    fn fingerprint(text: &str) -> u64 {
+        let b = text.as_bytes();
+        let mut head = [0u8; 8];
+        let n = b.len().min(7);
+        head[..n].copy_from_slice(&b[..n]);
+        head[7] = b.len().min(255) as u8;
+        u64::from_le_bytes(head)
+    }
+
     fn get(&mut self, text: &str) -> Arc<str> {
-        if let Some(v) = self.values.iter().find(|v| &***v == text) {
+        let f = Self::fingerprint(text);
+        if let Some((_, v)) = self.values.iter().find(|(g, v)| *g == f && &**v == text) {
             return Arc::clone(v);
         }
         let v: Arc<str> = text.into();
         if self.values.len() < Self::MAX {
-            self.values.push(Arc::clone(&v));
+            self.values.push((f, Arc::clone(&v)));
         }
         v
+    }
+}
+
+/// What [`RowMapper::row`] can do with a column's cell without [`apply_cell`], when the cell
+/// is plain (no surrounding space, no unit, no placeholder); anything else goes through
+/// [`apply_cell`], which gives the same result for plain cells.
+#[derive(Clone, Copy)]
+enum Fast {
+    /// A metric: a plain decimal, times the column's scale.
+    Metric(f64),
+    /// A text dimension (not the GPU, which may read `8xH100`).
+    Text(Dim),
+    /// A numeric dimension: a plain decimal.
+    Number(Dim),
+    /// Always [`apply_cell`].
+    No,
+}
+
+impl Fast {
+    fn of(slot: &Slot) -> Fast {
+        match slot {
+            Slot::Metric { scale, .. } => Fast::Metric(*scale),
+            Slot::Dim {
+                dim,
+                text: true,
+                test_name: false,
+            } => Fast::Text(*dim),
+            Slot::Dim {
+                dim,
+                text: false,
+                test_name: false,
+            } => Fast::Number(*dim),
+            _ => Fast::No,
+        }
+    }
+}
+
+/// Whether a text cell can be taken as it is: nothing to trim and not a placeholder for no
+/// value (`-`, `n/a`, `none`).
+#[inline]
+fn plain_text(cell: &str) -> bool {
+    let b = cell.as_bytes();
+    match (b.first(), b.last()) {
+        (Some(f), Some(l)) if f.is_ascii_graphic() && l.is_ascii_graphic() => {
+            b.len() > 4
+                || !(cell == "-"
+                    || cell.eq_ignore_ascii_case("n/a")
+                    || cell.eq_ignore_ascii_case("none"))
+        }
+        _ => false,
+    }
+}
+
+/// Sets numeric dimension `d` to `v` as [`Record::set_known`] would; `None` (and nothing
+/// set) when `v` does not fit, so that [`apply_cell`] says why.
+#[inline]
+fn set_number(r: &mut Record, d: Dim, v: f64) -> Option<()> {
+    let count =
+        || (v >= 0.0 && v.fract() == 0.0 && v <= 9.007_199_254_740_992e15).then_some(v as u64);
+    match d {
+        Dim::InputLen => r.input_len = Some(v),
+        Dim::OutputLen => r.output_len = Some(v),
+        Dim::RequestRate => r.request_rate = Some(v),
+        Dim::Burstiness => r.burstiness = Some(v),
+        Dim::GpuCount => r.gpu_count = Some(count()?),
+        Dim::Tp => r.tp = Some(count()?),
+        Dim::Pp => r.pp = Some(count()?),
+        Dim::BatchSize => r.batch_size = Some(count()?),
+        Dim::MaxConcurrency => r.max_concurrency = Some(count()?),
+        Dim::NumPrompts => r.num_prompts = Some(count()?),
+        _ => return None,
+    }
+    Some(())
+}
+
+/// `cell.trim()`, with the common case (no whitespace at either end, ASCII) decided by two
+/// byte tests.
+#[inline]
+fn trim_cell(cell: &str) -> &str {
+    match (cell.as_bytes().first(), cell.as_bytes().last()) {
+        (Some(f), Some(l)) if f.is_ascii_graphic() && l.is_ascii_graphic() => cell,
+        _ => cell.trim(),
     }
 }
 
@@ -1130,13 +1266,14 @@ fn apply_cell(
     shared: &mut Shared,
     cell: &str,
     (line, at): (usize, &str),
-    out: &mut Ingested,
+    warnings: &mut Vec<Warning>,
 ) -> Option<f64> {
-    let cell = cell.trim();
-    if cell.is_empty()
-        || cell == "-"
-        || cell.eq_ignore_ascii_case("n/a")
-        || cell.eq_ignore_ascii_case("none")
+    let cell = trim_cell(cell);
+    if cell.len() <= 4
+        && (cell.is_empty()
+            || cell == "-"
+            || cell.eq_ignore_ascii_case("n/a")
+            || cell.eq_ignore_ascii_case("none"))
     {
         return None;
     }
@@ -1144,7 +1281,7 @@ fn apply_cell(
         Slot::Skip => {}
         Slot::Metric { key, scale } => {
             let Some((v, unit)) = cell_number(cell) else {
-                out.warnings.push(Warning::at(
+                warnings.push(Warning::at(
                     place_of(line, at),
                     format!("{}: {cell:?} is not a number, ignored", m.column),
                 ));
@@ -1155,8 +1292,8 @@ fn apply_cell(
                 if let (MetricKey::Latency(..), Some(f)) = (key, to_ms_factor(unit)) {
                     scale = f;
                     if f != 1.0 {
-                        super::fields::note(
-                            out,
+                        super::fields::note_in(
+                            warnings,
                             format!("{}: values in {unit} converted to ms", m.column),
                         );
                     }
@@ -1198,7 +1335,7 @@ fn apply_cell(
                         r.inferred.remove(dim.name());
                     }
                 }
-                Err(e) => out.warnings.push(Warning::at(
+                Err(e) => warnings.push(Warning::at(
                     place_of(line, at),
                     format!("{}: {e}, ignored", m.column),
                 )),
@@ -1211,7 +1348,7 @@ fn apply_cell(
             r.tags.insert(k.clone(), cell.to_string());
         }
         Slot::Unknown(target) => {
-            out.warnings.push(Warning::at(
+            warnings.push(Warning::at(
                 place_of(line, at),
                 format!("{}: mapped to unknown field {target:?}, ignored", m.column),
             ));
@@ -1248,15 +1385,21 @@ impl Cells for [&str] {
 
 /// Turns rows into records with a mapping; wide column groups give one record per GPU.
 /// Targets are resolved once, so rows can be streamed through [`RowMapper::row`].
+#[derive(Clone)]
 pub(crate) struct RowMapper<'a> {
     mapping: &'a [ColumnMapping],
     slots: Vec<Slot>,
+    /// Per column: the shortcut for plain cells.
+    fast: Vec<Fast>,
     /// Per column: its text values, shared between records.
     shared: Vec<Shared>,
     /// Metric columns per record, to size each record's metrics once.
     metrics_per_record: usize,
-    /// The metric columns by key (stably), so each row's metrics are appended in order.
-    metric_order: Vec<usize>,
+    /// Per group: the columns it reads, in column order (columns of other GPUs left out).
+    group_columns: Vec<Vec<usize>>,
+    /// Per group: its metric columns by key (stably), so each row's metrics are appended in
+    /// order.
+    group_metrics: Vec<Vec<usize>>,
     /// Per column: the value the current record measured in it.
     measured: Vec<Option<f64>>,
     groups: Vec<Option<&'a str>>,
@@ -1265,6 +1408,11 @@ pub(crate) struct RowMapper<'a> {
     context: Vec<(Dim, DimValue, String)>,
     tags: &'a [(&'a str, &'a str)],
     at: &'a str,
+    /// The file and format every record is stamped with here, while it is being written,
+    /// rather than in a later pass over all records (see `Ingested::stamped`).
+    stamp: Option<(Arc<str>, Arc<str>)>,
+    /// Whether any record got an inferred value.
+    any_inferred: bool,
 }
 
 impl<'a> RowMapper<'a> {
@@ -1301,15 +1449,33 @@ impl<'a> RowMapper<'a> {
             .filter(|s| matches!(s, Slot::Metric { .. }))
             .count();
         let metrics_per_record = metric_columns.div_ceil(groups.len());
-        let mut metric_order: Vec<usize> = (0..slots.len())
-            .filter(|i| matches!(slots[*i], Slot::Metric { .. }))
+        let group_columns: Vec<Vec<usize>> = groups
+            .iter()
+            .map(|group| {
+                (0..mapping.len())
+                    .filter(|i| mapping[*i].gpu.is_none() || mapping[*i].gpu.as_deref() == *group)
+                    .collect()
+            })
             .collect();
-        metric_order.sort_by(|a, b| match (&slots[*a], &slots[*b]) {
-            (Slot::Metric { key: ka, .. }, Slot::Metric { key: kb, .. }) => ka.cmp(kb),
-            _ => std::cmp::Ordering::Equal,
-        });
+        let group_metrics = group_columns
+            .iter()
+            .map(|columns| {
+                let mut order: Vec<usize> = columns
+                    .iter()
+                    .copied()
+                    .filter(|i| matches!(slots[*i], Slot::Metric { .. }))
+                    .collect();
+                order.sort_by(|a, b| match (&slots[*a], &slots[*b]) {
+                    (Slot::Metric { key: ka, .. }, Slot::Metric { key: kb, .. }) => ka.cmp(kb),
+                    _ => std::cmp::Ordering::Equal,
+                });
+                order
+            })
+            .collect();
         RowMapper {
-            metric_order,
+            fast: slots.iter().map(Fast::of).collect(),
+            group_columns,
+            group_metrics,
             measured: vec![None; mapping.len()],
             mapping,
             shared: mapping.iter().map(|_| Shared::default()).collect(),
@@ -1320,6 +1486,8 @@ impl<'a> RowMapper<'a> {
             context,
             tags: ctx.tags,
             at: ctx.at,
+            stamp: None,
+            any_inferred: false,
         }
     }
 
@@ -1328,40 +1496,69 @@ impl<'a> RowMapper<'a> {
         self.groups.len()
     }
 
-    /// The records of one row.
-    pub(crate) fn row<C: Cells + ?Sized>(&mut self, line: usize, cells: &C, out: &mut Ingested) {
-        for (group, group_gpu) in self.groups.iter().zip(&self.group_gpus) {
-            let mut r = Record {
+    /// The records of one row, appended to `records`.
+    pub(crate) fn row<C: Cells + ?Sized, S: RecordSink>(
+        &mut self,
+        line: usize,
+        cells: &C,
+        records: &mut S,
+        warnings: &mut Vec<Warning>,
+    ) {
+        for g in 0..self.groups.len() {
+            // Built where it stays: a record is a few hundred bytes, and moving each one into
+            // the vector afterwards shows in the time of a large table.
+            let Some(r) = records.push(Record {
                 metrics: Metrics::with_capacity(self.metrics_per_record),
                 ..Record::default()
+            }) else {
+                continue;
             };
             let mut measured = false;
-            let columns = self.mapping.iter().zip(&self.slots).zip(&mut self.shared);
-            for (i, ((m, slot), shared)) in columns.enumerate() {
-                if m.gpu.is_some() && m.gpu.as_deref() != *group {
-                    continue;
-                }
+            for &i in &self.group_columns[g] {
                 let Some(cell) = cells.cell(i) else {
                     continue;
                 };
-                let value = apply_cell(&mut r, m, slot, shared, cell, (line, self.at), out);
+                let fast = match self.fast[i] {
+                    Fast::Metric(scale) => plain_decimal(cell).map(|v| Some(v * scale)),
+                    Fast::Text(dim) if plain_text(cell) => {
+                        *text_field(r, dim) = Some(self.shared[i].get(cell));
+                        Some(None)
+                    }
+                    Fast::Number(dim) => plain_decimal(cell)
+                        .and_then(|v| set_number(r, dim, v))
+                        .map(|()| None),
+                    _ => None,
+                };
+                let value = match fast {
+                    Some(value) => {
+                        if value.is_none() && !r.inferred.is_empty() {
+                            // A value read from the row beats one inferred from another cell.
+                            if let Slot::Dim { dim, .. } = self.slots[i] {
+                                r.inferred.remove(dim.name());
+                            }
+                        }
+                        value
+                    }
+                    None => apply_cell(
+                        r,
+                        &self.mapping[i],
+                        &self.slots[i],
+                        &mut self.shared[i],
+                        cell,
+                        (line, self.at),
+                        warnings,
+                    ),
+                };
                 if value.is_some() {
                     measured = true;
                     self.measured[i] = value;
                 }
             }
-            // In key order, so each is an append; of two columns with the same key the later
-            // one wins, as when they were set cell by cell.
-            for &i in &self.metric_order {
-                if let (Some(v), Slot::Metric { key, .. }) =
-                    (self.measured[i].take(), &self.slots[i])
-                {
-                    r.metrics.insert(key.clone(), v);
-                }
-            }
             if !measured {
+                records.pop();
+                let group = self.groups[g];
                 if group.is_none() || cells.any_filled() {
-                    out.warnings.push(Warning::at(
+                    warnings.push(Warning::at(
                         place_of(line, self.at),
                         match group {
                             Some(g) => format!("no measured value for {g}, skipped"),
@@ -1371,17 +1568,52 @@ impl<'a> RowMapper<'a> {
                 }
                 continue;
             }
-            if group_gpu.is_some() {
-                r.gpu.clone_from(group_gpu);
+            // In key order, so each is an append; of two columns with the same key the later
+            // one wins, as when they were set cell by cell.
+            for &i in &self.group_metrics[g] {
+                if let (Some(v), Slot::Metric { key, .. }) =
+                    (self.measured[i].take(), &self.slots[i])
+                {
+                    r.metrics.insert(key.clone(), v);
+                }
+            }
+            if self.group_gpus[g].is_some() {
+                r.gpu.clone_from(&self.group_gpus[g]);
             }
             for (d, v, from) in &self.context {
-                infer_dim(&mut r, *d, v.clone(), from);
+                infer_dim(r, *d, v.clone(), from);
             }
             for (k, v) in self.tags {
                 r.tags.insert((*k).to_string(), (*v).to_string());
             }
-            out.records.push(r);
+            if let Some((source, format)) = &self.stamp {
+                r.source = Some(Arc::clone(source));
+                r.format = Some(Arc::clone(format));
+            }
+            self.any_inferred |= !r.inferred.is_empty();
         }
+    }
+}
+
+/// Where [`RowMapper::row`] puts records: a vector, or (for rows mapped on several threads) a
+/// slice of one.
+pub(crate) trait RecordSink {
+    /// Appends `r` and returns it for filling in; `None` when there is no room.
+    fn push(&mut self, r: Record) -> Option<&mut Record>;
+    /// Removes the record appended last.
+    fn pop(&mut self);
+}
+
+impl RecordSink for Vec<Record> {
+    #[inline]
+    fn push(&mut self, r: Record) -> Option<&mut Record> {
+        Vec::push(self, r);
+        self.last_mut()
+    }
+
+    #[inline]
+    fn pop(&mut self) {
+        Vec::pop(self);
     }
 }
 
@@ -1395,7 +1627,7 @@ pub(crate) fn rows_to_records(
     let mut mapper = RowMapper::new(mapping, ctx);
     out.records.reserve(t.rows.len() * mapper.per_row());
     for (line, cells) in &t.rows {
-        mapper.row(*line, cells, out);
+        mapper.row(*line, cells, &mut out.records, &mut out.warnings);
     }
 }
 
