@@ -97,6 +97,18 @@ impl Metrics {
         }
     }
 
+    /// Appends `key`, which the caller knows sorts after every key present (a reader adding a
+    /// row's metrics in key order); like [`insert`](Metrics::insert) otherwise.
+    #[inline]
+    pub(crate) fn push_last(&mut self, key: MetricKey, value: f64) {
+        match self.entries.last() {
+            Some((last, _)) if *last >= key => {
+                self.insert(key, value);
+            }
+            _ => self.entries.push((key, value)),
+        }
+    }
+
     /// Removes `key`; returns its value.
     pub fn remove(&mut self, key: &MetricKey) -> Option<f64> {
         self.find(key).ok().map(|i| self.entries.remove(i).1)

@@ -1,9 +1,10 @@
 //! The rows of a large quote-free CSV mapped on several threads (native builds).
 //!
 //! The text left after the sampled rows is cut at line ends into one run per core. Each thread
-//! maps its run with its own copy of the [`RowMapper`] and writes the records straight into its
-//! own part of the output vector's spare room, so no record is moved afterwards (at most the
-//! parts are closed up when rows were skipped). Warnings are merged in row order, so the result
+//! maps its run with its own copy of the [`RowMapper`] (with its own copies of the shared
+//! texts: threads adding references to one `Arc` would fight over its counter) and writes the
+//! records straight into its own part of the output vector's spare room, so no record is moved
+//! afterwards (at most the parts are closed up when rows were skipped). Warnings are merged in row order, so the result
 //! — records, warnings and their lines — is what the sequential loop gives.
 
 use std::mem::MaybeUninit;
@@ -188,7 +189,7 @@ pub(super) fn map_rows(
             .into_iter()
             .zip(parts)
             .map(|((mut run, _), slots)| {
-                let mut mapper = template.clone();
+                let mut mapper = template.detached();
                 s.spawn(move || {
                     let mut filling = Filling {
                         slots,
