@@ -447,6 +447,7 @@ fn map_csv_rows(
     };
     let mut mapper = RowMapper::new(&mapping, &ctx);
     mapper.stamp = Some((source.into(), out.format.name().into()));
+    let fresh = out.records.is_empty();
     if runs < 2 {
         // One row per line at most (and one more without a final line end). Rows mapped on
         // several threads reserve their room themselves.
@@ -458,7 +459,9 @@ fn map_csv_rows(
         mapper.row(*line, cells, &mut out.records, &mut out.warnings);
     }
     rest(&mut mapper, out)?;
-    out.stamped = !mapper.any_inferred;
+    // Every record is this reader's and stamped; unless some got an inferred value, the
+    // final pass has nothing to do.
+    out.stamped = fresh && !mapper.any_inferred;
     push_mapping(mapping, out);
     Ok(())
 }
@@ -1547,6 +1550,7 @@ impl<'a> RowMapper<'a> {
 
     /// The same mapper with its own copies of the shared texts (values seen, GPUs, stamp), so
     /// that a thread using it counts references in memory no other thread writes to.
+    #[cfg(not(target_arch = "wasm32"))]
     fn detached(&self) -> Self {
         let own = |v: &Arc<str>| -> Arc<str> { Arc::from(&**v) };
         let mut m = self.clone();
