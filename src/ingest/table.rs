@@ -1583,8 +1583,8 @@ impl<'a> RowMapper<'a> {
         warnings: &mut Vec<Warning>,
     ) {
         for g in 0..self.groups.len() {
-            // Built where it stays: a record is a few hundred bytes, and moving each one into
-            // the vector afterwards shows in the time of a large table.
+            // Filled in where it stays: the sink says where that is (a vector, or one
+            // thread's part of it), and a row that measures nothing is taken back.
             let Some(r) = records.push(Record {
                 metrics: Metrics::with_capacity(self.metrics_per_record),
                 ..Record::default()

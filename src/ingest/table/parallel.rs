@@ -4,8 +4,9 @@
 //! maps its run with its own copy of the [`RowMapper`] (with its own copies of the shared
 //! texts: threads adding references to one `Arc` would fight over its counter) and writes the
 //! records straight into its own part of the output vector's spare room, so no record is moved
-//! afterwards (at most the parts are closed up when rows were skipped). Warnings are merged in row order, so the result
-//! — records, warnings and their lines — is what the sequential loop gives.
+//! afterwards (at most the parts are closed up when rows were skipped). Warnings are merged in
+//! row order, so the result (records, warnings and their lines) is what the sequential loop
+//! gives.
 
 use std::mem::MaybeUninit;
 
@@ -148,8 +149,13 @@ fn cut<'a>(rows: &PlainRows<'a>, runs: usize) -> Vec<(PlainRows<'a>, usize)> {
 /// How many threads to map `bytes` of rows on: one per core, each with at least
 /// [`MIN_RUN_BYTES`].
 pub(super) fn runs_for(bytes: usize) -> usize {
+    let most = (bytes / MIN_RUN_BYTES).min(MAX_THREADS);
+    if most < 2 {
+        // Not worth asking the system (which reads the cgroup's CPU quota).
+        return 1;
+    }
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    cores.min(MAX_THREADS).min(bytes / MIN_RUN_BYTES).max(1)
+    cores.min(most)
 }
 
 /// Maps the rows left in `rows` on `runs` threads into `records`, with their warnings into
