@@ -368,6 +368,33 @@ mod tests {
     }
 
     #[test]
+    fn several_threads_read_what_one_reads_from_random_text() {
+        let tokens = [
+            ",", ",", "\n", "\n", "\r", "\r\n", "1", "2.5", "-3", "x", "é", " ", "-", "n/a", "1e3",
+            "\t", "8xH100", "1,024", "ms",
+        ];
+        let mut x: u64 = 11;
+        let mut next = move || {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 33) as usize
+        };
+        for _ in 0..300 {
+            let mut text = String::from("model,gpu,TTFT (ms),batch,Throughput (tok/s)\n");
+            let len = 200 + next() % 1500;
+            for _ in 0..len {
+                text.push_str(tokens[next() % tokens.len()]);
+            }
+            for runs in [2, 3] {
+                let (one, many) = both(&text, runs);
+                assert_eq!(one.records, many.records, "{text:?}");
+                assert_eq!(one.warnings, many.warnings, "{text:?}");
+            }
+        }
+    }
+
+    #[test]
     fn ragged_rows_are_listed_up_to_twenty_across_threads() {
         let mut text = String::from("model,TTFT (ms)\n");
         for i in 0..2000 {
