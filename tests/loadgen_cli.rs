@@ -17,6 +17,30 @@ impl Drop for Killed {
     }
 }
 
+/// Starts `benchlens mock --port 0` with `args` and returns it with the address it printed
+/// (the first word of its first line that starts with `scheme://127.0.0.1:`).
+fn spawn_mock(args: &[&str], scheme: &str) -> (Killed, String) {
+    let mut mock = Killed(
+        Command::new(BIN)
+            .args(["mock", "--port", "0"])
+            .args(args)
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut line = String::new();
+    BufReader::new(mock.0.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let prefix = format!("{scheme}://127.0.0.1:");
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with(&prefix))
+        .unwrap_or_else(|| panic!("no {prefix} address in {line:?}"))
+        .to_string();
+    (mock, url)
+}
+
 #[test]
 fn run_with_mock_writes_canonical_json_to_stdout_and_the_summary_to_stderr() {
     let out = Command::new(BIN)
@@ -76,52 +100,17 @@ fn bad_options_fail_with_a_message_naming_the_option() {
 
 #[test]
 fn mock_prints_the_address_it_bound() {
-    let mut child = Killed(
-        Command::new(BIN)
-            .args(["mock", "--port", "0"])
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap(),
-    );
-    let mut line = String::new();
-    BufReader::new(child.0.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    drop(child);
-    let addr = line
-        .split_whitespace()
-        .find(|w| w.starts_with("http://127.0.0.1:"));
-    assert!(addr.is_some_and(|a| !a.ends_with(":0")), "{line}");
+    let (_mock, url) = spawn_mock(&[], "http");
+    let port = url.rsplit(':').next().unwrap_or("");
+    assert!(port.parse::<u16>().is_ok_and(|p| p != 0), "{url}");
 }
 
 #[test]
 fn the_api_key_comes_from_openai_api_key_when_not_given() {
-    let mut mock = Killed(
-        Command::new(BIN)
-            .args([
-                "mock",
-                "--port",
-                "0",
-                "--ttft-ms",
-                "1",
-                "--itl-ms",
-                "0",
-                "--api-key",
-                "k1",
-            ])
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap(),
+    let (mock, url) = spawn_mock(
+        &["--ttft-ms", "1", "--itl-ms", "0", "--api-key", "k1"],
+        "http",
     );
-    let mut line = String::new();
-    BufReader::new(mock.0.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .unwrap()
-        .to_string();
     let dir = tempfile::tempdir().unwrap();
     let run = |key: &str| {
         Command::new(BIN)
@@ -222,26 +211,22 @@ fn mock_serves_https_and_run_reaches_it_with_http2_and_curl_style_headers() {
         .unwrap();
     assert!(!half.status.success());
     assert!(String::from_utf8_lossy(&half.stderr).contains("--tls-key"));
-    let mut mock = Killed(
-        Command::new(BIN)
-            .args(["mock", "--port", "0", "--ttft-ms", "1", "--itl-ms", "0"])
-            .args(["--api-key", "k1", "--tls-cert"])
-            .arg(&cert_path)
-            .arg("--tls-key")
-            .arg(&key_path)
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap(),
+    let (cert_arg, key_arg) = (cert_path.to_str().unwrap(), key_path.to_str().unwrap());
+    let (mock, url) = spawn_mock(
+        &[
+            "--ttft-ms",
+            "1",
+            "--itl-ms",
+            "0",
+            "--api-key",
+            "k1",
+            "--tls-cert",
+            cert_arg,
+            "--tls-key",
+            key_arg,
+        ],
+        "https",
     );
-    let mut line = String::new();
-    BufReader::new(mock.0.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line
-        .split_whitespace()
-        .find(|w| w.starts_with("https://127.0.0.1:"))
-        .unwrap_or_else(|| panic!("{line}"))
-        .to_string();
     let run = |trust: &[&str]| {
         Command::new(BIN)
             .args(["run", "--base-url", &url, "--http2"])

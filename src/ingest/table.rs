@@ -1286,28 +1286,6 @@ fn plain_text(cell: &str) -> bool {
     }
 }
 
-/// Sets numeric dimension `d` to `v` as [`Record::set_known`] would; `None` (and nothing
-/// set) when `v` does not fit, so that [`apply_cell`] says why.
-#[inline]
-fn set_number(r: &mut Record, d: Dim, v: f64) -> Option<()> {
-    let count =
-        || (v >= 0.0 && v.fract() == 0.0 && v <= 9.007_199_254_740_992e15).then_some(v as u64);
-    match d {
-        Dim::InputLen => r.input_len = Some(v),
-        Dim::OutputLen => r.output_len = Some(v),
-        Dim::RequestRate => r.request_rate = Some(v),
-        Dim::Burstiness => r.burstiness = Some(v),
-        Dim::GpuCount => r.gpu_count = Some(count()?),
-        Dim::Tp => r.tp = Some(count()?),
-        Dim::Pp => r.pp = Some(count()?),
-        Dim::BatchSize => r.batch_size = Some(count()?),
-        Dim::MaxConcurrency => r.max_concurrency = Some(count()?),
-        Dim::NumPrompts => r.num_prompts = Some(count()?),
-        _ => return None,
-    }
-    Some(())
-}
-
 /// `cell.trim()`, with the common case (no whitespace at either end, ASCII) decided by two
 /// byte tests.
 #[inline]
@@ -1606,8 +1584,9 @@ impl<'a> RowMapper<'a> {
                         *text_field(r, dim) = Some(self.shared[i].get(cell));
                         Some(None)
                     }
+                    // A value the dimension cannot hold goes to `apply_cell`, which says why.
                     Fast::Number(dim) => plain_decimal(cell)
-                        .and_then(|v| set_number(r, dim, v))
+                        .and_then(|v| r.set_known(dim, Some(DimValue::Num(v))).ok())
                         .map(|()| None),
                     _ => None,
                 };
