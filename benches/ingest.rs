@@ -3,6 +3,7 @@
 //!
 //! Run with `cargo bench --bench ingest` (target: ≥ 200 MB/s natively). No assertions on
 //! timing: this only reports.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
 use std::fmt::Write as _;
 use std::hint::black_box;

@@ -1,5 +1,6 @@
 //! Dataset store speed on 100k records: indexing, filtering and faceted counts.
 //! Prints timings (median of several runs); asserts nothing. Run with `cargo bench --bench store`.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
 use std::hint::black_box;
 use std::time::Instant;

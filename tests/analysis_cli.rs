@@ -1,4 +1,5 @@
 //! `benchlens compare`, run as the built binary on the seeds and small hand-written runs.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
 use assert_cmd::Command;
 use predicates::prelude::*;

@@ -1,4 +1,5 @@
 //! Improvement tables on the user's seeds, checked against the numbers the seeds print.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
 use benchlens::analysis::improvement::{
     improvement, improvement_by, improvement_heatmap, ImprovementSpec,

@@ -2,6 +2,7 @@
 //! from public repositories (tests/fixtures/real/README.md): each default picture is the one
 //! the files' authors drew, and no default chart of any view averages records of different
 //! configurations into one point.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
 use benchlens::analysis::defaults::{
     default_comparison, default_improvement_groups, default_layout, default_metric, default_view,

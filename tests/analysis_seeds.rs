@@ -1,4 +1,5 @@
 //! Trade-off, SLO, distributions, regression and quality flags on the seeds and fixtures.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
 use benchlens::analysis::distribution::{distributions, percentile_text_table, RequestQuantity};
 use benchlens::analysis::improvement::{improvement, ImprovementSpec};

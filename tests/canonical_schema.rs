@@ -1,5 +1,6 @@
 //! Canonical JSON output validates against the committed JSON Schema, and the schema names
 //! exactly the model's dimensions and fixed metrics (so neither drifts from the other).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
 use benchlens::model::canonical::to_json_value;
 use benchlens::model::{Dim, LatencyMetric, MetricKey, Percentile, Record, RequestDetail, Stat};

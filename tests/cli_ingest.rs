@@ -1,4 +1,5 @@
 //! `benchlens convert` and `benchlens inspect`, run as the built binary.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
 use assert_cmd::Command;
 use predicates::prelude::*;

@@ -11,6 +11,7 @@
 //! `BENCHLENS_FUZZ_SECS=30` seconds, whichever comes first. Run longer with e.g.
 //! `BENCHLENS_FUZZ_ITERS=1000000 BENCHLENS_FUZZ_SECS=3600 cargo test --release --test fuzz_ingest`,
 //! and vary the corpus order with `BENCHLENS_FUZZ_SEED=<u64>`.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};

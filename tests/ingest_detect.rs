@@ -1,5 +1,6 @@
 //! Detection from content: every fixture is recognised as its format, also under a
 //! misleading name.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
 mod common;
 

@@ -1,5 +1,6 @@
 //! Bad input: it never panics and never loses what was read. Truncated JSON, binary garbage,
 //! deep nesting, empty files, other kinds of file, UTF-16 and BOMs, very large files.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
 use benchlens::ingest::{self, Format, IngestError};
 

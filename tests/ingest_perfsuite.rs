@@ -1,5 +1,6 @@
 //! vLLM performance-suite results: markdown tables, the column-dict JSON in the report, and
 //! benchmark_results.json.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
 mod common;
 

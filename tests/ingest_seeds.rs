@@ -1,4 +1,5 @@
 //! The user's own files (tests/fixtures/seeds), read with concrete values checked.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
 mod common;
 

@@ -1,5 +1,6 @@
 //! Tables: generic tidy CSV, wide CSV, generic markdown, TGI benchmark tables, canonical
 //! JSON/CSV round trips, and re-reading with a user-changed mapping.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
 mod common;
 

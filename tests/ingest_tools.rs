@@ -1,5 +1,6 @@
 //! The other tools' formats: vLLM latency/throughput, SGLang, genai-perf/AIPerf, llmperf,
 //! guidellm, HF inference-benchmarker, trtllm-bench.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
 mod common;
 

@@ -1,5 +1,6 @@
 //! vLLM serving JSON in every container: one object, a list, JSON Lines, JSON Lines fenced in
 //! a report (seed 001).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
 mod common;
 

@@ -1,4 +1,5 @@
 //! The `benchlens run` and `benchlens mock` command lines, as a user runs them.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};

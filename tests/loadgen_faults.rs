@@ -1,5 +1,6 @@
 //! Errors are data: the client counts every injected fault by kind, keeps failed requests out
 //! of the throughput, and never panics. In-process against the mock on 127.0.0.1.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
 use std::collections::BTreeMap;
 

@@ -1,6 +1,7 @@
 //! Ctrl-C against a server that accepts connections and never answers: the first SIGINT
 //! cancels what is in flight (recorded as `cancelled`, not as server errors) and writes the
 //! partial files within a second; a second SIGINT exits at once, the files already written.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
 use std::io::Read;
 use std::net::TcpListener;

@@ -30,6 +30,7 @@
 //!   `max_completion_tokens` and then generates until the context is full.
 //! - **Prompt longer than the context.** A streamed request gets `200`, SSE headers and an empty
 //!   body (the reason is only in the server's log); not streamed, it gets `400`.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};

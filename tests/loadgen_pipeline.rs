@@ -1,4 +1,5 @@
 //! The whole `benchlens run` pipeline in-process against `benchlens mock` on 127.0.0.1.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
 use benchlens::loadgen::{run_with_stop, MockOpts, MockServer, RunOpts};
 use benchlens::model::{canonical, LatencyMetric, MetricKey, Percentile, Stat};

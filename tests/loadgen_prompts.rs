@@ -2,6 +2,7 @@
 //! prompt by re-tokenizing it, including a small byte-level BPE `tokenizer.json` (trained here
 //! with the `tokenizers` crate on this repository's README), where vocabulary pieces that decode
 //! to plain letters ("ing", "tion") re-tokenize into more tokens than they were drawn as.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
 use benchlens::loadgen::dataset::{self, RandomSpec};
 use benchlens::loadgen::tokenizer::Tokenizer;

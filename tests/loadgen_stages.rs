@@ -1,5 +1,6 @@
 //! Stages, interruption, the chat backend, `--mock`, `--vllm-compatible` and the mock's
 //! continuous-batching model, in-process on 127.0.0.1.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
 use std::time::Duration;
 

@@ -4,6 +4,7 @@
 //! with a pause between events. For each shape the client must record the right token count,
 //! TTFT at the first generated text (not at a role-only first chunk), one ITL gap per token after
 //! the first, and the right completion or failure. Each stream-ending variant has its own test.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
 use std::time::Duration;
 

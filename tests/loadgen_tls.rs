@@ -1,6 +1,7 @@
 //! HTTPS and HTTP/2: `benchlens run` against the mock serving TLS with certificates made at
 //! test time (rcgen, ring), and HTTP/2 over TLS (ALPN) and over plain TCP (h2c). In-process on
 //! 127.0.0.1; every run is a few dozen short requests.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
 use std::path::{Path, PathBuf};
 

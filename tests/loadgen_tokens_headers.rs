@@ -3,6 +3,7 @@
 //! spellings. The tokenizer is `tests/fixtures/loadgen/tokenizer-bos.json`: a hand-written
 //! word-level tokenizer whose post-processor puts `<s>` (a BOS token) before every sequence, and
 //! whose saved truncation (8 tokens) must not cut prompts. In-process against the mock.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
 use std::path::PathBuf;
 

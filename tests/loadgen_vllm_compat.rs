@@ -2,6 +2,7 @@
 //! file, the keys are those `vllm bench serve` writes (tests/fixtures/loadgen/
 //! vllm-serve-result-keys.txt, from vLLM's source), per-request arrays only with
 //! `--save-detailed`, and the recorded command line uses vLLM's flag names.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
 use benchlens::loadgen::{run_with_stop, MockOpts, MockServer, RunOpts};
 use benchlens::model::canonical;

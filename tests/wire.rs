@@ -1,5 +1,6 @@
 //! The worker-to-page record encoding (`benchlens::wire`): every record any reader produces from
 //! the fixtures and samples comes back equal, and damaged buffers give an error, not a panic.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;

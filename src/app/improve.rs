@@ -185,7 +185,10 @@ fn derive(ds: &Dataset, indices: &[usize], c: &ImproveChoice) -> Option<Derived>
 
 /// The improvement view.
 #[component]
-pub fn ImproveView(choice: RwSignal<ImproveChoice>) -> impl IntoView {
+pub fn ImproveView(
+    /// The baseline, candidate and grouping the user picked.
+    choice: RwSignal<ImproveChoice>,
+) -> impl IntoView {
     let state = expect_context::<AppState>();
     let derived = Memo::new(move |_| {
         let filter = state.filter.get();

@@ -181,6 +181,10 @@ impl Index<&MetricKey> for Metrics {
     type Output = f64;
 
     /// The value of `key`. Panics when there is none, like `BTreeMap`.
+    #[allow(
+        clippy::expect_used,
+        reason = "Index has no way to fail but to panic, as BTreeMap's"
+    )]
     fn index(&self, key: &MetricKey) -> &f64 {
         self.get(key).expect("no entry found for key")
     }
