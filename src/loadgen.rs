@@ -31,6 +31,7 @@
 //! `--ca-cert` or `--insecure` for private or self-signed certificates. `scripts/bench-loadgen.sh`
 //! measures the client's own speed against the mock.
 
+pub mod capacity;
 pub mod client;
 pub mod dataset;
 pub mod measure;
