@@ -43,6 +43,7 @@ pub mod sse;
 pub mod stamp;
 pub mod stats;
 pub mod stream;
+pub mod sweep;
 mod timer;
 pub mod tokenizer;
 
@@ -50,6 +51,7 @@ use std::path::PathBuf;
 
 pub use mock::{MockOpts, MockServer};
 pub use run::{run, run_with_stop, RunOpts, RunOutcome};
+pub use sweep::{SweepOpts, SweepOutcome};
 
 /// Everything that can stop `benchlens run` or `benchlens mock` as a whole. Failures of single
 /// requests are not errors but data ([`client::FailureKind`]).

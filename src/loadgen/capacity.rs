@@ -83,7 +83,9 @@ pub enum SloError {
     #[error("{0:?} is not NAME:MS (for example ttft:500 or p99_ttft:500)")]
     Shape(String),
     /// A name that is neither a metric nor `pNN_metric`.
-    #[error("{item:?}: unknown objective {name:?} (ttft, tpot, itl, e2el, optionally as pNN_ttft …)")]
+    #[error(
+        "{item:?}: unknown objective {name:?} (ttft, tpot, itl, e2el, optionally as pNN_ttft …)"
+    )]
     Name {
         /// The whole item.
         item: String,
@@ -100,7 +102,9 @@ pub enum SloError {
     #[error("--min-good-pct {0}: must be between 0 and 100")]
     GoodShare(f64),
     /// No objective at all.
-    #[error("no objective given: a capacity needs at least one (for example --goodput p99_ttft:500)")]
+    #[error(
+        "no objective given: a capacity needs at least one (for example --goodput p99_ttft:500)"
+    )]
     Empty,
 }
 
@@ -134,7 +138,8 @@ impl CapacitySlo {
                 item: item.to_string(),
                 name: name.to_string(),
             };
-            let (percentile, metric) = match name.strip_prefix('p').and_then(|r| r.split_once('_')) {
+            let (percentile, metric) = match name.strip_prefix('p').and_then(|r| r.split_once('_'))
+            {
                 Some((p, metric)) => {
                     let p: f64 = p.parse().map_err(|_| unknown())?;
                     if !(p > 0.0 && p <= 100.0) {
@@ -169,7 +174,11 @@ impl fmt::Display for CapacitySlo {
             }
             write!(f, "{o}")?;
         }
-        write!(f, ", at least {}% of requests good", self.min_good_fraction * 100.0)
+        write!(
+            f,
+            ", at least {}% of requests good",
+            self.min_good_fraction * 100.0
+        )
     }
 }
 
@@ -254,8 +263,8 @@ pub fn judge(slo: &CapacitySlo, requests: &[RequestOutcome]) -> Verdict {
                     .iter()
                     .filter(|r| r.ok && r.value(o.metric) <= o.limit_ms)
                     .count();
-                let share = (!requests.is_empty())
-                    .then(|| met_by as f64 / requests.len() as f64 * 100.0);
+                let share =
+                    (!requests.is_empty()).then(|| met_by as f64 / requests.len() as f64 * 100.0);
                 ObjectiveCheck {
                     objective: *o,
                     measured: share,
@@ -386,6 +395,9 @@ pub struct SearchConfig {
     pub repeats: usize,
     /// Factor between bracketing probes.
     pub growth: f64,
+    /// Loads are whole numbers (a concurrency): probes are rounded, and a bracket of
+    /// neighbouring numbers is as narrow as it gets.
+    pub integer: bool,
 }
 
 impl Default for SearchConfig {
@@ -397,6 +409,7 @@ impl Default for SearchConfig {
             tolerance: 0.05,
             repeats: 2,
             growth: 2.0,
+            integer: false,
         }
     }
 }
@@ -405,7 +418,9 @@ impl Default for SearchConfig {
 #[derive(Debug, Error, PartialEq)]
 pub enum SearchConfigError {
     /// A load that is not a positive finite number, or min > start > max.
-    #[error("the loads must be positive and min ≤ start ≤ max (min {min}, start {start}, max {max})")]
+    #[error(
+        "the loads must be positive and min ≤ start ≤ max (min {min}, start {start}, max {max})"
+    )]
     Loads {
         /// `min`.
         min: f64,
@@ -573,6 +588,22 @@ impl Search {
         (passed, failed)
     }
 
+    fn round_up(&self, load: f64) -> f64 {
+        if self.config.integer {
+            load.ceil()
+        } else {
+            load
+        }
+    }
+
+    fn round_down(&self, load: f64) -> f64 {
+        if self.config.integer {
+            load.floor().max(1.0)
+        } else {
+            load
+        }
+    }
+
     /// The next step: a load to probe, or the answer.
     pub fn next(&self) -> Step {
         let c = &self.config;
@@ -587,7 +618,7 @@ impl Search {
                         rests_on: self.last_index_at(lo),
                     })
                 } else {
-                    Step::Probe((lo * c.growth).min(c.max))
+                    Step::Probe(self.round_up(lo * c.growth).min(c.max))
                 }
             }
             // Still bracketing downwards.
@@ -595,12 +626,19 @@ impl Search {
                 if hi <= c.min {
                     Step::Done(Capacity::BelowMin { load: hi })
                 } else {
-                    Step::Probe((hi / c.growth).max(c.min))
+                    Step::Probe(self.round_down(hi / c.growth).max(c.min))
                 }
             }
             (Some(lo), Some(hi)) => {
-                if hi / lo - 1.0 > c.tolerance {
-                    return Step::Probe((lo * hi).sqrt());
+                let adjacent = c.integer && hi - lo <= 1.0;
+                if hi / lo - 1.0 > c.tolerance && !adjacent {
+                    let mid = (lo * hi).sqrt();
+                    let mid = if c.integer {
+                        mid.round().clamp(lo + 1.0, hi - 1.0)
+                    } else {
+                        mid
+                    };
+                    return Step::Probe(mid);
                 }
                 // Narrow enough: repeat the passing side until it has passed `repeats` times
                 // (one failure moves the bracket down), and the failing side until it has been
@@ -712,7 +750,12 @@ mod tests {
     fn judge_counts_failures_as_beyond_every_bound() {
         let slo = CapacitySlo::parse(&items("p50_ttft:100"), 0.0).unwrap();
         // Two fast successes and two failures: the median sits among the failures.
-        let mut reqs = vec![ok(10.0), ok(20.0), RequestOutcome::default(), RequestOutcome::default()];
+        let mut reqs = vec![
+            ok(10.0),
+            ok(20.0),
+            RequestOutcome::default(),
+            RequestOutcome::default(),
+        ];
         let v = judge(&slo, &reqs);
         assert!(!v.passed);
         assert_eq!(v.good, 2);
@@ -761,7 +804,11 @@ mod tests {
         assert_eq!(w.indices.first(), Some(&20));
         assert_eq!(w.indices.last(), Some(&79));
         assert_eq!(w.indices.len(), 60);
-        assert!(w.rule.starts_with("warm-up: the first 2.00 s"), "{}", w.rule);
+        assert!(
+            w.rule.starts_with("warm-up: the first 2.00 s"),
+            "{}",
+            w.rule
+        );
         // Short lives: the warm-up is a tenth of the arrivals.
         let w = steady_window(&spans(100, 0.1, 0.05), 10.0);
         assert_eq!((w.start_s, w.end_s), (1.0, 9.95));
@@ -778,7 +825,11 @@ mod tests {
     }
 
     /// Runs a search against a system whose capacity is `knee`, with `flaky` loads failing once.
-    fn search(config: SearchConfig, knee: f64, mut flaky: Vec<f64>) -> (Capacity, Vec<ProbeOutcome>) {
+    fn search(
+        config: SearchConfig,
+        knee: f64,
+        mut flaky: Vec<f64>,
+    ) -> (Capacity, Vec<ProbeOutcome>) {
         let mut s = Search::new(config).unwrap();
         for _ in 0..200 {
             match s.next() {
@@ -800,7 +851,12 @@ mod tests {
     #[test]
     fn search_brackets_bisects_and_repeats() {
         let (c, probes) = search(SearchConfig::default(), 21.6, vec![]);
-        let Capacity::Found { load, failed_at, rests_on } = c else {
+        let Capacity::Found {
+            load,
+            failed_at,
+            rests_on,
+        } = c
+        else {
             panic!("{c:?}");
         };
         assert!(load <= 21.6 && failed_at > 21.6, "{load} {failed_at}");
@@ -821,7 +877,10 @@ mod tests {
         };
         // The same system, but the knee-side load fails on its repeat.
         let (c, probes) = search(SearchConfig::default(), 21.6, vec![clean, clean]);
-        let Capacity::Found { load, failed_at, .. } = c else {
+        let Capacity::Found {
+            load, failed_at, ..
+        } = c
+        else {
             panic!("{c:?}");
         };
         assert!(load < clean, "{load} {clean}");
@@ -839,10 +898,34 @@ mod tests {
             ..SearchConfig::default()
         };
         let (c, _) = search(cfg.clone(), 1000.0, vec![]);
-        assert!(matches!(c, Capacity::AtLeast { load, .. } if load == 16.0), "{c:?}");
+        assert!(
+            matches!(c, Capacity::AtLeast { load, .. } if load == 16.0),
+            "{c:?}"
+        );
         let (c, probes) = search(cfg, 0.5, vec![]);
         assert_eq!(c, Capacity::BelowMin { load: 1.0 });
         assert_eq!(probes.len(), 3, "4, 2, 1");
+    }
+
+    #[test]
+    fn whole_number_loads_stop_at_neighbours() {
+        let cfg = SearchConfig {
+            start: 1.0,
+            max: 1024.0,
+            min: 1.0,
+            integer: true,
+            ..SearchConfig::default()
+        };
+        let (c, probes) = search(cfg, 11.0, vec![]);
+        assert_eq!(
+            c,
+            Capacity::Found {
+                load: 11.0,
+                failed_at: 12.0,
+                rests_on: probes.iter().rposition(|p| p.load == 11.0).unwrap()
+            }
+        );
+        assert!(probes.iter().all(|p| p.load.fract() == 0.0), "{probes:?}");
     }
 
     #[test]

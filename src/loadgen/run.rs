@@ -15,6 +15,7 @@ use serde_json::{Map, Value};
 use tokio::sync::watch;
 use tokio::time::Instant;
 
+use super::capacity::{steady_window, RequestSpan, SteadyWindow};
 use super::client::{
     request_body, Backend, Client, Failure, FailureKind, RequestRecord, Sampling, Target, Timeouts,
     Transport,
@@ -26,7 +27,7 @@ use super::report::{self, PercentileMetric, StageInfo, SummaryView};
 use super::schedule::{arrivals, drive, stop_requested, Arrivals, StageSize};
 use super::tokenizer::Tokenizer;
 use super::LoadgenError;
-use crate::model::Record;
+use crate::model::{MetricKey, Record};
 
 /// Where prompts come from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -243,6 +244,16 @@ pub struct RunOpts {
     /// Do not draw progress bars.
     #[arg(long, visible_alias = "disable-tqdm")]
     pub no_progress: bool,
+    /// Measure each stage over its steady state only: requests sent during the warm-up (the
+    /// server filling, about one request lifetime) and the drain (the last request lifetime of
+    /// the arrivals) are left out of the metrics, though kept in the per-request file. The
+    /// window and the rule that chose it are recorded with the stage (`tag.steady_window`,
+    /// `window_start_s`, `window_end_s`).
+    #[arg(long)]
+    pub steady_window: bool,
+    /// Write the result files (false when another command, such as `sweep`, writes them).
+    #[arg(skip = true)]
+    pub write_files: bool,
 }
 
 impl Default for RunOpts {
@@ -824,6 +835,21 @@ fn progress_bar(
     Some(pb)
 }
 
+/// The steady-state window of a stage's requests (see [`steady_window`]): each request's place
+/// is its intended send time, so a client falling behind does not move the window, and the
+/// arrivals end with the last intended send.
+pub fn steady_window_of(reqs: &[RequestRecord]) -> SteadyWindow {
+    let spans: Vec<RequestSpan> = reqs
+        .iter()
+        .map(|r| RequestSpan {
+            sent_s: r.intended_at_s,
+            end_s: r.sent_at_s + r.e2el_s.unwrap_or(0.0),
+        })
+        .collect();
+    let arrivals_end_s = spans.iter().map(|s| s.sent_s).fold(0.0, f64::max);
+    steady_window(&spans, arrivals_end_s)
+}
+
 /// Runs the benchmark until done or until `stop` turns true (then the stage in progress is cut
 /// short, its finished requests are measured and written, and the run is marked partial).
 pub async fn run_with_stop(
@@ -1049,6 +1075,14 @@ async fn run_inner(
             .cloned()
             .collect();
         let cancelled = (all_reqs.len() - reqs.len()) as u64;
+        let window = opts.steady_window.then(|| steady_window_of(&reqs));
+        let (reqs, duration) = match &window {
+            Some(w) => (
+                w.indices.iter().map(|&i| reqs[i].clone()).collect(),
+                (w.end_s - w.start_s).max(1e-9),
+            ),
+            None => (reqs, duration),
+        };
         let m = compute(&reqs, duration, rate, &opts.percentiles, prep.slo);
         let view = SummaryView::new(
             prep.percentile_metrics.clone(),
@@ -1081,19 +1115,27 @@ async fn run_inner(
             print!("{text}");
         }
         outcome.summaries.push(text);
-        outcome
-            .records
-            .push(report::stage_record(&info, &m, &reqs, &view));
+        let mut record = report::stage_record(&info, &m, &reqs, &view);
+        if let Some(w) = &window {
+            record.tags.insert("steady_window".into(), w.rule.clone());
+            record
+                .metrics
+                .insert(MetricKey::Extra("window_start_s".into()), w.start_s);
+            record
+                .metrics
+                .insert(MetricKey::Extra("window_end_s".into()), w.end_s);
+        }
+        outcome.records.push(record);
         for r in &all_reqs {
             request_lines.push_str(&report::request_line(stage, r));
             request_lines.push('\n');
         }
         // Rewritten after every stage so an interrupted run keeps what it measured.
-        if let (Some(p), Some(rp)) = (&result_path, &requests_path) {
+        if let (Some(p), Some(rp), true) = (&result_path, &requests_path, opts.write_files) {
             report::write_atomic(p, &report::canonical_text(&outcome.records))?;
             report::write_atomic(rp, &request_lines)?;
         }
-        if opts.vllm_compatible {
+        if opts.vllm_compatible && opts.write_files {
             let name = match &opts.result_filename {
                 Some(n) if stages.len() == 1 => n.clone(),
                 Some(n) => {
@@ -1129,7 +1171,7 @@ async fn run_inner(
     if outcome.partial && outcome.records.is_empty() {
         eprintln!("interrupted before the first stage: nothing was measured");
     }
-    if to_stdout {
+    if to_stdout && opts.write_files {
         report::write_atomic(
             std::path::Path::new("-"),
             &report::canonical_text(&outcome.records),
