@@ -46,6 +46,7 @@ pub mod stream;
 pub mod sweep;
 mod timer;
 pub mod tokenizer;
+pub mod trace;
 
 use std::path::PathBuf;
 

@@ -39,6 +39,10 @@ pub enum DatasetKind {
     Jsonl,
     /// A ShareGPT conversations file.
     Sharegpt,
+    /// A production trace replayed: arrival times and lengths from an Azure LLM inference
+    /// trace CSV, a BurstGPT CSV or a Mooncake JSON Lines file (prefix reuse from its
+    /// `hash_ids`); `--request-rate` is not used.
+    Trace,
 }
 
 /// Options of `benchlens run`.
@@ -133,9 +137,16 @@ pub struct RunOpts {
         default_value = "random"
     )]
     pub dataset: DatasetKind,
-    /// File for `--dataset jsonl` / `sharegpt`.
+    /// File for `--dataset jsonl` / `sharegpt` / `trace`.
     #[arg(long)]
     pub dataset_path: Option<PathBuf>,
+    /// `--dataset trace`: time runs this many times faster than in the trace (0.5 = slower).
+    #[arg(long, default_value_t = 1.0)]
+    pub trace_speed: f64,
+    /// `--dataset trace`: the seeded share of the trace's requests replayed, keeping their
+    /// times (so the rate scales with it); `--num-prompts` then caps the count from the start.
+    #[arg(long, default_value_t = 1.0)]
+    pub trace_sample: f64,
     /// Input tokens per random prompt.
     #[arg(long, visible_alias = "random-input-len", default_value_t = 1024)]
     pub input_len: u64,
@@ -546,7 +557,64 @@ fn prepare(opts: &RunOpts) -> Result<Prepared, LoadgenError> {
     })
 }
 
-fn load_prompts(
+/// Prompts, the dataset's name, and for a trace its arrival offsets.
+struct Loaded {
+    name: String,
+    prompts: Vec<Prompt>,
+    arrivals: Option<Vec<Duration>>,
+}
+
+fn load_prompts(opts: &RunOpts, count: usize, tok: &Tokenizer) -> Result<Loaded, LoadgenError> {
+    if opts.dataset == DatasetKind::Trace {
+        let path = opts
+            .dataset_path
+            .clone()
+            .ok_or_else(|| invalid("dataset-path", "needed for --dataset trace"))?;
+        if !(opts.trace_speed > 0.0 && opts.trace_speed.is_finite()) {
+            return Err(invalid("trace-speed", "must be a positive number"));
+        }
+        if !(opts.trace_sample > 0.0 && opts.trace_sample <= 1.0) {
+            return Err(invalid("trace-sample", "must be above 0 and at most 1"));
+        }
+        let trace = super::trace::read_file(&path).map_err(|e| LoadgenError::Dataset {
+            path: path.clone(),
+            message: e.to_string(),
+        })?;
+        let requests = super::trace::sample(
+            &trace,
+            super::trace::Sampling {
+                speed: opts.trace_speed,
+                share: opts.trace_sample,
+                limit: Some(count),
+                seed: opts.seed,
+            },
+        );
+        let prompts = dataset::trace_prompts(
+            &requests,
+            super::trace::MOONCAKE_BLOCK_TOKENS,
+            opts.seed,
+            tok,
+        );
+        return Ok(Loaded {
+            name: format!("trace-{}", trace.layout.name()),
+            prompts,
+            arrivals: Some(
+                requests
+                    .iter()
+                    .map(|r| Duration::from_secs_f64(r.at_s))
+                    .collect(),
+            ),
+        });
+    }
+    let (name, prompts) = load_listed(opts, count, tok)?;
+    Ok(Loaded {
+        name,
+        prompts,
+        arrivals: None,
+    })
+}
+
+fn load_listed(
     opts: &RunOpts,
     count: usize,
     tok: &Tokenizer,
@@ -588,6 +656,9 @@ fn load_prompts(
                 "sharegpt".into(),
                 dataset::sharegpt(&path, &text, opts.output_len, tok)?,
             )
+        }
+        DatasetKind::Trace => {
+            return Err(invalid("dataset", "a trace is read with its arrival times"))
         }
     })
 }
@@ -640,6 +711,13 @@ pub fn vllm_command_line(
             }
             if let Some(n) = opts.output_len {
                 flag(len_flag, Some(n.to_string()));
+            }
+        }
+        // vLLM's client has no trace replay: its nearest is a custom dataset of the file.
+        DatasetKind::Trace => {
+            flag("dataset-name", Some("custom".into()));
+            if let Some(p) = &opts.dataset_path {
+                flag("dataset-path", Some(p.display().to_string()));
             }
         }
     }
@@ -928,7 +1006,11 @@ async fn run_inner(
     };
     let count = opts.num_prompts.clamp(1, 100_000) as usize;
     let tokenizer = Tokenizer::from_name(&opts.tokenizer)?;
-    let (dataset_name, prompts) = load_prompts(&opts, count, &tokenizer)?;
+    let Loaded {
+        name: dataset_name,
+        prompts,
+        arrivals: trace_arrivals,
+    } = load_prompts(&opts, count, &tokenizer)?;
     let bodies = prompts
         .iter()
         .map(|p| {
@@ -1038,12 +1120,22 @@ async fn run_inner(
             Some(d) => StageSize::Duration(Duration::from_secs_f64(d)),
             None => StageSize::Count(opts.num_prompts as usize),
         };
-        let plan = arrivals(
-            rate,
-            opts.burstiness,
-            size,
-            opts.seed.wrapping_add(stage as u64),
-        );
+        let plan = match &trace_arrivals {
+            Some(offsets) => Arrivals::Fixed(offsets.clone()),
+            None => arrivals(
+                rate,
+                opts.burstiness,
+                size,
+                opts.seed.wrapping_add(stage as u64),
+            ),
+        };
+        // A trace's rate is its own: the mean over the replayed span.
+        let rate = match &trace_arrivals {
+            Some(o) if o.len() > 1 => {
+                (o.len() - 1) as f64 / o.last().map_or(1.0, Duration::as_secs_f64).max(1e-9)
+            }
+            _ => rate,
+        };
         let pb = progress_bar(plan.len(), opts.no_progress, stage, stages.len());
         let stage_date = report::now_date();
         let (mut all_reqs, duration, stopped, released) = run_stage(
