@@ -41,8 +41,34 @@ pub struct RandomSpec {
     pub output_len: u64,
     /// Lengths are uniform in `[len·(1−r), len·(1+r)]`.
     pub range_ratio: f64,
-    /// Tokens of a prefix shared by every prompt.
+    /// Tokens of the prefix the prompts of a group share.
     pub prefix_len: u64,
+    /// How many different prefixes (groups); 1 = every prompt shares one.
+    pub prefix_groups: u64,
+    /// In which order the groups' prompts are sent.
+    pub prefix_order: PrefixOrder,
+}
+
+/// The order in which prompts of several prefix groups are sent: what a prefix cache sees.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum PrefixOrder {
+    /// Each group's prompts one after another: cache-friendly, a prefix is reused at once.
+    #[default]
+    Grouped,
+    /// Round-robin over the groups: cache-hostile, a prefix comes back only after every other
+    /// group's (with more groups than the cache holds, it is gone by then).
+    Interleaved,
+    /// Seeded random order (as vLLM's prefix-repetition dataset).
+    Shuffled,
+}
+
+/// The prefix group of prompt `i` of `count` among `groups`.
+fn group_of(i: usize, count: usize, groups: usize, order: PrefixOrder, perm: &[usize]) -> usize {
+    match order {
+        PrefixOrder::Grouped => i * groups / count.max(1),
+        PrefixOrder::Interleaved => i % groups,
+        PrefixOrder::Shuffled => perm[i] * groups / count.max(1),
+    }
 }
 
 fn length_range(len: u64, ratio: f64) -> (u64, u64) {
@@ -57,15 +83,24 @@ fn length_range(len: u64, ratio: f64) -> (u64, u64) {
 /// less the special tokens).
 pub fn random(spec: RandomSpec, count: usize, seed: u64, tok: &Tokenizer) -> Vec<Prompt> {
     let mut rng = StdRng::seed_from_u64(seed);
-    let (prefix, _) = tok.random_text(&mut rng, "", spec.prefix_len);
+    let groups = spec.prefix_groups.max(1) as usize;
+    let prefixes: Vec<String> = (0..groups)
+        .map(|_| tok.random_text(&mut rng, "", spec.prefix_len).0)
+        .collect();
+    let mut perm: Vec<usize> = (0..count).collect();
+    if spec.prefix_order == PrefixOrder::Shuffled {
+        use rand::seq::SliceRandom;
+        perm.shuffle(&mut StdRng::seed_from_u64(seed ^ PRIME));
+    }
     let real_input_len = spec.input_len.saturating_sub(tok.special_tokens());
     let (in_lo, in_hi) = length_range(real_input_len, spec.range_ratio);
     let (out_lo, out_hi) = length_range(spec.output_len, spec.range_ratio);
     (0..count)
-        .map(|_| {
+        .map(|i| {
+            let prefix = &prefixes[group_of(i, count, groups, spec.prefix_order, &perm)];
             let n_in = rng.random_range(in_lo..=in_hi);
             let n_out = rng.random_range(out_lo..=out_hi).max(1);
-            let (text, plain) = tok.random_text(&mut rng, &prefix, n_in);
+            let (text, plain) = tok.random_text(&mut rng, prefix, n_in);
             Prompt {
                 // Only a tokenizer.json adds special tokens: the others need no second count.
                 input_len: match tok {
@@ -240,6 +275,53 @@ mod tests {
     }
 
     #[test]
+    fn prefix_groups_in_cache_friendly_and_hostile_orders() {
+        let tok = Tokenizer::from_name("words").unwrap();
+        let spec = |prefix_order| RandomSpec {
+            input_len: 10,
+            output_len: 4,
+            range_ratio: 0.0,
+            prefix_len: 6,
+            prefix_groups: 3,
+            prefix_order,
+        };
+        let prefix = |p: &Prompt| p.text.split(' ').take(6).collect::<Vec<_>>().join(" ");
+        let groups = |order| {
+            let ps = random(spec(order), 9, 4, &tok);
+            assert!(
+                ps.iter().all(|p| p.input_len == 16),
+                "prefix plus 10 tokens each"
+            );
+            let mut seen: Vec<String> = Vec::new();
+            ps.iter()
+                .map(|p| {
+                    let x = prefix(p);
+                    seen.iter().position(|s| *s == x).unwrap_or_else(|| {
+                        seen.push(x);
+                        seen.len() - 1
+                    })
+                })
+                .collect::<Vec<usize>>()
+        };
+        assert_eq!(
+            groups(PrefixOrder::Grouped),
+            vec![0, 0, 0, 1, 1, 1, 2, 2, 2]
+        );
+        assert_eq!(
+            groups(PrefixOrder::Interleaved),
+            vec![0, 1, 2, 0, 1, 2, 0, 1, 2]
+        );
+        let shuffled = groups(PrefixOrder::Shuffled);
+        for g in 0..3 {
+            assert_eq!(
+                shuffled.iter().filter(|&&x| x == g).count(),
+                3,
+                "{shuffled:?}"
+            );
+        }
+    }
+
+    #[test]
     fn trace_prompts_have_exact_lengths_and_share_blocks() {
         for name in ["words", "cl100k_base"] {
             let tok = Tokenizer::from_name(name).unwrap();
@@ -284,6 +366,8 @@ mod tests {
             output_len: 20,
             range_ratio: 0.5,
             prefix_len: 7,
+            prefix_groups: 1,
+            prefix_order: PrefixOrder::Grouped,
         };
         let ps = random(spec, 200, 1, &tok);
         assert_eq!(ps, random(spec, 200, 1, &tok));

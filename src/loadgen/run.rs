@@ -161,9 +161,22 @@ pub struct RunOpts {
     /// Random lengths vary uniformly within ±ratio of the asked length.
     #[arg(long, alias = "random-range-ratio", default_value_t = 0.0)]
     pub range_ratio: f64,
-    /// Tokens of a prefix shared by all random prompts.
-    #[arg(long, alias = "random-prefix-len", default_value_t = 0)]
+    /// Tokens of a prefix shared by random prompts (by each group's, with `--prefix-groups`).
+    #[arg(
+        long,
+        alias = "random-prefix-len",
+        alias = "prefix-repetition-prefix-len",
+        default_value_t = 0
+    )]
     pub prefix_len: u64,
+    /// Different prefixes among the random prompts, for prefix-cache studies: G groups of
+    /// `--num-prompts / G` prompts, each group sharing a `--prefix-len` prefix.
+    #[arg(long, alias = "prefix-repetition-num-prefixes", default_value_t = 1)]
+    pub prefix_groups: u64,
+    /// The order the groups' prompts are sent in: `grouped` (cache-friendly), `interleaved`
+    /// (cache-hostile: round-robin over the groups) or `shuffled`.
+    #[arg(long, value_enum, default_value = "grouped")]
+    pub prefix_order: dataset::PrefixOrder,
     /// Tokenizer for prompt lengths: a local Hugging Face `tokenizer.json`, `cl100k_base` or
     /// `o200k_base` (BPE ranks built into the binary) or `words` (whitespace-separated words,
     /// as the mock counts). Prompts count the special tokens the tokenizer adds (a BOS), as
@@ -637,6 +650,8 @@ fn load_listed(
                 output_len: opts.output_len.unwrap_or(128),
                 range_ratio: opts.range_ratio,
                 prefix_len: opts.prefix_len,
+                prefix_groups: opts.prefix_groups,
+                prefix_order: opts.prefix_order,
             };
             (
                 "random".into(),
