@@ -24,7 +24,9 @@ use super::dataset::{self, Prompt, RandomSpec};
 use super::measure::{compute, Slo, StageMetrics};
 use super::mock::{MockOpts, MockServer};
 use super::report::{self, PercentileMetric, StageInfo, SummaryView};
-use super::schedule::{arrivals, drive, stop_requested, Arrivals, StageSize};
+use super::schedule::{
+    arrivals, drive, ramp_arrivals, stop_requested, Arrivals, Ramp, RampStrategy, StageSize,
+};
 use super::tokenizer::Tokenizer;
 use super::LoadgenError;
 use crate::model::{MetricKey, Record};
@@ -113,6 +115,16 @@ pub struct RunOpts {
     /// Burstiness of arrivals: gamma shape (1 = Poisson, lower = burstier).
     #[arg(long, default_value_t = 1.0)]
     pub burstiness: f64,
+    /// Ramp the request rate over each stage from `--ramp-up-start-rps` to
+    /// `--ramp-up-end-rps` instead of holding `--request-rate` (as vLLM's client).
+    #[arg(long, value_enum, requires_all = ["ramp_up_start_rps", "ramp_up_end_rps"])]
+    pub ramp_up_strategy: Option<RampStrategy>,
+    /// The ramp's rate at the start of a stage, requests per second.
+    #[arg(long, requires = "ramp_up_strategy")]
+    pub ramp_up_start_rps: Option<f64>,
+    /// The ramp's rate at the end of a stage, requests per second.
+    #[arg(long, requires = "ramp_up_strategy")]
+    pub ramp_up_end_rps: Option<f64>,
     /// Most requests in flight; a comma list multiplies the stages.
     #[arg(long, value_delimiter = ',')]
     pub max_concurrency: Vec<u64>,
@@ -481,6 +493,7 @@ pub async fn run(opts: RunOpts) -> Result<RunOutcome, LoadgenError> {
 
 struct Prepared {
     rates: Vec<f64>,
+    ramp: Option<Ramp>,
     concurrencies: Vec<Option<u64>>,
     slo: Option<Slo>,
     extra: Option<Map<String, Value>>,
@@ -491,6 +504,39 @@ struct Prepared {
 
 fn prepare(opts: &RunOpts) -> Result<Prepared, LoadgenError> {
     let rates = parse_rates(&opts.request_rate)?;
+    let ramp = match (
+        opts.ramp_up_strategy,
+        opts.ramp_up_start_rps,
+        opts.ramp_up_end_rps,
+    ) {
+        (Some(strategy), Some(start_rps), Some(end_rps)) => {
+            let ok = |x: f64| x.is_finite() && x >= 0.0;
+            if !(ok(start_rps) && ok(end_rps) && end_rps > 0.0) {
+                return Err(invalid(
+                    "ramp-up-end-rps",
+                    "the ramp's rates must be finite, at least 0, and the end above 0",
+                ));
+            }
+            if strategy == RampStrategy::Exponential && start_rps <= 0.0 {
+                return Err(invalid(
+                    "ramp-up-start-rps",
+                    "an exponential ramp must start above 0",
+                ));
+            }
+            if opts.request_rate != ["inf"] {
+                return Err(invalid(
+                    "request-rate",
+                    "a ramp sets the rate: give --ramp-up-start-rps and --ramp-up-end-rps only",
+                ));
+            }
+            Some(Ramp {
+                strategy,
+                start_rps,
+                end_rps,
+            })
+        }
+        _ => None,
+    };
     if !(opts.burstiness > 0.0 && opts.burstiness.is_finite()) {
         return Err(invalid(
             "burstiness",
@@ -520,7 +566,8 @@ fn prepare(opts: &RunOpts) -> Result<Prepared, LoadgenError> {
     }
     if let Some(d) = opts.duration {
         secs(d, "duration")?;
-        if rates.iter().any(|r| r.is_infinite()) && concurrencies.contains(&None) {
+        let scheduled = ramp.is_some() || opts.dataset == DatasetKind::Trace;
+        if !scheduled && rates.iter().any(|r| r.is_infinite()) && concurrencies.contains(&None) {
             return Err(invalid(
                 "duration",
                 "an infinite request rate for a duration needs --max-concurrency",
@@ -561,6 +608,7 @@ fn prepare(opts: &RunOpts) -> Result<Prepared, LoadgenError> {
     };
     Ok(Prepared {
         rates,
+        ramp,
         concurrencies,
         slo,
         extra,
@@ -1055,6 +1103,15 @@ async fn run_inner(
     tags.insert("backend".into(), opts.backend.name().into());
     tags.insert("http_version".into(), shared.client.http_version().into());
     tags.insert("tokenizer".into(), tokenizer.name().into());
+    if let Some(r) = prep.ramp {
+        let name = match r.strategy {
+            RampStrategy::Linear => "linear",
+            RampStrategy::Exponential => "exponential",
+        };
+        tags.insert("ramp_up_strategy".into(), name.into());
+        tags.insert("ramp_up_start_rps".into(), r.start_rps.to_string());
+        tags.insert("ramp_up_end_rps".into(), r.end_rps.to_string());
+    }
 
     if opts.warmup > 0 {
         let plan = Arrivals::Fixed(vec![Duration::ZERO; opts.warmup as usize]);
@@ -1137,16 +1194,24 @@ async fn run_inner(
         };
         let plan = match &trace_arrivals {
             Some(offsets) => Arrivals::Fixed(offsets.clone()),
-            None => arrivals(
-                rate,
-                opts.burstiness,
-                size,
-                opts.seed.wrapping_add(stage as u64),
-            ),
+            None => match prep.ramp {
+                Some(ramp) => ramp_arrivals(
+                    ramp,
+                    opts.burstiness,
+                    size,
+                    opts.seed.wrapping_add(stage as u64),
+                ),
+                None => arrivals(
+                    rate,
+                    opts.burstiness,
+                    size,
+                    opts.seed.wrapping_add(stage as u64),
+                ),
+            },
         };
-        // A trace's rate is its own: the mean over the replayed span.
-        let rate = match &trace_arrivals {
-            Some(o) if o.len() > 1 => {
+        // A trace's or a ramp's rate is its own: the mean over the planned span.
+        let rate = match (&plan, trace_arrivals.is_some() || prep.ramp.is_some()) {
+            (Arrivals::Fixed(o), true) if o.len() > 1 => {
                 (o.len() - 1) as f64 / o.last().map_or(1.0, Duration::as_secs_f64).max(1e-9)
             }
             _ => rate,

@@ -1,5 +1,7 @@
-//! `benchlens run --dataset trace` replays public trace excerpts (tests/fixtures/traces/)
-//! against the mock: every request at its scaled arrival time, with the trace's exact lengths.
+//! Workloads beyond a fixed rate: `--dataset trace` replays public trace excerpts
+//! (tests/fixtures/traces/)
+//! against the mock, every request at its scaled arrival time with the trace's exact lengths;
+//! `--ramp-up-strategy` grows the rate over a stage.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
 use std::path::{Path, PathBuf};
@@ -168,6 +170,93 @@ fn trace_sampling_and_bad_traces() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains(", line 3: time \"noon\" does not read"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_ramp_grows_the_rate_and_is_recorded() {
+    let out = Command::new(BIN)
+        .args([
+            "run",
+            "--mock",
+            "--mock-ttft-ms",
+            "1",
+            "--mock-itl-ms",
+            "0.1",
+            "--model",
+            "m",
+        ])
+        .args([
+            "--tokenizer",
+            "words",
+            "--input-len",
+            "8",
+            "--output-len",
+            "2",
+        ])
+        .args([
+            "--ramp-up-strategy",
+            "exponential",
+            "--ramp-up-start-rps",
+            "20",
+        ])
+        .args([
+            "--ramp-up-end-rps",
+            "2000",
+            "--burstiness",
+            "1e9",
+            "--num-prompts",
+            "100",
+        ])
+        .args(["--no-progress", "--result-filename", "-"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = canonical::from_json(&String::from_utf8_lossy(&out.stdout))
+        .unwrap()
+        .records
+        .remove(0);
+    assert_eq!(
+        r.tags.get("ramp_up_strategy").map(String::as_str),
+        Some("exponential")
+    );
+    assert_eq!(
+        r.tags.get("ramp_up_end_rps").map(String::as_str),
+        Some("2000")
+    );
+    // Constant gaps at 20 × 100^(i/100) req/s: the span is Σ 1/rate over the first 99.
+    let span: f64 = (0..99)
+        .map(|i| 1.0 / (20.0 * 100f64.powf(f64::from(i) / 100.0)))
+        .sum();
+    let rate = r.request_rate.unwrap();
+    // Burstiness 1e9 leaves each gap a 3e-5 spread (1 / √shape).
+    assert!(
+        (rate - 99.0 / span).abs() < 1e-4 * rate,
+        "{rate} vs {}",
+        99.0 / span
+    );
+
+    let out = Command::new(BIN)
+        .args([
+            "run",
+            "--mock",
+            "--model",
+            "m",
+            "--ramp-up-strategy",
+            "exponential",
+        ])
+        .args(["--ramp-up-start-rps", "0", "--ramp-up-end-rps", "5"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("invalid --ramp-up-start-rps: an exponential ramp must start above 0"),
         "{err}"
     );
 }
