@@ -388,7 +388,7 @@ mod tests {
             .map(|r| (r.at_s * 1e6).round() / 1e6)
             .collect();
         // 18:15:46.68059 to midnight is 5 h 44 min 13.31941 s.
-        assert_eq!(at, vec![0.0, 4.314579, 20_653.31941]);
+        assert_eq!(at, vec![0.0, 4.314_579, 20_653.319_41]);
         assert_eq!(
             (t.requests[1].input_len, t.requests[1].output_len),
             (396, 109)
