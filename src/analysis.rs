@@ -79,7 +79,7 @@ pub enum AnalysisError {
 }
 
 /// A record's series name: its values of the `by` dimensions joined by " · " (a missing value
-/// shows as [`crate::charts::NO_VALUE`]); "all" when nothing splits series.
+/// shows as [`crate::charts::style::NO_VALUE`]); "all" when nothing splits series.
 pub(crate) fn series_name(r: &crate::model::Record, by: &[DimKey]) -> String {
     if by.is_empty() {
         return "all".to_string();
@@ -87,7 +87,9 @@ pub(crate) fn series_name(r: &crate::model::Record, by: &[DimKey]) -> String {
     by.iter()
         .map(|k| {
             r.dim(k)
-                .map_or(crate::charts::NO_VALUE.to_string(), |v| v.to_string())
+                .map_or(crate::charts::style::NO_VALUE.to_string(), |v| {
+                    v.to_string()
+                })
         })
         .collect::<Vec<_>>()
         .join(" · ")

@@ -22,7 +22,7 @@ use std::collections::BTreeSet;
 
 use super::improvement::{improvement, ImprovementSpec, ImprovementTable};
 use super::points::{configuration_dims, measured_dims, merged_dims};
-use crate::charts::ChartKind;
+use crate::charts::series::ChartKind;
 use crate::model::{Dataset, Dim, DimKey, DimValue, Direction, LatencyMetric, MetricKey, Stat};
 
 /// Which view the explorer shows.

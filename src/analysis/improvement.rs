@@ -30,14 +30,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use plotly::common::{ColorBar, ColorScale, ColorScaleElement, HoverInfo, Marker, Title};
-use plotly::layout::{Axis, AxisType, HoverMode, Layout, Margin};
-use plotly::{Bar, HeatMap, Plot};
-
 use super::export::{Cell, TextColumn, TextTable};
 use super::matching::{match_sides, DuplicateKey, MatchKey};
 use super::{default_ignored, dim_names, join_or_none, metrics_present, AnalysisError};
-use crate::charts::{escape_html, format_value, Theme, NO_VALUE, PALETTE};
 use crate::model::{format_number, Dataset, DimKey, DimValue, Direction, MetricKey, Record};
 
 /// What to compare.
@@ -628,187 +623,6 @@ pub fn improvement_heatmap(
     })
 }
 
-fn value_text(v: &Option<DimValue>) -> String {
-    v.as_ref().map_or(NO_VALUE.to_string(), |v| v.to_string())
-}
-
-pub(crate) fn theme_colors(theme: Theme) -> (&'static str, &'static str, &'static str) {
-    match theme {
-        Theme::Light => ("#202124", "#ffffff", "#e0e0e0"),
-        Theme::Dark => ("#e8eaed", "#1e1f22", "#3c4043"),
-    }
-}
-
-pub(crate) fn base_layout(title: &str, x_title: &str, y_title: &str, theme: Theme) -> Layout {
-    let (fg, bg, grid) = theme_colors(theme);
-    let axis = |t: &str| {
-        Axis::new()
-            .title(Title::with_text(escape_html(t)))
-            .grid_color(grid)
-            .line_color(grid)
-            .zero_line_color(grid)
-    };
-    Layout::new()
-        .title(Title::with_text(escape_html(title)))
-        .x_axis(axis(x_title))
-        .y_axis(axis(y_title))
-        .hover_mode(HoverMode::Closest)
-        .margin(Margin::new().left(70).right(20).top(60).bottom(60))
-        .paper_background_color(bg)
-        .plot_background_color(bg)
-        .font(plotly::common::Font::new().color(fg))
-}
-
-fn comparison_title(table: &ImprovementTable) -> String {
-    format!(
-        "{} improvement of {} over {}",
-        table.metric.label(),
-        table.candidate,
-        table.baseline
-    )
-}
-
-/// Bars of the mean improvement per value of one dimension (from [`improvement_by`]);
-/// positive bars in the first palette colour, negative ones in red.
-pub fn improvement_bars_plot(
-    table: &ImprovementTable,
-    by: &DimKey,
-    groups: &[ImprovementGroup],
-    theme: Theme,
-) -> Plot {
-    let xs: Vec<String> = groups
-        .iter()
-        .map(|g| escape_html(&value_text(&g.value)))
-        .collect();
-    let ys: Vec<f64> = groups.iter().map(|g| g.mean_improvement_pct).collect();
-    let colors: Vec<&str> = groups
-        .iter()
-        .map(|g| {
-            if g.mean_improvement_pct >= 0.0 {
-                PALETTE[1]
-            } else {
-                PALETTE[8]
-            }
-        })
-        .collect();
-    let hover: Vec<String> = groups
-        .iter()
-        .map(|g| {
-            format!(
-                "<b>{}</b><br>mean improvement: {} %<br>mean of {} configuration{}",
-                escape_html(&value_text(&g.value)),
-                format_value(g.mean_improvement_pct),
-                g.rows,
-                if g.rows == 1 { "" } else { "s" }
-            )
-        })
-        .collect();
-    let mut plot = Plot::new();
-    plot.add_trace(
-        Bar::new(xs, ys)
-            .name(escape_html(&format!(
-                "{} vs {}",
-                table.candidate, table.baseline
-            )))
-            .hover_text_array(hover)
-            .hover_info(HoverInfo::Text)
-            .marker(Marker::new().color_array(colors)),
-    );
-    let mut layout = base_layout(
-        &comparison_title(table),
-        &by.label(),
-        "Mean improvement (%)",
-        theme,
-    );
-    let (_, _, grid) = theme_colors(theme);
-    layout = layout.x_axis(
-        Axis::new()
-            .title(Title::with_text(escape_html(&by.label())))
-            .type_(AxisType::Category)
-            .grid_color(grid)
-            .line_color(grid),
-    );
-    plot.set_layout(layout);
-    plot
-}
-
-/// A heatmap of the mean improvement per cell (from [`improvement_heatmap`]), diverging
-/// colours centred on 0 %: blue where the candidate is better, red where it is worse.
-pub fn improvement_heatmap_plot(
-    table: &ImprovementTable,
-    heat: &ImprovementHeatmap,
-    theme: Theme,
-) -> Plot {
-    let xs: Vec<String> = heat.x.iter().map(|v| escape_html(&value_text(v))).collect();
-    let ys: Vec<String> = heat.y.iter().map(|v| escape_html(&value_text(v))).collect();
-    let hover: Vec<Vec<String>> = heat
-        .y
-        .iter()
-        .enumerate()
-        .map(|(yi, yv)| {
-            heat.x
-                .iter()
-                .enumerate()
-                .map(|(xi, xv)| {
-                    let cell = heat
-                        .mean_improvement_pct
-                        .get(yi)
-                        .and_then(|r| r.get(xi))
-                        .copied()
-                        .flatten()
-                        .map_or("no matched configuration".to_string(), |p| {
-                            format!(
-                                "mean improvement: {} %<br>mean of {}",
-                                format_value(p),
-                                heat.rows
-                                    .get(yi)
-                                    .and_then(|r| r.get(xi))
-                                    .copied()
-                                    .unwrap_or(0)
-                            )
-                        });
-                    format!(
-                        "{}: {}<br>{}: {}<br>{cell}",
-                        escape_html(&heat.x_dim.label()),
-                        escape_html(&value_text(xv)),
-                        escape_html(&heat.y_dim.label()),
-                        escape_html(&value_text(yv)),
-                    )
-                })
-                .collect()
-        })
-        .collect();
-    let scale = ColorScale::Vector(vec![
-        ColorScaleElement(0.0, PALETTE[8].to_string()),
-        ColorScaleElement(0.5, "#f1f3f4".to_string()),
-        ColorScaleElement(1.0, PALETTE[1].to_string()),
-    ]);
-    let mut plot = Plot::new();
-    plot.add_trace(
-        HeatMap::new(xs, ys, heat.mean_improvement_pct.clone())
-            .zmid(0.0)
-            .color_scale(scale)
-            .color_bar(ColorBar::new().title(Title::with_text("Improvement (%)")))
-            .hover_text_matrix(hover)
-            .hover_info(HoverInfo::Text),
-    );
-    let (_, _, grid) = theme_colors(theme);
-    // Category labels (model names) need room: let plotly size the margins to them.
-    let cat = |t: &str| {
-        Axis::new()
-            .title(Title::with_text(escape_html(t)))
-            .type_(AxisType::Category)
-            .auto_margin(true)
-            .grid_color(grid)
-            .line_color(grid)
-    };
-    let layout = base_layout(&comparison_title(table), "", "", theme)
-        .x_axis(cat(&heat.x_dim.label()))
-        .y_axis(cat(&heat.y_dim.label()));
-    plot.set_layout(layout);
-    plot
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -875,16 +689,6 @@ mod tests {
         let heat = improvement_heatmap(&t, &Dim::BatchSize.into(), &Dim::Model.into()).unwrap();
         assert_eq!(heat.mean_improvement_pct[0][0], Some(50.0));
         assert!((heat.mean_improvement_pct[0][1].unwrap() + 10.0).abs() < 1e-9);
-        let json: serde_json::Value =
-            serde_json::from_str(&improvement_heatmap_plot(&t, &heat, Theme::Light).to_json())
-                .unwrap();
-        assert_eq!(json["data"][0]["type"], "heatmap");
-        assert_eq!(json["data"][0]["zmid"], 0.0);
-        let json: serde_json::Value = serde_json::from_str(
-            &improvement_bars_plot(&t, &Dim::BatchSize.into(), &by, Theme::Dark).to_json(),
-        )
-        .unwrap();
-        assert_eq!(json["data"][0]["x"][1], "8");
     }
 
     #[test]
@@ -916,18 +720,5 @@ mod tests {
                 .starts_with("no baseline records have the metric failed"),
             "{e}"
         );
-    }
-
-    #[test]
-    fn hostile_values_are_escaped_in_figures() {
-        let ds = Dataset::new(vec![
-            rec("Tesla", "<script>", 1, 1.0),
-            rec("A100", "<script>", 1, 2.0),
-        ]);
-        let spec = ImprovementSpec::new(Dim::Gpu, "Tesla", "A100", MetricKey::OutputThroughput);
-        let t = improvement(&ds, &[0, 1], &spec).unwrap();
-        let by = improvement_by(&t, &Dim::Model.into()).unwrap();
-        let json = improvement_bars_plot(&t, &Dim::Model.into(), &by, Theme::Light).to_json();
-        assert!(!json.contains("<script>"));
     }
 }

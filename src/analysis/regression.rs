@@ -12,7 +12,7 @@ use std::collections::BTreeSet;
 use super::export::{Cell, TextColumn, TextTable};
 use super::matching::{match_sides, DuplicateKey, MatchKey};
 use super::{default_ignored, AnalysisError};
-use crate::charts::format_value;
+use crate::charts::style::format_value;
 use crate::model::{DimKey, Direction, MetricKey, Record};
 
 /// Slack when comparing a change with a threshold, so 20 → 21 (5.0000000000000044 % in

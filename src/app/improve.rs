@@ -217,7 +217,8 @@ pub fn ImproveView(
         match (table, d.as_ref().and_then(|d| d.bars_by.clone())) {
             (Some(t), Some(by)) => match analysis::improvement_by(t, &by) {
                 Ok(groups) => {
-                    let fig = analysis::improvement_bars_plot(t, &by, &groups, theme).to_json();
+                    let fig =
+                        crate::charts::improvement_bars_plot(t, &by, &groups, theme).to_json();
                     let _ = plotly::react(&bars, &fig);
                 }
                 Err(_) => plotly::purge(&bars),
@@ -227,7 +228,7 @@ pub fn ImproveView(
         match (table, d.as_ref().and_then(|d| d.heat.clone())) {
             (Some(t), Some((x, y))) => match analysis::improvement_heatmap(t, &x, &y) {
                 Ok(h) => {
-                    let fig = analysis::improvement_heatmap_plot(t, &h, theme).to_json();
+                    let fig = crate::charts::improvement_heatmap_plot(t, &h, theme).to_json();
                     let _ = plotly::react(&heat, &fig);
                 }
                 Err(_) => plotly::purge(&heat),
