@@ -22,7 +22,9 @@ pub use comparison::{comparison_table, ComparisonRow, ComparisonTable};
 pub use figure::plot;
 pub use improvement::{improvement_bars_plot, improvement_heatmap_plot};
 pub use series::{build_series, facets, series_names, ChartKind, ChartSpec, Series, SeriesPoint};
-pub use style::{escape_html, format_value, series_title, Theme, NO_VALUE, PALETTE};
+pub use style::{
+    base_layout, escape_html, format_value, series_title, Theme, ThemeColors, NO_VALUE, PALETTE,
+};
 
 #[cfg(test)]
 mod tests;

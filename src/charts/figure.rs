@@ -9,7 +9,7 @@ use plotly::layout::{
 use plotly::{Bar, Plot, Scatter};
 
 use super::series::{facets, series_names, ChartKind, ChartSpec, Series, SeriesPoint};
-use super::style::{escape_html, format_value, series_title, Theme, NO_VALUE, PALETTE};
+use super::style::{escape_html, format_value, series_title, themed_axis, NO_VALUE, PALETTE};
 use crate::analysis::points;
 use crate::model::{Dataset, DimKey, DimValue, MetricKey};
 
@@ -184,10 +184,7 @@ pub fn plot(ds: &Dataset, series: &[Series], spec: &ChartSpec) -> Plot {
             }
         }
     }
-    let (fg, bg, grid) = match spec.theme {
-        Theme::Light => ("#202124", "#ffffff", "#e0e0e0"),
-        Theme::Dark => ("#e8eaed", "#1e1f22", "#3c4043"),
-    };
+    let colors = spec.theme.colors();
     // Every x value once, in value order (numbers numerically, inf last).
     let categories: Vec<String> = series
         .iter()
@@ -196,11 +193,7 @@ pub fn plot(ds: &Dataset, series: &[Series], spec: &ChartSpec) -> Plot {
         .into_iter()
         .map(DimValue::to_string)
         .collect();
-    let mut x_axis = Axis::new()
-        .title(Title::with_text(spec.x.label()))
-        .grid_color(grid)
-        .line_color(grid)
-        .zero_line_color(grid);
+    let mut x_axis = themed_axis(&spec.x.label(), spec.theme);
     if categorical {
         x_axis = x_axis
             .type_(AxisType::Category)
@@ -209,11 +202,7 @@ pub fn plot(ds: &Dataset, series: &[Series], spec: &ChartSpec) -> Plot {
     } else if spec.log2_x {
         x_axis = x_axis.type_(AxisType::Log).dtick(std::f64::consts::LOG10_2);
     }
-    let mut y_axis = Axis::new()
-        .title(Title::with_text(axis_title_for_metric(&spec.metric)))
-        .grid_color(grid)
-        .line_color(grid)
-        .zero_line_color(grid);
+    let mut y_axis = themed_axis(&axis_title_for_metric(&spec.metric), spec.theme);
     if spec.log_y {
         y_axis = y_axis.type_(AxisType::Log);
     }
@@ -246,9 +235,9 @@ pub fn plot(ds: &Dataset, series: &[Series], spec: &ChartSpec) -> Plot {
         .hover_mode(HoverMode::Closest)
         .legend(Legend::new().title(Title::with_text(series_title(&spec.series_by))))
         .margin(Margin::new().left(70).right(20).top(top_margin).bottom(60))
-        .paper_background_color(bg)
-        .plot_background_color(bg)
-        .font(plotly::common::Font::new().color(fg));
+        .paper_background_color(colors.background)
+        .plot_background_color(colors.background)
+        .font(plotly::common::Font::new().color(colors.text));
     if panels.len() <= 1 {
         layout = layout.x_axis(x_axis).y_axis(y_axis);
     } else {

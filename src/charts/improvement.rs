@@ -3,12 +3,10 @@
 //! [`crate::analysis::improvement`] computed.
 
 use plotly::common::{ColorBar, ColorScale, ColorScaleElement, HoverInfo, Marker, Title};
-use plotly::layout::{Axis, AxisType};
+use plotly::layout::AxisType;
 use plotly::{Bar, HeatMap, Plot};
 
-use super::style::{
-    base_layout, escape_html, format_value, theme_colors, Theme, NO_VALUE, PALETTE,
-};
+use super::style::{base_layout, escape_html, format_value, themed_axis, Theme, NO_VALUE, PALETTE};
 use crate::analysis::improvement::{ImprovementGroup, ImprovementHeatmap, ImprovementTable};
 use crate::model::{DimKey, DimValue};
 
@@ -25,7 +23,7 @@ fn comparison_title(table: &ImprovementTable) -> String {
     )
 }
 
-/// Bars of the mean improvement per value of one dimension (from [`improvement_by`]);
+/// Bars of the mean improvement per value of one dimension (from [`improvement_by`](crate::analysis::improvement::improvement_by));
 /// positive bars in the first palette colour, negative ones in red.
 pub fn improvement_bars_plot(
     table: &ImprovementTable,
@@ -77,19 +75,12 @@ pub fn improvement_bars_plot(
         "Mean improvement (%)",
         theme,
     );
-    let (_, _, grid) = theme_colors(theme);
-    layout = layout.x_axis(
-        Axis::new()
-            .title(Title::with_text(escape_html(&by.label())))
-            .type_(AxisType::Category)
-            .grid_color(grid)
-            .line_color(grid),
-    );
+    layout = layout.x_axis(themed_axis(&by.label(), theme).type_(AxisType::Category));
     plot.set_layout(layout);
     plot
 }
 
-/// A heatmap of the mean improvement per cell (from [`improvement_heatmap`]), diverging
+/// A heatmap of the mean improvement per cell (from [`improvement_heatmap`](crate::analysis::improvement::improvement_heatmap)), diverging
 /// colours centred on 0 %: blue where the candidate is better, red where it is worse.
 pub fn improvement_heatmap_plot(
     table: &ImprovementTable,
@@ -149,15 +140,11 @@ pub fn improvement_heatmap_plot(
             .hover_text_matrix(hover)
             .hover_info(HoverInfo::Text),
     );
-    let (_, _, grid) = theme_colors(theme);
     // Category labels (model names) need room: let plotly size the margins to them.
     let cat = |t: &str| {
-        Axis::new()
-            .title(Title::with_text(escape_html(t)))
+        themed_axis(t, theme)
             .type_(AxisType::Category)
             .auto_margin(true)
-            .grid_color(grid)
-            .line_color(grid)
     };
     let layout = base_layout(&comparison_title(table), "", "", theme)
         .x_axis(cat(&heat.x_dim.label()))

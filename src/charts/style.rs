@@ -62,29 +62,53 @@ pub const PALETTE: [&str; 10] = [
     "#d93025", "#188038",
 ];
 
-pub(crate) fn theme_colors(theme: Theme) -> (&'static str, &'static str, &'static str) {
-    match theme {
-        Theme::Light => ("#202124", "#ffffff", "#e0e0e0"),
-        Theme::Dark => ("#e8eaed", "#1e1f22", "#3c4043"),
+/// The colours of a [`Theme`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ThemeColors {
+    /// Text: titles, tick labels, legend.
+    pub text: &'static str,
+    /// Page and plot background.
+    pub background: &'static str,
+    /// Grid, axis and zero lines.
+    pub grid: &'static str,
+}
+
+impl Theme {
+    /// The theme's colours (the page's own, from `style/main.css`).
+    pub fn colors(self) -> ThemeColors {
+        let (text, background, grid) = match self {
+            Theme::Light => ("#202124", "#ffffff", "#e0e0e0"),
+            Theme::Dark => ("#e8eaed", "#1e1f22", "#3c4043"),
+        };
+        ThemeColors {
+            text,
+            background,
+            grid,
+        }
     }
 }
 
-pub(crate) fn base_layout(title: &str, x_title: &str, y_title: &str, theme: Theme) -> Layout {
-    let (fg, bg, grid) = theme_colors(theme);
-    let axis = |t: &str| {
-        Axis::new()
-            .title(Title::with_text(escape_html(t)))
-            .grid_color(grid)
-            .line_color(grid)
-            .zero_line_color(grid)
-    };
+/// An axis titled `title` (escaped) with grid, axis and zero lines in the theme's grid colour.
+pub(crate) fn themed_axis(title: &str, theme: Theme) -> Axis {
+    let grid = theme.colors().grid;
+    Axis::new()
+        .title(Title::with_text(escape_html(title)))
+        .grid_color(grid)
+        .line_color(grid)
+        .zero_line_color(grid)
+}
+
+/// The layout every figure starts from: escaped title and axis titles, the theme's colours,
+/// closest-point hover and room for the axis titles.
+pub fn base_layout(title: &str, x_title: &str, y_title: &str, theme: Theme) -> Layout {
+    let colors = theme.colors();
     Layout::new()
         .title(Title::with_text(escape_html(title)))
-        .x_axis(axis(x_title))
-        .y_axis(axis(y_title))
+        .x_axis(themed_axis(x_title, theme))
+        .y_axis(themed_axis(y_title, theme))
         .hover_mode(HoverMode::Closest)
         .margin(Margin::new().left(70).right(20).top(60).bottom(60))
-        .paper_background_color(bg)
-        .plot_background_color(bg)
-        .font(plotly::common::Font::new().color(fg))
+        .paper_background_color(colors.background)
+        .plot_background_color(colors.background)
+        .font(plotly::common::Font::new().color(colors.text))
 }

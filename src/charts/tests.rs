@@ -122,6 +122,29 @@ fn plot_json_has_one_trace_per_series_with_values() {
 }
 
 #[test]
+fn the_main_chart_and_the_analysis_figures_share_the_theme() {
+    let ds = sample();
+    let all: Vec<usize> = (0..ds.len()).collect();
+    let dark = ChartSpec {
+        theme: Theme::Dark,
+        ..spec()
+    };
+    let series = build_series(&ds, &all, &dark);
+    let main: serde_json::Value =
+        serde_json::from_str(&plot(&ds, &series, &dark).to_json()).unwrap();
+    let mut figure = plotly::Plot::new();
+    figure.set_layout(base_layout("t", "x", "y", Theme::Dark));
+    let base: serde_json::Value = serde_json::from_str(&figure.to_json()).unwrap();
+    for layout in [&main["layout"], &base["layout"]] {
+        assert_eq!(layout["paper_bgcolor"], "#1e1f22");
+        assert_eq!(layout["plot_bgcolor"], "#1e1f22");
+        assert_eq!(layout["font"]["color"], "#e8eaed");
+        assert_eq!(layout["xaxis"]["gridcolor"], "#3c4043");
+        assert_eq!(layout["yaxis"]["zerolinecolor"], "#3c4043");
+    }
+}
+
+#[test]
 fn hostile_names_are_escaped() {
     let mut r = rec("<img src=x onerror=alert(1)>", 1.0, 1.0);
     r.model = Some("<script>".into());
