@@ -32,6 +32,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::export::{Cell, TextColumn, TextTable};
 use super::matching::{match_sides, DuplicateKey, MatchKey};
+use super::stats::mean;
 use super::{default_ignored, dim_names, join_or_none, metrics_present, AnalysisError};
 use crate::model::{format_number, Dataset, DimKey, DimValue, Direction, MetricKey, Record};
 
@@ -75,13 +76,16 @@ impl ImprovementSpec {
 }
 
 /// The signed improvement of `candidate` over `baseline` in %, positive when the candidate is
-/// better for a metric going in `direction`. `None` when the baseline is zero or either value is
-/// not finite.
+/// better for a metric going in `direction`. `None` when the baseline is zero, either value is
+/// not finite, or the ratio overflows (1e300 over 1e-300).
 pub fn improvement_pct(baseline: f64, candidate: f64, direction: Direction) -> Option<f64> {
     if baseline == 0.0 || !baseline.is_finite() || !candidate.is_finite() {
         return None;
     }
     let change = (candidate / baseline - 1.0) * 100.0;
+    if !change.is_finite() {
+        return None;
+    }
     Some(match direction {
         Direction::LowerIsBetter => -change,
         Direction::HigherIsBetter | Direction::Unknown => change,
@@ -257,9 +261,10 @@ impl ImprovementTable {
         ))
     }
 
-    /// The mean improvement over all rows that have one.
+    /// The mean improvement over all rows that have a finite one.
     pub fn mean_improvement_pct(&self) -> Option<f64> {
-        mean(self.rows.iter().filter_map(|r| r.improvement_pct))
+        let pcts: Vec<f64> = self.rows.iter().filter_map(|r| r.improvement_pct).collect();
+        mean(&pcts)
     }
 
     /// The row whose key has these values (in `key_dims` order), if matched.
@@ -382,11 +387,6 @@ impl ImprovementTable {
             .collect();
         TextTable { columns, rows }
     }
-}
-
-fn mean(values: impl Iterator<Item = f64>) -> Option<f64> {
-    let (sum, n) = values.fold((0.0, 0usize), |(s, n), v| (s + v, n + 1));
-    (n > 0).then(|| sum / n as f64)
 }
 
 fn values_present<'a>(records: impl Iterator<Item = &'a Record>, dim: &DimKey) -> String {
@@ -669,6 +669,25 @@ mod tests {
             Some(50.0)
         );
         assert_eq!(improvement_pct(0.0, 50.0, Direction::LowerIsBetter), None);
+        assert_eq!(
+            improvement_pct(1e-300, 1e300, Direction::HigherIsBetter),
+            None
+        );
+    }
+
+    /// The private mean this table had counted every value; `stats::mean` leaves out
+    /// non-finite ones, so one infinite row no longer makes the whole mean infinite.
+    #[test]
+    fn the_mean_improvement_leaves_out_non_finite_rows() {
+        let ds = sample();
+        let spec = ImprovementSpec::new(Dim::Gpu, "Tesla", "A100", MetricKey::OutputThroughput);
+        let mut t = improvement(&ds, &all(&ds), &spec).unwrap();
+        // Rows: +50 % (batch 1) and 180 / 200 − 1 = −10 % (batch 8).
+        assert!((t.mean_improvement_pct().unwrap() - 20.0).abs() < 1e-9);
+        let mut odd = t.rows[0].clone();
+        odd.improvement_pct = Some(f64::INFINITY);
+        t.rows.push(odd);
+        assert!((t.mean_improvement_pct().unwrap() - 20.0).abs() < 1e-9);
     }
 
     #[test]
