@@ -27,7 +27,7 @@ pub mod slo;
 pub mod stats;
 pub mod tradeoff;
 
-pub use matching::{default_ignored, DuplicateKey, MatchKey};
+pub use matching::{default_ignored, DuplicateKey, MatchKey, MatchSummary};
 
 use crate::model::{DimKey, MetricKey};
 

@@ -36,6 +36,7 @@ fn seed_001_vllm_over_sgl_mean_ttft_matches_the_report() {
     let t = improvement(&ds, &all(&ds), &spec).unwrap();
     assert_eq!(t.rows.len(), 6, "{}", t.summary());
     let rate = t
+        .matching
         .key_dims
         .iter()
         .position(|d| *d == Dim::RequestRate.into())
@@ -134,7 +135,7 @@ fn regression_of_a_seed_against_itself_is_clean() {
     let r = regression(&records, &records, &RegressionSpec::default()).unwrap();
     assert_eq!(r.matched, 12);
     assert!(r.changes.is_empty());
-    assert!(r.unmatched_old.is_empty() && r.unmatched_new.is_empty());
+    assert!(r.matching.unmatched_baseline.is_empty() && r.matching.unmatched_candidate.is_empty());
 }
 
 #[test]

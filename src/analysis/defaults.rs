@@ -402,7 +402,8 @@ pub fn default_comparison(ds: &Dataset, indices: &[usize]) -> Option<Comparison>
 
 /// The match-key dimensions that take more than one value across an improvement table's rows.
 pub fn varying_key_dims(t: &ImprovementTable) -> Vec<DimKey> {
-    t.key_dims
+    t.matching
+        .key_dims
         .iter()
         .enumerate()
         .filter(|(i, _)| {

@@ -13,7 +13,7 @@
 //! caller's `ignore` set ([`default_ignored`]: `source`, `format`, `date`, `label`) and
 //! text dimensions (or tags) *tied to the compared one*: constant on each side but different
 //! across sides (`engine_version` when comparing engines), since no pair could ever match on
-//! them. Tied dimensions are listed in [`ImprovementTable::tied_dims`] so the UI can say so.
+//! them. Tied dimensions are listed in [`MatchSummary::tied_dims`] so the UI can say so.
 //! Numeric dimensions (lengths, batch size, load, GPU count) never tie: a difference there
 //! means different work, so such records stay unmatched unless the caller ignores the
 //! dimension.
@@ -31,7 +31,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::export::{Cell, TextColumn, TextTable};
-use super::matching::{match_sides, DuplicateKey, MatchKey};
+use super::matching::{match_sides, DuplicateKey, MatchKey, MatchSummary};
 use super::stats::mean;
 use super::{default_ignored, dim_names, join_or_none, metrics_present, AnalysisError};
 use crate::model::{format_number, Dataset, DimKey, DimValue, Direction, MetricKey, Record};
@@ -111,7 +111,7 @@ pub fn improvement_rule(metric: &MetricKey) -> String {
 /// One matched configuration.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ImprovementRow {
-    /// The match-key values, aligned with [`ImprovementTable::key_dims`].
+    /// The match-key values, aligned with [`MatchSummary::key_dims`].
     pub key: MatchKey,
     /// The baseline's value of the metric.
     pub baseline_value: f64,
@@ -184,21 +184,12 @@ pub struct ImprovementTable {
     pub direction: Direction,
     /// The rule, in words, for display next to the table.
     pub rule: String,
-    /// The dimensions records were matched on, canonical order.
-    pub key_dims: Vec<DimKey>,
-    /// Dimensions dropped from the key because each side has one, different, value.
-    pub tied_dims: Vec<DimKey>,
+    /// The match key, tied dimensions, unmatched records and ambiguous keys.
+    pub matching: MatchSummary,
     /// Dimensions the caller left out of the key (besides the compared one).
     pub ignored_dims: Vec<DimKey>,
     /// One row per matched configuration, sorted by key until [`sort`](Self::sort) is called.
     pub rows: Vec<ImprovementRow>,
-    /// Baseline records without a candidate for their key.
-    pub unmatched_baseline: Vec<usize>,
-    /// Candidate records without a baseline for their key.
-    pub unmatched_candidate: Vec<usize>,
-    /// Keys with several records on a side: not compared, listed instead (with every record
-    /// of both sides sharing the key).
-    pub duplicates: Vec<DuplicateKey>,
     /// Records of either side that lack the metric (left out before matching).
     pub missing_metric: Vec<usize>,
 }
@@ -274,19 +265,23 @@ impl ImprovementTable {
 
     /// A one-line summary: counts of matched, unmatched and duplicate records.
     pub fn summary(&self) -> String {
-        let dup_records: usize = self.duplicates.iter().map(DuplicateKey::len).sum();
+        let dup_records: usize = self.matching.duplicates.iter().map(DuplicateKey::len).sum();
         let mut s = format!(
             "{} matched configuration{}; unmatched: {} baseline, {} candidate",
             self.rows.len(),
             if self.rows.len() == 1 { "" } else { "s" },
-            self.unmatched_baseline.len(),
-            self.unmatched_candidate.len()
+            self.matching.unmatched_baseline.len(),
+            self.matching.unmatched_candidate.len()
         );
-        if !self.duplicates.is_empty() {
+        if !self.matching.duplicates.is_empty() {
             s.push_str(&format!(
                 "; {} duplicate key{} ({dup_records} records) not compared",
-                self.duplicates.len(),
-                if self.duplicates.len() == 1 { "" } else { "s" }
+                self.matching.duplicates.len(),
+                if self.matching.duplicates.len() == 1 {
+                    ""
+                } else {
+                    "s"
+                }
             ));
         }
         if !self.missing_metric.is_empty() {
@@ -314,6 +309,7 @@ impl ImprovementTable {
             .map(|u| format!(" ({u})"))
             .unwrap_or_default();
         let mut columns: Vec<TextColumn> = self
+            .matching
             .key_dims
             .iter()
             .map(|d| {
@@ -474,13 +470,9 @@ pub fn improvement(
         metric: spec.metric.clone(),
         direction,
         rule: improvement_rule(&spec.metric),
-        key_dims: m.key_dims,
-        tied_dims: m.tied_dims,
         ignored_dims: spec.ignore.iter().cloned().collect(),
         rows,
-        unmatched_baseline: m.unmatched_baseline,
-        unmatched_candidate: m.unmatched_candidate,
-        duplicates: m.duplicates,
+        matching: m.summary,
         missing_metric,
     })
 }
@@ -519,12 +511,13 @@ pub struct ImprovementGroup {
 
 fn key_position(table: &ImprovementTable, dim: &DimKey) -> Result<usize, AnalysisError> {
     table
+        .matching
         .key_dims
         .iter()
         .position(|d| d == dim)
         .ok_or_else(|| AnalysisError::NotInKey {
             dim: dim.name(),
-            key: dim_names(&table.key_dims),
+            key: dim_names(&table.matching.key_dims),
         })
 }
 
@@ -695,10 +688,13 @@ mod tests {
         let ds = sample();
         let spec = ImprovementSpec::new(Dim::Gpu, "Tesla", "A100", MetricKey::OutputThroughput);
         let mut t = improvement(&ds, &all(&ds), &spec).unwrap();
-        assert_eq!(t.key_dims, vec![Dim::Model.into(), Dim::BatchSize.into()]);
+        assert_eq!(
+            t.matching.key_dims,
+            vec![Dim::Model.into(), Dim::BatchSize.into()]
+        );
         assert_eq!(t.rows.len(), 2);
-        assert_eq!(t.unmatched_baseline, vec![4]);
-        assert_eq!(t.unmatched_candidate, vec![5]);
+        assert_eq!(t.matching.unmatched_baseline, vec![4]);
+        assert_eq!(t.matching.unmatched_candidate, vec![5]);
         t.sort(ImprovementSort::Improvement, true);
         assert_eq!(t.rows[0].improvement_pct, Some(50.0));
         assert!((t.rows[1].improvement_pct.unwrap() + 10.0).abs() < 1e-9);
