@@ -346,6 +346,15 @@ mod tests {
     use super::*;
     use crate::model::DimKey;
 
+    /// A file offered to [`share_link`] under `name`, in a format named "f".
+    fn file<'a>(name: &'a str, records: &'a [Record]) -> ShareFile<'a> {
+        ShareFile {
+            name,
+            format: "f",
+            records,
+        }
+    }
+
     fn run_records(n: usize, seed: u64) -> Vec<Record> {
         // A small deterministic generator: values that do not compress away.
         let mut x = seed
@@ -443,16 +452,7 @@ mod tests {
         let small = run_records(20, 3);
         let big = run_records(5000, 4);
         let base = "https://h/benchlens/";
-        let fits = share_link(
-            base,
-            &view,
-            &[ShareFile {
-                name: "small.json",
-                format: "f",
-                records: &small,
-            }],
-            SAFE_LINK_CHARS,
-        );
+        let fits = share_link(base, &view, &[file("small.json", &small)], SAFE_LINK_CHARS);
         assert_eq!(fits.embedded, ["small.json"]);
         assert!(fits.needs.is_empty());
         assert!(fits.url.len() <= SAFE_LINK_CHARS);
@@ -464,18 +464,7 @@ mod tests {
         let too_big = share_link(
             base,
             &view,
-            &[
-                ShareFile {
-                    name: "small.json",
-                    format: "f",
-                    records: &small,
-                },
-                ShareFile {
-                    name: "big.csv",
-                    format: "f",
-                    records: &big,
-                },
-            ],
+            &[file("small.json", &small), file("big.csv", &big)],
             SAFE_LINK_CHARS,
         );
         assert!(too_big.embedded.is_empty());
@@ -497,31 +486,13 @@ mod tests {
         assert_eq!(opened.samples, view.samples);
 
         // The limit is the caller's: the same data fits a larger one.
-        let roomy = share_link(
-            base,
-            &view,
-            &[ShareFile {
-                name: "big.csv",
-                format: "f",
-                records: &big,
-            }],
-            MAX_LINK_DATA_CHARS,
-        );
+        let roomy = share_link(base, &view, &[file("big.csv", &big)], MAX_LINK_DATA_CHARS);
         assert_eq!(roomy.embedded, ["big.csv"]);
 
         let none = share_link(base, &ViewState::default(), &[], SAFE_LINK_CHARS);
         assert_eq!(none.url, base);
         // Far too long to try: not even compressed.
-        let tiny_limit = share_link(
-            base,
-            &view,
-            &[ShareFile {
-                name: "big.csv",
-                format: "f",
-                records: &big,
-            }],
-            100,
-        );
+        let tiny_limit = share_link(base, &view, &[file("big.csv", &big)], 100);
         assert_eq!(tiny_limit.needs, ["big.csv"]);
         assert_eq!(
             tiny_limit.data,
