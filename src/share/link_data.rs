@@ -48,8 +48,9 @@ pub struct LinkFile {
     pub warnings: Vec<String>,
 }
 
-/// Why the data in a link cannot be read. Messages speak to the person who opened the link.
-#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+/// Why the data in a link cannot be read. Messages speak to the person who opened the link
+/// and name the underlying error, which is also kept as the [`source`](std::error::Error::source).
+#[derive(Debug, thiserror::Error)]
 pub enum LinkDataError {
     /// The fragment is longer than any link this explorer writes or a browser keeps.
     #[error("the data in this link is {chars} characters long, more than the {max} a link can carry; ask for the files instead")]
@@ -64,10 +65,13 @@ pub enum LinkDataError {
     Form(String),
     /// Not base64url.
     #[error("the data in this link is damaged (not base64url: {0}); the link may have been cut when it was copied")]
-    Base64(String),
+    Base64(#[source] base64::DecodeError),
     /// Not a complete deflate stream.
-    #[error("the data in this link is damaged (it does not decompress: {0}); the link may have been cut when it was copied")]
-    Inflate(String),
+    #[error("the data in this link is damaged (it does not decompress: {status}); the link may have been cut when it was copied")]
+    Inflate {
+        /// The inflater's final status (miniz_oxide's `TINFLStatus`).
+        status: String,
+    },
     /// Inflates to more than [`MAX_LINK_DATA_BYTES`].
     #[error(
         "the data in this link would decompress to more than {max_bytes} bytes; it was not opened"
@@ -76,9 +80,21 @@ pub enum LinkDataError {
         /// The limit.
         max_bytes: usize,
     },
-    /// Decompressed, but not the records envelope.
+    /// Decompressed, but not JSON.
     #[error("the data in this link is not benchlens records ({0})")]
-    Records(String),
+    Json(#[source] serde_json::Error),
+    /// JSON, but not the envelope of files.
+    #[error("the data in this link is not benchlens records ({0})")]
+    Envelope(String),
+    /// A file in the envelope whose records cannot be read.
+    #[error("the data in this link is not benchlens records ({name}: {source})")]
+    File {
+        /// The file's name as the link gives it.
+        name: String,
+        /// Why its records cannot be read.
+        #[source]
+        source: canonical::CanonicalError,
+    },
 }
 
 /// A local file offered to [`share_link`].
@@ -240,20 +256,21 @@ pub fn decode_link_data(data: &str) -> Result<Vec<LinkFile>, LinkDataError> {
     );
     let deflated = engine
         .decode(payload.as_bytes())
-        .map_err(|e| LinkDataError::Base64(e.to_string()))?;
+        .map_err(LinkDataError::Base64)?;
     let json = miniz_oxide::inflate::decompress_to_vec_with_limit(&deflated, MAX_LINK_DATA_BYTES)
         .map_err(|e| match e.status {
         miniz_oxide::inflate::TINFLStatus::HasMoreOutput => LinkDataError::TooLarge {
             max_bytes: MAX_LINK_DATA_BYTES,
         },
-        status => LinkDataError::Inflate(format!("{status:?}")),
+        status => LinkDataError::Inflate {
+            status: format!("{status:?}"),
+        },
     })?;
-    let doc: Value =
-        serde_json::from_slice(&json).map_err(|e| LinkDataError::Records(e.to_string()))?;
+    let doc: Value = serde_json::from_slice(&json).map_err(LinkDataError::Json)?;
     let files = doc
         .get("files")
         .and_then(Value::as_array)
-        .ok_or_else(|| LinkDataError::Records("no list of files".into()))?;
+        .ok_or_else(|| LinkDataError::Envelope("no list of files".into()))?;
     files
         .iter()
         .enumerate()
@@ -265,15 +282,18 @@ pub fn decode_link_data(data: &str) -> Result<Vec<LinkFile>, LinkDataError> {
             };
             let name = text("name")
                 .filter(|n| !n.trim().is_empty())
-                .ok_or_else(|| LinkDataError::Records(format!("file {} has no name", i + 1)))?;
+                .ok_or_else(|| LinkDataError::Envelope(format!("file {} has no name", i + 1)))?;
             let decoded = match (f.get("csv").and_then(Value::as_str), f.get("records")) {
                 (Some(csv), _) => canonical::from_csv(csv),
                 (None, Some(doc)) => canonical::from_json_value(doc),
                 (None, None) => {
-                    return Err(LinkDataError::Records(format!("{name} has no records")))
+                    return Err(LinkDataError::Envelope(format!("{name} has no records")))
                 }
             }
-            .map_err(|e| LinkDataError::Records(format!("{name}: {e}")))?;
+            .map_err(|source| LinkDataError::File {
+                name: name.clone(),
+                source,
+            })?;
             Ok(LinkFile {
                 name,
                 format: text("format").unwrap_or_else(|| "benchlens records".into()),
@@ -550,6 +570,10 @@ mod tests {
             let e = decode_link_data(&data).unwrap_err().to_string();
             assert!(e.contains(expected), "{expected:?} not in {e:?}");
         }
+        // The underlying error stays reachable, not only its text.
+        let e = decode_link_data("1.@@@@").unwrap_err();
+        assert!(matches!(e, LinkDataError::Base64(_)), "{e:?}");
+        assert!(std::error::Error::source(&e).is_some());
     }
 
     #[test]
@@ -561,12 +585,12 @@ mod tests {
             base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&out)
         );
         assert!(data.len() < MAX_LINK_DATA_CHARS, "{}", data.len());
-        assert_eq!(
+        assert!(matches!(
             decode_link_data(&data),
             Err(LinkDataError::TooLarge {
                 max_bytes: MAX_LINK_DATA_BYTES
             })
-        );
+        ));
     }
 
     proptest::proptest! {
