@@ -5,7 +5,8 @@
 //! keys by number, with numbers as raw little-endian `f64` and per-request inter-token
 //! latencies as packed runs. Decoding is copying bytes and setting fields through
 //! [`Record`]'s public API; nothing is parsed from text. On the browser bench's files this
-//! decodes several times faster than canonical JSON text (measured by `tests/wire.rs`).
+//! decodes several times faster than canonical JSON text (measured by `benches/wire.rs`:
+//! `cargo bench --bench wire`).
 //!
 //! Shared and pure: no browser types; the worker and the page wrap the bytes in an
 //! `ArrayBuffer` themselves.
