@@ -8,8 +8,9 @@
 //! ([`distribution`], [`stats`]), data-quality flags ([`quality`]), the rule for what a chart
 //! point means ([`points`]: one configuration, never a silent average of several), the
 //! defaults every view and `benchlens compare` start from ([`defaults`]), and exporting any of these
-//! tables as GitHub-flavoured Markdown, CSV or JSON ([`export`]). Figures are `plotly::Plot`s
-//! built in the style of [`crate::charts`].
+//! tables as GitHub-flavoured Markdown, CSV or JSON ([`export`]). The trade-off and
+//! distribution figures are built here with [`crate::charts`]' palette and base layout; the
+//! improvement figures live in [`crate::charts`] itself.
 //!
 //! Shared by both faces and pure: it must not import leptos, web-sys, tokio or an HTTP client,
 //! touch the filesystem or read the clock. Record indices in results always refer to the

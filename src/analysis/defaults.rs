@@ -17,6 +17,11 @@
 //! - **baseline and candidate**: the two values of the compared dimension, oriented so the
 //!   candidate is the one that is better in most matched configurations (seed 000: A100 over
 //!   Tesla).
+//!
+//! Kept in one file (about 490 lines of rules and 240 of tests) on purpose: the choices feed
+//! each other (the view depends on the comparison and the series layout, the sides on the
+//! metric), and reading them together is how one checks that the page and `benchlens compare`
+//! agree.
 
 use std::collections::BTreeSet;
 

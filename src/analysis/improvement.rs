@@ -27,6 +27,10 @@
 //! one within that rounding, the row shows it as [`ImprovementRow::reported_pct`], labelled as the
 //! file's, beside the recomputed value. A figure of another comparison (the reverse direction,
 //! another metric) does not agree and is never shown.
+//!
+//! About 590 lines of code and 150 of tests: the comparison, its table (sorting, summary,
+//! export) and the two aggregates the figures draw. The figures themselves are in
+//! [`crate::charts`] (`improvement_bars_plot`, `improvement_heatmap_plot`).
 
 use std::collections::{BTreeMap, BTreeSet};
 
