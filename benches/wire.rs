@@ -54,6 +54,25 @@ fn median_s(mut f: impl FnMut()) -> f64 {
     times[RUNS / 2]
 }
 
+/// Prints one encoding's size and rates: `bytes` for `n` records, encoded in `encode_s` and
+/// decoded in `decode_s` seconds.
+fn rates(name: &str, bytes: usize, n: f64, encode_s: f64, decode_s: f64) {
+    let rate = |s: f64| {
+        format!(
+            "{:.1} ms ({:.0} MB/s, {:.2} M records/s)",
+            s * 1e3,
+            bytes as f64 / 1e6 / s,
+            n / s / 1e6
+        )
+    };
+    println!(
+        "  {name}: {bytes} bytes ({:.0} per record); encode {}, decode {}",
+        bytes as f64 / n,
+        rate(encode_s),
+        rate(decode_s)
+    );
+}
+
 /// Prints sizes and rates of both encodings for `records`.
 fn compare(label: &str, records: &[Record]) {
     let n = records.len() as f64;
@@ -77,30 +96,9 @@ fn compare(label: &str, records: &[Record]) {
             .collect();
         drop(black_box(back));
     });
-    let mb = |bytes: usize, s: f64| bytes as f64 / 1e6 / s;
     println!("{label}: {} records", records.len());
-    println!(
-        "  wire: {} bytes ({:.0} per record); encode {:.1} ms ({:.0} MB/s, {:.2} M records/s), decode {:.1} ms ({:.0} MB/s, {:.2} M records/s)",
-        wire.len(),
-        wire.len() as f64 / n,
-        wire_enc * 1e3,
-        mb(wire.len(), wire_enc),
-        n / wire_enc / 1e6,
-        wire_dec * 1e3,
-        mb(wire.len(), wire_dec),
-        n / wire_dec / 1e6,
-    );
-    println!(
-        "  JSON text: {} bytes ({:.0} per record); encode {:.1} ms ({:.0} MB/s, {:.2} M records/s), decode {:.1} ms ({:.0} MB/s, {:.2} M records/s)",
-        text.len(),
-        text.len() as f64 / n,
-        json_enc * 1e3,
-        mb(text.len(), json_enc),
-        n / json_enc / 1e6,
-        json_dec * 1e3,
-        mb(text.len(), json_dec),
-        n / json_dec / 1e6,
-    );
+    rates("wire", wire.len(), n, wire_enc, wire_dec);
+    rates("JSON text", text.len(), n, json_enc, json_dec);
     println!(
         "  wire decodes {:.1}x faster than JSON text, in {:.0} % of its bytes",
         json_dec / wire_dec,

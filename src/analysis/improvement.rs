@@ -621,11 +621,13 @@ pub fn improvement_heatmap(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::model::{Dim, LatencyMetric, Stat};
 
-    fn rec(gpu: &str, model: &str, batch: u64, tput: f64) -> Record {
+    /// A record of one GPU, model and batch size with its throughput and a TTFT of
+    /// 1000 / throughput (so faster means both more throughput and less TTFT).
+    pub(crate) fn rec(gpu: &str, model: &str, batch: u64, tput: f64) -> Record {
         let mut r = Record {
             gpu: Some(gpu.into()),
             model: Some(model.into()),

@@ -156,20 +156,10 @@ pub fn improvement_heatmap_plot(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::improvement::tests::rec;
     use crate::analysis::improvement::ImprovementSpec;
     use crate::analysis::improvement::{improvement, improvement_by, improvement_heatmap};
     use crate::model::{Dataset, Dim, MetricKey, Record};
-
-    fn rec(gpu: &str, model: &str, batch: u64, tput: f64) -> Record {
-        let mut r = Record {
-            gpu: Some(gpu.into()),
-            model: Some(model.into()),
-            batch_size: Some(batch),
-            ..Record::default()
-        };
-        r.set_metric(MetricKey::OutputThroughput, tput);
-        r
-    }
 
     fn table(records: Vec<Record>) -> ImprovementTable {
         let ds = Dataset::new(records);
