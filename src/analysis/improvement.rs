@@ -312,18 +312,7 @@ impl ImprovementTable {
             .filter(|u| !self.metric.label().contains(&format!("({u})")))
             .map(|u| format!(" ({u})"))
             .unwrap_or_default();
-        let mut columns: Vec<TextColumn> = self
-            .matching
-            .key_dims
-            .iter()
-            .map(|d| {
-                TextColumn::new(
-                    d.name(),
-                    d.label(),
-                    crate::table::Column::Dim(d.clone()).is_numeric(),
-                )
-            })
-            .collect();
+        let mut columns = self.matching.key_columns();
         columns.push(TextColumn::new(
             "baseline_value",
             format!(

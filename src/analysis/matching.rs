@@ -3,6 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::export::TextColumn;
 use crate::model::{Dim, DimKey, DimKind, DimValue, Record};
 
 /// The dimensions left out of every match key unless the caller says otherwise: `source`,
@@ -61,6 +62,22 @@ pub struct MatchSummary {
     /// Keys with several records on a side: not compared, listed instead (with every record
     /// of both sides sharing the key); their records are in no other list.
     pub duplicates: Vec<DuplicateKey>,
+}
+
+impl MatchSummary {
+    /// One exportable column per match-key dimension, numeric where the dimension is.
+    pub fn key_columns(&self) -> Vec<TextColumn> {
+        self.key_dims
+            .iter()
+            .map(|d| {
+                TextColumn::new(
+                    d.name(),
+                    d.label(),
+                    crate::table::Column::Dim(d.clone()).is_numeric(),
+                )
+            })
+            .collect()
+    }
 }
 
 /// The outcome of matching two sides.

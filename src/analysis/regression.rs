@@ -149,18 +149,7 @@ impl RegressionReport {
 
     /// The changes as an exportable table: key columns, metric, old, new, change %, verdict.
     pub fn to_text_table(&self) -> TextTable {
-        let mut columns: Vec<TextColumn> = self
-            .matching
-            .key_dims
-            .iter()
-            .map(|d| {
-                TextColumn::new(
-                    d.name(),
-                    d.label(),
-                    crate::table::Column::Dim(d.clone()).is_numeric(),
-                )
-            })
-            .collect();
+        let mut columns = self.matching.key_columns();
         columns.push(TextColumn::new("metric", "Metric", false));
         columns.push(TextColumn::new("old_value", "Old", true));
         columns.push(TextColumn::new("new_value", "New", true));
