@@ -102,7 +102,9 @@ fn seed_001_tradeoff_frontiers() {
     // - vllm at rate inf (9.3908, 2677.78) is beaten by vllm at rate 30 (11.1103, 2791.22);
     // - sgl at rate 30 (7.7134, 2707.68) is beaten by sgl at rate 35 (7.7452, 2783.12).
     let inf = f64::INFINITY;
-    let want: [(&str, [(f64, f64, f64, bool); 6]); 2] = [
+    /// (request_rate, 1000 / mean_tpot_ms, output_throughput, on the frontier).
+    type Point = (f64, f64, f64, bool);
+    let want: [(&str, [Point; 6]); 2] = [
         (
             "sgl",
             [
@@ -129,7 +131,7 @@ fn seed_001_tradeoff_frontiers() {
     assert_eq!(series.len(), want.len());
     for (s, (name, points)) in series.iter().zip(want) {
         assert_eq!(s.name, name);
-        let got: Vec<(f64, f64, f64, bool)> = s
+        let got: Vec<Point> = s
             .points
             .iter()
             .map(|p| {
