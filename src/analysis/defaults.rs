@@ -27,6 +27,7 @@ use std::collections::BTreeSet;
 
 use super::improvement::{improvement, ImprovementSpec, ImprovementTable};
 use super::points::{configuration_dims, measured_dims, merged_dims};
+use crate::charts::figure::MAX_PANELS;
 use crate::charts::series::ChartKind;
 use crate::model::{Dataset, Dim, DimKey, DimValue, Direction, LatencyMetric, MetricKey, Stat};
 
@@ -155,8 +156,6 @@ pub const COMPARE_CANDIDATES: [Dim; 6] = [
 
 /// Most series a default splits into (more would not be told apart by colour).
 pub const MAX_SERIES: usize = 10;
-/// Most panels of small multiples (plotly lays out up to eight axes here).
-pub const MAX_PANELS: usize = 8;
 /// Most bars per panel before lines read better than grouped bars.
 pub const MAX_BARS: usize = 30;
 

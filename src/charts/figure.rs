@@ -67,6 +67,10 @@ fn hover_text(ds: &Dataset, s: &Series, p: &SeriesPoint, spec: &ChartSpec) -> St
 /// Panels per row of small multiples.
 const PANELS_PER_ROW: usize = 4;
 
+/// Most panels of small multiples ([`with_axes`] lays out up to eight axes); the defaults
+/// never split into more.
+pub const MAX_PANELS: usize = 8;
+
 /// Sets the n-th (1-based) x and y axes of a layout; plotly numbers them `xaxis`, `xaxis2`, ...
 fn with_axes(layout: Layout, n: usize, x: Axis, y: Axis) -> Layout {
     match n {
@@ -102,10 +106,7 @@ pub fn plot(ds: &Dataset, series: &[Series], spec: &ChartSpec) -> Plot {
         .all(|p| p.x.as_f64().is_some_and(f64::is_finite));
     let categorical = spec.kind == ChartKind::Bars || !numeric_x;
     let names = series_names(series);
-    let panels: Vec<Option<DimValue>> = facets(series)
-        .into_iter()
-        .take(crate::analysis::defaults::MAX_PANELS)
-        .collect();
+    let panels: Vec<Option<DimValue>> = facets(series).into_iter().take(MAX_PANELS).collect();
     let merged_points = series
         .iter()
         .flat_map(|s| &s.points)
