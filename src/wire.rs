@@ -117,26 +117,27 @@ pub fn encode_records(records: &[Record]) -> Vec<u8> {
     out
 }
 
-enum Key {
+/// An entry of a batch's key table: what the numbers records use stand for.
+enum KeyEntry {
     Dim(DimKey),
     Metric(MetricKey),
 }
 
 /// Decodes what [`encode_records`] wrote.
 pub fn decode_records(bytes: &[u8]) -> Result<Vec<Record>, WireError> {
-    let mut rd = Reader { bytes, at: 0 };
-    let n_keys = rd.u32()? as usize;
+    let mut reader = Reader { bytes, at: 0 };
+    let n_keys = reader.u32()? as usize;
     let mut keys = Vec::with_capacity(n_keys.min(bytes.len()));
     for _ in 0..n_keys {
-        let at = rd.at;
-        let kind = rd.u8()?;
-        let name = rd.str()?;
+        let at = reader.at;
+        let kind = reader.u8()?;
+        let name = reader.str()?;
         let key = match kind {
             KEY_DIM => DimKey::from_name(name)
                 .filter(|k| matches!(k, DimKey::Known(_)))
-                .map(Key::Dim),
-            KEY_TAG => Some(Key::Dim(DimKey::Tag(name.to_string()))),
-            KEY_METRIC => MetricKey::from_name(name).map(Key::Metric),
+                .map(KeyEntry::Dim),
+            KEY_TAG => Some(KeyEntry::Dim(DimKey::Tag(name.to_string()))),
+            KEY_METRIC => MetricKey::from_name(name).map(KeyEntry::Metric),
             _ => None,
         };
         keys.push(key.ok_or(WireError {
@@ -144,14 +145,14 @@ pub fn decode_records(bytes: &[u8]) -> Result<Vec<Record>, WireError> {
             what: "an unknown key",
         })?);
     }
-    let n = rd.u32()? as usize;
+    let n = reader.u32()? as usize;
     let mut records = Vec::with_capacity(n.min(bytes.len()));
     for _ in 0..n {
-        let mut r = Record::default();
-        for _ in 0..rd.u32()? {
-            let at = rd.at;
-            let key = match keys.get(rd.u32()? as usize) {
-                Some(Key::Dim(k)) => k,
+        let mut record = Record::default();
+        for _ in 0..reader.u32()? {
+            let at = reader.at;
+            let key = match keys.get(reader.u32()? as usize) {
+                Some(KeyEntry::Dim(k)) => k,
                 _ => {
                     return Err(WireError {
                         at,
@@ -159,9 +160,9 @@ pub fn decode_records(bytes: &[u8]) -> Result<Vec<Record>, WireError> {
                     })
                 }
             };
-            let value = match rd.u8()? {
-                VALUE_NUM => DimValue::Num(rd.f64()?),
-                VALUE_TEXT => DimValue::Text(rd.str()?.to_string()),
+            let value = match reader.u8()? {
+                VALUE_NUM => DimValue::Num(reader.f64()?),
+                VALUE_TEXT => DimValue::Text(reader.str()?.to_string()),
                 _ => {
                     return Err(WireError {
                         at,
@@ -169,15 +170,15 @@ pub fn decode_records(bytes: &[u8]) -> Result<Vec<Record>, WireError> {
                     })
                 }
             };
-            r.set_dim(key, Some(value)).map_err(|_| WireError {
+            record.set_dim(key, Some(value)).map_err(|_| WireError {
                 at,
                 what: "a dimension value its record refused",
             })?;
         }
-        for _ in 0..rd.u32()? {
-            let at = rd.at;
-            let key = match keys.get(rd.u32()? as usize) {
-                Some(Key::Metric(k)) => k,
+        for _ in 0..reader.u32()? {
+            let at = reader.at;
+            let key = match keys.get(reader.u32()? as usize) {
+                Some(KeyEntry::Metric(k)) => k,
                 _ => {
                     return Err(WireError {
                         at,
@@ -185,28 +186,30 @@ pub fn decode_records(bytes: &[u8]) -> Result<Vec<Record>, WireError> {
                     })
                 }
             };
-            r.set_metric(key.clone(), rd.f64()?);
+            record.set_metric(key.clone(), reader.f64()?);
         }
-        for _ in 0..rd.u32()? {
-            let field = rd.str()?.to_string();
-            let from = rd.str()?.to_string();
-            r.inferred.insert(field, from);
+        for _ in 0..reader.u32()? {
+            let field = reader.str()?.to_string();
+            let from = reader.str()?.to_string();
+            record.inferred.insert(field, from);
         }
-        let n_requests = rd.u32()? as usize;
-        r.requests.reserve(n_requests.min(bytes.len() - rd.at));
+        let n_requests = reader.u32()? as usize;
+        record
+            .requests
+            .reserve(n_requests.min(bytes.len() - reader.at));
         for _ in 0..n_requests {
-            let input_len = rd.opt_u64()?;
-            let output_len = rd.opt_u64()?;
-            let ttft_ms = rd.opt_f64()?;
-            let e2el_ms = rd.opt_f64()?;
-            let n_itl = rd.u32()? as usize;
-            let raw = rd.take(n_itl.saturating_mul(8))?;
+            let input_len = reader.opt_u64()?;
+            let output_len = reader.opt_u64()?;
+            let ttft_ms = reader.opt_f64()?;
+            let e2el_ms = reader.opt_f64()?;
+            let n_itl = reader.u32()? as usize;
+            let raw = reader.take(n_itl.saturating_mul(8))?;
             let itl_ms = raw.chunks_exact(8).map(f64_of).collect();
-            let error = match rd.u8()? {
+            let error = match reader.u8()? {
                 0 => None,
-                _ => Some(rd.str()?.to_string()),
+                _ => Some(reader.str()?.to_string()),
             };
-            r.requests.push(RequestDetail {
+            record.requests.push(RequestDetail {
                 input_len,
                 output_len,
                 ttft_ms,
@@ -215,11 +218,11 @@ pub fn decode_records(bytes: &[u8]) -> Result<Vec<Record>, WireError> {
                 error,
             });
         }
-        records.push(r);
+        records.push(record);
     }
-    if rd.at != bytes.len() {
+    if reader.at != bytes.len() {
         return Err(WireError {
-            at: rd.at,
+            at: reader.at,
             what: "bytes left after the last record",
         });
     }
