@@ -257,14 +257,6 @@ pub struct PointLayout {
 }
 
 impl PointLayout {
-    /// The dimensions a point's records share by construction: x, series and panel.
-    pub fn drawn(&self) -> Vec<DimKey> {
-        let mut d = vec![self.x.clone()];
-        d.extend(self.series_by.iter().cloned());
-        d.extend(self.facet_by.iter().cloned());
-        d
-    }
-
     /// Series and panel dimensions together: how the views without an x axis (trade-off, SLO,
     /// distributions) split their records.
     pub fn split_by(&self) -> Vec<DimKey> {
