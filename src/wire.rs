@@ -13,16 +13,82 @@
 
 use std::collections::HashMap;
 
-use crate::model::{DimKey, DimValue, MetricKey, Record, RequestDetail};
+use crate::model::{DimKey, DimValue, MetricKey, Record, RequestDetail, SetDimError};
 
-/// Why a batch could not be decoded (only a bug or a truncated buffer gives one).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("record batch is damaged at byte {at}: {what}")]
-pub struct WireError {
+/// Why a batch could not be decoded (only a bug or a truncated buffer gives one). Every
+/// variant names the byte offset of the problem ([`WireError::at`]).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum WireError {
+    /// The buffer ends inside a field.
+    #[error("record batch is damaged at byte {at}: the buffer ends early")]
+    EndsEarly {
+        /// Byte offset of the field that is cut.
+        at: usize,
+    },
+    /// A key-table entry of an unknown kind or name.
+    #[error("record batch is damaged at byte {at}: an unknown key")]
+    UnknownKey {
+        /// Byte offset of the entry.
+        at: usize,
+    },
+    /// A record's dimension refers to a key that is not a dimension.
+    #[error("record batch is damaged at byte {at}: not a dimension key")]
+    NotADimensionKey {
+        /// Byte offset of the reference.
+        at: usize,
+    },
+    /// A record's metric refers to a key that is not a metric.
+    #[error("record batch is damaged at byte {at}: not a metric key")]
+    NotAMetricKey {
+        /// Byte offset of the reference.
+        at: usize,
+    },
+    /// A dimension value of an unknown kind.
+    #[error("record batch is damaged at byte {at}: an unknown value kind")]
+    UnknownValueKind {
+        /// Byte offset of the dimension.
+        at: usize,
+    },
+    /// A dimension value the record refused (text for a count, say).
+    #[error("record batch is damaged at byte {at}: a dimension value its record refused")]
+    RefusedValue {
+        /// Byte offset of the dimension.
+        at: usize,
+        /// What the record said.
+        #[source]
+        source: SetDimError,
+    },
+    /// Text that is not UTF-8.
+    #[error("record batch is damaged at byte {at}: text that is not UTF-8")]
+    NotUtf8 {
+        /// Byte offset of the text.
+        at: usize,
+        /// Where the UTF-8 breaks.
+        #[source]
+        source: std::str::Utf8Error,
+    },
+    /// Bytes after the last record.
+    #[error("record batch is damaged at byte {at}: bytes left after the last record")]
+    TrailingBytes {
+        /// Byte offset of the first extra byte.
+        at: usize,
+    },
+}
+
+impl WireError {
     /// Byte offset of the problem.
-    pub at: usize,
-    /// What was wrong.
-    pub what: &'static str,
+    pub fn at(&self) -> usize {
+        match self {
+            WireError::EndsEarly { at }
+            | WireError::UnknownKey { at }
+            | WireError::NotADimensionKey { at }
+            | WireError::NotAMetricKey { at }
+            | WireError::UnknownValueKind { at }
+            | WireError::RefusedValue { at, .. }
+            | WireError::NotUtf8 { at, .. }
+            | WireError::TrailingBytes { at } => *at,
+        }
+    }
 }
 
 const KEY_DIM: u8 = 0;
@@ -140,10 +206,7 @@ pub fn decode_records(bytes: &[u8]) -> Result<Vec<Record>, WireError> {
             KEY_METRIC => MetricKey::from_name(name).map(KeyEntry::Metric),
             _ => None,
         };
-        keys.push(key.ok_or(WireError {
-            at,
-            what: "an unknown key",
-        })?);
+        keys.push(key.ok_or(WireError::UnknownKey { at })?);
     }
     let n = reader.u32()? as usize;
     let mut records = Vec::with_capacity(n.min(bytes.len()));
@@ -153,38 +216,22 @@ pub fn decode_records(bytes: &[u8]) -> Result<Vec<Record>, WireError> {
             let at = reader.at;
             let key = match keys.get(reader.u32()? as usize) {
                 Some(KeyEntry::Dim(k)) => k,
-                _ => {
-                    return Err(WireError {
-                        at,
-                        what: "not a dimension key",
-                    })
-                }
+                _ => return Err(WireError::NotADimensionKey { at }),
             };
             let value = match reader.u8()? {
                 VALUE_NUM => DimValue::Num(reader.f64()?),
                 VALUE_TEXT => DimValue::Text(reader.str()?.to_string()),
-                _ => {
-                    return Err(WireError {
-                        at,
-                        what: "an unknown value kind",
-                    })
-                }
+                _ => return Err(WireError::UnknownValueKind { at }),
             };
-            record.set_dim(key, Some(value)).map_err(|_| WireError {
-                at,
-                what: "a dimension value its record refused",
-            })?;
+            record
+                .set_dim(key, Some(value))
+                .map_err(|source| WireError::RefusedValue { at, source })?;
         }
         for _ in 0..reader.u32()? {
             let at = reader.at;
             let key = match keys.get(reader.u32()? as usize) {
                 Some(KeyEntry::Metric(k)) => k,
-                _ => {
-                    return Err(WireError {
-                        at,
-                        what: "not a metric key",
-                    })
-                }
+                _ => return Err(WireError::NotAMetricKey { at }),
             };
             record.set_metric(key.clone(), reader.f64()?);
         }
@@ -221,10 +268,7 @@ pub fn decode_records(bytes: &[u8]) -> Result<Vec<Record>, WireError> {
         records.push(record);
     }
     if reader.at != bytes.len() {
-        return Err(WireError {
-            at: reader.at,
-            what: "bytes left after the last record",
-        });
+        return Err(WireError::TrailingBytes { at: reader.at });
     }
     Ok(records)
 }
@@ -277,10 +321,7 @@ impl<'a> Reader<'a> {
     fn take(&mut self, n: usize) -> Result<&'a [u8], WireError> {
         let end = self.at.checked_add(n).filter(|&e| e <= self.bytes.len());
         let Some(end) = end else {
-            return Err(WireError {
-                at: self.at,
-                what: "the buffer ends early",
-            });
+            return Err(WireError::EndsEarly { at: self.at });
         };
         let s = &self.bytes[self.at..end];
         self.at = end;
@@ -317,9 +358,6 @@ impl<'a> Reader<'a> {
     fn str(&mut self) -> Result<&'a str, WireError> {
         let n = self.u32()? as usize;
         let at = self.at;
-        std::str::from_utf8(self.take(n)?).map_err(|_| WireError {
-            at,
-            what: "text that is not UTF-8",
-        })
+        std::str::from_utf8(self.take(n)?).map_err(|source| WireError::NotUtf8 { at, source })
     }
 }

@@ -90,26 +90,33 @@ fn damaged_buffers_are_errors() {
     let wire = encode_records(&read.records);
     for cut in (0..wire.len()).step_by(97) {
         let e = decode_records(&wire[..cut]).unwrap_err();
-        assert_eq!(e.what, "the buffer ends early", "cut at {cut}");
-        assert!(e.at <= cut, "cut at {cut}: {e}");
+        assert!(
+            matches!(e, WireError::EndsEarly { .. }),
+            "cut at {cut}: {e}"
+        );
+        assert!(e.at() <= cut, "cut at {cut}: {e}");
     }
     let mut longer = wire.clone();
     longer.push(0);
     assert_eq!(
         decode_records(&longer).unwrap_err(),
-        WireError {
-            at: wire.len(),
-            what: "bytes left after the last record"
-        }
+        WireError::TrailingBytes { at: wire.len() }
     );
-    // Byte 4 is the kind of the first key (after the u32 key count).
+    // Byte 4 is the kind of the first key (after the u32 key count), bytes 5..9 its name's
+    // length, byte 9 its name's first byte.
+    let mut bad_text = wire.clone();
+    bad_text[9] = 0xFF;
+    let e = decode_records(&bad_text).unwrap_err();
+    assert!(matches!(e, WireError::NotUtf8 { at: 9, .. }), "{e:?}");
+    assert!(std::error::Error::source(&e).is_some());
     let mut bad_kind = wire;
     bad_kind[4] = 200;
     assert_eq!(
         decode_records(&bad_kind).unwrap_err(),
-        WireError {
-            at: 4,
-            what: "an unknown key"
-        }
+        WireError::UnknownKey { at: 4 }
+    );
+    assert_eq!(
+        WireError::UnknownKey { at: 4 }.to_string(),
+        "record batch is damaged at byte 4: an unknown key"
     );
 }
