@@ -8,8 +8,9 @@
 //! ([`distribution`], [`stats`]), data-quality flags ([`quality`]), the rule for what a chart
 //! point means ([`points`]: one configuration, never a silent average of several), the
 //! defaults every view and `benchlens compare` start from ([`defaults`]), and exporting any of these
-//! tables as GitHub-flavoured Markdown, CSV or JSON ([`export`]). Figures are `plotly::Plot`s
-//! built in the style of [`crate::charts`].
+//! tables as GitHub-flavoured Markdown, CSV or JSON ([`export`]). The trade-off and
+//! distribution figures are built here with [`crate::charts`]' palette and base layout; the
+//! improvement figures live in [`crate::charts`] itself.
 //!
 //! Shared by both faces and pure: it must not import leptos, web-sys, tokio or an HTTP client,
 //! touch the filesystem or read the clock. Record indices in results always refer to the
@@ -27,7 +28,7 @@ pub mod slo;
 pub mod stats;
 pub mod tradeoff;
 
-pub use matching::{default_ignored, DuplicateKey, MatchKey};
+pub use matching::{default_ignored, DuplicateKey, MatchKey, MatchSummary};
 
 use crate::model::{DimKey, MetricKey};
 
@@ -79,7 +80,7 @@ pub enum AnalysisError {
 }
 
 /// A record's series name: its values of the `by` dimensions joined by " · " (a missing value
-/// shows as [`crate::charts::NO_VALUE`]); "all" when nothing splits series.
+/// shows as [`crate::charts::style::NO_VALUE`]); "all" when nothing splits series.
 pub(crate) fn series_name(r: &crate::model::Record, by: &[DimKey]) -> String {
     if by.is_empty() {
         return "all".to_string();
@@ -87,7 +88,9 @@ pub(crate) fn series_name(r: &crate::model::Record, by: &[DimKey]) -> String {
     by.iter()
         .map(|k| {
             r.dim(k)
-                .map_or(crate::charts::NO_VALUE.to_string(), |v| v.to_string())
+                .map_or(crate::charts::style::NO_VALUE.to_string(), |v| {
+                    v.to_string()
+                })
         })
         .collect::<Vec<_>>()
         .join(" · ")

@@ -5,23 +5,90 @@
 //! keys by number, with numbers as raw little-endian `f64` and per-request inter-token
 //! latencies as packed runs. Decoding is copying bytes and setting fields through
 //! [`Record`]'s public API; nothing is parsed from text. On the browser bench's files this
-//! decodes several times faster than canonical JSON text (measured by `tests/wire.rs`).
+//! decodes several times faster than canonical JSON text (measured by `benches/wire.rs`:
+//! `cargo bench --bench wire`).
 //!
 //! Shared and pure: no browser types; the worker and the page wrap the bytes in an
 //! `ArrayBuffer` themselves.
 
 use std::collections::HashMap;
 
-use crate::model::{DimKey, DimValue, MetricKey, Record, RequestDetail};
+use crate::model::{DimKey, DimValue, MetricKey, Record, RequestDetail, SetDimError};
 
-/// Why a batch could not be decoded (only a bug or a truncated buffer gives one).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("record batch is damaged at byte {at}: {what}")]
-pub struct WireError {
+/// Why a batch could not be decoded (only a bug or a truncated buffer gives one). Every
+/// variant names the byte offset of the problem ([`WireError::at`]).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum WireError {
+    /// The buffer ends inside a field.
+    #[error("record batch is damaged at byte {at}: the buffer ends early")]
+    EndsEarly {
+        /// Byte offset of the field that is cut.
+        at: usize,
+    },
+    /// A key-table entry of an unknown kind or name.
+    #[error("record batch is damaged at byte {at}: an unknown key")]
+    UnknownKey {
+        /// Byte offset of the entry.
+        at: usize,
+    },
+    /// A record's dimension refers to a key that is not a dimension.
+    #[error("record batch is damaged at byte {at}: not a dimension key")]
+    NotADimensionKey {
+        /// Byte offset of the reference.
+        at: usize,
+    },
+    /// A record's metric refers to a key that is not a metric.
+    #[error("record batch is damaged at byte {at}: not a metric key")]
+    NotAMetricKey {
+        /// Byte offset of the reference.
+        at: usize,
+    },
+    /// A dimension value of an unknown kind.
+    #[error("record batch is damaged at byte {at}: an unknown value kind")]
+    UnknownValueKind {
+        /// Byte offset of the dimension.
+        at: usize,
+    },
+    /// A dimension value the record refused (text for a count, say).
+    #[error("record batch is damaged at byte {at}: a dimension value its record refused")]
+    RefusedValue {
+        /// Byte offset of the dimension.
+        at: usize,
+        /// What the record said.
+        #[source]
+        source: SetDimError,
+    },
+    /// Text that is not UTF-8.
+    #[error("record batch is damaged at byte {at}: text that is not UTF-8")]
+    NotUtf8 {
+        /// Byte offset of the text.
+        at: usize,
+        /// Where the UTF-8 breaks.
+        #[source]
+        source: std::str::Utf8Error,
+    },
+    /// Bytes after the last record.
+    #[error("record batch is damaged at byte {at}: bytes left after the last record")]
+    TrailingBytes {
+        /// Byte offset of the first extra byte.
+        at: usize,
+    },
+}
+
+impl WireError {
     /// Byte offset of the problem.
-    pub at: usize,
-    /// What was wrong.
-    pub what: &'static str,
+    pub fn at(&self) -> usize {
+        match self {
+            WireError::EndsEarly { at }
+            | WireError::UnknownKey { at }
+            | WireError::NotADimensionKey { at }
+            | WireError::NotAMetricKey { at }
+            | WireError::UnknownValueKind { at }
+            | WireError::RefusedValue { at, .. }
+            | WireError::NotUtf8 { at, .. }
+            | WireError::TrailingBytes { at } => *at,
+        }
+    }
 }
 
 const KEY_DIM: u8 = 0;
@@ -116,96 +183,80 @@ pub fn encode_records(records: &[Record]) -> Vec<u8> {
     out
 }
 
-enum Key {
+/// An entry of a batch's key table: what the numbers records use stand for.
+enum KeyEntry {
     Dim(DimKey),
     Metric(MetricKey),
 }
 
 /// Decodes what [`encode_records`] wrote.
 pub fn decode_records(bytes: &[u8]) -> Result<Vec<Record>, WireError> {
-    let mut rd = Reader { bytes, at: 0 };
-    let n_keys = rd.u32()? as usize;
+    let mut reader = Reader { bytes, at: 0 };
+    let n_keys = reader.u32()? as usize;
     let mut keys = Vec::with_capacity(n_keys.min(bytes.len()));
     for _ in 0..n_keys {
-        let at = rd.at;
-        let kind = rd.u8()?;
-        let name = rd.str()?;
+        let at = reader.at;
+        let kind = reader.u8()?;
+        let name = reader.str()?;
         let key = match kind {
             KEY_DIM => DimKey::from_name(name)
                 .filter(|k| matches!(k, DimKey::Known(_)))
-                .map(Key::Dim),
-            KEY_TAG => Some(Key::Dim(DimKey::Tag(name.to_string()))),
-            KEY_METRIC => MetricKey::from_name(name).map(Key::Metric),
+                .map(KeyEntry::Dim),
+            KEY_TAG => Some(KeyEntry::Dim(DimKey::Tag(name.to_string()))),
+            KEY_METRIC => MetricKey::from_name(name).map(KeyEntry::Metric),
             _ => None,
         };
-        keys.push(key.ok_or(WireError {
-            at,
-            what: "an unknown key",
-        })?);
+        keys.push(key.ok_or(WireError::UnknownKey { at })?);
     }
-    let n = rd.u32()? as usize;
+    let n = reader.u32()? as usize;
     let mut records = Vec::with_capacity(n.min(bytes.len()));
     for _ in 0..n {
-        let mut r = Record::default();
-        for _ in 0..rd.u32()? {
-            let at = rd.at;
-            let key = match keys.get(rd.u32()? as usize) {
-                Some(Key::Dim(k)) => k,
-                _ => {
-                    return Err(WireError {
-                        at,
-                        what: "not a dimension key",
-                    })
-                }
+        let mut record = Record::default();
+        for _ in 0..reader.u32()? {
+            let at = reader.at;
+            let key = match keys.get(reader.u32()? as usize) {
+                Some(KeyEntry::Dim(k)) => k,
+                _ => return Err(WireError::NotADimensionKey { at }),
             };
-            let value = match rd.u8()? {
-                VALUE_NUM => DimValue::Num(rd.f64()?),
-                VALUE_TEXT => DimValue::Text(rd.str()?.to_string()),
-                _ => {
-                    return Err(WireError {
-                        at,
-                        what: "an unknown value kind",
-                    })
-                }
+            let value = match reader.u8()? {
+                VALUE_NUM => DimValue::Num(reader.f64()?),
+                VALUE_TEXT => DimValue::Text(reader.str()?.to_string()),
+                _ => return Err(WireError::UnknownValueKind { at }),
             };
-            r.set_dim(key, Some(value)).map_err(|_| WireError {
-                at,
-                what: "a dimension value its record refused",
-            })?;
+            record
+                .set_dim(key, Some(value))
+                .map_err(|source| WireError::RefusedValue { at, source })?;
         }
-        for _ in 0..rd.u32()? {
-            let at = rd.at;
-            let key = match keys.get(rd.u32()? as usize) {
-                Some(Key::Metric(k)) => k,
-                _ => {
-                    return Err(WireError {
-                        at,
-                        what: "not a metric key",
-                    })
-                }
+        for _ in 0..reader.u32()? {
+            let at = reader.at;
+            let key = match keys.get(reader.u32()? as usize) {
+                Some(KeyEntry::Metric(k)) => k,
+                _ => return Err(WireError::NotAMetricKey { at }),
             };
-            r.set_metric(key.clone(), rd.f64()?);
+            record.set_metric(key.clone(), reader.f64()?);
         }
-        for _ in 0..rd.u32()? {
-            let field = rd.str()?.to_string();
-            let from = rd.str()?.to_string();
-            r.inferred.insert(field, from);
+        for _ in 0..reader.u32()? {
+            let field = reader.str()?.to_string();
+            let from = reader.str()?.to_string();
+            record.inferred.insert(field, from);
         }
-        let n_requests = rd.u32()? as usize;
-        r.requests.reserve(n_requests.min(bytes.len() - rd.at));
+        let n_requests = reader.u32()? as usize;
+        record
+            .requests
+            .reserve(n_requests.min(bytes.len() - reader.at));
         for _ in 0..n_requests {
-            let input_len = rd.opt_u64()?;
-            let output_len = rd.opt_u64()?;
-            let ttft_ms = rd.opt_f64()?;
-            let e2el_ms = rd.opt_f64()?;
-            let n_itl = rd.u32()? as usize;
-            let raw = rd.take(n_itl.saturating_mul(8))?;
+            let input_len = reader.opt_u64()?;
+            let output_len = reader.opt_u64()?;
+            let ttft_ms = reader.opt_f64()?;
+            let e2el_ms = reader.opt_f64()?;
+            let n_itl = reader.u32()? as usize;
+            let raw = reader.take(n_itl.saturating_mul(8))?;
             let itl_ms = raw.chunks_exact(8).map(f64_of).collect();
-            let error = match rd.u8()? {
+            let error = match reader.u8()? {
                 0 => None,
-                _ => Some(rd.str()?.to_string()),
+                _ => Some(reader.str()?.to_string()),
             };
-            r.requests.push(RequestDetail {
+            record.requests.push(RequestDetail {
                 input_len,
                 output_len,
                 ttft_ms,
@@ -214,13 +265,10 @@ pub fn decode_records(bytes: &[u8]) -> Result<Vec<Record>, WireError> {
                 error,
             });
         }
-        records.push(r);
+        records.push(record);
     }
-    if rd.at != bytes.len() {
-        return Err(WireError {
-            at: rd.at,
-            what: "bytes left after the last record",
-        });
+    if reader.at != bytes.len() {
+        return Err(WireError::TrailingBytes { at: reader.at });
     }
     Ok(records)
 }
@@ -273,10 +321,7 @@ impl<'a> Reader<'a> {
     fn take(&mut self, n: usize) -> Result<&'a [u8], WireError> {
         let end = self.at.checked_add(n).filter(|&e| e <= self.bytes.len());
         let Some(end) = end else {
-            return Err(WireError {
-                at: self.at,
-                what: "the buffer ends early",
-            });
+            return Err(WireError::EndsEarly { at: self.at });
         };
         let s = &self.bytes[self.at..end];
         self.at = end;
@@ -313,9 +358,6 @@ impl<'a> Reader<'a> {
     fn str(&mut self) -> Result<&'a str, WireError> {
         let n = self.u32()? as usize;
         let at = self.at;
-        std::str::from_utf8(self.take(n)?).map_err(|_| WireError {
-            at,
-            what: "text that is not UTF-8",
-        })
+        std::str::from_utf8(self.take(n)?).map_err(|source| WireError::NotUtf8 { at, source })
     }
 }

@@ -30,9 +30,12 @@ fn seed_000_reproduces_every_improvement_row() {
     );
     let table = improvement(&ds, &all(&ds), &spec).unwrap();
     assert_eq!(table.rows.len(), 701, "{}", table.summary());
-    assert!(table.unmatched_baseline.is_empty() && table.unmatched_candidate.is_empty());
-    assert!(table.duplicates.is_empty() && table.tied_dims.is_empty());
-    let names: Vec<String> = table.key_dims.iter().map(|d| d.name()).collect();
+    assert!(
+        table.matching.unmatched_baseline.is_empty()
+            && table.matching.unmatched_candidate.is_empty()
+    );
+    assert!(table.matching.duplicates.is_empty() && table.matching.tied_dims.is_empty());
+    let names: Vec<String> = table.matching.key_dims.iter().map(|d| d.name()).collect();
     assert_eq!(
         names,
         ["model", "engine", "gpu_count", "batch_size", "tag.status"]
@@ -134,14 +137,16 @@ fn seed_002_vllm_over_tgi_drops_the_engine_version_by_itself() {
     let (_, ds) = seed("002_44f3a8b9f2336bbb.txt");
     let spec = ImprovementSpec::new(Dim::Engine, "tgi", "vllm", MetricKey::OutputThroughput);
     let table = improvement(&ds, &all(&ds), &spec).unwrap();
-    assert_eq!(table.tied_dims, vec![Dim::EngineVersion.into()]);
+    assert_eq!(table.matching.tied_dims, vec![Dim::EngineVersion.into()]);
     assert_eq!(table.rows.len(), 16, "{}", table.summary());
     let pos_in = table
+        .matching
         .key_dims
         .iter()
         .position(|d| *d == Dim::InputLen.into())
         .unwrap();
     let pos_out = table
+        .matching
         .key_dims
         .iter()
         .position(|d| *d == Dim::OutputLen.into())
@@ -163,7 +168,7 @@ fn seed_002_vllm_over_tgi_drops_the_engine_version_by_itself() {
     // Ignoring the version explicitly gives the same rows and no tied dimension.
     let spec = spec.ignoring(Dim::EngineVersion);
     let table = improvement(&ds, &all(&ds), &spec).unwrap();
-    assert!(table.tied_dims.is_empty());
+    assert!(table.matching.tied_dims.is_empty());
     assert_eq!(table.rows.len(), 16);
 }
 
@@ -176,8 +181,9 @@ fn a_file_loaded_twice_reports_duplicates_instead_of_picking() {
     let spec = ImprovementSpec::new(Dim::Engine, "tgi", "vllm", MetricKey::OutputThroughput);
     let table = improvement(&ds, &all(&ds), &spec).unwrap();
     assert!(table.rows.is_empty());
-    assert_eq!(table.duplicates.len(), 16);
+    assert_eq!(table.matching.duplicates.len(), 16);
     assert!(table
+        .matching
         .duplicates
         .iter()
         .all(|d| d.baseline_records.len() == 2 && d.candidate_records.len() == 2));

@@ -36,6 +36,7 @@ fn seed_001_vllm_over_sgl_mean_ttft_matches_the_report() {
     let t = improvement(&ds, &all(&ds), &spec).unwrap();
     assert_eq!(t.rows.len(), 6, "{}", t.summary());
     let rate = t
+        .matching
         .key_dims
         .iter()
         .position(|d| *d == Dim::RequestRate.into())
@@ -95,17 +96,52 @@ fn seed_001_tradeoff_frontiers() {
         theme: Theme::Light,
     };
     let series = tradeoff(&ds, &all(&ds), &spec);
-    assert_eq!(series.len(), 2);
-    for s in &series {
-        assert_eq!(s.points.len(), 6);
-        assert!(!s.frontier.is_empty());
-        // vllm at rate 35 (2845 tok/s) is the highest throughput, so it is on its frontier.
-        let best = s
+    // From the file's JSON lines, per engine ("framework"), in order of tokens per second per
+    // user (1000 / mean_tpot_ms): (request_rate, 1000 / mean_tpot_ms, output_throughput, on
+    // the frontier). A point is off the frontier when another has more of both:
+    // - vllm at rate inf (9.3908, 2677.78) is beaten by vllm at rate 30 (11.1103, 2791.22);
+    // - sgl at rate 30 (7.7134, 2707.68) is beaten by sgl at rate 35 (7.7452, 2783.12).
+    let inf = f64::INFINITY;
+    /// (request_rate, 1000 / mean_tpot_ms, output_throughput, on the frontier).
+    type Point = (f64, f64, f64, bool);
+    let want: [(&str, [Point; 6]); 2] = [
+        (
+            "sgl",
+            [
+                (30.0, 1000.0 / 129.64514109300026, 2707.684571994086, false),
+                (35.0, 1000.0 / 129.11227375657657, 2783.1165187409815, true),
+                (inf, 1000.0 / 83.2646009823034, 2694.614157374034, true),
+                (20.0, 1000.0 / 29.714098620220238, 1924.2527055769406, true),
+                (10.0, 1000.0 / 11.41581945796458, 960.581896497068, true),
+                (1.0, 1000.0 / 7.359577867755924, 121.02912422150533, true),
+            ],
+        ),
+        (
+            "vllm",
+            [
+                (35.0, 1000.0 / 121.6537595298719, 2845.198643096852, true),
+                (inf, 1000.0 / 106.48754271275457, 2677.781803879899, false),
+                (30.0, 1000.0 / 90.00667989586192, 2791.2195851349875, true),
+                (20.0, 1000.0 / 21.385631880415048, 1921.9663764546028, true),
+                (10.0, 1000.0 / 11.844500969877462, 959.6860197935362, true),
+                (1.0, 1000.0 / 8.564716330980287, 120.81006055190667, true),
+            ],
+        ),
+    ];
+    assert_eq!(series.len(), want.len());
+    for (s, (name, points)) in series.iter().zip(want) {
+        assert_eq!(s.name, name);
+        let got: Vec<Point> = s
             .points
             .iter()
-            .max_by(|a, b| a.throughput.total_cmp(&b.throughput))
-            .unwrap();
-        assert!(best.on_frontier);
+            .map(|p| {
+                let rate = ds.records()[p.record].request_rate.unwrap();
+                (rate, p.latency, p.throughput, p.on_frontier)
+            })
+            .collect();
+        assert_eq!(got, points, "{name}");
+        let frontier: Vec<usize> = (0..6).filter(|&i| points[i].3).collect();
+        assert_eq!(s.frontier, frontier, "{name}");
     }
     let json = tradeoff_plot(&ds, &series, &spec).to_json();
     assert!(json.contains("frontier"));
@@ -134,7 +170,7 @@ fn regression_of_a_seed_against_itself_is_clean() {
     let r = regression(&records, &records, &RegressionSpec::default()).unwrap();
     assert_eq!(r.matched, 12);
     assert!(r.changes.is_empty());
-    assert!(r.unmatched_old.is_empty() && r.unmatched_new.is_empty());
+    assert!(r.matching.unmatched_baseline.is_empty() && r.matching.unmatched_candidate.is_empty());
 }
 
 #[test]

@@ -3,12 +3,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 use benchlens::ingest;
-use benchlens::model::canonical::{record_from_json, record_to_json};
 use benchlens::model::Record;
-use benchlens::wire::{decode_records, encode_records};
+use benchlens::wire::{decode_records, encode_records, WireError};
 
 fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap() {
@@ -91,58 +89,34 @@ fn damaged_buffers_are_errors() {
     .unwrap();
     let wire = encode_records(&read.records);
     for cut in (0..wire.len()).step_by(97) {
-        assert!(decode_records(&wire[..cut]).is_err(), "cut at {cut}");
+        let e = decode_records(&wire[..cut]).unwrap_err();
+        assert!(
+            matches!(e, WireError::EndsEarly { .. }),
+            "cut at {cut}: {e}"
+        );
+        assert!(e.at() <= cut, "cut at {cut}: {e}");
     }
     let mut longer = wire.clone();
     longer.push(0);
-    assert!(decode_records(&longer).is_err());
-    let mut bad_tag = wire;
-    bad_tag[4] = 200;
-    assert!(decode_records(&bad_tag).is_err());
-}
-
-/// How the encodings compare on the browser bench's files (`node tests/browser/bench.mjs`
-/// writes nothing; generate them with its functions). Prints times; asserts nothing.
-/// `WIRE_BENCH_FILES=/tmp/tidy-100k.csv,/tmp/vllm-10mb.json cargo test --release --test wire -- --ignored --nocapture`
-#[test]
-#[ignore]
-fn compare_encodings() {
-    let Ok(files) = std::env::var("WIRE_BENCH_FILES") else {
-        return;
-    };
-    for path in files.split(',') {
-        let bytes = std::fs::read(path).unwrap();
-        let t = Instant::now();
-        let records = ingest::read(path, &bytes).unwrap().records;
-        let parse = t.elapsed();
-
-        let t = Instant::now();
-        let wire = encode_records(&records);
-        let wire_enc = t.elapsed();
-        let t = Instant::now();
-        let back = decode_records(&wire).unwrap();
-        let wire_dec = t.elapsed();
-        assert_eq!(back.len(), records.len());
-
-        let t = Instant::now();
-        let text =
-            serde_json::to_string(&records.iter().map(record_to_json).collect::<Vec<_>>()).unwrap();
-        let json_enc = t.elapsed();
-        let t = Instant::now();
-        let v: Vec<serde_json::Value> = serde_json::from_str(&text).unwrap();
-        let mut w = Vec::new();
-        let back: Vec<Record> = v
-            .iter()
-            .map(|o| record_from_json(o.as_object().unwrap(), "r", &mut w))
-            .collect();
-        let json_dec = t.elapsed();
-        assert_eq!(back.len(), records.len());
-        println!(
-            "{path}: {} records, parse {parse:?}; wire {} bytes, encode {wire_enc:?}, decode \
-             {wire_dec:?}; JSON text {} bytes, encode {json_enc:?}, decode {json_dec:?}",
-            records.len(),
-            wire.len(),
-            text.len()
-        );
-    }
+    assert_eq!(
+        decode_records(&longer).unwrap_err(),
+        WireError::TrailingBytes { at: wire.len() }
+    );
+    // Byte 4 is the kind of the first key (after the u32 key count), bytes 5..9 its name's
+    // length, byte 9 its name's first byte.
+    let mut bad_text = wire.clone();
+    bad_text[9] = 0xFF;
+    let e = decode_records(&bad_text).unwrap_err();
+    assert!(matches!(e, WireError::NotUtf8 { at: 9, .. }), "{e:?}");
+    assert!(std::error::Error::source(&e).is_some());
+    let mut bad_kind = wire;
+    bad_kind[4] = 200;
+    assert_eq!(
+        decode_records(&bad_kind).unwrap_err(),
+        WireError::UnknownKey { at: 4 }
+    );
+    assert_eq!(
+        WireError::UnknownKey { at: 4 }.to_string(),
+        "record batch is damaged at byte 4: an unknown key"
+    );
 }

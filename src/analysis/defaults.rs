@@ -17,12 +17,18 @@
 //! - **baseline and candidate**: the two values of the compared dimension, oriented so the
 //!   candidate is the one that is better in most matched configurations (seed 000: A100 over
 //!   Tesla).
+//!
+//! Kept in one file (about 490 lines of rules and 240 of tests) on purpose: the choices feed
+//! each other (the view depends on the comparison and the series layout, the sides on the
+//! metric), and reading them together is how one checks that the page and `benchlens compare`
+//! agree.
 
 use std::collections::BTreeSet;
 
 use super::improvement::{improvement, ImprovementSpec, ImprovementTable};
 use super::points::{configuration_dims, measured_dims, merged_dims};
-use crate::charts::ChartKind;
+use crate::charts::figure::MAX_PANELS;
+use crate::charts::series::ChartKind;
 use crate::model::{Dataset, Dim, DimKey, DimValue, Direction, LatencyMetric, MetricKey, Stat};
 
 /// Which view the explorer shows.
@@ -150,8 +156,6 @@ pub const COMPARE_CANDIDATES: [Dim; 6] = [
 
 /// Most series a default splits into (more would not be told apart by colour).
 pub const MAX_SERIES: usize = 10;
-/// Most panels of small multiples (plotly lays out up to eight axes here).
-pub const MAX_PANELS: usize = 8;
 /// Most bars per panel before lines read better than grouped bars.
 pub const MAX_BARS: usize = 30;
 
@@ -253,14 +257,6 @@ pub struct PointLayout {
 }
 
 impl PointLayout {
-    /// The dimensions a point's records share by construction: x, series and panel.
-    pub fn drawn(&self) -> Vec<DimKey> {
-        let mut d = vec![self.x.clone()];
-        d.extend(self.series_by.iter().cloned());
-        d.extend(self.facet_by.iter().cloned());
-        d
-    }
-
     /// Series and panel dimensions together: how the views without an x axis (trade-off, SLO,
     /// distributions) split their records.
     pub fn split_by(&self) -> Vec<DimKey> {
@@ -402,7 +398,8 @@ pub fn default_comparison(ds: &Dataset, indices: &[usize]) -> Option<Comparison>
 
 /// The match-key dimensions that take more than one value across an improvement table's rows.
 pub fn varying_key_dims(t: &ImprovementTable) -> Vec<DimKey> {
-    t.key_dims
+    t.matching
+        .key_dims
         .iter()
         .enumerate()
         .filter(|(i, _)| {

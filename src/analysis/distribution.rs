@@ -13,10 +13,10 @@ use plotly::layout::{BarMode, Legend};
 use plotly::{Bar, Plot, Scatter};
 
 use super::export::{Cell, TextColumn, TextTable};
-use super::improvement::base_layout;
 use super::series_name;
 use super::stats::{ecdf, histogram_range, mean, percentile_sorted, sorted_finite, HistogramBin};
-use crate::charts::{escape_html, format_value, series_title, Theme, PALETTE};
+use crate::charts::style::base_layout;
+use crate::charts::style::{escape_html, format_value, series_title, Theme, PALETTE};
 use crate::model::{Dataset, DimKey, RequestDetail};
 
 /// A per-request quantity.

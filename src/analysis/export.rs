@@ -6,7 +6,8 @@
 //! Builders for the tables that do not live in [`crate::analysis`] are here too: the chart
 //! comparison table ([`comparison_text_table`]) and the record table ([`record_text_table`]).
 
-use crate::charts::{format_value, ComparisonTable};
+use crate::charts::comparison::ComparisonTable;
+use crate::charts::style::format_value;
 use crate::model::{format_number, Dataset, DimKey, DimValue, MetricKey};
 use crate::table::Column;
 

@@ -13,7 +13,7 @@
 //! caller's `ignore` set ([`default_ignored`]: `source`, `format`, `date`, `label`) and
 //! text dimensions (or tags) *tied to the compared one*: constant on each side but different
 //! across sides (`engine_version` when comparing engines), since no pair could ever match on
-//! them. Tied dimensions are listed in [`ImprovementTable::tied_dims`] so the UI can say so.
+//! them. Tied dimensions are listed in [`MatchSummary::tied_dims`] so the UI can say so.
 //! Numeric dimensions (lengths, batch size, load, GPU count) never tie: a difference there
 //! means different work, so such records stay unmatched unless the caller ignores the
 //! dimension.
@@ -27,17 +27,17 @@
 //! one within that rounding, the row shows it as [`ImprovementRow::reported_pct`], labelled as the
 //! file's, beside the recomputed value. A figure of another comparison (the reverse direction,
 //! another metric) does not agree and is never shown.
+//!
+//! About 590 lines of code and 150 of tests: the comparison, its table (sorting, summary,
+//! export) and the two aggregates the figures draw. The figures themselves are in
+//! [`crate::charts`] (`improvement_bars_plot`, `improvement_heatmap_plot`).
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use plotly::common::{ColorBar, ColorScale, ColorScaleElement, HoverInfo, Marker, Title};
-use plotly::layout::{Axis, AxisType, HoverMode, Layout, Margin};
-use plotly::{Bar, HeatMap, Plot};
-
 use super::export::{Cell, TextColumn, TextTable};
-use super::matching::{match_sides, DuplicateKey, MatchKey};
+use super::matching::{match_sides, DuplicateKey, MatchKey, MatchSummary};
+use super::stats::mean;
 use super::{default_ignored, dim_names, join_or_none, metrics_present, AnalysisError};
-use crate::charts::{escape_html, format_value, Theme, NO_VALUE, PALETTE};
 use crate::model::{format_number, Dataset, DimKey, DimValue, Direction, MetricKey, Record};
 
 /// What to compare.
@@ -80,13 +80,16 @@ impl ImprovementSpec {
 }
 
 /// The signed improvement of `candidate` over `baseline` in %, positive when the candidate is
-/// better for a metric going in `direction`. `None` when the baseline is zero or either value is
-/// not finite.
+/// better for a metric going in `direction`. `None` when the baseline is zero, either value is
+/// not finite, or the ratio overflows (1e300 over 1e-300).
 pub fn improvement_pct(baseline: f64, candidate: f64, direction: Direction) -> Option<f64> {
     if baseline == 0.0 || !baseline.is_finite() || !candidate.is_finite() {
         return None;
     }
     let change = (candidate / baseline - 1.0) * 100.0;
+    if !change.is_finite() {
+        return None;
+    }
     Some(match direction {
         Direction::LowerIsBetter => -change,
         Direction::HigherIsBetter | Direction::Unknown => change,
@@ -112,7 +115,7 @@ pub fn improvement_rule(metric: &MetricKey) -> String {
 /// One matched configuration.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ImprovementRow {
-    /// The match-key values, aligned with [`ImprovementTable::key_dims`].
+    /// The match-key values, aligned with [`MatchSummary::key_dims`].
     pub key: MatchKey,
     /// The baseline's value of the metric.
     pub baseline_value: f64,
@@ -185,21 +188,12 @@ pub struct ImprovementTable {
     pub direction: Direction,
     /// The rule, in words, for display next to the table.
     pub rule: String,
-    /// The dimensions records were matched on, canonical order.
-    pub key_dims: Vec<DimKey>,
-    /// Dimensions dropped from the key because each side has one, different, value.
-    pub tied_dims: Vec<DimKey>,
+    /// The match key, tied dimensions, unmatched records and ambiguous keys.
+    pub matching: MatchSummary,
     /// Dimensions the caller left out of the key (besides the compared one).
     pub ignored_dims: Vec<DimKey>,
     /// One row per matched configuration, sorted by key until [`sort`](Self::sort) is called.
     pub rows: Vec<ImprovementRow>,
-    /// Baseline records without a candidate for their key.
-    pub unmatched_baseline: Vec<usize>,
-    /// Candidate records without a baseline for their key.
-    pub unmatched_candidate: Vec<usize>,
-    /// Keys with several records on a side: not compared, listed instead (with every record
-    /// of both sides sharing the key).
-    pub duplicates: Vec<DuplicateKey>,
     /// Records of either side that lack the metric (left out before matching).
     pub missing_metric: Vec<usize>,
 }
@@ -262,9 +256,10 @@ impl ImprovementTable {
         ))
     }
 
-    /// The mean improvement over all rows that have one.
+    /// The mean improvement over all rows that have a finite one.
     pub fn mean_improvement_pct(&self) -> Option<f64> {
-        mean(self.rows.iter().filter_map(|r| r.improvement_pct))
+        let pcts: Vec<f64> = self.rows.iter().filter_map(|r| r.improvement_pct).collect();
+        mean(&pcts)
     }
 
     /// The row whose key has these values (in `key_dims` order), if matched.
@@ -274,19 +269,23 @@ impl ImprovementTable {
 
     /// A one-line summary: counts of matched, unmatched and duplicate records.
     pub fn summary(&self) -> String {
-        let dup_records: usize = self.duplicates.iter().map(DuplicateKey::len).sum();
+        let dup_records: usize = self.matching.duplicates.iter().map(DuplicateKey::len).sum();
         let mut s = format!(
             "{} matched configuration{}; unmatched: {} baseline, {} candidate",
             self.rows.len(),
             if self.rows.len() == 1 { "" } else { "s" },
-            self.unmatched_baseline.len(),
-            self.unmatched_candidate.len()
+            self.matching.unmatched_baseline.len(),
+            self.matching.unmatched_candidate.len()
         );
-        if !self.duplicates.is_empty() {
+        if !self.matching.duplicates.is_empty() {
             s.push_str(&format!(
                 "; {} duplicate key{} ({dup_records} records) not compared",
-                self.duplicates.len(),
-                if self.duplicates.len() == 1 { "" } else { "s" }
+                self.matching.duplicates.len(),
+                if self.matching.duplicates.len() == 1 {
+                    ""
+                } else {
+                    "s"
+                }
             ));
         }
         if !self.missing_metric.is_empty() {
@@ -313,17 +312,7 @@ impl ImprovementTable {
             .filter(|u| !self.metric.label().contains(&format!("({u})")))
             .map(|u| format!(" ({u})"))
             .unwrap_or_default();
-        let mut columns: Vec<TextColumn> = self
-            .key_dims
-            .iter()
-            .map(|d| {
-                TextColumn::new(
-                    d.name(),
-                    d.label(),
-                    crate::table::Column::Dim(d.clone()).is_numeric(),
-                )
-            })
-            .collect();
+        let mut columns = self.matching.key_columns();
         columns.push(TextColumn::new(
             "baseline_value",
             format!(
@@ -387,11 +376,6 @@ impl ImprovementTable {
             .collect();
         TextTable { columns, rows }
     }
-}
-
-fn mean(values: impl Iterator<Item = f64>) -> Option<f64> {
-    let (sum, n) = values.fold((0.0, 0usize), |(s, n), v| (s + v, n + 1));
-    (n > 0).then(|| sum / n as f64)
 }
 
 fn values_present<'a>(records: impl Iterator<Item = &'a Record>, dim: &DimKey) -> String {
@@ -479,13 +463,9 @@ pub fn improvement(
         metric: spec.metric.clone(),
         direction,
         rule: improvement_rule(&spec.metric),
-        key_dims: m.key_dims,
-        tied_dims: m.tied_dims,
         ignored_dims: spec.ignore.iter().cloned().collect(),
         rows,
-        unmatched_baseline: m.unmatched_baseline,
-        unmatched_candidate: m.unmatched_candidate,
-        duplicates: m.duplicates,
+        matching: m.summary,
         missing_metric,
     })
 }
@@ -524,12 +504,13 @@ pub struct ImprovementGroup {
 
 fn key_position(table: &ImprovementTable, dim: &DimKey) -> Result<usize, AnalysisError> {
     table
+        .matching
         .key_dims
         .iter()
         .position(|d| d == dim)
         .ok_or_else(|| AnalysisError::NotInKey {
             dim: dim.name(),
-            key: dim_names(&table.key_dims),
+            key: dim_names(&table.matching.key_dims),
         })
 }
 
@@ -628,193 +609,14 @@ pub fn improvement_heatmap(
     })
 }
 
-fn value_text(v: &Option<DimValue>) -> String {
-    v.as_ref().map_or(NO_VALUE.to_string(), |v| v.to_string())
-}
-
-pub(crate) fn theme_colors(theme: Theme) -> (&'static str, &'static str, &'static str) {
-    match theme {
-        Theme::Light => ("#202124", "#ffffff", "#e0e0e0"),
-        Theme::Dark => ("#e8eaed", "#1e1f22", "#3c4043"),
-    }
-}
-
-pub(crate) fn base_layout(title: &str, x_title: &str, y_title: &str, theme: Theme) -> Layout {
-    let (fg, bg, grid) = theme_colors(theme);
-    let axis = |t: &str| {
-        Axis::new()
-            .title(Title::with_text(escape_html(t)))
-            .grid_color(grid)
-            .line_color(grid)
-            .zero_line_color(grid)
-    };
-    Layout::new()
-        .title(Title::with_text(escape_html(title)))
-        .x_axis(axis(x_title))
-        .y_axis(axis(y_title))
-        .hover_mode(HoverMode::Closest)
-        .margin(Margin::new().left(70).right(20).top(60).bottom(60))
-        .paper_background_color(bg)
-        .plot_background_color(bg)
-        .font(plotly::common::Font::new().color(fg))
-}
-
-fn comparison_title(table: &ImprovementTable) -> String {
-    format!(
-        "{} improvement of {} over {}",
-        table.metric.label(),
-        table.candidate,
-        table.baseline
-    )
-}
-
-/// Bars of the mean improvement per value of one dimension (from [`improvement_by`]);
-/// positive bars in the first palette colour, negative ones in red.
-pub fn improvement_bars_plot(
-    table: &ImprovementTable,
-    by: &DimKey,
-    groups: &[ImprovementGroup],
-    theme: Theme,
-) -> Plot {
-    let xs: Vec<String> = groups
-        .iter()
-        .map(|g| escape_html(&value_text(&g.value)))
-        .collect();
-    let ys: Vec<f64> = groups.iter().map(|g| g.mean_improvement_pct).collect();
-    let colors: Vec<&str> = groups
-        .iter()
-        .map(|g| {
-            if g.mean_improvement_pct >= 0.0 {
-                PALETTE[1]
-            } else {
-                PALETTE[8]
-            }
-        })
-        .collect();
-    let hover: Vec<String> = groups
-        .iter()
-        .map(|g| {
-            format!(
-                "<b>{}</b><br>mean improvement: {} %<br>mean of {} configuration{}",
-                escape_html(&value_text(&g.value)),
-                format_value(g.mean_improvement_pct),
-                g.rows,
-                if g.rows == 1 { "" } else { "s" }
-            )
-        })
-        .collect();
-    let mut plot = Plot::new();
-    plot.add_trace(
-        Bar::new(xs, ys)
-            .name(escape_html(&format!(
-                "{} vs {}",
-                table.candidate, table.baseline
-            )))
-            .hover_text_array(hover)
-            .hover_info(HoverInfo::Text)
-            .marker(Marker::new().color_array(colors)),
-    );
-    let mut layout = base_layout(
-        &comparison_title(table),
-        &by.label(),
-        "Mean improvement (%)",
-        theme,
-    );
-    let (_, _, grid) = theme_colors(theme);
-    layout = layout.x_axis(
-        Axis::new()
-            .title(Title::with_text(escape_html(&by.label())))
-            .type_(AxisType::Category)
-            .grid_color(grid)
-            .line_color(grid),
-    );
-    plot.set_layout(layout);
-    plot
-}
-
-/// A heatmap of the mean improvement per cell (from [`improvement_heatmap`]), diverging
-/// colours centred on 0 %: blue where the candidate is better, red where it is worse.
-pub fn improvement_heatmap_plot(
-    table: &ImprovementTable,
-    heat: &ImprovementHeatmap,
-    theme: Theme,
-) -> Plot {
-    let xs: Vec<String> = heat.x.iter().map(|v| escape_html(&value_text(v))).collect();
-    let ys: Vec<String> = heat.y.iter().map(|v| escape_html(&value_text(v))).collect();
-    let hover: Vec<Vec<String>> = heat
-        .y
-        .iter()
-        .enumerate()
-        .map(|(yi, yv)| {
-            heat.x
-                .iter()
-                .enumerate()
-                .map(|(xi, xv)| {
-                    let cell = heat
-                        .mean_improvement_pct
-                        .get(yi)
-                        .and_then(|r| r.get(xi))
-                        .copied()
-                        .flatten()
-                        .map_or("no matched configuration".to_string(), |p| {
-                            format!(
-                                "mean improvement: {} %<br>mean of {}",
-                                format_value(p),
-                                heat.rows
-                                    .get(yi)
-                                    .and_then(|r| r.get(xi))
-                                    .copied()
-                                    .unwrap_or(0)
-                            )
-                        });
-                    format!(
-                        "{}: {}<br>{}: {}<br>{cell}",
-                        escape_html(&heat.x_dim.label()),
-                        escape_html(&value_text(xv)),
-                        escape_html(&heat.y_dim.label()),
-                        escape_html(&value_text(yv)),
-                    )
-                })
-                .collect()
-        })
-        .collect();
-    let scale = ColorScale::Vector(vec![
-        ColorScaleElement(0.0, PALETTE[8].to_string()),
-        ColorScaleElement(0.5, "#f1f3f4".to_string()),
-        ColorScaleElement(1.0, PALETTE[1].to_string()),
-    ]);
-    let mut plot = Plot::new();
-    plot.add_trace(
-        HeatMap::new(xs, ys, heat.mean_improvement_pct.clone())
-            .zmid(0.0)
-            .color_scale(scale)
-            .color_bar(ColorBar::new().title(Title::with_text("Improvement (%)")))
-            .hover_text_matrix(hover)
-            .hover_info(HoverInfo::Text),
-    );
-    let (_, _, grid) = theme_colors(theme);
-    // Category labels (model names) need room: let plotly size the margins to them.
-    let cat = |t: &str| {
-        Axis::new()
-            .title(Title::with_text(escape_html(t)))
-            .type_(AxisType::Category)
-            .auto_margin(true)
-            .grid_color(grid)
-            .line_color(grid)
-    };
-    let layout = base_layout(&comparison_title(table), "", "", theme)
-        .x_axis(cat(&heat.x_dim.label()))
-        .y_axis(cat(&heat.y_dim.label()));
-    plot.set_layout(layout);
-    plot
-}
-
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::model::{Dim, LatencyMetric, Stat};
 
-    fn rec(gpu: &str, model: &str, batch: u64, tput: f64) -> Record {
+    /// A record of one GPU, model and batch size with its throughput and a TTFT of
+    /// 1000 / throughput (so faster means both more throughput and less TTFT).
+    pub(crate) fn rec(gpu: &str, model: &str, batch: u64, tput: f64) -> Record {
         let mut r = Record {
             gpu: Some(gpu.into()),
             model: Some(model.into()),
@@ -855,6 +657,25 @@ mod tests {
             Some(50.0)
         );
         assert_eq!(improvement_pct(0.0, 50.0, Direction::LowerIsBetter), None);
+        assert_eq!(
+            improvement_pct(1e-300, 1e300, Direction::HigherIsBetter),
+            None
+        );
+    }
+
+    /// The private mean this table had counted every value; `stats::mean` leaves out
+    /// non-finite ones, so one infinite row no longer makes the whole mean infinite.
+    #[test]
+    fn the_mean_improvement_leaves_out_non_finite_rows() {
+        let ds = sample();
+        let spec = ImprovementSpec::new(Dim::Gpu, "Tesla", "A100", MetricKey::OutputThroughput);
+        let mut t = improvement(&ds, &all(&ds), &spec).unwrap();
+        // Rows: +50 % (batch 1) and 180 / 200 − 1 = −10 % (batch 8).
+        assert!((t.mean_improvement_pct().unwrap() - 20.0).abs() < 1e-9);
+        let mut odd = t.rows[0].clone();
+        odd.improvement_pct = Some(f64::INFINITY);
+        t.rows.push(odd);
+        assert!((t.mean_improvement_pct().unwrap() - 20.0).abs() < 1e-9);
     }
 
     #[test]
@@ -862,10 +683,13 @@ mod tests {
         let ds = sample();
         let spec = ImprovementSpec::new(Dim::Gpu, "Tesla", "A100", MetricKey::OutputThroughput);
         let mut t = improvement(&ds, &all(&ds), &spec).unwrap();
-        assert_eq!(t.key_dims, vec![Dim::Model.into(), Dim::BatchSize.into()]);
+        assert_eq!(
+            t.matching.key_dims,
+            vec![Dim::Model.into(), Dim::BatchSize.into()]
+        );
         assert_eq!(t.rows.len(), 2);
-        assert_eq!(t.unmatched_baseline, vec![4]);
-        assert_eq!(t.unmatched_candidate, vec![5]);
+        assert_eq!(t.matching.unmatched_baseline, vec![4]);
+        assert_eq!(t.matching.unmatched_candidate, vec![5]);
         t.sort(ImprovementSort::Improvement, true);
         assert_eq!(t.rows[0].improvement_pct, Some(50.0));
         assert!((t.rows[1].improvement_pct.unwrap() + 10.0).abs() < 1e-9);
@@ -875,16 +699,6 @@ mod tests {
         let heat = improvement_heatmap(&t, &Dim::BatchSize.into(), &Dim::Model.into()).unwrap();
         assert_eq!(heat.mean_improvement_pct[0][0], Some(50.0));
         assert!((heat.mean_improvement_pct[0][1].unwrap() + 10.0).abs() < 1e-9);
-        let json: serde_json::Value =
-            serde_json::from_str(&improvement_heatmap_plot(&t, &heat, Theme::Light).to_json())
-                .unwrap();
-        assert_eq!(json["data"][0]["type"], "heatmap");
-        assert_eq!(json["data"][0]["zmid"], 0.0);
-        let json: serde_json::Value = serde_json::from_str(
-            &improvement_bars_plot(&t, &Dim::BatchSize.into(), &by, Theme::Dark).to_json(),
-        )
-        .unwrap();
-        assert_eq!(json["data"][0]["x"][1], "8");
     }
 
     #[test]
@@ -916,18 +730,5 @@ mod tests {
                 .starts_with("no baseline records have the metric failed"),
             "{e}"
         );
-    }
-
-    #[test]
-    fn hostile_values_are_escaped_in_figures() {
-        let ds = Dataset::new(vec![
-            rec("Tesla", "<script>", 1, 1.0),
-            rec("A100", "<script>", 1, 2.0),
-        ]);
-        let spec = ImprovementSpec::new(Dim::Gpu, "Tesla", "A100", MetricKey::OutputThroughput);
-        let t = improvement(&ds, &[0, 1], &spec).unwrap();
-        let by = improvement_by(&t, &Dim::Model.into()).unwrap();
-        let json = improvement_bars_plot(&t, &Dim::Model.into(), &by, Theme::Light).to_json();
-        assert!(!json.contains("<script>"));
     }
 }

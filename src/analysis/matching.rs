@@ -3,6 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::export::TextColumn;
 use crate::model::{Dim, DimKey, DimKind, DimValue, Record};
 
 /// The dimensions left out of every match key unless the caller says otherwise: `source`,
@@ -44,21 +45,48 @@ impl DuplicateKey {
     }
 }
 
+/// What matching two sides leaves besides the pairs: the key, the dimensions tied to the
+/// sides, the records without a partner and the ambiguous keys. The same for an improvement
+/// table and a regression report (there the old run is the baseline, the new one the
+/// candidate), so both say the same things the same way.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MatchSummary {
+    /// The dimensions records were matched on, canonical order.
+    pub key_dims: Vec<DimKey>,
+    /// Dimensions dropped from the key because each side has one, different, value.
+    pub tied_dims: Vec<DimKey>,
+    /// Baseline (old-run) records without a candidate for their key.
+    pub unmatched_baseline: Vec<usize>,
+    /// Candidate (new-run) records without a baseline for their key.
+    pub unmatched_candidate: Vec<usize>,
+    /// Keys with several records on a side: not compared, listed instead (with every record
+    /// of both sides sharing the key); their records are in no other list.
+    pub duplicates: Vec<DuplicateKey>,
+}
+
+impl MatchSummary {
+    /// One exportable column per match-key dimension, numeric where the dimension is.
+    pub fn key_columns(&self) -> Vec<TextColumn> {
+        self.key_dims
+            .iter()
+            .map(|d| {
+                TextColumn::new(
+                    d.name(),
+                    d.label(),
+                    crate::table::Column::Dim(d.clone()).is_numeric(),
+                )
+            })
+            .collect()
+    }
+}
+
 /// The outcome of matching two sides.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Matching {
-    /// Dimensions forming the key, canonical order.
-    pub key_dims: Vec<DimKey>,
-    /// Dimensions left out because they are constant on each side and differ across sides.
-    pub tied_dims: Vec<DimKey>,
     /// (key, baseline index, candidate index), sorted by key.
     pub pairs: Vec<(MatchKey, usize, usize)>,
-    /// Baseline records with no candidate for their key.
-    pub unmatched_baseline: Vec<usize>,
-    /// Candidate records with no baseline for their key.
-    pub unmatched_candidate: Vec<usize>,
-    /// Keys with several records on a side; their records (both sides) are in no other list.
-    pub duplicates: Vec<DuplicateKey>,
+    /// Everything else.
+    pub summary: MatchSummary,
 }
 
 /// The single value a dimension takes on every record of a side, or `None` when it varies.
@@ -151,12 +179,14 @@ pub(crate) fn match_sides(
     unmatched_baseline.sort_unstable();
     unmatched_candidate.sort_unstable();
     Matching {
-        key_dims,
-        tied_dims,
         pairs,
-        unmatched_baseline,
-        unmatched_candidate,
-        duplicates,
+        summary: MatchSummary {
+            key_dims,
+            tied_dims,
+            unmatched_baseline,
+            unmatched_candidate,
+            duplicates,
+        },
     }
 }
 
@@ -189,15 +219,15 @@ mod tests {
         let mut exclude = default_ignored();
         exclude.insert(Dim::Engine.into());
         let m = match_sides(&b, &c, &exclude);
-        assert_eq!(m.key_dims, vec![DimKey::Known(Dim::InputLen)]);
-        assert_eq!(m.tied_dims, vec![DimKey::Known(Dim::EngineVersion)]);
+        assert_eq!(m.summary.key_dims, vec![DimKey::Known(Dim::InputLen)]);
+        assert_eq!(m.summary.tied_dims, vec![DimKey::Known(Dim::EngineVersion)]);
         assert_eq!(m.pairs.len(), 1);
         assert_eq!((m.pairs[0].1, m.pairs[0].2), (0, 2));
-        assert_eq!(m.duplicates.len(), 1);
-        assert_eq!(m.duplicates[0].baseline_records, vec![1]);
-        assert_eq!(m.duplicates[0].candidate_records, vec![3, 4]);
-        assert_eq!(m.unmatched_candidate, vec![5]);
-        assert!(m.unmatched_baseline.is_empty());
+        assert_eq!(m.summary.duplicates.len(), 1);
+        assert_eq!(m.summary.duplicates[0].baseline_records, vec![1]);
+        assert_eq!(m.summary.duplicates[0].candidate_records, vec![3, 4]);
+        assert_eq!(m.summary.unmatched_candidate, vec![5]);
+        assert!(m.summary.unmatched_baseline.is_empty());
     }
 
     proptest::proptest! {
@@ -220,9 +250,9 @@ mod tests {
                 .pairs
                 .iter()
                 .flat_map(|(_, x, y)| [*x, *y])
-                .chain(m.unmatched_baseline.iter().copied())
-                .chain(m.unmatched_candidate.iter().copied())
-                .chain(m.duplicates.iter().flat_map(|d| {
+                .chain(m.summary.unmatched_baseline.iter().copied())
+                .chain(m.summary.unmatched_candidate.iter().copied())
+                .chain(m.summary.duplicates.iter().flat_map(|d| {
                     d.baseline_records.iter().chain(&d.candidate_records).copied()
                 }))
                 .collect();
@@ -230,8 +260,8 @@ mod tests {
             let everyone: Vec<usize> = (0..recs.len()).collect();
             proptest::prop_assert_eq!(seen, everyone);
             for (key, x, y) in &m.pairs {
-                let kx: MatchKey = m.key_dims.iter().map(|d| recs[*x].dim(d)).collect();
-                let ky: MatchKey = m.key_dims.iter().map(|d| recs[*y].dim(d)).collect();
+                let kx: MatchKey = m.summary.key_dims.iter().map(|d| recs[*x].dim(d)).collect();
+                let ky: MatchKey = m.summary.key_dims.iter().map(|d| recs[*y].dim(d)).collect();
                 proptest::prop_assert_eq!(&kx, key);
                 proptest::prop_assert_eq!(&ky, key);
             }
@@ -246,10 +276,13 @@ mod tests {
         let mut exclude = default_ignored();
         exclude.insert(Dim::Engine.into());
         let m = match_sides(&b, &c, &exclude);
-        assert_eq!(m.tied_dims, vec![DimKey::Known(Dim::EngineVersion)]);
+        assert_eq!(m.summary.tied_dims, vec![DimKey::Known(Dim::EngineVersion)]);
         assert!(m.pairs.is_empty());
         assert_eq!(
-            (m.unmatched_baseline.len(), m.unmatched_candidate.len()),
+            (
+                m.summary.unmatched_baseline.len(),
+                m.summary.unmatched_candidate.len()
+            ),
             (1, 1)
         );
     }

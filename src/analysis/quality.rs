@@ -4,7 +4,8 @@
 //! output lengths (the two sides did not do the same work).
 
 use super::improvement::ImprovementRow;
-use crate::charts::{ComparisonTable, Series};
+use crate::charts::comparison::ComparisonTable;
+use crate::charts::series::Series;
 use crate::model::{format_number, Dataset, Dim, DimValue, MetricKey, Record};
 
 /// The kind of a flag, for icons and filtering.

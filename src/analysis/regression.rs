@@ -5,14 +5,14 @@
 //! Matching is [`improvement`](super::improvement)'s: every dimension except `source`,
 //! `format`, `date`, `label` (and the caller's extra ignores); a dimension constant on each
 //! side but different across them (the engine version that was upgraded, a commit tag) leaves
-//! the key by itself and is reported in [`RegressionReport::tied_dims`].
+//! the key by itself and is reported in [`MatchSummary::tied_dims`].
 
 use std::collections::BTreeSet;
 
 use super::export::{Cell, TextColumn, TextTable};
-use super::matching::{match_sides, DuplicateKey, MatchKey};
+use super::matching::{match_sides, MatchKey, MatchSummary};
 use super::{default_ignored, AnalysisError};
-use crate::charts::format_value;
+use crate::charts::style::format_value;
 use crate::model::{DimKey, Direction, MetricKey, Record};
 
 /// Slack when comparing a change with a threshold, so 20 → 21 (5.0000000000000044 % in
@@ -69,7 +69,7 @@ impl Verdict {
 /// One metric of one matched configuration.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MetricChange {
-    /// The match-key values, aligned with [`RegressionReport::key_dims`].
+    /// The match-key values, aligned with [`MatchSummary::key_dims`].
     pub key: MatchKey,
     /// The metric.
     pub metric: MetricKey,
@@ -97,10 +97,6 @@ impl MetricChange {
 /// The result of a regression check.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RegressionReport {
-    /// The dimensions records were matched on.
-    pub key_dims: Vec<DimKey>,
-    /// Dimensions dropped from the key because each run has one, different, value.
-    pub tied_dims: Vec<DimKey>,
     /// The threshold used, in %.
     pub threshold_pct: f64,
     /// Matched configurations.
@@ -109,12 +105,9 @@ pub struct RegressionReport {
     pub compared: usize,
     /// Every change with size above the threshold, largest first.
     pub changes: Vec<MetricChange>,
-    /// Old records with no new counterpart.
-    pub unmatched_old: Vec<usize>,
-    /// New records with no old counterpart.
-    pub unmatched_new: Vec<usize>,
-    /// Keys with several records in a run (`baseline_records` are old), not compared.
-    pub duplicates: Vec<DuplicateKey>,
+    /// The match key, tied dimensions, unmatched records and ambiguous keys (the old run is
+    /// the baseline, the new run the candidate).
+    pub matching: MatchSummary,
 }
 
 impl RegressionReport {
@@ -144,29 +137,19 @@ impl RegressionReport {
             self.compared,
             format_value(self.threshold_pct),
             self.changes.len() - worse - better,
-            self.unmatched_old.len(),
-            self.unmatched_new.len(),
-            if self.duplicates.is_empty() {
+            self.matching.unmatched_baseline.len(),
+            self.matching.unmatched_candidate.len(),
+            if self.matching.duplicates.is_empty() {
                 String::new()
             } else {
-                format!("; {} duplicate keys not compared", self.duplicates.len())
+                format!("; {} duplicate keys not compared", self.matching.duplicates.len())
             }
         )
     }
 
     /// The changes as an exportable table: key columns, metric, old, new, change %, verdict.
     pub fn to_text_table(&self) -> TextTable {
-        let mut columns: Vec<TextColumn> = self
-            .key_dims
-            .iter()
-            .map(|d| {
-                TextColumn::new(
-                    d.name(),
-                    d.label(),
-                    crate::table::Column::Dim(d.clone()).is_numeric(),
-                )
-            })
-            .collect();
+        let mut columns = self.matching.key_columns();
         columns.push(TextColumn::new("metric", "Metric", false));
         columns.push(TextColumn::new("old_value", "Old", true));
         columns.push(TextColumn::new("new_value", "New", true));
@@ -266,15 +249,11 @@ pub fn regression(
             .then_with(|| a.metric.cmp(&b.metric))
     });
     Ok(RegressionReport {
-        key_dims: m.key_dims,
-        tied_dims: m.tied_dims,
         threshold_pct: spec.threshold_pct,
         matched: m.pairs.len(),
         compared,
         changes,
-        unmatched_old: m.unmatched_baseline,
-        unmatched_new: m.unmatched_candidate,
-        duplicates: m.duplicates,
+        matching: m.summary,
     })
 }
 
@@ -326,8 +305,8 @@ mod tests {
         assert!(five.changes.is_empty());
         assert_eq!(r.matched, 2);
         assert_eq!(r.compared, 4);
-        assert_eq!(r.tied_dims.len(), 1);
-        assert_eq!(r.unmatched_new, vec![2]);
+        assert_eq!(r.matching.tied_dims.len(), 1);
+        assert_eq!(r.matching.unmatched_candidate, vec![2]);
         let shown: Vec<(String, Verdict)> = r
             .changes
             .iter()

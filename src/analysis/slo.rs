@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 
 use super::export::{Cell, TextColumn, TextTable};
 use super::series_name;
-use crate::charts::format_value;
+use crate::charts::style::format_value;
 use crate::model::{format_number, Dataset, DimKey, DimValue, MetricKey, Stat};
 
 /// One limit: `metric ≤ max_value`.

@@ -11,18 +11,35 @@ pub fn sorted_finite(values: impl IntoIterator<Item = f64>) -> Vec<f64> {
 
 /// The `p`-th percentile (0 ≤ p ≤ 100) of ascending `sorted` values, numpy's default
 /// `linear` method: rank h = p / 100 × (n − 1), value = x⌊h⌋ + (x⌈h⌉ − x⌊h⌋) × (h − ⌊h⌋).
-/// `None` for no values or p outside 0..=100. The result is clamped to its two neighbours so
-/// rounding can never break monotonicity.
+/// The one percentile of the crate: the explorer's distributions and the load generator's
+/// summaries (vLLM's figures) both use it.
+///
+/// - `None` for no values, and for p outside 0..=100 or NaN (numpy refuses those too); a
+///   caller's p = 150 is a mistake to report, not the maximum.
+/// - A rank that falls on a value gives that value exactly, also when it is ±inf (p0 of
+///   `[1, inf]` is 1; numpy's arithmetic would give NaN from inf × 0).
+/// - Between a finite and an infinite value the result is the infinite one (the limit of the
+///   interpolation); between −inf and +inf there is none, so `None`.
+/// - The result is clamped to its two neighbours so rounding can never break monotonicity.
 pub fn percentile_sorted(sorted: &[f64], p: f64) -> Option<f64> {
     if sorted.is_empty() || !(0.0..=100.0).contains(&p) {
         return None;
     }
-    let rank = p / 100.0 * (sorted.len() - 1) as f64;
-    let lo = rank.floor() as usize;
-    let hi = (lo + 1).min(sorted.len() - 1);
-    let (a, b) = (sorted[lo], sorted[hi]);
+    let last = sorted.len() - 1;
+    let rank = p / 100.0 * last as f64;
+    let lo = (rank.floor() as usize).min(last);
     let t = rank - lo as f64;
-    Some((a + (b - a) * t).clamp(a.min(b), a.max(b)))
+    let a = *sorted.get(lo)?;
+    let b = *sorted.get((lo + 1).min(last))?;
+    if t == 0.0 || a == b {
+        return Some(a);
+    }
+    match (a.is_infinite(), b.is_infinite()) {
+        (true, true) => None,
+        (true, false) => Some(a),
+        (false, true) => Some(b),
+        (false, false) => Some((a + (b - a) * t).clamp(a.min(b), a.max(b))),
+    }
 }
 
 /// The `p`-th percentile of unsorted values (non-finite ones dropped); see
@@ -131,6 +148,29 @@ mod tests {
         assert_eq!(percentile(&[], 50.0), None);
         assert_eq!(percentile(&[1.0], 101.0), None);
         assert_eq!(percentile(&[f64::NAN, 7.0], 50.0), Some(7.0));
+    }
+
+    /// Where the explorer's and the load generator's copies differed: p outside 0..=100
+    /// (the load generator clamped it) and infinite values (both gave NaN at some ranks).
+    #[test]
+    fn percentile_edges_outside_the_range_and_at_infinity() {
+        let v = [1.0, 2.0, 3.0, 4.0];
+        assert_eq!(percentile_sorted(&v, 100.5), None);
+        assert_eq!(percentile_sorted(&v, -0.1), None);
+        assert_eq!(percentile_sorted(&v, f64::NAN), None);
+        assert_eq!(percentile_sorted(&v, 100.0), Some(4.0));
+        let inf = f64::INFINITY;
+        // A rank on a value: that value, even next to an infinity.
+        assert_eq!(percentile_sorted(&[1.0, inf], 0.0), Some(1.0));
+        assert_eq!(percentile_sorted(&[1.0, inf], 100.0), Some(inf));
+        assert_eq!(percentile_sorted(&[-inf, 1.0], 0.0), Some(-inf));
+        assert_eq!(percentile_sorted(&[inf, inf], 50.0), Some(inf));
+        // Between a finite value and an infinity: the infinity.
+        assert_eq!(percentile_sorted(&[1.0, inf], 50.0), Some(inf));
+        assert_eq!(percentile_sorted(&[-inf, 1.0], 50.0), Some(-inf));
+        // Between −inf and +inf: no value.
+        assert_eq!(percentile_sorted(&[-inf, inf], 50.0), None);
+        assert_eq!(percentile_sorted(&[-inf, 0.0, inf], 50.0), Some(0.0));
     }
 
     #[test]

@@ -12,9 +12,9 @@ use plotly::common::{HoverInfo, Line, LineShape, Marker, Mode, Title};
 use plotly::layout::Legend;
 use plotly::{Plot, Scatter};
 
-use super::improvement::base_layout;
 use super::series_name;
-use crate::charts::{escape_html, format_value, series_title, Theme, PALETTE};
+use crate::charts::style::base_layout;
+use crate::charts::style::{escape_html, format_value, series_title, Theme, PALETTE};
 use crate::model::{Dataset, DimKey, LatencyMetric, MetricKey, Percentile, Record, Stat};
 
 /// The throughput axis.

@@ -154,12 +154,12 @@ fn derive(ds: &Dataset, indices: &[usize], c: &ImproveChoice) -> Option<Derived>
             let bars_by = c
                 .bars_by
                 .clone()
-                .filter(|k| t.key_dims.contains(k))
+                .filter(|k| t.matching.key_dims.contains(k))
                 .or(bars_default);
             let heat = c
                 .heat
                 .clone()
-                .filter(|(x, y)| t.key_dims.contains(x) && t.key_dims.contains(y))
+                .filter(|(x, y)| t.matching.key_dims.contains(x) && t.matching.key_dims.contains(y))
                 .or(heat_default);
             (bars_by, heat)
         }
@@ -217,7 +217,8 @@ pub fn ImproveView(
         match (table, d.as_ref().and_then(|d| d.bars_by.clone())) {
             (Some(t), Some(by)) => match analysis::improvement_by(t, &by) {
                 Ok(groups) => {
-                    let fig = analysis::improvement_bars_plot(t, &by, &groups, theme).to_json();
+                    let fig =
+                        crate::charts::improvement_bars_plot(t, &by, &groups, theme).to_json();
                     let _ = plotly::react(&bars, &fig);
                 }
                 Err(_) => plotly::purge(&bars),
@@ -227,7 +228,7 @@ pub fn ImproveView(
         match (table, d.as_ref().and_then(|d| d.heat.clone())) {
             (Some(t), Some((x, y))) => match analysis::improvement_heatmap(t, &x, &y) {
                 Ok(h) => {
-                    let fig = analysis::improvement_heatmap_plot(t, &h, theme).to_json();
+                    let fig = crate::charts::improvement_heatmap_plot(t, &h, theme).to_json();
                     let _ = plotly::react(&heat, &fig);
                 }
                 Err(_) => plotly::purge(&heat),
@@ -241,7 +242,7 @@ pub fn ImproveView(
             {move || derived.get().map(|d| {
                 let dim_now = d.dim.name();
                 let values = d.dims.iter().find(|(k, _)| *k == d.dim).map(|(_, v)| v.clone()).unwrap_or_default();
-                let key_dims: Vec<DimKey> = d.outcome.as_ref().map(|t| t.key_dims.clone()).unwrap_or_default();
+                let key_dims: Vec<DimKey> = d.outcome.as_ref().map(|t| t.matching.key_dims.clone()).unwrap_or_default();
                 let pinned_dim = d.dim.clone();
                 let select_value = move |is_base: bool, current: String, values: Vec<String>| {
                     let id = if is_base { "baseline-select" } else { "candidate-select" };
@@ -318,9 +319,9 @@ pub fn ImproveView(
                             {t.reported_note().map(|n| view! { <p class="muted" id="improve-reported">{n}</p> })}
                             <p class="muted" id="improve-summary">
                                 {t.summary()}
-                                {(!t.tied_dims.is_empty()).then(|| format!(
+                                {(!t.matching.tied_dims.is_empty()).then(|| format!(
                                     "; not matched on {} (one value per side)",
-                                    t.tied_dims.iter().map(DimKey::name).collect::<Vec<_>>().join(", ")
+                                    t.matching.tied_dims.iter().map(DimKey::name).collect::<Vec<_>>().join(", ")
                                 ))}
                                 {t.mean_improvement_pct().map(|m| format!("; mean improvement {m:.2}%"))}
                             </p>
@@ -371,7 +372,7 @@ fn improvement_table(
         <div class="table-scroll">
             <table class="records" id="improve-table">
                 <thead><tr>
-                    {t.key_dims.iter().enumerate().map(|(i, k)| header(k.label(), i)).collect_view()}
+                    {t.matching.key_dims.iter().enumerate().map(|(i, k)| header(k.label(), i)).collect_view()}
                     {header(format!("{} (baseline)", t.baseline), usize::MAX - 1)}
                     {header(format!("{} (candidate)", t.candidate), usize::MAX - 2)}
                     {header("Improvement (%)".to_string(), usize::MAX)}

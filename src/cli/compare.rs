@@ -214,11 +214,11 @@ fn improvement_output(t: &ImprovementTable, picked: Picked, format: TableFormat)
         "sides_picked_by_default": picked.sides,
         "rule": t.rule,
         "reported_note": t.reported_note(),
-        "key_dims": dims_json(&t.key_dims),
-        "tied_dims": dims_json(&t.tied_dims),
-        "unmatched_baseline": t.unmatched_baseline,
-        "unmatched_candidate": t.unmatched_candidate,
-        "duplicates": duplicates_json(&t.duplicates),
+        "key_dims": dims_json(&t.matching.key_dims),
+        "tied_dims": dims_json(&t.matching.tied_dims),
+        "unmatched_baseline": t.matching.unmatched_baseline,
+        "unmatched_candidate": t.matching.unmatched_candidate,
+        "duplicates": duplicates_json(&t.matching.duplicates),
         "missing_metric": t.missing_metric,
     });
     let table = t.to_text_table();
@@ -235,13 +235,13 @@ fn improvement_output(t: &ImprovementTable, picked: Picked, format: TableFormat)
             if let Some(note) = t.reported_note() {
                 s.push_str(&format!("{note}\n\n"));
             }
-            if !t.tied_dims.is_empty() {
+            if !t.matching.tied_dims.is_empty() {
                 s.push_str(&format!(
                     "Not matched on {} (one value per side).\n\n",
-                    crate::analysis::join_or_none(t.tied_dims.iter().map(DimKey::name))
+                    crate::analysis::join_or_none(t.matching.tied_dims.iter().map(DimKey::name))
                 ));
             }
-            let (short, same) = table.split_constant_columns(t.key_dims.len());
+            let (short, same) = table.split_constant_columns(t.matching.key_dims.len());
             s.push_str(&same_for_every_row(&same));
             s.push_str(&render(&short, format, meta));
             s.push_str(&format!("\n{}\n", t.summary()));
@@ -260,24 +260,24 @@ fn regression_output(r: &RegressionReport, format: TableFormat) -> String {
         "threshold_pct": r.threshold_pct,
         "matched": r.matched,
         "compared": r.compared,
-        "key_dims": dims_json(&r.key_dims),
-        "tied_dims": dims_json(&r.tied_dims),
-        "unmatched_old": r.unmatched_old,
-        "unmatched_new": r.unmatched_new,
-        "duplicates": duplicates_json(&r.duplicates),
+        "key_dims": dims_json(&r.matching.key_dims),
+        "tied_dims": dims_json(&r.matching.tied_dims),
+        "unmatched_old": r.matching.unmatched_baseline,
+        "unmatched_new": r.matching.unmatched_candidate,
+        "duplicates": duplicates_json(&r.matching.duplicates),
     });
     let table = r.to_text_table();
     match format {
         TableFormat::Markdown => {
             let mut s = format!("{}\n\n", r.summary());
-            if !r.tied_dims.is_empty() {
+            if !r.matching.tied_dims.is_empty() {
                 s.push_str(&format!(
                     "Not matched on {} (one value per run).\n\n",
-                    crate::analysis::join_or_none(r.tied_dims.iter().map(DimKey::name))
+                    crate::analysis::join_or_none(r.matching.tied_dims.iter().map(DimKey::name))
                 ));
             }
             if !r.changes.is_empty() {
-                let (short, same) = table.split_constant_columns(r.key_dims.len());
+                let (short, same) = table.split_constant_columns(r.matching.key_dims.len());
                 s.push_str(&same_for_every_row(&same));
                 s.push_str(&render(&short, format, meta));
             }

@@ -1,6 +1,9 @@
 //! Summary statistics over latency samples, defined exactly as vLLM's serving benchmark defines
 //! them (numpy): mean, median, population standard deviation and percentiles by linear
-//! interpolation between closest ranks. Pure; must not import app code.
+//! interpolation between closest ranks ([`percentile_sorted`], shared with the explorer).
+//! Pure; must not import app code.
+
+use crate::analysis::stats::percentile_sorted;
 
 /// Summary of one latency family (milliseconds).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -15,18 +18,6 @@ pub struct Summary {
     pub std: f64,
     /// Requested percentiles as `(p, value)`.
     pub percentiles: Vec<(f64, f64)>,
-}
-
-/// numpy's default (`linear`) percentile of sorted samples: rank `p/100 * (n-1)`, interpolated.
-pub fn percentile_sorted(sorted: &[f64], p: f64) -> Option<f64> {
-    if sorted.is_empty() {
-        return None;
-    }
-    let rank = (p / 100.0).clamp(0.0, 1.0) * (sorted.len() - 1) as f64;
-    let lo = rank.floor() as usize;
-    let hi = rank.ceil() as usize;
-    let frac = rank - lo as f64;
-    Some(sorted[lo] + (sorted[hi] - sorted[lo]) * frac)
 }
 
 /// Summarises samples; `None` when there are none (vLLM would print 0, we omit the metric).

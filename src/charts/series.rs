@@ -1,0 +1,189 @@
+//! Grouping records into the series (and panels) a chart draws: what to draw
+//! ([`ChartSpec`]), one point per (series, panel, x) with the records it stands for, series in
+//! value order.
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::style::{Theme, NO_VALUE};
+use crate::analysis::points::{MergeFinder, PointMerge};
+use crate::model::{ColumnRef, Dataset, DimKey, DimValue, MetricKey};
+
+/// How the chart draws its series.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChartKind {
+    /// One line per series over a numeric x axis (the scaling view).
+    Lines,
+    /// Grouped bars, one bar per series at each x value (the comparison views).
+    Bars,
+}
+
+/// What to draw: which metric against which dimension, split into series by which dimensions.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChartSpec {
+    /// Lines or grouped bars.
+    pub kind: ChartKind,
+    /// The dimension on the x axis (request rate, concurrency, batch size, input length, ...).
+    pub x: DimKey,
+    /// The metric on the y axis.
+    pub metric: MetricKey,
+    /// Dimensions whose combined values name a series (engine, gpu, ...). Empty: one series.
+    pub series_by: Vec<DimKey>,
+    /// One panel per value of this dimension (small multiples), when set.
+    pub facet_by: Option<DimKey>,
+    /// Log-2 x axis (lines only; ignored when x has non-numeric or infinite values).
+    pub log2_x: bool,
+    /// Logarithmic y axis (latencies spanning orders of magnitude).
+    pub log_y: bool,
+    /// Page theme.
+    pub theme: Theme,
+    /// Chart title; a default is derived when `None`.
+    pub title: Option<String>,
+}
+
+impl ChartSpec {
+    /// The dimensions every record of a point shares by construction: x, series and panel.
+    pub fn drawn(&self) -> Vec<DimKey> {
+        let mut d = vec![self.x.clone()];
+        d.extend(self.series_by.iter().cloned());
+        d.extend(self.facet_by.iter().cloned());
+        d
+    }
+}
+
+/// One point of a series: the mean of every record sharing the series, panel and x value.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SeriesPoint {
+    /// The x value.
+    pub x: DimValue,
+    /// The mean of the metric over `records`.
+    pub y: f64,
+    /// Indices (into the dataset) of the records averaged into this point.
+    pub records: Vec<usize>,
+    /// What the point stands for when its records differ in a dimension (see
+    /// [`crate::analysis::points`]); empty for one configuration.
+    pub merge: PointMerge,
+}
+
+/// A named series of points sorted by x, in one panel.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Series {
+    /// The series name: the values of the `series_by` dimensions joined by " · ".
+    pub name: String,
+    /// The panel's value of the `facet_by` dimension (`None`: no panels, or no value).
+    pub facet: Option<DimValue>,
+    /// Points sorted by x.
+    pub points: Vec<SeriesPoint>,
+}
+
+/// A point being accumulated: the sum of the metric and the records summed.
+type PointSum = (f64, Vec<usize>);
+
+/// Dictionary codes sort like values, but "no value" (code 0) goes last.
+fn code_rank(c: u32) -> u32 {
+    c.wrapping_sub(1)
+}
+
+/// Groups the records at `indices` into series (and panels, with `spec.facet_by`). Records
+/// lacking the x value or the metric are left out; several records at one (series, panel, x)
+/// are averaged, and the point says which dimensions differ among them. Series come in value
+/// order (numbers numerically, `inf` last), not name order. Works on the dataset's dictionary
+/// codes, so its cost per record is a few integer operations.
+pub fn build_series(ds: &Dataset, indices: &[usize], spec: &ChartSpec) -> Vec<Series> {
+    let records = ds.records();
+    let Some(x_col) = ds.column(&spec.x) else {
+        return Vec::new();
+    };
+    let by_cols: Vec<Option<ColumnRef<'_>>> = spec.series_by.iter().map(|k| ds.column(k)).collect();
+    let facet_col = spec.facet_by.as_ref().and_then(|k| ds.column(k));
+    // (facet code, series codes) -> x code -> (sum, records).
+    let mut groups: HashMap<(u32, Vec<u32>), BTreeMap<u32, PointSum>> = HashMap::new();
+    let mut key = Vec::with_capacity(by_cols.len());
+    for &i in indices {
+        let x = x_col.codes.get(i).copied().unwrap_or(0);
+        if x == 0 {
+            continue;
+        }
+        let Some(y) = records.get(i).and_then(|r| r.metric(&spec.metric)) else {
+            continue;
+        };
+        if y.is_nan() {
+            continue;
+        }
+        key.clear();
+        key.extend(by_cols.iter().map(|c| c.map_or(0, |c| c.codes[i])));
+        let facet = facet_col.map_or(0, |c| c.codes[i]);
+        let point = groups
+            .entry((facet, key.clone()))
+            .or_default()
+            .entry(x)
+            .or_insert((0.0, Vec::new()));
+        point.0 += y;
+        point.1.push(i);
+    }
+    let name_of = |codes: &[u32]| -> String {
+        if by_cols.is_empty() {
+            return "all".to_string();
+        }
+        codes
+            .iter()
+            .zip(&by_cols)
+            .map(|(&c, col)| match (c, col) {
+                (0, _) | (_, None) => NO_VALUE.to_string(),
+                (c, Some(col)) => col.dict[c as usize - 1].to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join(" · ")
+    };
+    let drawn = spec.drawn();
+    let finder = MergeFinder::new(ds, &drawn);
+    let mut keyed: Vec<((u32, Vec<u32>), Series)> = groups
+        .into_iter()
+        .map(|((facet, codes), points)| {
+            let series = Series {
+                name: name_of(&codes),
+                facet: facet_col
+                    .and_then(|c| c.dict.get((facet as usize).wrapping_sub(1)).cloned()),
+                points: points
+                    .into_iter()
+                    .map(|(x, (sum, recs))| SeriesPoint {
+                        x: x_col.dict[x as usize - 1].clone(),
+                        y: sum / recs.len() as f64,
+                        merge: finder.merge(&recs),
+                        records: recs,
+                    })
+                    .collect(),
+            };
+            ((facet, codes), series)
+        })
+        .collect();
+    keyed.sort_by(|((fa, a), _), ((fb, b), _)| {
+        code_rank(*fa).cmp(&code_rank(*fb)).then_with(|| {
+            a.iter()
+                .map(|&c| code_rank(c))
+                .cmp(b.iter().map(|&c| code_rank(c)))
+        })
+    });
+    keyed.into_iter().map(|(_, s)| s).collect()
+}
+
+/// Series names in legend order (first appearance over the panels), each once.
+pub fn series_names(series: &[Series]) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for s in series {
+        if !names.contains(&s.name) {
+            names.push(s.name.clone());
+        }
+    }
+    names
+}
+
+/// The panels of `series` in value order (`[None]` when there are no panels).
+pub fn facets(series: &[Series]) -> Vec<Option<DimValue>> {
+    let mut out: Vec<Option<DimValue>> = Vec::new();
+    for s in series {
+        if !out.contains(&s.facet) {
+            out.push(s.facet.clone());
+        }
+    }
+    out
+}
