@@ -19,7 +19,7 @@ use std::fmt;
 
 use thiserror::Error;
 
-use super::stats::percentile_sorted;
+use crate::analysis::stats::percentile_sorted;
 
 /// A latency measured per request that an objective can bound.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
