@@ -1,0 +1,205 @@
+//! A stage as vLLM's serving result file (`--vllm-compatible`): exactly vLLM's keys
+//! ([`vllm_json`]) and file name ([`vllm_file_name`]).
+
+use serde_json::{json, Map, Value};
+
+use super::stage_info::StageInfo;
+use super::view::{p_word, view_percentiles, SummaryView};
+use crate::loadgen::client::RequestRecord;
+use crate::loadgen::measure::{request_latencies, StageMetrics};
+use crate::model::canonical::number_to_json;
+
+fn py_float(v: f64) -> String {
+    if v.is_infinite() {
+        "inf".into()
+    } else if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{v:.1}")
+    } else {
+        format!("{v}")
+    }
+}
+
+/// vLLM's serving result object for a stage (formats.md §2), with the keys `vllm bench serve`
+/// writes (vllm/benchmarks/serve.py, vLLM main at commit 009e6d4): the run's settings, `--metadata` (our
+/// tags) as top-level keys, the totals, `latencies` and `queue_times` (seconds, every request,
+/// 0 for failed ones as vLLM), `rtfx` (0: no audio), mean/median/std and percentiles of the
+/// metrics in `view.metrics`, and only with `detailed` (vLLM's `--save-detailed`) the other
+/// per-request arrays: `input_lens`, `output_lens`, `start_times`, `ttfts`, `itls`,
+/// `generated_texts`, `errors`.
+pub fn vllm_json(
+    info: &StageInfo,
+    m: &StageMetrics,
+    requests: &[RequestRecord],
+    view: &SummaryView,
+    detailed: bool,
+) -> Value {
+    let mut o = Map::new();
+    o.insert("date".into(), json!(info.date));
+    o.insert("endpoint_type".into(), json!(info.backend));
+    o.insert("backend".into(), json!(info.backend));
+    o.insert("label".into(), json!(info.label));
+    o.insert("model_id".into(), json!(info.model));
+    let tokenizer = info.tags.get("tokenizer").unwrap_or(&info.model);
+    o.insert("tokenizer_id".into(), json!(tokenizer));
+    o.insert("num_prompts".into(), json!(info.num_prompts));
+    for (k, v) in &info.tags {
+        o.entry(k.clone()).or_insert_with(|| json!(v));
+    }
+    let rate = if info.request_rate.is_finite() {
+        json!(info.request_rate)
+    } else {
+        json!("inf")
+    };
+    o.insert("request_rate".into(), rate);
+    o.insert("burstiness".into(), json!(info.burstiness));
+    o.insert("max_concurrency".into(), json!(info.max_concurrency));
+    o.insert("duration".into(), json!(m.duration_s));
+    o.insert("completed".into(), json!(m.completed));
+    o.insert("failed".into(), json!(m.failed));
+    o.insert("total_input_tokens".into(), json!(m.total_input));
+    o.insert("total_output_tokens".into(), json!(m.total_output));
+    o.insert("request_throughput".into(), json!(m.request_throughput));
+    o.insert("request_goodput".into(), json!(m.request_goodput));
+    o.insert("output_throughput".into(), json!(m.output_throughput));
+    o.insert(
+        "total_token_throughput".into(),
+        json!(m.total_token_throughput),
+    );
+    let lats: Vec<_> = requests.iter().map(request_latencies).collect();
+    if detailed {
+        o.insert(
+            "input_lens".into(),
+            requests.iter().map(|r| json!(r.input_tokens())).collect(),
+        );
+        o.insert(
+            "output_lens".into(),
+            requests
+                .iter()
+                .map(|r| {
+                    json!(if r.failure.is_some() {
+                        0
+                    } else {
+                        r.output_tokens()
+                    })
+                })
+                .collect(),
+        );
+        o.insert(
+            "ttfts".into(),
+            lats.iter()
+                .map(|l| json!(l.as_ref().map_or(0.0, |l| l.ttft_ms / 1e3)))
+                .collect(),
+        );
+        o.insert(
+            "itls".into(),
+            lats.iter()
+                .map(|l| {
+                    l.as_ref().map_or(json!([]), |l| {
+                        l.itl_ms.iter().map(|v| json!(v / 1e3)).collect()
+                    })
+                })
+                .collect(),
+        );
+    }
+    o.insert(
+        "latencies".into(),
+        lats.iter()
+            .map(|l| json!(l.as_ref().map_or(0.0, |l| l.e2el_ms / 1e3)))
+            .collect(),
+    );
+    if detailed {
+        // vLLM's start times are perf_counter readings; ours are seconds after the stage start.
+        o.insert(
+            "start_times".into(),
+            requests.iter().map(|r| json!(r.sent_at_s)).collect(),
+        );
+    }
+    o.insert(
+        "queue_times".into(),
+        requests
+            .iter()
+            .map(|r| json!((r.sent_at_s - r.intended_at_s).max(0.0)))
+            .collect(),
+    );
+    if detailed {
+        o.insert(
+            "generated_texts".into(),
+            requests.iter().map(|r| json!(r.generated_text)).collect(),
+        );
+        o.insert(
+            "errors".into(),
+            requests
+                .iter()
+                .map(|r| {
+                    json!(r.failure.as_ref().map_or(String::new(), |f| format!(
+                        "{}: {}",
+                        f.kind.name(),
+                        f.message
+                    )))
+                })
+                .collect(),
+        );
+    }
+    o.insert(
+        "max_output_tokens_per_s".into(),
+        json!(m.max_output_tokens_per_s),
+    );
+    o.insert(
+        "max_concurrent_requests".into(),
+        json!(m.max_concurrent_requests),
+    );
+    o.insert("rtfx".into(), json!(0.0));
+    for metric in view.printed(info) {
+        let name = metric.name();
+        // vLLM writes zeros when there is no sample.
+        let s = view.summary_of(m, metric);
+        o.insert(format!("mean_{name}_ms"), number_to_json(s.mean));
+        o.insert(format!("median_{name}_ms"), number_to_json(s.median));
+        o.insert(format!("std_{name}_ms"), number_to_json(s.std));
+        for (p, v) in view_percentiles(&s, &view.percentiles) {
+            o.insert(format!("p{}_{name}_ms", p_word(p)), number_to_json(v));
+        }
+    }
+    Value::Object(o)
+}
+
+/// vLLM's file name for a stage: `{label or backend}-{rate}qps[-concurrency{N}]-{model}-{date}.json`.
+pub fn vllm_file_name(info: &StageInfo) -> String {
+    let head = info.label.clone().unwrap_or_else(|| info.backend.clone());
+    let conc = info
+        .max_concurrency
+        .map_or(String::new(), |c| format!("-concurrency{c}"));
+    let model = info.model.rsplit('/').next().unwrap_or(&info.model);
+    format!(
+        "{head}-{}qps{conc}-{model}-{}.json",
+        py_float(info.request_rate),
+        info.date
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vllm_file_names() {
+        let info = StageInfo {
+            backend: "openai".into(),
+            request_rate: 4.0,
+            max_concurrency: Some(16),
+            model: "org/Model-7B".into(),
+            date: "20250101-000000".into(),
+            ..StageInfo::default()
+        };
+        assert_eq!(
+            vllm_file_name(&info),
+            "openai-4.0qps-concurrency16-Model-7B-20250101-000000.json"
+        );
+        let info = StageInfo {
+            request_rate: f64::INFINITY,
+            label: Some("x".into()),
+            ..info
+        };
+        assert!(vllm_file_name(&info).starts_with("x-infqps-"));
+    }
+}

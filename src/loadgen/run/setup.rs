@@ -1,0 +1,95 @@
+//! What a run asks for before its first stage: the server's model (`/v1/models`) when
+//! `--model` is not given, and the prompts of the chosen dataset.
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use super::opts::{DatasetKind, RunOpts};
+use super::prepare::invalid;
+use crate::loadgen::client::{Client, FailureKind};
+use crate::loadgen::dataset::{self, Prompt, RandomSpec};
+use crate::loadgen::tokenizer::Tokenizer;
+use crate::loadgen::LoadgenError;
+
+pub(super) fn load_prompts(
+    opts: &RunOpts,
+    count: usize,
+    tok: &Tokenizer,
+) -> Result<(String, Vec<Prompt>), LoadgenError> {
+    let read = || -> Result<(PathBuf, String), LoadgenError> {
+        let path = opts
+            .dataset_path
+            .clone()
+            .ok_or_else(|| invalid("dataset-path", "needed for this --dataset"))?;
+        let text = std::fs::read_to_string(&path).map_err(|e| LoadgenError::Dataset {
+            path: path.clone(),
+            message: e.to_string(),
+        })?;
+        Ok((path, text))
+    };
+    Ok(match opts.dataset {
+        DatasetKind::Random => {
+            let spec = RandomSpec {
+                input_len: opts.input_len,
+                output_len: opts.output_len.unwrap_or(128),
+                range_ratio: opts.range_ratio,
+                prefix_len: opts.prefix_len,
+            };
+            (
+                "random".into(),
+                dataset::random(spec, count, opts.seed, tok),
+            )
+        }
+        DatasetKind::Jsonl => {
+            let (path, text) = read()?;
+            (
+                "jsonl".into(),
+                dataset::jsonl(&path, &text, opts.output_len.unwrap_or(128), tok)?,
+            )
+        }
+        DatasetKind::Sharegpt => {
+            let (path, text) = read()?;
+            (
+                "sharegpt".into(),
+                dataset::sharegpt(&path, &text, opts.output_len, tok)?,
+            )
+        }
+    })
+}
+
+pub(super) async fn first_model(client: &Client) -> Result<String, LoadgenError> {
+    let path = format!("{}/v1/models", client.target().prefix);
+    let url = format!("{}{path}", client.target().origin);
+    let text = client.get(&path).await.map_err(|f| {
+        // Only a server without the route is helped by naming the model; any other refusal
+        // (a rejected header, a bad key) would fail every request the same way.
+        let hint = match f.kind {
+            FailureKind::Http(404) => "; the server lists no models: pass --model",
+            FailureKind::Http(_) => "",
+            _ => "; pass --model to skip the probe",
+        };
+        LoadgenError::Setup {
+            url: url.clone(),
+            message: format!(
+                "model probe failed: {} ({}){hint}",
+                f.message,
+                f.kind.name()
+            ),
+        }
+    })?;
+    let v: Value = serde_json::from_str(&text).map_err(|e| LoadgenError::Setup {
+        url: url.clone(),
+        message: format!("not JSON: {e}"),
+    })?;
+    v.get("data")
+        .and_then(Value::as_array)
+        .and_then(|d| d.first())
+        .and_then(|m| m.get("id"))
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .ok_or_else(|| LoadgenError::Setup {
+            url,
+            message: "no model id listed; pass --model".into(),
+        })
+}
