@@ -21,7 +21,10 @@ pub use console::summary_text;
 pub use jsonl::request_line;
 pub use record::{request_detail, stage_record};
 pub use stage_info::StageInfo;
-pub use view::{error_reasons, ErrorReason, PercentileMetric, SummaryView, REASON_BYTES};
+pub use view::{
+    error_reasons, ErrorReason, PercentileMetric, SummaryView, UnknownPercentileMetric,
+    REASON_BYTES,
+};
 pub use vllm::{vllm_file_name, vllm_json};
 
 /// `%Y%m%d-%H%M%S` in UTC for seconds since the Unix epoch.

@@ -23,7 +23,7 @@ use super::mock::{MockOpts, MockServer};
 use super::report::{self, StageInfo, SummaryView};
 use super::schedule::{arrivals, stop_requested, Arrivals, StageSize};
 use super::tokenizer::Tokenizer;
-use super::LoadgenError;
+use super::{LoadgenError, RequestFailed, SetupError};
 use crate::model::Record;
 
 pub mod opts;
@@ -245,13 +245,10 @@ async fn run_inner(
             });
         }
         if !reqs.is_empty() && reqs.iter().all(|r| r.failure.is_some()) {
-            let f = reqs[0]
-                .failure
-                .clone()
-                .map_or_else(String::new, |f| f.message);
+            let first = reqs[0].failure.as_ref().map(RequestFailed::from);
             return Err(LoadgenError::Setup {
                 url: workload.client.target().url.clone(),
-                message: format!("every warm-up request failed; first: {f}"),
+                source: SetupError::WarmupFailed(first.unwrap_or_default()),
             });
         }
     }

@@ -267,9 +267,13 @@ mod tests {
             vllm_part(&summary_text(&info, &m, &view)),
             include_str!("../../../tests/fixtures/loadgen/vllm-summary-inf.txt")
         );
-        assert!(PercentileMetric::parse_list("ttft,latency")
-            .unwrap_err()
-            .contains("\"latency\""));
+        assert_eq!(
+            PercentileMetric::parse_list("ttft,latency")
+                .unwrap_err()
+                .to_string(),
+            "\"latency\" is not one of ttft, tpot, itl, e2el, client_queue_time, \
+             e2el_including_client_queue"
+        );
     }
 
     /// The explorer reads our console output as a vLLM summary: benchlens's second block does

@@ -51,7 +51,7 @@ impl PercentileMetric {
     pub const DEFAULT: &'static str = "ttft,tpot,itl";
 
     /// Parses a comma list of vLLM's names; the error names the unknown one.
-    pub fn parse_list(text: &str) -> Result<Vec<PercentileMetric>, String> {
+    pub fn parse_list(text: &str) -> Result<Vec<PercentileMetric>, UnknownPercentileMetric> {
         text.split(',')
             .map(str::trim)
             .filter(|s| !s.is_empty())
@@ -60,10 +60,7 @@ impl PercentileMetric {
                     .iter()
                     .find(|(n, _)| *n == name)
                     .map(|(_, m)| *m)
-                    .ok_or_else(|| {
-                        let names: Vec<&str> = Self::ALL.iter().map(|(n, _)| *n).collect();
-                        format!("{name:?} is not one of {}", names.join(", "))
-                    })
+                    .ok_or_else(|| UnknownPercentileMetric { name: name.into() })
             })
             .collect()
     }
@@ -90,6 +87,16 @@ impl PercentileMetric {
             ),
         }
     }
+}
+
+/// A name in `--percentile-metrics` that is not one of vLLM's ([`PercentileMetric::ALL`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{name:?} is not one of ttft, tpot, itl, e2el, client_queue_time, e2el_including_client_queue"
+)]
+pub struct UnknownPercentileMetric {
+    /// The name given.
+    pub name: String,
 }
 
 /// What the console summary and the vLLM file show besides the stage's metrics.

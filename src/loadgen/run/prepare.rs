@@ -21,6 +21,17 @@ pub(super) fn invalid(option: &'static str, message: impl Into<String>) -> Loadg
     }
 }
 
+/// An option refused by a parser with its own error, kept as the source.
+fn invalid_value(
+    option: &'static str,
+    source: impl std::error::Error + Send + Sync + 'static,
+) -> LoadgenError {
+    LoadgenError::InvalidOptionValue {
+        option,
+        source: Box::new(source),
+    }
+}
+
 fn parse_rates(items: &[String]) -> Result<Vec<f64>, LoadgenError> {
     let mut out = Vec::new();
     for s in items {
@@ -178,9 +189,9 @@ pub(super) fn prepare(opts: &RunOpts) -> Result<Prepared, LoadgenError> {
     } else if opts.num_prompts == 0 {
         return Err(invalid("num-prompts", "must be at least 1"));
     }
-    let slo = Slo::parse(&opts.goodput).map_err(|m| invalid("goodput", m))?;
+    let slo = Slo::parse(&opts.goodput).map_err(|e| invalid_value("goodput", e))?;
     let percentile_metrics = PercentileMetric::parse_list(&opts.percentile_metrics)
-        .map_err(|m| invalid("percentile-metrics", m))?;
+        .map_err(|e| invalid_value("percentile-metrics", e))?;
     if let Some(p) = opts.fail_on_error.filter(|p| !(0.0..=100.0).contains(p)) {
         return Err(invalid(
             "fail-on-error",
@@ -192,7 +203,7 @@ pub(super) fn prepare(opts: &RunOpts) -> Result<Prepared, LoadgenError> {
         Some(text) => match serde_json::from_str::<Value>(text) {
             Ok(Value::Object(m)) => Some(m),
             Ok(_) => return Err(invalid("extra-body", "must be a JSON object")),
-            Err(e) => return Err(invalid("extra-body", e.to_string())),
+            Err(e) => return Err(invalid_value("extra-body", e)),
         },
     };
     let mut tags: BTreeMap<String, String> = parse_pairs(&opts.tags, "tag")?.into_iter().collect();
@@ -233,14 +244,28 @@ mod tests {
         let bad = |f: &dyn Fn(&mut RunOpts)| {
             let mut o = RunOpts::default();
             f(&mut o);
-            prepare(&o).err().map(|e| e.to_string()).unwrap_or_default()
+            // As the command line prints it: the error and its sources.
+            prepare(&o)
+                .err()
+                .map(|e| format!("{:#}", anyhow::Error::from(e)))
+                .unwrap_or_default()
         };
         assert!(bad(&|o| o.request_rate = vec!["fast".into()]).contains("--request-rate"));
         assert!(bad(&|o| o.burstiness = 0.0).contains("--burstiness"));
         assert!(bad(&|o| o.duration = Some(5.0)).contains("--max-concurrency"));
         assert!(bad(&|o| o.extra_body = Some("[1]".into())).contains("--extra-body"));
         assert!(bad(&|o| o.tags = vec!["novalue".into()]).contains("--tag"));
-        assert!(bad(&|o| o.goodput = vec!["ttft".into()]).contains("--goodput"));
+        assert_eq!(
+            bad(&|o| o.goodput = vec!["ttft".into()]),
+            "invalid --goodput: \"ttft\" is not NAME:MS"
+        );
+        assert_eq!(
+            bad(&|o| o.percentile_metrics = "ttft,p99".into()),
+            "invalid --percentile-metrics: \"p99\" is not one of ttft, tpot, itl, e2el, \
+             client_queue_time, e2el_including_client_queue"
+        );
+        assert!(bad(&|o| o.extra_body = Some("{".into()))
+            .starts_with("invalid --extra-body: EOF while parsing an object"));
         assert_eq!(
             parse_rates(&["1".into(), "inf".into()]).unwrap(),
             vec![1.0, f64::INFINITY]

@@ -10,7 +10,7 @@ use super::prepare::invalid;
 use crate::loadgen::client::{Client, FailureKind};
 use crate::loadgen::dataset::{self, Prompt, RandomSpec};
 use crate::loadgen::tokenizer::Tokenizer;
-use crate::loadgen::LoadgenError;
+use crate::loadgen::{DatasetError, LoadgenError, RequestFailed, SetupError};
 
 pub(super) fn load_prompts(
     opts: &RunOpts,
@@ -24,7 +24,7 @@ pub(super) fn load_prompts(
             .ok_or_else(|| invalid("dataset-path", "needed for this --dataset"))?;
         let text = std::fs::read_to_string(&path).map_err(|e| LoadgenError::Dataset {
             path: path.clone(),
-            message: e.to_string(),
+            source: DatasetError::Read(e),
         })?;
         Ok((path, text))
     };
@@ -65,22 +65,21 @@ pub(super) async fn first_model(client: &Client) -> Result<String, LoadgenError>
         // Only a server without the route is helped by naming the model; any other refusal
         // (a rejected header, a bad key) would fail every request the same way.
         let hint = match f.kind {
-            FailureKind::Http(404) => "; the server lists no models: pass --model",
+            FailureKind::Http(404) => " (the server lists no models: pass --model)",
             FailureKind::Http(_) => "",
-            _ => "; pass --model to skip the probe",
+            _ => " (pass --model to skip the probe)",
         };
         LoadgenError::Setup {
             url: url.clone(),
-            message: format!(
-                "model probe failed: {} ({}){hint}",
-                f.message,
-                f.kind.name()
-            ),
+            source: SetupError::ModelProbe {
+                hint,
+                reason: RequestFailed::from(&f),
+            },
         }
     })?;
     let v: Value = serde_json::from_str(&text).map_err(|e| LoadgenError::Setup {
         url: url.clone(),
-        message: format!("not JSON: {e}"),
+        source: SetupError::ModelListNotJson(e),
     })?;
     v.get("data")
         .and_then(Value::as_array)
@@ -88,8 +87,8 @@ pub(super) async fn first_model(client: &Client) -> Result<String, LoadgenError>
         .and_then(|m| m.get("id"))
         .and_then(Value::as_str)
         .map(str::to_string)
-        .ok_or_else(|| LoadgenError::Setup {
+        .ok_or(LoadgenError::Setup {
             url,
-            message: "no model id listed; pass --model".into(),
+            source: SetupError::NoModelListed,
         })
 }
