@@ -188,7 +188,7 @@ impl SummaryView {
         let mut incl = Vec::new();
         for r in requests {
             if let Some(l) = request_latencies(r) {
-                let q = (r.sent_at_s - r.intended_at_s).max(0.0) * 1e3;
+                let q = queue_time_s(r) * 1e3;
                 queue.push(q);
                 incl.push(l.e2el_ms + q);
             }
@@ -239,6 +239,12 @@ impl SummaryView {
             ..Summary::default()
         })
     }
+}
+
+/// A request's client queue time, seconds: from when it was due to when it was sent (vLLM's
+/// `client_queue_time`; never negative).
+pub(super) fn queue_time_s(r: &RequestRecord) -> f64 {
+    (r.sent_at_s - r.intended_at_s).max(0.0)
 }
 
 /// The percentiles of `s` that the view asks for, in the view's order (measure computes the

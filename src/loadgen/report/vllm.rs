@@ -3,11 +3,13 @@
 
 use serde_json::{json, Map, Value};
 
+use super::record::request_detail;
 use super::stage_info::StageInfo;
-use super::view::{p_word, view_percentiles, SummaryView};
+use super::view::{p_word, queue_time_s, view_percentiles, SummaryView};
 use crate::loadgen::client::RequestRecord;
-use crate::loadgen::measure::{request_latencies, StageMetrics};
+use crate::loadgen::measure::StageMetrics;
 use crate::model::canonical::number_to_json;
+use crate::model::RequestDetail;
 
 fn py_float(v: f64) -> String {
     if v.is_infinite() {
@@ -65,47 +67,34 @@ pub fn vllm_json(
         "total_token_throughput".into(),
         json!(m.total_token_throughput),
     );
-    let lats: Vec<_> = requests.iter().map(request_latencies).collect();
+    // The per-request arrays, from the same per-request figures as the canonical record
+    // (failed requests: 0 tokens and 0 s, as vLLM writes them).
+    let details: Vec<RequestDetail> = requests.iter().map(request_detail).collect();
+    let seconds = |ms: Option<f64>| json!(ms.map_or(0.0, |ms| ms / 1e3));
     if detailed {
         o.insert(
             "input_lens".into(),
-            requests.iter().map(|r| json!(r.input_tokens())).collect(),
+            details.iter().map(|d| json!(d.input_len)).collect(),
         );
         o.insert(
             "output_lens".into(),
-            requests
-                .iter()
-                .map(|r| {
-                    json!(if r.failure.is_some() {
-                        0
-                    } else {
-                        r.output_tokens()
-                    })
-                })
-                .collect(),
+            details.iter().map(|d| json!(d.output_len)).collect(),
         );
         o.insert(
             "ttfts".into(),
-            lats.iter()
-                .map(|l| json!(l.as_ref().map_or(0.0, |l| l.ttft_ms / 1e3)))
-                .collect(),
+            details.iter().map(|d| seconds(d.ttft_ms)).collect(),
         );
         o.insert(
             "itls".into(),
-            lats.iter()
-                .map(|l| {
-                    l.as_ref().map_or(json!([]), |l| {
-                        l.itl_ms.iter().map(|v| json!(v / 1e3)).collect()
-                    })
-                })
+            details
+                .iter()
+                .map(|d| d.itl_ms.iter().map(|v| json!(v / 1e3)).collect::<Value>())
                 .collect(),
         );
     }
     o.insert(
         "latencies".into(),
-        lats.iter()
-            .map(|l| json!(l.as_ref().map_or(0.0, |l| l.e2el_ms / 1e3)))
-            .collect(),
+        details.iter().map(|d| seconds(d.e2el_ms)).collect(),
     );
     if detailed {
         // vLLM's start times are perf_counter readings; ours are seconds after the stage start.
@@ -116,10 +105,7 @@ pub fn vllm_json(
     }
     o.insert(
         "queue_times".into(),
-        requests
-            .iter()
-            .map(|r| json!((r.sent_at_s - r.intended_at_s).max(0.0)))
-            .collect(),
+        requests.iter().map(|r| json!(queue_time_s(r))).collect(),
     );
     if detailed {
         o.insert(
@@ -128,15 +114,9 @@ pub fn vllm_json(
         );
         o.insert(
             "errors".into(),
-            requests
+            details
                 .iter()
-                .map(|r| {
-                    json!(r.failure.as_ref().map_or(String::new(), |f| format!(
-                        "{}: {}",
-                        f.kind.name(),
-                        f.message
-                    )))
-                })
+                .map(|d| json!(d.error.as_deref().unwrap_or_default()))
                 .collect(),
         );
     }
@@ -180,6 +160,56 @@ pub fn vllm_file_name(info: &StageInfo) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `--save-detailed`'s arrays, one entry per request: a failed request has 0 tokens, 0 s,
+    /// no ITLs and its error; a successful one its figures in seconds.
+    #[test]
+    fn detailed_arrays_hold_every_request_failed_ones_as_zeros() {
+        use crate::loadgen::client::{ChunkArrival, Failure, FailureKind};
+        let chunk = |at_s| ChunkArrival {
+            at_s,
+            tokens: 1,
+            coalesced: false,
+        };
+        let ok = RequestRecord {
+            input_len: 7,
+            intended_at_s: 1.0,
+            sent_at_s: 1.5,
+            ttft_s: Some(0.25),
+            e2el_s: Some(0.75),
+            chunks: vec![chunk(0.25), chunk(0.5), chunk(0.75)],
+            generated_text: "a b c".into(),
+            ..RequestRecord::default()
+        };
+        let failed = RequestRecord {
+            input_len: 5,
+            intended_at_s: 2.0,
+            sent_at_s: 1.0,
+            chunks: vec![chunk(0.1)],
+            failure: Some(Failure {
+                kind: FailureKind::Http(500),
+                message: "HTTP 500".into(),
+            }),
+            ..RequestRecord::default()
+        };
+        let v = vllm_json(
+            &StageInfo::default(),
+            &StageMetrics::default(),
+            &[ok, failed],
+            &SummaryView::default(),
+            true,
+        );
+        assert_eq!(v["input_lens"], json!([7, 5]));
+        assert_eq!(v["output_lens"], json!([3, 0]));
+        assert_eq!(v["ttfts"], json!([0.25, 0.0]));
+        assert_eq!(v["itls"], json!([[0.25, 0.25], []]));
+        assert_eq!(v["latencies"], json!([0.75, 0.0]));
+        assert_eq!(v["start_times"], json!([1.5, 1.0]));
+        // Sent before it was due counts as no queueing.
+        assert_eq!(v["queue_times"], json!([0.5, 0.0]));
+        assert_eq!(v["generated_texts"], json!(["a b c", ""]));
+        assert_eq!(v["errors"], json!(["", "http_500: HTTP 500"]));
+    }
 
     #[test]
     fn vllm_file_names() {
