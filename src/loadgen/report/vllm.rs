@@ -21,6 +21,33 @@ fn py_float(v: f64) -> String {
     }
 }
 
+/// One per-request array of vLLM's file: an entry from a request and its detail.
+type Column = fn(&RequestRecord, &RequestDetail) -> Value;
+
+/// vLLM's per-request arrays in its key order, each with whether only `--save-detailed` writes
+/// it. Failed requests count 0 tokens and 0 s, as vLLM writes them.
+const PER_REQUEST_ARRAYS: [(&str, bool, Column); 9] = [
+    ("input_lens", true, |_, d| json!(d.input_len)),
+    ("output_lens", true, |_, d| json!(d.output_len)),
+    ("ttfts", true, |_, d| seconds_or_zero(d.ttft_ms)),
+    ("itls", true, |_, d| {
+        d.itl_ms.iter().map(|ms| json!(ms / 1e3)).collect()
+    }),
+    ("latencies", false, |_, d| seconds_or_zero(d.e2el_ms)),
+    // vLLM's start times are perf_counter readings; ours are seconds after the stage start.
+    ("start_times", true, |r, _| json!(r.sent_at_s)),
+    ("queue_times", false, |r, _| json!(queue_time_s(r))),
+    ("generated_texts", true, |r, _| json!(r.generated_text)),
+    ("errors", true, |_, d| {
+        json!(d.error.as_deref().unwrap_or_default())
+    }),
+];
+
+/// Milliseconds as seconds, 0 when there are none.
+fn seconds_or_zero(ms: Option<f64>) -> Value {
+    json!(ms.map_or(0.0, |ms| ms / 1e3))
+}
+
 /// vLLM's serving result object for a stage (formats.md §2), with the keys `vllm bench serve`
 /// writes (vllm/benchmarks/serve.py, vLLM main at commit 009e6d4): the run's settings, `--metadata` (our
 /// tags) as top-level keys, the totals, `latencies` and `queue_times` (seconds, every request,
@@ -70,55 +97,11 @@ pub fn vllm_json(
     // The per-request arrays, from the same per-request figures as the canonical record
     // (failed requests: 0 tokens and 0 s, as vLLM writes them).
     let details: Vec<RequestDetail> = requests.iter().map(request_detail).collect();
-    let seconds = |ms: Option<f64>| json!(ms.map_or(0.0, |ms| ms / 1e3));
-    if detailed {
-        o.insert(
-            "input_lens".into(),
-            details.iter().map(|d| json!(d.input_len)).collect(),
-        );
-        o.insert(
-            "output_lens".into(),
-            details.iter().map(|d| json!(d.output_len)).collect(),
-        );
-        o.insert(
-            "ttfts".into(),
-            details.iter().map(|d| seconds(d.ttft_ms)).collect(),
-        );
-        o.insert(
-            "itls".into(),
-            details
-                .iter()
-                .map(|d| d.itl_ms.iter().map(|v| json!(v / 1e3)).collect::<Value>())
-                .collect(),
-        );
-    }
-    o.insert(
-        "latencies".into(),
-        details.iter().map(|d| seconds(d.e2el_ms)).collect(),
-    );
-    if detailed {
-        // vLLM's start times are perf_counter readings; ours are seconds after the stage start.
-        o.insert(
-            "start_times".into(),
-            requests.iter().map(|r| json!(r.sent_at_s)).collect(),
-        );
-    }
-    o.insert(
-        "queue_times".into(),
-        requests.iter().map(|r| json!(queue_time_s(r))).collect(),
-    );
-    if detailed {
-        o.insert(
-            "generated_texts".into(),
-            requests.iter().map(|r| json!(r.generated_text)).collect(),
-        );
-        o.insert(
-            "errors".into(),
-            details
-                .iter()
-                .map(|d| json!(d.error.as_deref().unwrap_or_default()))
-                .collect(),
-        );
+    for (key, detailed_only, column) in PER_REQUEST_ARRAYS {
+        if detailed || !detailed_only {
+            let values = requests.iter().zip(&details).map(|(r, d)| column(r, d));
+            o.insert(key.into(), values.collect());
+        }
     }
     o.insert(
         "max_output_tokens_per_s".into(),
