@@ -72,6 +72,14 @@ pub enum LoadgenError {
         /// The parser's reason.
         source: Box<dyn std::error::Error + Send + Sync>,
     },
+    /// `--tokenizer` names a tokenizer that could not be loaded.
+    #[error("invalid --tokenizer: cannot load {name}")]
+    TokenizerLoad {
+        /// The built-in name or the file.
+        name: String,
+        /// The tokenizer library's reason.
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
     /// The mock server could not listen.
     #[error("cannot listen on {addr}")]
     Bind {
