@@ -37,7 +37,7 @@ pub use prepare::parse_header;
 pub use vllm_command::vllm_command_line;
 
 use prepare::{headers, invalid, prepare};
-use setup::{first_model, load_prompts};
+use setup::{first_model, load_prompts, result_paths, ResultPaths};
 use stage::{progress_bar, run_stage, Workload};
 
 /// What a run produced.
@@ -253,34 +253,11 @@ async fn run_inner(
         }
     }
 
-    let date = report::now_date();
-    // With --vllm-compatible, --result-filename names the vLLM file, as in vLLM.
-    let own_name = opts
-        .result_filename
-        .clone()
-        .filter(|_| !opts.vllm_compatible);
-    let file_name = own_name.unwrap_or_else(|| {
-        let m = model.rsplit('/').next().unwrap_or(&model);
-        format!("benchlens-{}-{m}-{date}.json", opts.backend.name())
-    });
-    let to_stdout = file_name == "-";
-    let result_path = (!to_stdout).then(|| opts.result_dir.join(&file_name));
-    let requests_path = result_path.as_ref().map(|p| {
-        let stem = p
-            .file_stem()
-            .map_or_else(|| "benchlens".into(), |s| s.to_string_lossy().into_owned());
-        p.with_file_name(format!("{stem}.requests.jsonl"))
-    });
-    if let Some(dir) = result_path
-        .as_ref()
-        .and_then(|p| p.parent())
-        .filter(|d| !d.as_os_str().is_empty())
-    {
-        std::fs::create_dir_all(dir).map_err(|source| LoadgenError::Write {
-            path: dir.into(),
-            source,
-        })?;
-    }
+    let ResultPaths {
+        result: result_path,
+        requests: requests_path,
+    } = result_paths(&opts, &model)?;
+    let to_stdout = result_path.is_none();
 
     let mut outcome = RunOutcome {
         result_path: result_path.clone(),

@@ -1,5 +1,5 @@
-//! What a run asks for before its first stage: the server's model (`/v1/models`) when
-//! `--model` is not given, and the prompts of the chosen dataset.
+//! What a run settles before its first stage: the server's model (`/v1/models`) when
+//! `--model` is not given, the prompts of the chosen dataset, and where the result files go.
 
 use std::path::PathBuf;
 
@@ -9,6 +9,7 @@ use super::opts::{DatasetKind, RunOpts};
 use super::prepare::invalid;
 use crate::loadgen::client::{Client, FailureKind};
 use crate::loadgen::dataset::{self, Prompt, RandomSpec};
+use crate::loadgen::report;
 use crate::loadgen::tokenizer::Tokenizer;
 use crate::loadgen::{DatasetError, LoadgenError, RequestFailed, SetupError};
 
@@ -91,4 +92,49 @@ pub(super) async fn first_model(client: &Client) -> Result<String, LoadgenError>
             url,
             source: SetupError::NoModelListed,
         })
+}
+
+/// Where a run's files go.
+pub(super) struct ResultPaths {
+    /// The canonical result file; `None` for stdout (`--result-filename -`).
+    pub(super) result: Option<PathBuf>,
+    /// The per-request JSON Lines beside it (`<stem>.requests.jsonl`).
+    pub(super) requests: Option<PathBuf>,
+}
+
+/// The result file's path (`--result-dir`, `--result-filename` or
+/// `benchlens-{backend}-{model}-{date}.json`) and the JSON Lines beside it, with the folder
+/// created.
+pub(super) fn result_paths(opts: &RunOpts, model: &str) -> Result<ResultPaths, LoadgenError> {
+    // With --vllm-compatible, --result-filename names the vLLM file, as in vLLM.
+    let own_name = opts
+        .result_filename
+        .clone()
+        .filter(|_| !opts.vllm_compatible);
+    let file_name = own_name.unwrap_or_else(|| {
+        let m = model.rsplit('/').next().unwrap_or(model);
+        format!(
+            "benchlens-{}-{m}-{}.json",
+            opts.backend.name(),
+            report::now_date()
+        )
+    });
+    let result = (file_name != "-").then(|| opts.result_dir.join(&file_name));
+    let requests = result.as_ref().map(|p| {
+        let stem = p
+            .file_stem()
+            .map_or_else(|| "benchlens".into(), |s| s.to_string_lossy().into_owned());
+        p.with_file_name(format!("{stem}.requests.jsonl"))
+    });
+    if let Some(dir) = result
+        .as_ref()
+        .and_then(|p| p.parent())
+        .filter(|d| !d.as_os_str().is_empty())
+    {
+        std::fs::create_dir_all(dir).map_err(|source| LoadgenError::Write {
+            path: dir.into(),
+            source,
+        })?;
+    }
+    Ok(ResultPaths { result, requests })
 }
