@@ -2,6 +2,13 @@
 //! (every stage a [`Record`], written with [`canonical::to_json`]), per-request JSON Lines beside
 //! it, and with `--vllm-compatible` one file per stage with exactly vLLM's serving keys. Files are
 //! written atomically (temporary file, then rename); `-` means stdout. Must not import app code.
+//!
+//! This file holds the dates and the atomic writes; each output has its own file, all re-exported
+//! here: `stage_info` ([`StageInfo`], a stage's dimensions), `view` ([`SummaryView`]: percentile
+//! metrics, queue times, failure reasons), `console` ([`summary_text`]), `record`
+//! ([`stage_record`]), `vllm` ([`vllm_json`], [`vllm_file_name`]) and `jsonl`
+//! ([`request_line`]). They import one another one way (`stage_info` ← `view` ← `console`,
+//! `record` ← `vllm`) and never this file.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};

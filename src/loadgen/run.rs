@@ -4,10 +4,10 @@
 //! Ctrl-C handling around it. Must not import app code.
 //!
 //! The parts, each in its own file: [`opts`] (the command-line options), [`prepare`] (their
-//! checks), [`setup`] (the model probe and the prompts), [`stage`] (one stage on the wire),
-//! [`vllm_command`] (vLLM's command line for the vLLM-compatible files). They import one another
-//! only downwards (`opts` ← `prepare` ← `setup`; `stage` and `vllm_command` stand alone) and
-//! never this file.
+//! checks), `setup` (the model probe, the prompts, the result paths), `stage` (one stage on the
+//! wire), `vllm_command` (vLLM's command line for the vLLM-compatible files). They import one
+//! another only one way (`setup` uses `prepare` and `opts`, `prepare` and `vllm_command` use
+//! `opts`, `stage` none) and never this file.
 
 use std::path::PathBuf;
 use std::sync::Arc;

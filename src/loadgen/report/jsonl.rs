@@ -14,7 +14,7 @@ use crate::loadgen::client::RequestRecord;
 /// | `max_tokens` | output tokens asked for |
 /// | `output_tokens_server`, `output_tokens_client`, `output_chunks_client` | output tokens by usage, by the client's tokenizer, and token-bearing chunks |
 /// | `intended_send_s`, `dispatched_s`, `sent_s` | seconds after the stage start: scheduled, dispatcher woke, sent |
-/// | `schedule_lag_ms` | the client's own lateness (see [`super::schedule::Dispatch::lag`]) |
+/// | `schedule_lag_ms` | the client's own lateness (see [`crate::loadgen::schedule::Dispatch::lag`]) |
 /// | `ttft_ms`, `e2el_ms` | from the request's write syscall to the kernel's receive stamp; `null` when failed |
 /// | `write_delay_ms` | `sent_s` to the write syscall of the request (checkout/connect, client scheduling; not in TTFT) |
 /// | `read_delay_ms` | how long the first response bytes waited in the socket for the client (outside TTFT) |
