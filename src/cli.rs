@@ -5,11 +5,7 @@
 //! same for every subcommand); the work itself lives in the shared modules ([`crate::ingest`],
 //! [`crate::model`]) and the native-only ones. Never compiled for wasm32.
 //!
-//! Exit codes: 0 success; 1 a failure of the work (`convert`/`inspect`: an unreadable input;
-//! `compare`: a regression beyond `--fail-on-regression`; `run`: no request succeeded or
-//! `--fail-on-error` exceeded, or a setup error; `mock`: cannot serve); 2 bad arguments
-//! (`compare`: also unreadable files or nothing to compare; `convert`: an unwritable output);
-//! 130 `run` interrupted.
+//! The exit codes are listed at the end of `--help` (`ERRORS_AND_EXIT_CODES`).
 
 use std::process::ExitCode;
 
@@ -21,9 +17,17 @@ pub mod error;
 pub mod inspect;
 pub mod vllm_flags;
 
+/// How errors are printed and what the exit codes mean, shown at the end of `--help`.
+const ERRORS_AND_EXIT_CODES: &str =
+    "Errors are one line on stderr each: `error: ` then what failed and each cause after `: `.
+Exit codes: 0 success; 1 an unreadable input (convert, inspect), a regression beyond
+--fail-on-regression (compare), a failed or unusable run, a mock that cannot serve;
+2 bad arguments (compare: also unreadable files or nothing to compare; convert: an
+unwritable output); 130 an interrupted run.";
+
 /// benchlens: explore and produce LLM inference benchmark results.
 #[derive(Debug, Parser)]
-#[command(name = "benchlens", version, about, long_about = None)]
+#[command(name = "benchlens", version, about, long_about = None, after_help = ERRORS_AND_EXIT_CODES)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]

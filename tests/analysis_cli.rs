@@ -278,3 +278,15 @@ fn errors_print_as_one_error_line_with_their_causes() {
         "{stderr}"
     );
 }
+
+/// `--help` ends with the error shape and the exit codes the tests above check.
+#[test]
+fn help_says_how_errors_print_and_what_exit_codes_mean() {
+    let out = benchlens().arg("--help").output().unwrap();
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        help.contains("`error: ` then what failed and each cause"),
+        "{help}"
+    );
+    assert!(help.contains("130 an interrupted run."), "{help}");
+}
