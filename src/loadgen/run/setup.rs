@@ -1,0 +1,140 @@
+//! What a run settles before its first stage: the server's model (`/v1/models`) when
+//! `--model` is not given, the prompts of the chosen dataset, and where the result files go.
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use super::opts::{DatasetKind, RunOpts};
+use super::prepare::invalid;
+use crate::loadgen::client::{Client, FailureKind};
+use crate::loadgen::dataset::{self, Prompt, RandomSpec};
+use crate::loadgen::report;
+use crate::loadgen::tokenizer::Tokenizer;
+use crate::loadgen::{DatasetError, LoadgenError, RequestFailed, SetupError};
+
+pub(super) fn load_prompts(
+    opts: &RunOpts,
+    count: usize,
+    tok: &Tokenizer,
+) -> Result<(String, Vec<Prompt>), LoadgenError> {
+    let read = || -> Result<(PathBuf, String), LoadgenError> {
+        let path = opts
+            .dataset_path
+            .clone()
+            .ok_or_else(|| invalid("dataset-path", "needed for this --dataset"))?;
+        let text = std::fs::read_to_string(&path).map_err(|e| LoadgenError::Dataset {
+            path: path.clone(),
+            source: DatasetError::Read(e),
+        })?;
+        Ok((path, text))
+    };
+    Ok(match opts.dataset {
+        DatasetKind::Random => {
+            let spec = RandomSpec {
+                input_len: opts.input_len,
+                output_len: opts.output_len.unwrap_or(128),
+                range_ratio: opts.range_ratio,
+                prefix_len: opts.prefix_len,
+            };
+            (
+                "random".into(),
+                dataset::random(spec, count, opts.seed, tok),
+            )
+        }
+        DatasetKind::Jsonl => {
+            let (path, text) = read()?;
+            (
+                "jsonl".into(),
+                dataset::jsonl(&path, &text, opts.output_len.unwrap_or(128), tok)?,
+            )
+        }
+        DatasetKind::Sharegpt => {
+            let (path, text) = read()?;
+            (
+                "sharegpt".into(),
+                dataset::sharegpt(&path, &text, opts.output_len, tok)?,
+            )
+        }
+    })
+}
+
+pub(super) async fn first_model(client: &Client) -> Result<String, LoadgenError> {
+    let path = format!("{}/v1/models", client.target().prefix);
+    let url = format!("{}{path}", client.target().origin);
+    let text = client.get(&path).await.map_err(|f| {
+        // Only a server without the route is helped by naming the model; any other refusal
+        // (a rejected header, a bad key) would fail every request the same way.
+        let hint = match f.kind {
+            FailureKind::Http(404) => " (the server lists no models: pass --model)",
+            FailureKind::Http(_) => "",
+            _ => " (pass --model to skip the probe)",
+        };
+        LoadgenError::Setup {
+            url: url.clone(),
+            source: SetupError::ModelProbe {
+                hint,
+                reason: RequestFailed::from(&f),
+            },
+        }
+    })?;
+    let v: Value = serde_json::from_str(&text).map_err(|e| LoadgenError::Setup {
+        url: url.clone(),
+        source: SetupError::ModelListNotJson(e),
+    })?;
+    v.get("data")
+        .and_then(Value::as_array)
+        .and_then(|d| d.first())
+        .and_then(|m| m.get("id"))
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .ok_or(LoadgenError::Setup {
+            url,
+            source: SetupError::NoModelListed,
+        })
+}
+
+/// Where a run's files go.
+pub(super) struct ResultPaths {
+    /// The canonical result file; `None` for stdout (`--result-filename -`).
+    pub(super) result: Option<PathBuf>,
+    /// The per-request JSON Lines beside it (`<stem>.requests.jsonl`).
+    pub(super) requests: Option<PathBuf>,
+}
+
+/// The result file's path (`--result-dir`, `--result-filename` or
+/// `benchlens-{backend}-{model}-{date}.json`) and the JSON Lines beside it, with the folder
+/// created.
+pub(super) fn result_paths(opts: &RunOpts, model: &str) -> Result<ResultPaths, LoadgenError> {
+    // With --vllm-compatible, --result-filename names the vLLM file, as in vLLM.
+    let own_name = opts
+        .result_filename
+        .clone()
+        .filter(|_| !opts.vllm_compatible);
+    let file_name = own_name.unwrap_or_else(|| {
+        let m = model.rsplit('/').next().unwrap_or(model);
+        format!(
+            "benchlens-{}-{m}-{}.json",
+            opts.backend.name(),
+            report::now_date()
+        )
+    });
+    let result = (file_name != "-").then(|| opts.result_dir.join(&file_name));
+    let requests = result.as_ref().map(|p| {
+        let stem = p
+            .file_stem()
+            .map_or_else(|| "benchlens".into(), |s| s.to_string_lossy().into_owned());
+        p.with_file_name(format!("{stem}.requests.jsonl"))
+    });
+    if let Some(dir) = result
+        .as_ref()
+        .and_then(|p| p.parent())
+        .filter(|d| !d.as_os_str().is_empty())
+    {
+        std::fs::create_dir_all(dir).map_err(|source| LoadgenError::Write {
+            path: dir.into(),
+            source,
+        })?;
+    }
+    Ok(ResultPaths { result, requests })
+}
