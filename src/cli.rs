@@ -1,8 +1,11 @@
 //! The native command line: argument parsing and dispatch to the subcommands.
 //!
-//! Owns argument definitions (clap derive) and the process exit code; the work itself lives in
-//! the shared modules ([`crate::ingest`], [`crate::model`]) and the native-only ones. Never
-//! compiled for wasm32.
+//! Owns argument definitions (clap derive), the process exit code and the one way errors are
+//! printed ([`error::print_error`]: `error: top: cause: deeper cause`, one line per error, the
+//! same for every subcommand); the work itself lives in the shared modules ([`crate::ingest`],
+//! [`crate::model`]) and the native-only ones. Never compiled for wasm32.
+//!
+//! The exit codes are listed at the end of `--help` (`ERRORS_AND_EXIT_CODES`).
 
 use std::process::ExitCode;
 
@@ -10,12 +13,21 @@ use clap::{Parser, Subcommand};
 
 pub mod compare;
 pub mod convert;
+pub mod error;
 pub mod inspect;
 pub mod vllm_flags;
 
+/// How errors are printed and what the exit codes mean, shown at the end of `--help`.
+const ERRORS_AND_EXIT_CODES: &str =
+    "Errors are one line on stderr each: `error: ` then what failed and each cause after `: `.
+Exit codes: 0 success; 1 an unreadable input (convert, inspect), a regression beyond
+--fail-on-regression (compare), a failed or unusable run, a mock that cannot serve;
+2 bad arguments (compare: also unreadable files or nothing to compare; convert: an
+unwritable output); 130 an interrupted run.";
+
 /// benchlens: explore and produce LLM inference benchmark results.
 #[derive(Debug, Parser)]
-#[command(name = "benchlens", version, about, long_about = None)]
+#[command(name = "benchlens", version, about, long_about = None, after_help = ERRORS_AND_EXIT_CODES)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
@@ -45,7 +57,7 @@ pub fn main() -> ExitCode {
     let args = match vllm_flags::translate(std::env::args_os().collect(), &run_flag_names()) {
         Ok(a) => a,
         Err(e) => {
-            eprintln!("error: {e}");
+            error::print_error(&e);
             return ExitCode::from(2);
         }
     };
@@ -57,9 +69,9 @@ pub fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Some(command) => match command {
-            Command::Convert(args) => convert::run(&args),
+            Command::Convert(args) => exit_code(convert::run(&args)),
             Command::Inspect(args) => inspect::run(&args),
-            Command::Compare(args) => compare::run(&args),
+            Command::Compare(args) => exit_code(compare::run(&args)),
             Command::Run(opts) => run_async(async move {
                 let fail_on_error = opts.fail_on_error;
                 let outcome = crate::loadgen::run(*opts).await?;
@@ -82,6 +94,14 @@ pub fn main() -> ExitCode {
             }),
         },
     }
+}
+
+/// The exit code of a subcommand's result, printing its error if it failed.
+fn exit_code(result: Result<ExitCode, error::CliError>) -> ExitCode {
+    result.unwrap_or_else(|e| {
+        error::print_error(&e);
+        e.exit_code()
+    })
 }
 
 /// Long names and aliases of `benchlens run`'s options.
@@ -117,7 +137,8 @@ fn run_exit_code(outcome: &crate::loadgen::RunOutcome, fail_on_error: Option<f64
     }
 }
 
-/// Runs a native subcommand on a multi-threaded tokio runtime; errors print as an anyhow chain.
+/// Runs a native subcommand on a multi-threaded tokio runtime; errors print as every other
+/// subcommand's do ([`error::print_error`]).
 fn run_async(fut: impl std::future::Future<Output = anyhow::Result<ExitCode>>) -> ExitCode {
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -125,14 +146,16 @@ fn run_async(fut: impl std::future::Future<Output = anyhow::Result<ExitCode>>) -
     {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
+            let e = anyhow::Error::new(e).context("cannot start the async runtime");
+            error::print_error(e.as_ref());
             return ExitCode::FAILURE;
         }
     };
     match runtime.block_on(fut) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            let e: &(dyn std::error::Error + 'static) = e.as_ref();
+            error::print_error(e);
             ExitCode::FAILURE
         }
     }

@@ -55,7 +55,9 @@ pub use run::{run, run_with_stop, RunOpts, RunOutcome};
 pub use sweep::{SweepOpts, SweepOutcome};
 
 /// Everything that can stop `benchlens run` or `benchlens mock` as a whole. Failures of single
-/// requests are not errors but data ([`client::FailureKind`]).
+/// requests are not errors but data ([`client::FailureKind`]). Messages say what failed; the
+/// reason is the [`source`](std::error::Error::source), so a printed chain (`{:#}` of an
+/// `anyhow::Error`) reads `top: reason: deeper reason` without repeats.
 #[derive(Debug, thiserror::Error)]
 pub enum LoadgenError {
     /// A command-line option has a value that cannot be used.
@@ -66,36 +68,131 @@ pub enum LoadgenError {
         /// What is wrong with it.
         message: String,
     },
+    /// A command-line option's value was refused by a parser with its own error.
+    #[error("invalid --{option}")]
+    InvalidOptionValue {
+        /// The option's long name.
+        option: &'static str,
+        /// The parser's reason.
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// `--tokenizer` names a tokenizer that could not be loaded.
+    #[error("invalid --tokenizer: cannot load {name}")]
+    TokenizerLoad {
+        /// The built-in name or the file.
+        name: String,
+        /// The tokenizer library's reason.
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
     /// The mock server could not listen.
-    #[error("cannot listen on {addr}: {source}")]
+    #[error("cannot listen on {addr}")]
     Bind {
         /// The address asked for.
         addr: String,
         /// The system's reason.
         source: std::io::Error,
     },
-    /// The server did not answer a setup request (`/v1/models`, warm-up).
-    #[error("request to {url} failed: {message}")]
+    /// The server did not answer a setup request (`/v1/models`, warm-up) usefully.
+    #[error("request to {url} failed")]
     Setup {
         /// The URL requested.
         url: String,
         /// What went wrong.
-        message: String,
+        source: SetupError,
     },
     /// A dataset file could not be read or understood.
-    #[error("dataset {path}: {message}")]
+    #[error("dataset {path}")]
     Dataset {
         /// The file.
         path: PathBuf,
         /// What went wrong (with the line when known).
-        message: String,
+        source: DatasetError,
     },
     /// A result file could not be written.
-    #[error("cannot write {path}: {source}")]
+    #[error("cannot write {path}")]
     Write {
         /// The file.
         path: PathBuf,
         /// The system's reason.
         source: std::io::Error,
     },
+}
+
+/// Why a setup request (the `/v1/models` probe, the warm-up) gave nothing to run with.
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    /// The model probe failed: refused by the server, or no answer.
+    #[error("model probe failed{hint}")]
+    ModelProbe {
+        /// What the user can do about it (` (pass --model ...)`), or empty.
+        hint: &'static str,
+        /// The request's failure (kind and message, as recorded for requests).
+        #[source]
+        reason: RequestFailed,
+    },
+    /// `/v1/models` answered with something that is not JSON.
+    #[error("the model list is not JSON")]
+    ModelListNotJson(#[source] serde_json::Error),
+    /// `/v1/models` listed no model id.
+    #[error("no model id listed; pass --model")]
+    NoModelListed,
+    /// Every warm-up request failed.
+    #[error("every warm-up request failed; the first")]
+    WarmupFailed(#[source] RequestFailed),
+}
+
+/// A request's recorded failure ([`client::Failure`]) as an error: its message and kind.
+#[derive(Clone, Debug, Default, PartialEq, Eq, thiserror::Error)]
+#[error("{message} ({kind})")]
+pub struct RequestFailed {
+    /// The failure kind's name (`http_401`, `connect`).
+    pub kind: String,
+    /// The failure message.
+    pub message: String,
+}
+
+impl From<&client::Failure> for RequestFailed {
+    fn from(f: &client::Failure) -> Self {
+        RequestFailed {
+            kind: f.kind.name(),
+            message: f.message.clone(),
+        }
+    }
+}
+
+/// What is wrong with a prompt dataset file.
+#[derive(Debug, thiserror::Error)]
+pub enum DatasetError {
+    /// The file could not be read.
+    #[error("cannot read it")]
+    Read(#[source] std::io::Error),
+    /// A line of a JSON Lines file is not JSON.
+    #[error("line {line}")]
+    LineNotJson {
+        /// 1-based line number.
+        line: usize,
+        /// The parser's reason.
+        source: serde_json::Error,
+    },
+    /// A line of a JSON Lines file has no string `prompt` (or `text`).
+    #[error("line {line}: no string \"prompt\"")]
+    NoPrompt {
+        /// 1-based line number.
+        line: usize,
+    },
+    /// The JSON Lines file has no prompt at all.
+    #[error("no prompts")]
+    NoPrompts,
+    /// A ShareGPT file that is not JSON.
+    #[error("not JSON")]
+    NotJson(#[source] serde_json::Error),
+    /// A ShareGPT file whose top level is not an array.
+    #[error("not a JSON array of conversations")]
+    NotAnArray,
+    /// A ShareGPT file without a conversation of two turns long enough to use.
+    #[error("no usable conversations")]
+    NoUsableConversations,
+    /// A trace for `--dataset trace` that cannot be replayed.
+    #[error("trace")]
+    Trace(#[source] trace::TraceError),
 }

@@ -222,3 +222,71 @@ fn regression_check_passes_when_within_threshold() {
         .success()
         .stdout(predicate::str::contains("\"verdict\": \"worse\""));
 }
+
+/// The stderr and exit code of `benchlens ARGS`.
+fn failure(args: &[&str]) -> (Option<i32>, String) {
+    let out = benchlens().args(args).output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// `convert`, `inspect` and `compare` print an error as `run` and `mock` do: one line,
+/// `error: ` then the error and each of its sources joined by `: ` (anyhow's `{:#}`).
+#[test]
+fn errors_print_as_one_error_line_with_their_causes() {
+    let missing =
+        "error: /no/such/file.json: cannot read: No such file or directory (os error 2)\n";
+    for sub in ["convert", "inspect"] {
+        assert_eq!(
+            failure(&[sub, "/no/such/file.json"]),
+            (Some(1), missing.to_string()),
+            "{sub}"
+        );
+    }
+    // compare reads both files before giving up, then says why it stopped; exit code 2.
+    assert_eq!(
+        failure(&["compare", "/no/such/file.json", "/no/such/other.json"]),
+        (
+            Some(2),
+            format!(
+                "{missing}{}error: 2 of the files could not be read\n",
+                missing.replace("file.json", "other.json")
+            )
+        )
+    );
+    // A bad flag value.
+    assert_eq!(
+        failure(&["compare", &fixture(SEED_000), "--by", "gpux"]),
+        (
+            Some(2),
+            "error: unknown dimension \"gpux\"; use a canonical name such as gpu, engine, model, \
+             batch_size or tag.<key>\n"
+                .to_string()
+        )
+    );
+    // A file that is read but not understood names itself and the line.
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, b"{\"request_throughput\": [1, 2,").unwrap();
+    let (code, stderr) = failure(&["inspect", bad.to_str().unwrap()]);
+    assert_eq!(code, Some(1));
+    assert!(
+        stderr.starts_with(&format!("error: {}: invalid JSON at line 1", bad.display()))
+            && stderr.lines().count() == 1,
+        "{stderr}"
+    );
+}
+
+/// `--help` ends with the error shape and the exit codes the tests above check.
+#[test]
+fn help_says_how_errors_print_and_what_exit_codes_mean() {
+    let out = benchlens().arg("--help").output().unwrap();
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        help.contains("`error: ` then what failed and each cause"),
+        "{help}"
+    );
+    assert!(help.contains("130 an interrupted run."), "{help}");
+}

@@ -3,7 +3,9 @@
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
+use std::time::Duration;
 
+use benchlens::loadgen::{MockOpts, MockServer};
 use benchlens::model::{canonical, MetricKey};
 
 const BIN: &str = env!("CARGO_BIN_EXE_benchlens");
@@ -99,6 +101,58 @@ fn bad_options_fail_with_a_message_naming_the_option() {
     );
 }
 
+/// `run` and `mock` print an error as `convert`, `inspect` and `compare` do: one line, `error: `
+/// then the error and each of its sources joined by `: `; exit code 1.
+#[test]
+fn errors_print_as_one_error_line_with_their_causes() {
+    let stderr_of = |args: &[&str]| {
+        let out = Command::new(BIN).args(args).output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    // A bad flag value, refused by its parser.
+    assert_eq!(
+        stderr_of(&["run", "--mock", "--goodput", "ttft"]),
+        (
+            Some(1),
+            "error: invalid --goodput: \"ttft\" is not NAME:MS\n".to_string()
+        )
+    );
+    // A port that is taken: the address, then the system's reason.
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port().to_string();
+    assert_eq!(
+        stderr_of(&["mock", "--port", &port]),
+        (
+            Some(1),
+            format!(
+                "error: cannot listen on 127.0.0.1:{port}: Address already in use (os error 98)\n"
+            )
+        )
+    );
+    // A dataset file that is not there.
+    let (code, stderr) = stderr_of(&[
+        "run",
+        "--mock",
+        "--model",
+        "m",
+        "--dataset",
+        "jsonl",
+        "--dataset-path",
+        "/no/such/prompts.jsonl",
+    ]);
+    assert_eq!(
+        (code, stderr.as_str()),
+        (
+            Some(1),
+            "error: dataset /no/such/prompts.jsonl: cannot read it: No such file or directory \
+             (os error 2)\n"
+        )
+    );
+}
+
 #[test]
 fn mock_prints_the_address_it_bound() {
     let (_mock, url) = spawn_mock(&[], "http");
@@ -147,28 +201,33 @@ fn the_api_key_comes_from_openai_api_key_when_not_given() {
     );
     let decoded = canonical::from_json(&String::from_utf8_lossy(&ok.stdout)).unwrap();
     assert_eq!(decoded.records[0].metrics[&MetricKey::Completed], 3.0);
-    // With the wrong key even the model lookup is refused: a setup error naming the URL.
-    assert!(!wrong.status.success());
+    // With the wrong key even the model lookup is refused: a setup error naming the URL, printed
+    // as one `error:` line with its causes (the request's failure and its kind).
+    assert_eq!(wrong.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&wrong.stderr);
+    let top = format!("error: request to {url}/v1/models failed: model probe failed: ");
     assert!(
-        stderr.contains("/v1/models") && stderr.contains("401"),
+        stderr.starts_with(&top) && stderr.ends_with("(http_401)\n") && stderr.lines().count() == 1,
         "{stderr}"
     );
 }
 
-#[test]
-fn sigint_writes_a_partial_result_and_exits_130() {
+/// Ctrl-C once the run has measured something: sent when the mock has served the first chunk of
+/// a second request (one at a time, so the first has finished), not after a guessed sleep.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigint_writes_a_partial_result_and_exits_130() {
+    let mock = MockServer::start(MockOpts {
+        ttft_ms: 1.0,
+        itl_ms: 1.0,
+        ..MockOpts::default()
+    })
+    .await
+    .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let mut run = Killed(
         Command::new(BIN)
-            .args([
-                "run",
-                "--mock",
-                "--request-rate",
-                "20",
-                "--num-prompts",
-                "10000",
-            ])
+            .args(["run", "--base-url", &mock.base_url(), "--model", "m"])
+            .args(["--max-concurrency", "1", "--num-prompts", "10000"])
             .args([
                 "--tokenizer",
                 "words",
@@ -184,17 +243,33 @@ fn sigint_writes_a_partial_result_and_exits_130() {
             .spawn()
             .unwrap(),
     );
-    std::thread::sleep(std::time::Duration::from_millis(1500));
+    // Polled, bounded: a run that never gets going fails here instead of hanging.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while mock.first_chunk_latency().map_or(0, |(n, _, _)| n) < 2 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no second request reached the mock within 30 s"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
     let pid = run.0.id().to_string();
     let sent = Command::new("kill").args(["-INT", &pid]).status().unwrap();
     assert!(sent.success());
-    let status = run.0.wait().unwrap();
+    let status = tokio::task::spawn_blocking(move || {
+        let status = run.0.wait();
+        (run, status)
+    })
+    .await
+    .unwrap()
+    .1
+    .unwrap();
     assert_eq!(status.code(), Some(130));
     let text = std::fs::read_to_string(dir.path().join("r.json")).unwrap();
     let decoded = canonical::from_json(&text).unwrap();
     let r = &decoded.records[0];
     assert_eq!(r.tags["partial"], "true");
     assert!(r.metrics[&MetricKey::Completed] >= 1.0);
+    mock.shutdown().await;
 }
 
 #[test]

@@ -25,25 +25,31 @@ impl Drop for Killed {
 }
 
 /// A 127.0.0.1 listener that accepts every connection, reads what comes and never answers.
-/// Returns its URL and the number of connections accepted so far. The thread ends with the
-/// test process.
+/// Returns its URL and the number of connections on which request bytes arrived so far. The
+/// thread ends with the test process.
 fn hanging_server() -> (String, Arc<AtomicUsize>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
-    let accepted = Arc::new(AtomicUsize::new(0));
-    let counter = accepted.clone();
+    let requested = Arc::new(AtomicUsize::new(0));
+    let counter = requested.clone();
     std::thread::spawn(move || {
         for conn in listener.incoming().flatten() {
-            counter.fetch_add(1, Ordering::SeqCst);
+            let counter = counter.clone();
             std::thread::spawn(move || {
                 let mut conn = conn;
                 let mut buf = [0u8; 4096];
+                let mut counted = false;
                 // Hold the connection open, answering nothing, until the client goes away.
-                while matches!(conn.read(&mut buf), Ok(n) if n > 0) {}
+                while matches!(conn.read(&mut buf), Ok(n) if n > 0) {
+                    if !counted {
+                        counter.fetch_add(1, Ordering::SeqCst);
+                        counted = true;
+                    }
+                }
             });
         }
     });
-    (url, accepted)
+    (url, requested)
 }
 
 fn spawn_run(url: &str, dir: &std::path::Path, model: bool) -> Killed {
@@ -85,18 +91,33 @@ fn wait_exit(child: &mut Killed, limit: Duration) -> (Option<i32>, Instant) {
     panic!("still running {limit:?} after the interrupt");
 }
 
-fn wait_for_connections(accepted: &AtomicUsize, n: usize) {
+/// Waits until `n` requests have reached the server (their bytes arrived), at most 20 s.
+fn wait_for_requests(requested: &AtomicUsize, n: usize) {
     let start = Instant::now();
-    while accepted.load(Ordering::SeqCst) < n {
+    while requested.load(Ordering::SeqCst) < n {
         assert!(
             start.elapsed() < Duration::from_secs(20),
-            "only {} connection(s) after 20 s",
-            accepted.load(Ordering::SeqCst)
+            "only {} request(s) after 20 s",
+            requested.load(Ordering::SeqCst)
         );
-        std::thread::sleep(Duration::from_millis(10));
+        std::thread::sleep(Duration::from_millis(5));
     }
-    // Let the requests be written onto their connections.
-    std::thread::sleep(Duration::from_millis(200));
+}
+
+/// Waits until the run says on stderr that it took the first interrupt, at most 20 s.
+fn wait_for_interrupt_notice(child: &mut Killed) {
+    let stderr = child.0.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufRead::lines(std::io::BufReader::new(stderr)) {
+            let Ok(line) = line else { break };
+            if line.starts_with("interrupted:") {
+                let _ = tx.send(line);
+            }
+        }
+    });
+    let line = rx.recv_timeout(Duration::from_secs(20)).unwrap();
+    assert!(line.contains("Ctrl-C again"), "{line}");
 }
 
 fn check_partial_files(dir: &std::path::Path) {
@@ -124,10 +145,10 @@ fn check_partial_files(dir: &std::path::Path) {
 
 #[test]
 fn first_sigint_cancels_hung_requests_and_writes_within_a_second() {
-    let (url, accepted) = hanging_server();
+    let (url, requested) = hanging_server();
     let dir = tempfile::tempdir().unwrap();
     let mut run = spawn_run(&url, dir.path(), true);
-    wait_for_connections(&accepted, 4);
+    wait_for_requests(&requested, 4);
     assert!(!dir.path().join("r.json").exists());
     sigint(&run);
     let sent = Instant::now();
@@ -151,12 +172,13 @@ fn first_sigint_cancels_hung_requests_and_writes_within_a_second() {
 
 #[test]
 fn second_sigint_exits_at_once_after_the_files_are_written() {
-    let (url, accepted) = hanging_server();
+    let (url, requested) = hanging_server();
     let dir = tempfile::tempdir().unwrap();
     let mut run = spawn_run(&url, dir.path(), true);
-    wait_for_connections(&accepted, 4);
+    wait_for_requests(&requested, 4);
     sigint(&run);
-    std::thread::sleep(Duration::from_millis(20));
+    // The second only once the first was taken, else both could arrive as one.
+    wait_for_interrupt_notice(&mut run);
     sigint(&run);
     let sent = Instant::now();
     let (code, exited) = wait_exit(&mut run, Duration::from_secs(5));
@@ -167,10 +189,10 @@ fn second_sigint_exits_at_once_after_the_files_are_written() {
 
 #[test]
 fn sigint_during_the_model_probe_ends_the_run() {
-    let (url, accepted) = hanging_server();
+    let (url, requested) = hanging_server();
     let dir = tempfile::tempdir().unwrap();
     let mut run = spawn_run(&url, dir.path(), false);
-    wait_for_connections(&accepted, 1);
+    wait_for_requests(&requested, 1);
     sigint(&run);
     let sent = Instant::now();
     let (code, exited) = wait_exit(&mut run, Duration::from_secs(5));

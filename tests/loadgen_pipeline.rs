@@ -127,7 +127,10 @@ async fn the_mock_reports_its_own_first_chunk_latency() {
         .expect("streamed requests were timed");
     // The model lookup is not streamed; every benchmark request is.
     assert!(n >= 6, "{n}");
-    assert!((19.5..40.0).contains(&mean_ms), "{mean_ms}");
+    // At least the configured 20 ms (the mock's timer never fires early); the upper bound only
+    // catches a mock that ignores its setting: its own mean measured 20.5 to 45 ms on this
+    // 2-core machine with three extra busy loops running.
+    assert!((19.5..100.0).contains(&mean_ms), "{mean_ms}");
     assert!(p99_ms >= mean_ms, "{p99_ms} < {mean_ms}");
     mock.shutdown().await;
 }
@@ -203,26 +206,38 @@ fn a_blocked_client_does_not_count_its_own_delay_as_ttft() {
         .fold(0.0, f64::max);
     assert!(waited > 0.005, "the client was never blocked: {waited}");
     // ... yet TTFT is what the mock itself saw (from the request's arrival at its socket to
-    // its first chunk): equal on average, never its 25 ms blocks on top. ITL likewise.
-    let ttft_ms: Vec<f64> = reqs.iter().map(|r| r.ttft_s.expect("ok") * 1e3).collect();
+    // its first chunk), not that plus the time the first chunk waited in the socket. The bounds
+    // hold on a busy machine (measured here on 2 cores, with three extra busy loops running):
+    // - below: the mock's configured 20 ms, which its timer never undercuts. On the median,
+    //   because a client preempted between its write and its clock reading can report one
+    //   request short (0.3 ms seen once in that run);
+    // - above: a client that counted its own wait would exceed the mock's mean by the whole mean
+    //   socket-to-read wait (10.6 to 25 ms in those runs); the client's own scheduling put it
+    //   -1.4 to +4.9 ms from the mock's mean then (0.02 to 0.06 ms with the usual load), so
+    //   three quarters of that wait separates the two.
+    let mut ttft_ms: Vec<f64> = reqs.iter().map(|r| r.ttft_s.expect("ok") * 1e3).collect();
     let mean = ttft_ms.iter().sum::<f64>() / ttft_ms.len() as f64;
+    ttft_ms.sort_by(f64::total_cmp);
+    let median = ttft_ms[ttft_ms.len() / 2];
+    assert!(median >= 19.5, "{ttft_ms:?}");
+    let read_waits_ms: Vec<f64> = reqs
+        .iter()
+        .map(|r| r.first_read_delay_s.unwrap_or(0.0) * 1e3)
+        .collect();
+    let mean_wait = read_waits_ms.iter().sum::<f64>() / read_waits_ms.len() as f64;
     assert!(
-        (mean - mock_mean_ms).abs() < 1.5,
-        "client {mean:.2} ms vs mock {mock_mean_ms:.2} ms"
+        mean - mock_mean_ms < 0.75 * mean_wait,
+        "client {mean:.2} ms vs mock {mock_mean_ms:.2} ms (p99 {mock_p99_ms:.2}), \
+         mean socket-to-read wait {mean_wait:.2} ms"
     );
-    let max = ttft_ms.iter().copied().fold(0.0, f64::max);
-    assert!(
-        max < mock_p99_ms + 2.0,
-        "{ttft_ms:?} vs mock p99 {mock_p99_ms:.2}"
-    );
-    assert!((19.5..25.0).contains(&mean), "{ttft_ms:?}");
-    for r in reqs {
-        let itl_ms: Vec<f64> = r
-            .chunks
-            .windows(2)
-            .map(|w| (w[1].at_s - w[0].at_s) * 1e3)
-            .collect();
-        let mean_itl = itl_ms.iter().sum::<f64>() / itl_ms.len() as f64;
-        assert!((28.0..33.0).contains(&mean_itl), "ITL {itl_ms:?}");
-    }
+    // ITL likewise: the gaps between the chunks' receive stamps are the mock's 30 ms. On the
+    // median of all gaps: the mock keeps a schedule, so a late chunk is followed by a short gap
+    // (per-request means 20.0 to 35.3 ms, the median of all 29.8 to 30.2 ms in the runs above).
+    let mut gaps_ms: Vec<f64> = reqs
+        .iter()
+        .flat_map(|r| r.chunks.windows(2).map(|w| (w[1].at_s - w[0].at_s) * 1e3))
+        .collect();
+    gaps_ms.sort_by(f64::total_cmp);
+    let median_gap = gaps_ms[gaps_ms.len() / 2];
+    assert!((28.0..32.0).contains(&median_gap), "ITL {gaps_ms:?}");
 }

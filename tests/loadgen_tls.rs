@@ -190,7 +190,11 @@ async fn an_untrusted_certificate_is_a_counted_tls_failure() {
     let mut o = opts(mock.base_url(), dir.path());
     o.ca_cert = Some(p.other_ca.clone());
     let (_tx, rx) = watch::channel(false);
-    let e = run_with_stop(o, rx).await.unwrap_err().to_string();
+    // The setup error's chain, as the command line prints it.
+    let e = format!(
+        "{:#}",
+        anyhow::Error::from(run_with_stop(o, rx).await.unwrap_err())
+    );
     assert!(
         e.contains("TLS handshake failed") && e.contains("(tls)"),
         "{e}"

@@ -13,13 +13,15 @@
 //! The mode follows the flags: `--by`, `--baseline` or `--candidate` mean improvement; exactly
 //! two files without them mean a regression check; any other number of files without them
 //! means an improvement with every choice picked by default. Exit codes: 0 success, 1 regression found, 2 bad arguments, unreadable
-//! files or nothing to compare. The work is done by [`crate::analysis`].
+//! files or nothing to compare; every error is one `error:` line on stderr
+//! ([`super::error::print_error`]). The work is done by [`crate::analysis`].
 
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 
 use super::convert::read_all;
+use super::error::CliError;
 use crate::analysis::defaults::{default_compare_dim, default_compare_metric, default_sides};
 use crate::analysis::export::TextTable;
 use crate::analysis::improvement::{improvement, ImprovementSpec, ImprovementTable};
@@ -86,12 +88,8 @@ pub fn default_metric(records: &[Record]) -> Option<MetricKey> {
     default_compare_metric(&present)
 }
 
-fn parse_dim(name: &str) -> Result<DimKey, String> {
-    DimKey::from_name(name).ok_or_else(|| {
-        format!(
-            "unknown dimension {name:?}; use a canonical name such as gpu, engine, model, batch_size or tag.<key>"
-        )
-    })
+fn parse_dim(name: &str) -> Result<DimKey, CliError> {
+    DimKey::from_name(name).ok_or_else(|| CliError::UnknownDimension { name: name.into() })
 }
 
 fn parse_value(dim: &DimKey, text: &str) -> DimValue {
@@ -291,95 +289,62 @@ fn regression_output(r: &RegressionReport, format: TableFormat) -> String {
     }
 }
 
-fn usage(message: &str) -> ExitCode {
-    eprintln!("benchlens compare: {message}");
-    ExitCode::from(2)
-}
-
-/// Runs `benchlens compare`.
-pub fn run(args: &CompareArgs) -> ExitCode {
+/// Runs `benchlens compare`: `Ok(1)` when a regression beyond `--fail-on-regression` was
+/// found, an error (exit code 2) for bad arguments, unreadable files or nothing to compare.
+pub fn run(args: &CompareArgs) -> Result<ExitCode, CliError> {
     let mut ignore = default_ignored();
     for name in &args.ignore {
-        match parse_dim(name) {
-            Ok(d) => {
-                ignore.insert(d);
-            }
-            Err(e) => return usage(&e),
-        }
+        ignore.insert(parse_dim(name)?);
     }
-    let metric = match args.metric.as_deref().map(|n| {
-        MetricKey::from_name(n).ok_or_else(|| format!("unknown metric {n:?}; use a canonical name such as output_throughput, p99_ttft_ms or extra.throughput"))
-    }) {
-        Some(Err(e)) => return usage(&e),
-        Some(Ok(m)) => Some(m),
-        None => None,
-    };
+    let metric = args
+        .metric
+        .as_deref()
+        .map(|n| MetricKey::from_name(n).ok_or_else(|| CliError::UnknownMetric { name: n.into() }))
+        .transpose()?;
     let improvement_mode = args.by.is_some()
         || args.baseline.is_some()
         || args.candidate.is_some()
         || args.files.len() != 2;
     if improvement_mode {
-        let dim = match args.by.as_deref().map(parse_dim) {
-            Some(Ok(d)) => Some(d),
-            Some(Err(e)) => return usage(&e),
-            None => None,
-        };
+        let dim = args.by.as_deref().map(parse_dim).transpose()?;
         if dim.is_none() && (args.baseline.is_some() || args.candidate.is_some()) {
-            return usage("--baseline and --candidate need --by");
+            return Err(CliError::Usage("--baseline and --candidate need --by"));
         }
         if args.baseline.is_some() != args.candidate.is_some() {
-            return usage(
+            return Err(CliError::Usage(
                 "give both --baseline and --candidate, or neither to pick them by default",
-            );
+            ));
         }
         if args.fail_on_regression.is_some() {
-            return usage("--fail-on-regression is for regression checks (two files, no --by)");
+            return Err(CliError::Usage(
+                "--fail-on-regression is for regression checks (two files, no --by)",
+            ));
         }
-        let (records, failed) = read_all(&args.files, args.verbose);
-        if failed > 0 {
-            return ExitCode::from(2);
-        }
+        let records = read_every(&args.files, args.verbose)?;
         let mut picked = Picked::default();
         let metric = match metric {
             Some(m) => m,
-            None => match default_metric(&records) {
-                Some(m) => {
-                    picked.metric = true;
-                    m
-                }
-                None => return usage("the files have no metrics to compare"),
-            },
+            None => {
+                picked.metric = true;
+                default_metric(&records).ok_or(CliError::NoMetrics)?
+            }
         };
         let ds = Dataset::new(records);
         let all: Vec<usize> = (0..ds.len()).collect();
         let dim = match dim {
             Some(d) => d,
-            None => match default_compare_dim(&ds) {
-                Some(d) => {
-                    picked.dim = true;
-                    d
-                }
-                None => {
-                    return usage(
-                        "no dimension takes two values in these files; nothing to compare (give --by DIM)",
-                    )
-                }
-            },
+            None => {
+                picked.dim = true;
+                default_compare_dim(&ds).ok_or(CliError::NoComparedDimension)?
+            }
         };
         let (baseline, candidate) = match (&args.baseline, &args.candidate) {
             (Some(b), Some(c)) => (parse_value(&dim, b), parse_value(&dim, c)),
-            _ => match default_sides(&ds, &all, &dim, &metric) {
-                Some(sides) => {
-                    picked.sides = true;
-                    sides
-                }
-                None => {
-                    return usage(&format!(
-                        "{} takes fewer than two values in these files; nothing to compare",
-                        dim.name()
-                    ))
-                }
-            },
+            _ => {
+                picked.sides = true;
+                default_sides(&ds, &all, &dim, &metric)
+                    .ok_or_else(|| CliError::FewerThanTwoValues { dim: dim.name() })?
+            }
         };
         let spec = ImprovementSpec {
             baseline,
@@ -388,53 +353,55 @@ pub fn run(args: &CompareArgs) -> ExitCode {
             metric,
             ignore,
         };
-        match improvement(&ds, &all, &spec) {
-            Ok(t) => {
-                print!("{}", improvement_output(&t, picked, args.format));
-                ExitCode::SUCCESS
-            }
-            Err(e) => usage(&e.to_string()),
-        }
+        let t = improvement(&ds, &all, &spec)?;
+        print!("{}", improvement_output(&t, picked, args.format));
+        Ok(ExitCode::SUCCESS)
     } else {
         let (old, failed_old) = read_all(&args.files[..1], args.verbose);
         let (new, failed_new) = read_all(&args.files[1..], args.verbose);
         if failed_old + failed_new > 0 {
-            return ExitCode::from(2);
+            return Err(CliError::UnreadableInputs {
+                count: failed_old + failed_new,
+            });
         }
         let spec = RegressionSpec {
             threshold_pct: args.threshold,
             ignore,
             metrics: metric.into_iter().collect(),
         };
-        let report = match regression(&old, &new, &spec) {
-            Ok(r) => r,
-            Err(e) => return usage(&e.to_string()),
-        };
+        let report = regression(&old, &new, &spec)?;
         print!("{}", regression_output(&report, args.format));
-        if let Some(limit) = args.fail_on_regression {
-            // The report only holds changes beyond --threshold; a lower limit needs them all.
-            let full = if limit < args.threshold {
-                let spec = RegressionSpec {
-                    threshold_pct: limit,
-                    ..spec
-                };
-                match regression(&old, &new, &spec) {
-                    Ok(r) => r,
-                    Err(e) => return usage(&e.to_string()),
-                }
-            } else {
-                report
+        let Some(limit) = args.fail_on_regression else {
+            return Ok(ExitCode::SUCCESS);
+        };
+        // The report only holds changes beyond --threshold; a lower limit needs them all.
+        let full = if limit < args.threshold {
+            let spec = RegressionSpec {
+                threshold_pct: limit,
+                ..spec
             };
-            let worse = full.worse_than(limit);
-            if !worse.is_empty() {
-                eprintln!(
-                    "benchlens compare: {} metric value{} got worse by more than {limit} %",
-                    worse.len(),
-                    if worse.len() == 1 { "" } else { "s" }
-                );
-                return ExitCode::FAILURE;
-            }
+            regression(&old, &new, &spec)?
+        } else {
+            report
+        };
+        let worse = full.worse_than(limit);
+        if worse.is_empty() {
+            return Ok(ExitCode::SUCCESS);
         }
-        ExitCode::SUCCESS
+        // A finding, not a failure to run: the one line every error has, exit code 1.
+        eprintln!(
+            "error: {} metric value{} got worse by more than {limit} %",
+            worse.len(),
+            if worse.len() == 1 { "" } else { "s" }
+        );
+        Ok(ExitCode::FAILURE)
+    }
+}
+
+/// Reads every file, all of which must be readable (those that are not are printed first).
+fn read_every(files: &[String], verbose: bool) -> Result<Vec<Record>, CliError> {
+    match read_all(files, verbose) {
+        (records, 0) => Ok(records),
+        (_, count) => Err(CliError::UnreadableInputs { count }),
     }
 }

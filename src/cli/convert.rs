@@ -1,14 +1,16 @@
 //! `benchlens convert FILE... [--to json|csv] [-o OUT]`: reads result files of any supported
 //! format (`-` is stdin) and writes the canonical records of all of them to one output
-//! (`-`, the default, is stdout). Unreadable files are reported on stderr, one line each, and
-//! make the exit code non-zero; the readable ones are still converted.
+//! (`-`, the default, is stdout). Unreadable files are reported on stderr, one `error:` line
+//! each ([`super::error::print_error`]), and make the exit code 1; the readable ones are still
+//! converted. An unwritable output exits with 2.
 
 use std::io::{Read, Write};
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 
-use crate::ingest;
+use super::error::{print_error, CliError};
+use crate::ingest::{self, Ingested};
 use crate::model::{canonical, Record};
 
 /// The canonical output format.
@@ -38,18 +40,30 @@ pub struct ConvertArgs {
 }
 
 /// Reads the bytes of `path` (`-` is stdin), naming the source as the user gave it.
-pub(crate) fn read_input(path: &str) -> Result<(String, Vec<u8>), String> {
+pub(crate) fn read_input(path: &str) -> Result<(String, Vec<u8>), CliError> {
     if path == "-" {
         let mut bytes = Vec::new();
         std::io::stdin()
             .read_to_end(&mut bytes)
-            .map_err(|e| format!("stdin: cannot read: {e}"))?;
+            .map_err(|source| CliError::Read {
+                path: "stdin".into(),
+                source,
+            })?;
         Ok(("stdin".to_string(), bytes))
     } else {
         std::fs::read(path)
             .map(|b| (path.to_string(), b))
-            .map_err(|e| format!("{path}: cannot read: {e}"))
+            .map_err(|source| CliError::Read {
+                path: path.into(),
+                source,
+            })
     }
+}
+
+/// Reads and ingests one result file (`-` is stdin).
+pub(crate) fn ingest_input(path: &str) -> Result<Ingested, CliError> {
+    let (name, bytes) = read_input(path)?;
+    Ok(ingest::read(&name, &bytes)?)
 }
 
 /// Reads every file; returns the records of the readable ones and the number that failed.
@@ -57,9 +71,7 @@ pub(crate) fn read_all(files: &[String], verbose: bool) -> (Vec<Record>, usize) 
     let mut records = Vec::new();
     let mut failed = 0;
     for path in files {
-        let result = read_input(path)
-            .and_then(|(name, bytes)| ingest::read(&name, &bytes).map_err(|e| e.to_string()));
-        match result {
+        match ingest_input(path) {
             Ok(got) => {
                 if verbose {
                     for w in &got.warnings {
@@ -72,8 +84,8 @@ pub(crate) fn read_all(files: &[String], verbose: bool) -> (Vec<Record>, usize) 
                 }
                 records.extend(got.records);
             }
-            Err(message) => {
-                eprintln!("benchlens: {message}");
+            Err(e) => {
+                print_error(&e);
                 failed += 1;
             }
         }
@@ -81,8 +93,9 @@ pub(crate) fn read_all(files: &[String], verbose: bool) -> (Vec<Record>, usize) 
     (records, failed)
 }
 
-/// Runs `benchlens convert`.
-pub fn run(args: &ConvertArgs) -> ExitCode {
+/// Runs `benchlens convert`: `Ok(1)` when some input could not be read (each printed), an
+/// error when the output could not be written.
+pub fn run(args: &ConvertArgs) -> Result<ExitCode, CliError> {
     let (records, failed) = read_all(&args.files, args.verbose);
     let text = match args.to {
         OutputFormat::Json => canonical::to_json(&records),
@@ -93,13 +106,13 @@ pub fn run(args: &ConvertArgs) -> ExitCode {
     } else {
         std::fs::write(&args.output, text.as_bytes())
     };
-    if let Err(e) = written {
-        eprintln!("benchlens: {}: cannot write: {e}", args.output);
-        return ExitCode::from(2);
-    }
-    if failed > 0 {
+    written.map_err(|source| CliError::Write {
+        path: args.output.clone(),
+        source,
+    })?;
+    Ok(if failed > 0 {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
-    }
+    })
 }

@@ -1,6 +1,7 @@
 //! `benchlens inspect FILE...`: prints, per file, the detected format, the record count, each
 //! dimension with its distinct values, the metrics found, the column mapping of tables and
-//! the warnings. Unreadable files get one line on stderr and a non-zero exit code.
+//! the warnings. Unreadable files get one `error:` line on stderr each
+//! ([`super::error::print_error`]) and exit code 1.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -8,8 +9,9 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use super::convert::read_input;
-use crate::ingest::{self, Ingested};
+use super::convert::ingest_input;
+use super::error::print_error;
+use crate::ingest::Ingested;
 use crate::model::{Dim, DimKey, DimValue, MetricKey};
 
 /// Arguments of `benchlens inspect`.
@@ -104,12 +106,10 @@ pub fn describe(path: &str, got: &Ingested) -> String {
 pub fn run(args: &InspectArgs) -> ExitCode {
     let mut failed = 0;
     for path in &args.files {
-        let result = read_input(path)
-            .and_then(|(name, bytes)| ingest::read(&name, &bytes).map_err(|e| e.to_string()));
-        match result {
+        match ingest_input(path) {
             Ok(got) => print!("{}", describe(path, &got)),
-            Err(message) => {
-                eprintln!("benchlens: {message}");
+            Err(e) => {
+                print_error(&e);
                 failed += 1;
             }
         }

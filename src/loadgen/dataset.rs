@@ -19,7 +19,7 @@ use serde_json::Value;
 
 use super::tokenizer::Tokenizer;
 use super::trace::TraceRequest;
-use super::LoadgenError;
+use super::{DatasetError, LoadgenError};
 
 /// One prompt to send.
 #[derive(Clone, Debug, PartialEq)]
@@ -114,10 +114,10 @@ pub fn random(spec: RandomSpec, count: usize, seed: u64, tok: &Tokenizer) -> Vec
         .collect()
 }
 
-fn dataset_error(path: &Path, message: String) -> LoadgenError {
+fn dataset_error(path: &Path, source: DatasetError) -> LoadgenError {
     LoadgenError::Dataset {
         path: path.to_path_buf(),
-        message,
+        source,
     }
 }
 
@@ -134,13 +134,20 @@ pub fn jsonl(
         if line.trim().is_empty() {
             continue;
         }
-        let v: Value = serde_json::from_str(line)
-            .map_err(|e| dataset_error(path, format!("line {}: {e}", i + 1)))?;
+        let v: Value = serde_json::from_str(line).map_err(|source| {
+            dataset_error(
+                path,
+                DatasetError::LineNotJson {
+                    line: i + 1,
+                    source,
+                },
+            )
+        })?;
         let prompt = v
             .get("prompt")
             .or_else(|| v.get("text"))
             .and_then(Value::as_str)
-            .ok_or_else(|| dataset_error(path, format!("line {}: no string \"prompt\"", i + 1)))?;
+            .ok_or_else(|| dataset_error(path, DatasetError::NoPrompt { line: i + 1 }))?;
         let output_len = v
             .get("output_len")
             .or_else(|| v.get("max_tokens"))
@@ -154,7 +161,7 @@ pub fn jsonl(
         });
     }
     if out.is_empty() {
-        return Err(dataset_error(path, "no prompts".into()));
+        return Err(dataset_error(path, DatasetError::NoPrompts));
     }
     Ok(out)
 }
@@ -169,10 +176,11 @@ pub fn sharegpt(
     output_len: Option<u64>,
     tok: &Tokenizer,
 ) -> Result<Vec<Prompt>, LoadgenError> {
-    let v: Value = serde_json::from_str(text).map_err(|e| dataset_error(path, e.to_string()))?;
+    let v: Value =
+        serde_json::from_str(text).map_err(|e| dataset_error(path, DatasetError::NotJson(e)))?;
     let items = v
         .as_array()
-        .ok_or_else(|| dataset_error(path, "not a JSON array of conversations".into()))?;
+        .ok_or_else(|| dataset_error(path, DatasetError::NotAnArray))?;
     let mut out = Vec::new();
     for item in items {
         let Some(turns) = item.get("conversations").and_then(Value::as_array) else {
@@ -198,7 +206,7 @@ pub fn sharegpt(
         });
     }
     if out.is_empty() {
-        return Err(dataset_error(path, "no usable conversations".into()));
+        return Err(dataset_error(path, DatasetError::NoUsableConversations));
     }
     Ok(out)
 }
@@ -410,15 +418,27 @@ mod tests {
             (ps[0].input_len, ps[0].output_len, ps[1].output_len),
             (3, 9, 5)
         );
-        let e = jsonl(p, "{\"prompt\": 1}\n", 5, &Tokenizer::Words)
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("x.jsonl") && e.contains("line 1"), "{e}");
+        let e = jsonl(p, "{\"prompt\": 1}\n", 5, &Tokenizer::Words).unwrap_err();
+        let chain = format!("{:#}", anyhow::Error::from(e));
+        assert_eq!(chain, "dataset x.jsonl: line 1: no string \"prompt\"");
+        let e = jsonl(p, "{\"prompt\": \"a\"}\n{oops\n", 5, &Tokenizer::Words).unwrap_err();
+        let chain = format!("{:#}", anyhow::Error::from(e));
+        assert!(
+            chain.starts_with("dataset x.jsonl: line 2: key must be a string"),
+            "{chain}"
+        );
         let sg = r#"[{"conversations":[{"from":"human","value":"one two three four"},{"from":"gpt","value":"a b c d e"}]},
                      {"conversations":[{"from":"human","value":"too short"},{"from":"gpt","value":"a b c d"}]}]"#;
         let ps = sharegpt(Path::new("s.json"), sg, None, &Tokenizer::Words).unwrap();
         assert_eq!(ps.len(), 1);
         assert_eq!((ps[0].input_len, ps[0].output_len), (4, 5));
-        assert!(sharegpt(Path::new("s.json"), "{}", None, &Tokenizer::Words).is_err());
+        let e = sharegpt(Path::new("s.json"), "{}", None, &Tokenizer::Words).unwrap_err();
+        assert!(matches!(
+            e,
+            LoadgenError::Dataset {
+                source: DatasetError::NotAnArray,
+                ..
+            }
+        ));
     }
 }

@@ -32,9 +32,36 @@ pub struct Slo {
     pub e2el_ms: Option<f64>,
 }
 
+/// Why a `--goodput` item was refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SloError {
+    /// No `:` between the metric and the limit.
+    #[error("{item:?} is not NAME:MS")]
+    NotNameColonMs {
+        /// The item as given.
+        item: String,
+    },
+    /// The limit is not a finite number of milliseconds at least 0.
+    #[error("{item:?}: {value:?} is not a number of milliseconds")]
+    NotMilliseconds {
+        /// The item as given.
+        item: String,
+        /// The part after the `:`.
+        value: String,
+    },
+    /// A metric other than `ttft`, `tpot` and `e2el`.
+    #[error("{item:?}: unknown metric {name:?} (ttft, tpot, e2el)")]
+    UnknownMetric {
+        /// The item as given.
+        item: String,
+        /// The part before the `:`.
+        name: String,
+    },
+}
+
 impl Slo {
     /// Parses `ttft:500 tpot:50 e2el:2000` items (one per argument).
-    pub fn parse(items: &[String]) -> Result<Option<Slo>, String> {
+    pub fn parse(items: &[String]) -> Result<Option<Slo>, SloError> {
         if items.is_empty() {
             return Ok(None);
         }
@@ -42,17 +69,25 @@ impl Slo {
         for item in items.iter().flat_map(|s| s.split_whitespace()) {
             let (k, v) = item
                 .split_once(':')
-                .ok_or_else(|| format!("{item:?} is not NAME:MS"))?;
+                .ok_or_else(|| SloError::NotNameColonMs { item: item.into() })?;
             let ms: f64 = v
                 .parse()
                 .ok()
                 .filter(|x: &f64| x.is_finite() && *x >= 0.0)
-                .ok_or_else(|| format!("{item:?}: {v:?} is not a number of milliseconds"))?;
+                .ok_or_else(|| SloError::NotMilliseconds {
+                    item: item.into(),
+                    value: v.into(),
+                })?;
             match k {
                 "ttft" => slo.ttft_ms = Some(ms),
                 "tpot" => slo.tpot_ms = Some(ms),
                 "e2el" => slo.e2el_ms = Some(ms),
-                _ => return Err(format!("{item:?}: unknown metric {k:?} (ttft, tpot, e2el)")),
+                _ => {
+                    return Err(SloError::UnknownMetric {
+                        item: item.into(),
+                        name: k.into(),
+                    })
+                }
             }
         }
         Ok(Some(slo))
@@ -510,8 +545,22 @@ mod tests {
             Slo::parse(&["tpot:5".into()]).unwrap().unwrap().tpot_ms,
             Some(5.0)
         );
-        assert!(Slo::parse(&["foo:5".into()]).is_err());
-        assert!(Slo::parse(&["ttft".into()]).is_err());
-        assert!(Slo::parse(&["ttft:-1".into()]).is_err());
+        assert_eq!(
+            Slo::parse(&["foo:5".into()]),
+            Err(SloError::UnknownMetric {
+                item: "foo:5".into(),
+                name: "foo".into()
+            })
+        );
+        assert_eq!(
+            Slo::parse(&["ttft".into()]),
+            Err(SloError::NotNameColonMs {
+                item: "ttft".into()
+            })
+        );
+        assert_eq!(
+            Slo::parse(&["ttft:-1".into()]).unwrap_err().to_string(),
+            "\"ttft:-1\": \"-1\" is not a number of milliseconds"
+        );
     }
 }

@@ -105,6 +105,14 @@ impl std::fmt::Debug for Tokenizer {
     }
 }
 
+/// A tokenizer that could not be loaded, keeping the library's reason.
+fn load_error(name: &str, source: Box<dyn std::error::Error + Send + Sync>) -> LoadgenError {
+    LoadgenError::TokenizerLoad {
+        name: name.into(),
+        source,
+    }
+}
+
 impl Tokenizer {
     /// `cl100k_base`, `o200k_base` or `words`.
     pub fn from_name(name: &str) -> Result<Tokenizer, LoadgenError> {
@@ -127,7 +135,7 @@ impl Tokenizer {
                 )));
             }
         };
-        let bpe = bpe.map_err(|e| invalid(format!("{name}: {e}")))?;
+        let bpe = bpe.map_err(|e| load_error(name, e.into()))?;
         let words: Vec<String> = (0..50_000u32)
             .filter_map(|id| bpe.decode(&[id]).ok())
             .filter(|t| {
@@ -151,12 +159,10 @@ impl Tokenizer {
             option: "tokenizer",
             message,
         };
-        let mut tok =
-            tokenizers::Tokenizer::from_file(path).map_err(|e| invalid(format!("{path}: {e}")))?;
+        let mut tok = tokenizers::Tokenizer::from_file(path).map_err(|e| load_error(path, e))?;
         // Count every token: a truncation or padding setting saved in the file must not cut
         // or pad prompts (transformers ignores them too unless asked).
-        tok.with_truncation(None)
-            .map_err(|e| invalid(format!("{path}: {e}")))?;
+        tok.with_truncation(None).map_err(|e| load_error(path, e))?;
         tok.with_padding(None);
         let mut words: Vec<String> = tok
             .get_vocab(false)
@@ -410,9 +416,13 @@ mod tests {
         let (text, n) = t.random_text(&mut rng, "", 25);
         assert_eq!((n, t.count(&text)), (25, 25));
         std::fs::write(&path, "{").unwrap();
-        let e = Tokenizer::from_name(path.to_str().unwrap())
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("tokenizer.json"), "{e}");
+        // The file, then the library's own reason as the source.
+        let e = Tokenizer::from_name(path.to_str().unwrap()).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!("invalid --tokenizer: cannot load {}", path.display())
+        );
+        let reason = std::error::Error::source(&e).map(ToString::to_string);
+        assert!(reason.is_some_and(|r| r.contains("EOF")), "{e:?}");
     }
 }

@@ -17,8 +17,6 @@
 //! share) and/or the first N. Pure: the prompts themselves are written by
 //! [`super::dataset::trace_prompts`].
 
-use std::path::{Path, PathBuf};
-
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use thiserror::Error;
@@ -72,64 +70,41 @@ pub struct Trace {
     pub skipped: usize,
 }
 
-/// Why a trace file cannot be replayed. Each names the file and, where one is at fault, the line.
+/// Why a trace cannot be replayed (the caller names the file).
 #[derive(Debug, Error)]
 pub enum TraceError {
-    /// The file could not be read.
-    #[error("trace {path}: {source}")]
-    Read {
-        /// The file.
-        path: PathBuf,
-        /// The system's reason.
-        source: std::io::Error,
-    },
     /// Neither a known CSV header nor Mooncake JSON Lines.
     #[error(
-        "trace {path}: not a known trace layout (Azure `TIMESTAMP,ContextTokens,GeneratedTokens`, \
-         BurstGPT `Timestamp,…,Request tokens,Response tokens,…`, or Mooncake JSON Lines with \
+        "not a known trace layout (Azure `TIMESTAMP,ContextTokens,GeneratedTokens`, BurstGPT \
+         `Timestamp,…,Request tokens,Response tokens,…`, or Mooncake JSON Lines with \
          `timestamp`, `input_length`, `output_length`); the first line is {first_line:?}"
     )]
     Layout {
-        /// The file.
-        path: PathBuf,
         /// Its first line, cut to 120 characters.
         first_line: String,
     },
     /// A line whose fields do not read.
-    #[error("trace {path}, line {line}: {message}")]
+    #[error("line {line}: {message}")]
     Line {
-        /// The file.
-        path: PathBuf,
         /// 1-based line number.
         line: usize,
         /// What is wrong.
         message: String,
     },
     /// No request left to replay.
-    #[error("trace {path}: no request to replay ({skipped} skipped)")]
+    #[error("no request to replay ({skipped} skipped)")]
     Empty {
-        /// The file.
-        path: PathBuf,
         /// Rows skipped.
         skipped: usize,
     },
 }
 
-/// Reads a trace file of any of the three layouts.
-pub fn read_file(path: &Path) -> Result<Trace, TraceError> {
-    let text = std::fs::read_to_string(path).map_err(|source| TraceError::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    parse(path, &text)
-}
-
-/// Parses a trace's text (`path` only names it in errors).
-pub fn parse(path: &Path, text: &str) -> Result<Trace, TraceError> {
+/// Parses a trace of any of the three layouts.
+pub fn parse(text: &str) -> Result<Trace, TraceError> {
     let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
     let first_trim = first.trim_start_matches('\u{feff}').trim();
     let trace = if first_trim.starts_with('{') {
-        parse_mooncake(path, text)?
+        parse_mooncake(text)?
     } else {
         let header: Vec<String> = first_trim
             .split(',')
@@ -143,15 +118,10 @@ pub fn parse(path: &Path, text: &str) -> Result<Trace, TraceError> {
             col("request tokens"),
             col("response tokens"),
         ) {
-            (Some(t), Some(i), Some(o), _, _) => {
-                parse_csv(path, text, TraceLayout::Azure, t, i, o)?
-            }
-            (Some(t), _, _, Some(i), Some(o)) => {
-                parse_csv(path, text, TraceLayout::BurstGpt, t, i, o)?
-            }
+            (Some(t), Some(i), Some(o), _, _) => parse_csv(text, TraceLayout::Azure, t, i, o)?,
+            (Some(t), _, _, Some(i), Some(o)) => parse_csv(text, TraceLayout::BurstGpt, t, i, o)?,
             _ => {
                 return Err(TraceError::Layout {
-                    path: path.to_path_buf(),
                     first_line: first.chars().take(120).collect(),
                 })
             }
@@ -159,22 +129,20 @@ pub fn parse(path: &Path, text: &str) -> Result<Trace, TraceError> {
     };
     if trace.requests.is_empty() {
         return Err(TraceError::Empty {
-            path: path.to_path_buf(),
             skipped: trace.skipped,
         });
     }
     Ok(trace)
 }
 
-fn line_error(path: &Path, line: usize, message: impl Into<String>) -> TraceError {
+fn line_error(line: usize, message: impl Into<String>) -> TraceError {
     TraceError::Line {
-        path: path.to_path_buf(),
         line,
         message: message.into(),
     }
 }
 
-fn parse_count(path: &Path, line: usize, what: &str, s: &str) -> Result<u64, TraceError> {
+fn parse_count(line: usize, what: &str, s: &str) -> Result<u64, TraceError> {
     let s = s.trim();
     s.parse::<u64>()
         .ok()
@@ -185,7 +153,7 @@ fn parse_count(path: &Path, line: usize, what: &str, s: &str) -> Result<u64, Tra
                 .filter(|x| x.is_finite() && *x >= 0.0 && x.fract() == 0.0)
                 .map(|x| x as u64)
         })
-        .ok_or_else(|| line_error(path, line, format!("{what} {s:?} is not a token count")))
+        .ok_or_else(|| line_error(line, format!("{what} {s:?} is not a token count")))
 }
 
 /// Seconds since the Unix epoch of an Azure time stamp `YYYY-MM-DD HH:MM:SS[.fraction]`
@@ -223,7 +191,6 @@ fn azure_seconds(s: &str) -> Option<f64> {
 }
 
 fn parse_csv(
-    path: &Path,
     text: &str,
     layout: TraceLayout,
     t_col: usize,
@@ -239,7 +206,7 @@ fn parse_csv(
     for row in reader.records() {
         let row = row.map_err(|e| {
             let line = e.position().map_or(0, |p| p.line() as usize);
-            line_error(path, line, e.to_string())
+            line_error(line, e.to_string())
         })?;
         let line = row.position().map_or(0, |p| p.line() as usize);
         if row.iter().all(|f| f.trim().is_empty()) {
@@ -247,21 +214,16 @@ fn parse_csv(
         }
         let field = |i: usize, what: &str| {
             row.get(i)
-                .ok_or_else(|| line_error(path, line, format!("no {what} column")))
+                .ok_or_else(|| line_error(line, format!("no {what} column")))
         };
         let ts = field(t_col, "time")?;
         let at = match layout {
             TraceLayout::Azure => azure_seconds(ts),
             _ => ts.trim().parse::<f64>().ok().filter(|x| x.is_finite()),
         }
-        .ok_or_else(|| line_error(path, line, format!("time {ts:?} does not read")))?;
-        let input = parse_count(path, line, "input length", field(in_col, "input length")?)?;
-        let output = parse_count(
-            path,
-            line,
-            "output length",
-            field(out_col, "output length")?,
-        )?;
+        .ok_or_else(|| line_error(line, format!("time {ts:?} does not read")))?;
+        let input = parse_count(line, "input length", field(in_col, "input length")?)?;
+        let output = parse_count(line, "output length", field(out_col, "output length")?)?;
         if layout == TraceLayout::BurstGpt && output == 0 {
             skipped += 1;
             continue;
@@ -275,7 +237,7 @@ fn parse_csv(
     ))
 }
 
-fn parse_mooncake(path: &Path, text: &str) -> Result<Trace, TraceError> {
+fn parse_mooncake(text: &str) -> Result<Trace, TraceError> {
     #[derive(serde::Deserialize)]
     struct Line {
         timestamp: f64,
@@ -289,10 +251,9 @@ fn parse_mooncake(path: &Path, text: &str) -> Result<Trace, TraceError> {
         if line.trim().is_empty() {
             continue;
         }
-        let l: Line =
-            serde_json::from_str(line).map_err(|e| line_error(path, i + 1, e.to_string()))?;
+        let l: Line = serde_json::from_str(line).map_err(|e| line_error(i + 1, e.to_string()))?;
         if !l.timestamp.is_finite() {
-            return Err(line_error(path, i + 1, "timestamp is not a finite number"));
+            return Err(line_error(i + 1, "timestamp is not a finite number"));
         }
         raw.push((
             l.timestamp / 1000.0,
@@ -366,14 +327,9 @@ pub fn sample(trace: &Trace, s: Sampling) -> Vec<TraceRequest> {
 mod tests {
     use super::*;
 
-    fn p() -> &'static Path {
-        Path::new("t.csv")
-    }
-
     #[test]
     fn azure_times_are_seconds_apart() {
         let t = parse(
-            p(),
             "TIMESTAMP,ContextTokens,GeneratedTokens\n\
              2023-11-16 18:15:46.6805900,374,44\n\
              2023-11-16 18:15:50.9951690,396,109\n\
@@ -411,7 +367,6 @@ mod tests {
     #[test]
     fn burstgpt_skips_failed_requests_and_finds_columns_by_name() {
         let t = parse(
-            p(),
             "Timestamp,Session ID,Elapsed time,Model,Request tokens,Response tokens,Total tokens,Log Type\n\
              5,a,1,ChatGPT,472,18,490,Conversation log\n\
              45,b,1,ChatGPT,1087,230,1317,Conversation log\n\
@@ -435,7 +390,6 @@ mod tests {
     #[test]
     fn mooncake_keeps_hash_ids_and_reads_milliseconds() {
         let t = parse(
-            Path::new("m.jsonl"),
             "{\"timestamp\": 3000, \"input_length\": 915, \"output_length\": 355, \"hash_ids\": [0, 462]}\n\
              {\"timestamp\": 0, \"input_length\": 6758, \"output_length\": 500, \"hash_ids\": [0, 1, 2]}\n",
         )
@@ -447,41 +401,31 @@ mod tests {
 
     #[test]
     fn bad_traces_name_the_file_and_line() {
-        let e = parse(p(), "a,b,c\n1,2,3\n").unwrap_err().to_string();
+        let e = parse("a,b,c\n1,2,3\n").unwrap_err().to_string();
         assert!(
             e.starts_with("trace t.csv: not a known trace layout"),
             "{e}"
         );
         assert!(e.ends_with("the first line is \"a,b,c\""), "{e}");
-        let e = parse(
-            p(),
-            "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46,x,4\n",
-        )
-        .unwrap_err()
-        .to_string();
-        assert_eq!(
-            e,
-            "trace t.csv, line 2: input length \"x\" is not a token count"
-        );
-        let e = parse(p(), "TIMESTAMP,ContextTokens,GeneratedTokens\nnoon,1,4\n")
+        let e = parse("TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46,x,4\n")
             .unwrap_err()
             .to_string();
-        assert_eq!(e, "trace t.csv, line 2: time \"noon\" does not read");
+        assert_eq!(e, "line 2: input length \"x\" is not a token count");
+        let e = parse("TIMESTAMP,ContextTokens,GeneratedTokens\nnoon,1,4\n")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(e, "line 2: time \"noon\" does not read");
         let e = parse(
-            Path::new("m.jsonl"),
             "{\"timestamp\": 0, \"input_length\": 1, \"output_length\": 2}\n{\"timestamp\": 1}\n",
         )
         .unwrap_err()
         .to_string();
-        assert!(e.starts_with("trace m.jsonl, line 2: missing field"), "{e}");
-        let e = parse(
-            p(),
-            "Timestamp,Model,Request tokens,Response tokens\n1,x,5,0\n",
-        )
-        .unwrap_err()
-        .to_string();
-        assert_eq!(e, "trace t.csv: no request to replay (1 skipped)");
-        assert!(matches!(parse(p(), ""), Err(TraceError::Layout { .. })));
+        assert!(e.starts_with("line 2: missing field"), "{e}");
+        let e = parse("Timestamp,Model,Request tokens,Response tokens\n1,x,5,0\n")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(e, "no request to replay (1 skipped)");
+        assert!(matches!(parse(""), Err(TraceError::Layout { .. })));
     }
 
     #[test]

@@ -1,0 +1,123 @@
+//! The command line's errors ([`CliError`]) and the one way every subcommand prints an error
+//! ([`print_error`]): `error: ` then the error and each of its sources, joined by `: ` on one
+//! line, as anyhow's `{:#}` prints a chain. One line per error keeps several unreadable files of
+//! one `convert` apart and lets scripts grep for `^error: `.
+
+use std::error::Error;
+use std::process::ExitCode;
+
+use crate::analysis::AnalysisError;
+use crate::ingest::IngestError;
+
+/// Why `convert`, `inspect` or `compare` could not do (all of) what was asked.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// A result file (or stdin) could not be read.
+    #[error("{path}: cannot read")]
+    Read {
+        /// The file as the user named it (`stdin` for `-`).
+        path: String,
+        /// The system's reason.
+        source: std::io::Error,
+    },
+    /// A result file was read but not understood (the error names the file and line).
+    #[error(transparent)]
+    Ingest(#[from] IngestError),
+    /// The output file could not be written.
+    #[error("{path}: cannot write")]
+    Write {
+        /// The output file.
+        path: String,
+        /// The system's reason.
+        source: std::io::Error,
+    },
+    /// `--by` or `--ignore` names no dimension.
+    #[error(
+        "unknown dimension {name:?}; use a canonical name such as gpu, engine, model, batch_size or tag.<key>"
+    )]
+    UnknownDimension {
+        /// The name given.
+        name: String,
+    },
+    /// `--metric` names no metric.
+    #[error(
+        "unknown metric {name:?}; use a canonical name such as output_throughput, p99_ttft_ms or extra.throughput"
+    )]
+    UnknownMetric {
+        /// The name given.
+        name: String,
+    },
+    /// Flags that do not go together.
+    #[error("{0}")]
+    Usage(&'static str),
+    /// The files hold no metric at all.
+    #[error("the files have no metrics to compare")]
+    NoMetrics,
+    /// No dimension takes two values, so there is no default `--by`.
+    #[error("no dimension takes two values in these files; nothing to compare (give --by DIM)")]
+    NoComparedDimension,
+    /// The compared dimension takes fewer than two values.
+    #[error("{dim} takes fewer than two values in these files; nothing to compare")]
+    FewerThanTwoValues {
+        /// The dimension's canonical name.
+        dim: String,
+    },
+    /// Some input files could not be read (each already printed as it failed).
+    #[error("{count} of the files could not be read")]
+    UnreadableInputs {
+        /// How many.
+        count: usize,
+    },
+    /// The comparison itself refused the records (e.g. a value that no record has).
+    #[error(transparent)]
+    Analysis(#[from] AnalysisError),
+}
+
+impl CliError {
+    /// The exit code this error ends the process with: 1 when input files could not be read
+    /// by `convert`/`inspect`, 2 otherwise (bad arguments, unwritable output, nothing to
+    /// compare), as documented per subcommand.
+    pub fn exit_code(&self) -> ExitCode {
+        match self {
+            CliError::Read { .. } | CliError::Ingest(_) => ExitCode::FAILURE,
+            _ => ExitCode::from(2),
+        }
+    }
+}
+
+/// The one-line form of an error and its sources: `top: cause: deeper cause`.
+pub fn chain_text(error: &(dyn Error + 'static)) -> String {
+    std::iter::successors(Some(error), |e| (*e).source())
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(": ")
+}
+
+/// Prints `error: ` and the error's chain ([`chain_text`]) on stderr.
+pub fn print_error(error: &(dyn Error + 'static)) {
+    eprintln!("error: {}", chain_text(error));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_chain_is_one_line_with_every_source() {
+        let e = CliError::Read {
+            path: "x.json".into(),
+            source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
+        };
+        assert_eq!(chain_text(&e), "x.json: cannot read: no such file");
+        // anyhow's alternate form, which `run` and `mock` print, reads the same.
+        let a = anyhow::Error::from(e);
+        assert_eq!(chain_text(a.as_ref()), format!("{a:#}"));
+        assert_eq!(
+            CliError::UnknownDimension {
+                name: "gpux".into()
+            }
+            .exit_code(),
+            ExitCode::from(2)
+        );
+    }
+}

@@ -1,0 +1,218 @@
+//! A stage as vLLM's serving result file (`--vllm-compatible`): exactly vLLM's keys
+//! ([`vllm_json`]) and file name ([`vllm_file_name`]).
+
+use serde_json::{json, Map, Value};
+
+use super::record::request_detail;
+use super::stage_info::StageInfo;
+use super::view::{p_word, queue_time_s, view_percentiles, SummaryView};
+use crate::loadgen::client::RequestRecord;
+use crate::loadgen::measure::StageMetrics;
+use crate::model::canonical::number_to_json;
+use crate::model::RequestDetail;
+
+fn py_float(v: f64) -> String {
+    if v.is_infinite() {
+        "inf".into()
+    } else if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{v:.1}")
+    } else {
+        format!("{v}")
+    }
+}
+
+/// One per-request array of vLLM's file: an entry from a request and its detail.
+type Column = fn(&RequestRecord, &RequestDetail) -> Value;
+
+/// vLLM's per-request arrays in its key order, each with whether only `--save-detailed` writes
+/// it. Failed requests count 0 tokens and 0 s, as vLLM writes them.
+const PER_REQUEST_ARRAYS: [(&str, bool, Column); 9] = [
+    ("input_lens", true, |_, d| json!(d.input_len)),
+    ("output_lens", true, |_, d| json!(d.output_len)),
+    ("ttfts", true, |_, d| seconds_or_zero(d.ttft_ms)),
+    ("itls", true, |_, d| {
+        d.itl_ms.iter().map(|ms| json!(ms / 1e3)).collect()
+    }),
+    ("latencies", false, |_, d| seconds_or_zero(d.e2el_ms)),
+    // vLLM's start times are perf_counter readings; ours are seconds after the stage start.
+    ("start_times", true, |r, _| json!(r.sent_at_s)),
+    ("queue_times", false, |r, _| json!(queue_time_s(r))),
+    ("generated_texts", true, |r, _| json!(r.generated_text)),
+    ("errors", true, |_, d| {
+        json!(d.error.as_deref().unwrap_or_default())
+    }),
+];
+
+/// Milliseconds as seconds, 0 when there are none.
+fn seconds_or_zero(ms: Option<f64>) -> Value {
+    json!(ms.map_or(0.0, |ms| ms / 1e3))
+}
+
+/// vLLM's serving result object for a stage (formats.md §2), with the keys `vllm bench serve`
+/// writes (vllm/benchmarks/serve.py, vLLM main at commit 009e6d4): the run's settings, `--metadata` (our
+/// tags) as top-level keys, the totals, `latencies` and `queue_times` (seconds, every request,
+/// 0 for failed ones as vLLM), `rtfx` (0: no audio), mean/median/std and percentiles of the
+/// metrics in `view.metrics`, and only with `detailed` (vLLM's `--save-detailed`) the other
+/// per-request arrays: `input_lens`, `output_lens`, `start_times`, `ttfts`, `itls`,
+/// `generated_texts`, `errors`.
+pub fn vllm_json(
+    info: &StageInfo,
+    m: &StageMetrics,
+    requests: &[RequestRecord],
+    view: &SummaryView,
+    detailed: bool,
+) -> Value {
+    let mut o = Map::new();
+    o.insert("date".into(), json!(info.date));
+    o.insert("endpoint_type".into(), json!(info.backend));
+    o.insert("backend".into(), json!(info.backend));
+    o.insert("label".into(), json!(info.label));
+    o.insert("model_id".into(), json!(info.model));
+    let tokenizer = info.tags.get("tokenizer").unwrap_or(&info.model);
+    o.insert("tokenizer_id".into(), json!(tokenizer));
+    o.insert("num_prompts".into(), json!(info.num_prompts));
+    for (k, v) in &info.tags {
+        o.entry(k.clone()).or_insert_with(|| json!(v));
+    }
+    let rate = if info.request_rate.is_finite() {
+        json!(info.request_rate)
+    } else {
+        json!("inf")
+    };
+    o.insert("request_rate".into(), rate);
+    o.insert("burstiness".into(), json!(info.burstiness));
+    o.insert("max_concurrency".into(), json!(info.max_concurrency));
+    o.insert("duration".into(), json!(m.duration_s));
+    o.insert("completed".into(), json!(m.completed));
+    o.insert("failed".into(), json!(m.failed));
+    o.insert("total_input_tokens".into(), json!(m.total_input));
+    o.insert("total_output_tokens".into(), json!(m.total_output));
+    o.insert("request_throughput".into(), json!(m.request_throughput));
+    o.insert("request_goodput".into(), json!(m.request_goodput));
+    o.insert("output_throughput".into(), json!(m.output_throughput));
+    o.insert(
+        "total_token_throughput".into(),
+        json!(m.total_token_throughput),
+    );
+    // The per-request arrays, from the same per-request figures as the canonical record
+    // (failed requests: 0 tokens and 0 s, as vLLM writes them).
+    let details: Vec<RequestDetail> = requests.iter().map(request_detail).collect();
+    for (key, detailed_only, column) in PER_REQUEST_ARRAYS {
+        if detailed || !detailed_only {
+            let values = requests.iter().zip(&details).map(|(r, d)| column(r, d));
+            o.insert(key.into(), values.collect());
+        }
+    }
+    o.insert(
+        "max_output_tokens_per_s".into(),
+        json!(m.max_output_tokens_per_s),
+    );
+    o.insert(
+        "max_concurrent_requests".into(),
+        json!(m.max_concurrent_requests),
+    );
+    o.insert("rtfx".into(), json!(0.0));
+    for metric in view.printed(info) {
+        let name = metric.name();
+        // vLLM writes zeros when there is no sample.
+        let s = view.summary_of(m, metric);
+        o.insert(format!("mean_{name}_ms"), number_to_json(s.mean));
+        o.insert(format!("median_{name}_ms"), number_to_json(s.median));
+        o.insert(format!("std_{name}_ms"), number_to_json(s.std));
+        for (p, v) in view_percentiles(&s, &view.percentiles) {
+            o.insert(format!("p{}_{name}_ms", p_word(p)), number_to_json(v));
+        }
+    }
+    Value::Object(o)
+}
+
+/// vLLM's file name for a stage: `{label or backend}-{rate}qps[-concurrency{N}]-{model}-{date}.json`.
+pub fn vllm_file_name(info: &StageInfo) -> String {
+    let head = info.label.clone().unwrap_or_else(|| info.backend.clone());
+    let conc = info
+        .max_concurrency
+        .map_or(String::new(), |c| format!("-concurrency{c}"));
+    let model = info.model.rsplit('/').next().unwrap_or(&info.model);
+    format!(
+        "{head}-{}qps{conc}-{model}-{}.json",
+        py_float(info.request_rate),
+        info.date
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `--save-detailed`'s arrays, one entry per request: a failed request has 0 tokens, 0 s,
+    /// no ITLs and its error; a successful one its figures in seconds.
+    #[test]
+    fn detailed_arrays_hold_every_request_failed_ones_as_zeros() {
+        use crate::loadgen::client::{ChunkArrival, Failure, FailureKind};
+        let chunk = |at_s| ChunkArrival {
+            at_s,
+            tokens: 1,
+            coalesced: false,
+        };
+        let ok = RequestRecord {
+            input_len: 7,
+            intended_at_s: 1.0,
+            sent_at_s: 1.5,
+            ttft_s: Some(0.25),
+            e2el_s: Some(0.75),
+            chunks: vec![chunk(0.25), chunk(0.5), chunk(0.75)],
+            generated_text: "a b c".into(),
+            ..RequestRecord::default()
+        };
+        let failed = RequestRecord {
+            input_len: 5,
+            intended_at_s: 2.0,
+            sent_at_s: 1.0,
+            chunks: vec![chunk(0.1)],
+            failure: Some(Failure {
+                kind: FailureKind::Http(500),
+                message: "HTTP 500".into(),
+            }),
+            ..RequestRecord::default()
+        };
+        let v = vllm_json(
+            &StageInfo::default(),
+            &StageMetrics::default(),
+            &[ok, failed],
+            &SummaryView::default(),
+            true,
+        );
+        assert_eq!(v["input_lens"], json!([7, 5]));
+        assert_eq!(v["output_lens"], json!([3, 0]));
+        assert_eq!(v["ttfts"], json!([0.25, 0.0]));
+        assert_eq!(v["itls"], json!([[0.25, 0.25], []]));
+        assert_eq!(v["latencies"], json!([0.75, 0.0]));
+        assert_eq!(v["start_times"], json!([1.5, 1.0]));
+        // Sent before it was due counts as no queueing.
+        assert_eq!(v["queue_times"], json!([0.5, 0.0]));
+        assert_eq!(v["generated_texts"], json!(["a b c", ""]));
+        assert_eq!(v["errors"], json!(["", "http_500: HTTP 500"]));
+    }
+
+    #[test]
+    fn vllm_file_names() {
+        let info = StageInfo {
+            backend: "openai".into(),
+            request_rate: 4.0,
+            max_concurrency: Some(16),
+            model: "org/Model-7B".into(),
+            date: "20250101-000000".into(),
+            ..StageInfo::default()
+        };
+        assert_eq!(
+            vllm_file_name(&info),
+            "openai-4.0qps-concurrency16-Model-7B-20250101-000000.json"
+        );
+        let info = StageInfo {
+            request_rate: f64::INFINITY,
+            label: Some("x".into()),
+            ..info
+        };
+        assert!(vllm_file_name(&info).starts_with("x-infqps-"));
+    }
+}
