@@ -169,7 +169,7 @@ fn trace_sampling_and_bad_traces() {
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains(", line 3: time \"noon\" does not read"),
+        err.contains("trace: line 3: time \"noon\" does not read"),
         "{err}"
     );
 }
