@@ -44,6 +44,7 @@ pub mod stamp;
 pub mod stats;
 pub mod stream;
 pub mod sweep;
+pub mod timeline;
 mod timer;
 pub mod tokenizer;
 pub mod trace;

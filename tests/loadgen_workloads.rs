@@ -104,6 +104,13 @@ fn azure_trace_replays_its_times_and_lengths() {
         assert!((got - want).abs() < 1e-6, "{got} vs {want}");
         assert!(line["error"].is_null(), "{line}");
     }
+    // The stage's series counts every send, second by second.
+    let sent: f64 = record.series["sent"].iter().sum();
+    assert_eq!(sent, 30.0);
+    assert_eq!(
+        record.series["t_s"].len(),
+        record.series["output_tokens"].len()
+    );
     // The recorded rate is the trace's own: 29 gaps over its scaled span.
     let span = (secs(rows[29][0]) - t0) / 20.0;
     let rate = record.request_rate.unwrap();

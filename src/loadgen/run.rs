@@ -23,6 +23,7 @@ use super::measure::{compute, StageMetrics};
 use super::mock::{MockOpts, MockServer};
 use super::report::{self, StageInfo, SummaryView};
 use super::schedule::{arrivals, ramp_arrivals, stop_requested, Arrivals, StageSize};
+use super::timeline;
 use super::tokenizer::Tokenizer;
 use super::{LoadgenError, RequestFailed, SetupError};
 use crate::model::{MetricKey, Record};
@@ -344,6 +345,8 @@ async fn run_inner(
             .cloned()
             .collect();
         let cancelled = (all_reqs.len() - reqs.len()) as u64;
+        // Every request of the stage, warm-up and drain included, second by second.
+        let series = timeline::series(&reqs);
         let window = opts.steady_window.then(|| steady_window_of(&reqs));
         let (reqs, duration) = match &window {
             Some(w) => (
@@ -385,6 +388,7 @@ async fn run_inner(
         }
         outcome.summaries.push(text);
         let mut record = report::stage_record(&info, &m, &reqs, &view);
+        record.series = series;
         if let Some(w) = &window {
             record.tags.insert("steady_window".into(), w.rule.clone());
             let mut put = |k: &str, v: f64| record.metrics.insert(MetricKey::Extra(k.into()), v);
