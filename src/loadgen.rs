@@ -39,6 +39,7 @@ pub mod mock;
 pub mod report;
 pub mod run;
 pub mod schedule;
+pub mod shard;
 pub mod sse;
 pub mod stamp;
 pub mod stats;

@@ -239,6 +239,7 @@ async fn run_inner(
         bodies,
         prompts,
         ignore_eos: opts.ignore_eos,
+        shard: opts.shard,
     });
 
     let mut tags = prep.tags.clone();
@@ -314,8 +315,34 @@ async fn run_inner(
             }
             _ => rate,
         };
+        let (plan, conc) = match opts.shard {
+            None => (plan, conc),
+            Some(s) => {
+                let plan = s.take(&plan).ok_or_else(|| {
+                    invalid(
+                        "shard",
+                        "an unbounded stage (--duration at rate inf) has no requests to split: \
+                         give a finite --request-rate or --num-prompts",
+                    )
+                })?;
+                let conc = match conc {
+                    None => None,
+                    Some(c) => Some(s.concurrency(c).ok_or_else(|| {
+                        invalid(
+                            "shard",
+                            format!("--max-concurrency {c} is less than one per shard"),
+                        )
+                    })?),
+                };
+                (plan, conc)
+            }
+        };
         let pb = progress_bar(plan.len(), opts.no_progress, stage, stages.len());
         let stage_date = report::now_date();
+        // On the wall clock, so that shards' files can be merged onto one time line.
+        let stage_start_unix_s = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0.0, |d| d.as_secs_f64());
         let (mut all_reqs, duration, stopped, released) = run_stage(
             &workload,
             &plan,
@@ -389,6 +416,13 @@ async fn run_inner(
         outcome.summaries.push(text);
         let mut record = report::stage_record(&info, &m, &reqs, &view);
         record.series = series;
+        record.metrics.insert(
+            MetricKey::Extra("stage_start_unix_s".into()),
+            stage_start_unix_s,
+        );
+        if let Some(s) = opts.shard {
+            record.tags.insert("shard".into(), s.to_string());
+        }
         if let Some(w) = &window {
             record.tags.insert("steady_window".into(), w.rule.clone());
             let mut put = |k: &str, v: f64| record.metrics.insert(MetricKey::Extra(k.into()), v);

@@ -8,6 +8,7 @@ use crate::loadgen::client::Backend;
 use crate::loadgen::dataset::PrefixOrder;
 use crate::loadgen::report::PercentileMetric;
 use crate::loadgen::schedule::RampStrategy;
+use crate::loadgen::shard::Shard;
 
 /// Where prompts come from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -115,6 +116,12 @@ pub struct RunOpts {
     /// Requests sent (and not measured) before the first stage.
     #[arg(long, visible_alias = "num-warmups", default_value_t = 0)]
     pub warmup: u64,
+    /// Run only shard I of N (from 0): the requests whose index is I modulo N, at their
+    /// planned times, with the I-th share of `--max-concurrency`. N processes started together
+    /// with the same options and `--shard 0/N` … `--shard N-1/N` send exactly the whole run;
+    /// `benchlens merge` joins their files.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<Shard>,
     /// Seed of the arrival schedules and random prompts.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
