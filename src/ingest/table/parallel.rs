@@ -10,7 +10,9 @@
 
 use std::mem::MaybeUninit;
 
-use super::{PlainRows, Ragged, RecordSink, RowMapper};
+use super::delimited::Ragged;
+use super::plain_rows::PlainRows;
+use super::rows::{RecordSink, RowMapper};
 use crate::ingest::Warning;
 use crate::model::Record;
 
@@ -296,7 +298,7 @@ pub(super) fn map_rows(
 
 #[cfg(test)]
 mod tests {
-    use super::super::read_plain_csv;
+    use super::super::delimited::read_plain_csv;
     use super::{cut, PlainRows};
     use crate::ingest::{Format, Ingested};
 
