@@ -29,6 +29,7 @@ mod detect;
 #[cfg(not(target_arch = "wasm32"))]
 mod parallel;
 mod plain_rows;
+mod ragged;
 mod rows;
 mod text_tables;
 mod tgi;
@@ -38,7 +39,7 @@ pub(crate) use columns::auto_mapping;
 use columns::merge_mapping;
 use delimited::read_csv;
 pub(crate) use detect::classify_text;
-pub(crate) use rows::{is_text_dim, rows_to_records, RowsContext};
+pub(crate) use rows::{rows_to_records, RowsContext};
 pub(crate) use text_tables::markdown_tables;
 use text_tables::pandas_table;
 pub(crate) use tgi::read_tgi;

@@ -5,6 +5,7 @@
 #[cfg(not(target_arch = "wasm32"))]
 use super::parallel;
 use super::plain_rows::PlainRows;
+use super::ragged::Ragged;
 use super::rows::RowMapper;
 use super::{
     auto_mapping, merge_mapping, note_scales, push_mapping, ColumnMapping, RowsContext, Table,
@@ -23,47 +24,14 @@ pub(super) fn csv_delimiter(header: &str) -> Option<u8> {
 /// Rows read before the mapping is fixed (to tell numeric columns from text ones).
 const SAMPLE_ROWS: usize = 200;
 
-/// Ragged-row bookkeeping for CSV reading: the first 20 are listed, then a count.
-pub(super) struct Ragged {
-    pub(super) count: usize,
-}
-
-impl Ragged {
-    /// Ragged rows listed one by one; the rest are counted.
-    pub(super) const LISTED: usize = 20;
-
-    pub(super) fn check(
-        &mut self,
-        line: usize,
-        cells: usize,
-        header: usize,
-        warnings: &mut Vec<Warning>,
-    ) {
-        if cells == header {
-            return;
-        }
-        self.count += 1;
-        if self.count <= Self::LISTED {
-            let what = if cells < header {
-                "missing cells left empty"
-            } else {
-                "extra cells ignored"
-            };
-            warnings.push(Warning::line(
-                line,
-                format!("{cells} cells where the header has {header}; {what}"),
-            ));
-        }
-    }
-
-    pub(super) fn finish(&self, warnings: &mut Vec<Warning>) {
-        if self.count > Self::LISTED {
-            warnings.push(Warning::file(format!(
-                "{} ragged rows in all (only the first 20 are listed)",
-                self.count
-            )));
-        }
-    }
+/// The `csv` crate's reader for `text`: rows of any width, no header (the first row is read
+/// as one).
+fn csv_reader(text: &str, delimiter: u8) -> csv::Reader<&[u8]> {
+    csv::ReaderBuilder::new()
+        .delimiter(delimiter)
+        .flexible(true)
+        .has_headers(false)
+        .from_reader(text.as_bytes())
 }
 
 /// The next non-blank CSV row into `rec` and its line; unreadable rows become warnings (or,
@@ -102,6 +70,39 @@ fn next_row(
     }
 }
 
+/// The header and the first [`SAMPLE_ROWS`] rows, whichever way the rows are split: `next`
+/// gives the next non-blank row's line and cells (told whether the header has been read, and
+/// where to put warnings). Returns the table, the header's width and the ragged rows so far;
+/// text without a row is [`IngestError::Empty`].
+fn sample_rows(
+    source: &str,
+    warnings: &mut Vec<Warning>,
+    mut next: impl FnMut(
+        bool,
+        &mut Vec<Warning>,
+    ) -> Result<Option<(usize, csv::StringRecord)>, IngestError>,
+) -> Result<(Table, usize, Ragged), IngestError> {
+    let Some((_, header)) = next(false, warnings)? else {
+        return Err(IngestError::Empty {
+            file: source.to_string(),
+        });
+    };
+    let mut t = Table {
+        headers: header.iter().map(|c| c.trim().to_string()).collect(),
+        ..Table::default()
+    };
+    let width = t.headers.len();
+    let mut ragged = Ragged { count: 0 };
+    while t.rows.len() < SAMPLE_ROWS {
+        let Some((line, cells)) = next(true, warnings)? else {
+            break;
+        };
+        ragged.check(line, cells.len(), width, warnings);
+        t.rows.push((line, cells));
+    }
+    Ok((t, width, ragged))
+}
+
 /// Reads a CSV/TSV table (delimiter from the header line), streaming: the first rows fix the
 /// mapping, then each row becomes records without the table being kept. Ragged rows are read
 /// with a warning (missing cells empty, extra cells ignored).
@@ -124,30 +125,13 @@ pub(super) fn read_csv(
         let runs = 1;
         return read_plain_csv(source, text, delimiter, user, out, runs);
     }
-    let mut rdr = csv::ReaderBuilder::new()
-        .delimiter(delimiter)
-        .flexible(true)
-        .has_headers(false)
-        .from_reader(text.as_bytes());
+    let mut rdr = csv_reader(text, delimiter);
     let mut rec = csv::StringRecord::new();
-    if next_row(&mut rdr, &mut rec, source, false, &mut out.warnings)?.is_none() {
-        return Err(IngestError::Empty {
-            file: source.to_string(),
-        });
-    }
-    let mut t = Table {
-        headers: rec.iter().map(|c| c.trim().to_string()).collect(),
-        ..Table::default()
-    };
-    let width = t.headers.len();
-    let mut ragged = Ragged { count: 0 };
-    while t.rows.len() < SAMPLE_ROWS {
-        let Some(line) = next_row(&mut rdr, &mut rec, source, true, &mut out.warnings)? else {
-            break;
-        };
-        ragged.check(line, rec.len(), width, &mut out.warnings);
-        t.rows.push((line, rec.clone()));
-    }
+    let (t, width, mut ragged) =
+        sample_rows(source, &mut out.warnings, |have_header, warnings| {
+            let line = next_row(&mut rdr, &mut rec, source, have_header, warnings)?;
+            Ok(line.map(|line| (line, rec.clone())))
+        })?;
     map_csv_rows(source, &t, text, user, 1, out, |mapper, out| {
         while let Some(line) = next_row(&mut rdr, &mut rec, source, true, &mut out.warnings)? {
             ragged.check(line, rec.len(), width, &mut out.warnings);
@@ -218,24 +202,11 @@ pub(super) fn read_plain_csv(
         delimiter,
     };
     let mut cells: Vec<&str> = Vec::new();
-    if rows.next(&mut cells).is_none() {
-        return Err(IngestError::Empty {
-            file: source.to_string(),
-        });
-    }
-    let mut t = Table {
-        headers: cells.iter().map(|c| c.trim().to_string()).collect(),
-        ..Table::default()
-    };
-    let width = t.headers.len();
-    let mut ragged = Ragged { count: 0 };
-    while t.rows.len() < SAMPLE_ROWS {
-        let Some(line) = rows.next(&mut cells) else {
-            break;
-        };
-        ragged.check(line, cells.len(), width, &mut out.warnings);
-        t.rows.push((line, cells.iter().collect()));
-    }
+    let (t, width, mut ragged) = sample_rows(source, &mut out.warnings, |_, _| {
+        Ok(rows
+            .next(&mut cells)
+            .map(|line| (line, cells.iter().collect())))
+    })?;
     map_csv_rows(source, &t, text, user, runs, out, |mapper, out| {
         #[cfg(not(target_arch = "wasm32"))]
         let done = parallel::map_rows(
@@ -270,11 +241,7 @@ mod tests {
 
     /// Rows and lines as the `csv` crate gives them (blank rows skipped like `next_row`).
     fn csv_rows(text: &str, delimiter: u8) -> Vec<(usize, Vec<String>)> {
-        let mut rdr = csv::ReaderBuilder::new()
-            .delimiter(delimiter)
-            .flexible(true)
-            .has_headers(false)
-            .from_reader(text.as_bytes());
+        let mut rdr = csv_reader(text, delimiter);
         let mut rec = csv::StringRecord::new();
         let mut out = Vec::new();
         let mut warnings = Vec::new();
@@ -319,5 +286,38 @@ mod tests {
             assert_eq!(got, csv_rows(text, d), "{text:?}");
         }
         assert!(!PlainRows::applies("a,b\n\"1,2\",3\n"));
+    }
+
+    #[test]
+    fn both_row_sources_sample_the_same_table() {
+        let read = |text: &str| {
+            let mut out = Ingested::new(crate::ingest::Format::GenericCsv);
+            let result = read_csv("t.csv", text, None, &mut out);
+            (result, out)
+        };
+        // The quoted header sends the same table through the `csv` crate.
+        for body in ["", "\n\n", "a,1\n", "a,1,2\nb\n \nc,5\n,\nd,x\n"] {
+            let (plain, plain_out) = read(&format!("model,TTFT (ms)\n{body}"));
+            let (quoted, quoted_out) = read(&format!("\"model\",TTFT (ms)\n{body}"));
+            assert_eq!(plain, quoted, "{body:?}");
+            assert_eq!(plain_out.records, quoted_out.records, "{body:?}");
+            assert_eq!(plain_out.warnings, quoted_out.warnings, "{body:?}");
+            assert_eq!(plain_out.mapping, quoted_out.mapping, "{body:?}");
+        }
+        let (_, out) = read("model,TTFT (ms)\na,1,2\nb\n");
+        assert_eq!(out.records.len(), 1, "{:?}", out.records);
+        assert_eq!(
+            out.warnings
+                .iter()
+                .filter(|w| w.message.contains("cells where the header has 2"))
+                .count(),
+            2
+        );
+        assert_eq!(
+            read(" \n\n").0,
+            Err(IngestError::Empty {
+                file: "t.csv".into()
+            })
+        );
     }
 }

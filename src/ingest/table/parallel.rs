@@ -10,7 +10,7 @@
 
 use std::mem::MaybeUninit;
 
-use super::delimited::Ragged;
+use super::ragged::Ragged;
 use super::plain_rows::PlainRows;
 use super::rows::{RecordSink, RowMapper};
 use crate::ingest::Warning;

@@ -10,7 +10,7 @@ use crate::ingest::fields::infer_dim;
 use crate::ingest::names::parse_test_name;
 use crate::ingest::text::{parse_quantity, snake, to_ms_factor};
 use crate::ingest::{Ingested, Warning};
-use crate::model::{Dim, DimKey, DimValue, MetricKey, Metrics, Record};
+use crate::model::{Dim, DimKey, DimKind, DimValue, MetricKey, Metrics, Record};
 
 /// Where a table's records came from, for warnings.
 pub(crate) struct RowsContext<'a> {
@@ -22,26 +22,9 @@ pub(crate) struct RowsContext<'a> {
     pub at: &'a str,
 }
 
-/// Whether a dimension holds text (the rest hold numbers).
-pub(crate) fn is_text_dim(d: Dim) -> bool {
-    matches!(
-        d,
-        Dim::Source
-            | Dim::Format
-            | Dim::Model
-            | Dim::Engine
-            | Dim::EngineVersion
-            | Dim::Gpu
-            | Dim::Precision
-            | Dim::Dataset
-            | Dim::Date
-            | Dim::Label
-    )
-}
-
 /// A mapping target resolved once per table, so rows are not re-parsing names.
 #[derive(Clone)]
-enum Slot {
+enum ColumnTarget {
     Skip,
     Metric {
         key: MetricKey,
@@ -57,26 +40,26 @@ enum Slot {
     Unknown(String),
 }
 
-impl Slot {
-    fn of(m: &ColumnMapping) -> Slot {
+impl ColumnTarget {
+    fn of(m: &ColumnMapping) -> ColumnTarget {
         let Some(target) = &m.target else {
-            return Slot::Skip;
+            return ColumnTarget::Skip;
         };
         if let Some(key) = MetricKey::from_name(target) {
-            return Slot::Metric {
+            return ColumnTarget::Metric {
                 key,
                 scale: m.scale,
             };
         }
         match DimKey::from_name(target) {
-            Some(DimKey::Known(Dim::Gpu)) => Slot::Gpu,
-            Some(DimKey::Known(dim)) => Slot::Dim {
+            Some(DimKey::Known(Dim::Gpu)) => ColumnTarget::Gpu,
+            Some(DimKey::Known(dim)) => ColumnTarget::Dim {
                 dim,
-                text: is_text_dim(dim),
+                text: dim.kind() == DimKind::Text,
                 test_name: dim == Dim::Label && snake(&m.column) == "test_name",
             },
-            Some(DimKey::Tag(k)) => Slot::Tag(k),
-            None => Slot::Unknown(target.clone()),
+            Some(DimKey::Tag(k)) => ColumnTarget::Tag(k),
+            None => ColumnTarget::Unknown(target.clone()),
         }
     }
 }
@@ -89,7 +72,7 @@ fn place_of(line: usize, at: &str) -> String {
     }
 }
 
-/// The field of a text dimension ([`is_text_dim`]); the label for any other.
+/// The field of a text dimension ([`DimKind::Text`]); the label for any other.
 fn text_field(r: &mut Record, d: Dim) -> &mut Option<Arc<str>> {
     match d {
         Dim::Source => &mut r.source,
@@ -106,15 +89,15 @@ fn text_field(r: &mut Record, d: Dim) -> &mut Option<Arc<str>> {
 }
 
 /// The text values of one column seen so far, so that records repeating a value (a model, a
-/// GPU) share one allocation. Only the first [`Shared::MAX`] distinct values are kept, so a
+/// GPU) share one allocation. Only the first [`TextInterner::MAX`] distinct values are kept, so a
 /// column of unique values costs a few comparisons per row and no memory.
 #[derive(Clone, Default)]
-struct Shared {
-    /// Each value with its [`fingerprint`](Shared::fingerprint), compared first.
+struct TextInterner {
+    /// Each value with its [`fingerprint`](TextInterner::fingerprint), compared first.
     values: Vec<(u64, Arc<str>)>,
 }
 
-impl Shared {
+impl TextInterner {
     const MAX: usize = 16;
 
     /// The length and the first seven bytes: tells most distinct short values apart
@@ -146,7 +129,7 @@ impl Shared {
 /// is plain (no surrounding space, no unit, no placeholder); anything else goes through
 /// [`apply_cell`], which gives the same result for plain cells.
 #[derive(Clone, Copy)]
-enum Fast {
+enum PlainCellPath {
     /// A metric: a plain decimal, times the column's scale.
     Metric(f64),
     /// A text dimension (not the GPU, which may read `8xH100`).
@@ -154,24 +137,24 @@ enum Fast {
     /// A numeric dimension: a plain decimal.
     Number(Dim),
     /// Always [`apply_cell`].
-    No,
+    Never,
 }
 
-impl Fast {
-    fn of(slot: &Slot) -> Fast {
-        match slot {
-            Slot::Metric { scale, .. } => Fast::Metric(*scale),
-            Slot::Dim {
+impl PlainCellPath {
+    fn of(target: &ColumnTarget) -> PlainCellPath {
+        match target {
+            ColumnTarget::Metric { scale, .. } => PlainCellPath::Metric(*scale),
+            ColumnTarget::Dim {
                 dim,
                 text: true,
                 test_name: false,
-            } => Fast::Text(*dim),
-            Slot::Dim {
+            } => PlainCellPath::Text(*dim),
+            ColumnTarget::Dim {
                 dim,
                 text: false,
                 test_name: false,
-            } => Fast::Number(*dim),
-            _ => Fast::No,
+            } => PlainCellPath::Number(*dim),
+            _ => PlainCellPath::Never,
         }
     }
 }
@@ -181,8 +164,8 @@ impl Fast {
 fn apply_cell(
     r: &mut Record,
     m: &ColumnMapping,
-    slot: &Slot,
-    shared: &mut Shared,
+    target: &ColumnTarget,
+    texts: &mut TextInterner,
     cell: &str,
     (line, at): (usize, &str),
     warnings: &mut Vec<Warning>,
@@ -196,9 +179,9 @@ fn apply_cell(
     {
         return None;
     }
-    match slot {
-        Slot::Skip => {}
-        Slot::Metric { key, scale } => {
+    match target {
+        ColumnTarget::Skip => {}
+        ColumnTarget::Metric { key, scale } => {
             let Some((v, unit)) = cell_number(cell) else {
                 warnings.push(Warning::at(
                     place_of(line, at),
@@ -220,25 +203,25 @@ fn apply_cell(
             }
             return Some(v * scale);
         }
-        Slot::Gpu => {
+        ColumnTarget::Gpu => {
             // `8xH100` → gpu H100, gpu_count 8.
             if let Some((count, rest)) = cell.split_once(['x', 'X']) {
                 if let Ok(c) = count.trim().parse::<u64>() {
                     r.gpu_count = Some(c);
-                    r.gpu = Some(shared.get(rest.trim()));
+                    r.gpu = Some(texts.get(rest.trim()));
                     return None;
                 }
             }
-            r.gpu = Some(shared.get(cell));
+            r.gpu = Some(texts.get(cell));
         }
-        Slot::Dim {
+        ColumnTarget::Dim {
             dim,
             text,
             test_name,
         } => {
             let set = if *text {
                 // What `set_known` does with text, without its detour through `Display`.
-                *text_field(r, *dim) = Some(shared.get(cell));
+                *text_field(r, *dim) = Some(texts.get(cell));
                 Ok(())
             } else {
                 let value = match cell_number(cell) {
@@ -263,10 +246,10 @@ fn apply_cell(
                 parse_test_name(cell).apply(r, "test name");
             }
         }
-        Slot::Tag(k) => {
+        ColumnTarget::Tag(k) => {
             r.tags.insert(k.clone(), cell.to_string());
         }
-        Slot::Unknown(target) => {
+        ColumnTarget::Unknown(target) => {
             warnings.push(Warning::at(
                 place_of(line, at),
                 format!("{}: mapped to unknown field {target:?}, ignored", m.column),
@@ -307,11 +290,11 @@ impl Cells for [&str] {
 #[derive(Clone)]
 pub(crate) struct RowMapper<'a> {
     mapping: &'a [ColumnMapping],
-    slots: Vec<Slot>,
+    targets: Vec<ColumnTarget>,
     /// Per column: the shortcut for plain cells.
-    fast: Vec<Fast>,
+    plain_paths: Vec<PlainCellPath>,
     /// Per column: its text values, shared between records.
-    shared: Vec<Shared>,
+    texts: Vec<TextInterner>,
     /// Metric columns per record, to size each record's metrics once.
     metrics_per_record: usize,
     /// Per group: the columns it reads, in column order (columns of other GPUs left out).
@@ -336,7 +319,7 @@ pub(crate) struct RowMapper<'a> {
 
 impl<'a> RowMapper<'a> {
     pub(crate) fn new(mapping: &'a [ColumnMapping], ctx: &RowsContext<'a>) -> Self {
-        let slots: Vec<Slot> = mapping.iter().map(Slot::of).collect();
+        let targets: Vec<ColumnTarget> = mapping.iter().map(ColumnTarget::of).collect();
         let mut gpus: Vec<&str> = Vec::new();
         for m in mapping {
             if let Some(g) = &m.gpu {
@@ -354,7 +337,7 @@ impl<'a> RowMapper<'a> {
             .context
             .iter()
             .map(|(d, v, l)| {
-                let value = if is_text_dim(*d) {
+                let value = if d.kind() == DimKind::Text {
                     DimValue::Text(v.clone())
                 } else {
                     parse_quantity(v)
@@ -363,9 +346,9 @@ impl<'a> RowMapper<'a> {
                 (*d, value, format!("heading line {l}"))
             })
             .collect();
-        let metric_columns = slots
+        let metric_columns = targets
             .iter()
-            .filter(|s| matches!(s, Slot::Metric { .. }))
+            .filter(|s| matches!(s, ColumnTarget::Metric { .. }))
             .count();
         let metrics_per_record = metric_columns.div_ceil(groups.len());
         let group_columns: Vec<Vec<usize>> = groups
@@ -382,25 +365,28 @@ impl<'a> RowMapper<'a> {
                 let mut order: Vec<usize> = columns
                     .iter()
                     .copied()
-                    .filter(|i| matches!(slots[*i], Slot::Metric { .. }))
+                    .filter(|i| matches!(targets[*i], ColumnTarget::Metric { .. }))
                     .collect();
-                order.sort_by(|a, b| match (&slots[*a], &slots[*b]) {
-                    (Slot::Metric { key: ka, .. }, Slot::Metric { key: kb, .. }) => ka.cmp(kb),
+                order.sort_by(|a, b| match (&targets[*a], &targets[*b]) {
+                    (
+                        ColumnTarget::Metric { key: ka, .. },
+                        ColumnTarget::Metric { key: kb, .. },
+                    ) => ka.cmp(kb),
                     _ => std::cmp::Ordering::Equal,
                 });
                 order
             })
             .collect();
         RowMapper {
-            fast: slots.iter().map(Fast::of).collect(),
+            plain_paths: targets.iter().map(PlainCellPath::of).collect(),
             group_columns,
             group_metrics,
             measured: vec![None; mapping.len()],
             mapping,
-            shared: mapping.iter().map(|_| Shared::default()).collect(),
+            texts: mapping.iter().map(|_| TextInterner::default()).collect(),
             metrics_per_record,
             group_gpus: groups.iter().map(|g| g.map(Arc::from)).collect(),
-            slots,
+            targets,
             groups,
             context,
             tags: ctx.tags,
@@ -416,8 +402,8 @@ impl<'a> RowMapper<'a> {
     pub(super) fn detached(&self) -> Self {
         let own = |v: &Arc<str>| -> Arc<str> { Arc::from(&**v) };
         let mut m = self.clone();
-        for shared in &mut m.shared {
-            for (_, v) in &mut shared.values {
+        for texts in &mut m.texts {
+            for (_, v) in &mut texts.values {
                 *v = own(v);
             }
         }
@@ -458,14 +444,14 @@ impl<'a> RowMapper<'a> {
                 let Some(cell) = cells.cell(i) else {
                     continue;
                 };
-                let fast = match self.fast[i] {
-                    Fast::Metric(scale) => plain_decimal(cell).map(|v| Some(v * scale)),
-                    Fast::Text(dim) if plain_text(cell) => {
-                        *text_field(r, dim) = Some(self.shared[i].get(cell));
+                let fast = match self.plain_paths[i] {
+                    PlainCellPath::Metric(scale) => plain_decimal(cell).map(|v| Some(v * scale)),
+                    PlainCellPath::Text(dim) if plain_text(cell) => {
+                        *text_field(r, dim) = Some(self.texts[i].get(cell));
                         Some(None)
                     }
                     // A value the dimension cannot hold goes to `apply_cell`, which says why.
-                    Fast::Number(dim) => plain_decimal(cell)
+                    PlainCellPath::Number(dim) => plain_decimal(cell)
                         .and_then(|v| r.set_known(dim, Some(DimValue::Num(v))).ok())
                         .map(|()| None),
                     _ => None,
@@ -474,7 +460,7 @@ impl<'a> RowMapper<'a> {
                     Some(value) => {
                         if value.is_none() && !r.inferred.is_empty() {
                             // A value read from the row beats one inferred from another cell.
-                            if let Slot::Dim { dim, .. } = self.slots[i] {
+                            if let ColumnTarget::Dim { dim, .. } = self.targets[i] {
                                 r.inferred.remove(dim.name());
                             }
                         }
@@ -483,8 +469,8 @@ impl<'a> RowMapper<'a> {
                     None => apply_cell(
                         r,
                         &self.mapping[i],
-                        &self.slots[i],
-                        &mut self.shared[i],
+                        &self.targets[i],
+                        &mut self.texts[i],
                         cell,
                         (line, self.at),
                         warnings,
@@ -512,8 +498,8 @@ impl<'a> RowMapper<'a> {
             // In key order, so each is an append; of two columns with the same key the later
             // one wins, as when they were set cell by cell.
             for &i in &self.group_metrics[g] {
-                if let (Some(v), Slot::Metric { key, .. }) =
-                    (self.measured[i].take(), &self.slots[i])
+                if let (Some(v), ColumnTarget::Metric { key, .. }) =
+                    (self.measured[i].take(), &self.targets[i])
                 {
                     r.metrics.push_last(key.clone(), v);
                 }
