@@ -183,8 +183,6 @@ fn map_csv_rows(
     Ok(())
 }
 
-/// Rows of a CSV without quotes: rows end at `\n` or `\r` (so `\r\n` too, the `\n` then
-
 /// [`read_csv`] for text [`PlainRows`] applies to. The rows after the sampled ones are mapped
 /// on `runs` threads (native builds; see [`parallel`]).
 pub(super) fn read_plain_csv(

@@ -1,9 +1,10 @@
 //! Rows of a CSV without quotes split by hand, eight bytes at a time, into cells borrowed from
 //! the text: the same rows, lines and blank-row skipping as the `csv` crate gives.
 
+/// Rows of a CSV without quotes: rows end at `\n` or `\r` (so `\r\n` too, the `\n` then
 /// being an empty line), cells at the delimiter, borrowed from the text. Empty lines are no
 /// row and blank rows (every cell empty after trimming) are skipped, as with the `csv` crate
-/// and [`next_row`].
+/// and [`next_row`](super::delimited::next_row).
 pub(super) struct PlainRows<'a> {
     pub(super) rest: &'a str,
     /// 1 + the newlines consumed so far.
