@@ -51,6 +51,7 @@ test: setup-test lint unit browser-test
 bench: setup-test build
 	cargo bench --locked --bench store
 	cargo bench --locked --bench ingest
+	bash scripts/bench-ingest-cli.sh
 	node tests/browser/bench.mjs
 	bash scripts/bench-loadgen.sh
 
