@@ -38,10 +38,3 @@ pub mod cli;
 
 #[cfg(not(target_arch = "wasm32"))]
 pub mod loadgen;
-
-#[cfg(target_os = "linux")]
-pub mod alloc;
-
-#[cfg(target_os = "linux")]
-#[global_allocator]
-static ALLOCATOR: alloc::Allocator = alloc::Allocator;
