@@ -24,10 +24,10 @@
 
 pub mod analysis;
 pub mod charts;
+pub mod columns;
 pub mod ingest;
 pub mod model;
 pub mod share;
-pub mod table;
 pub mod wire;
 
 #[cfg(target_arch = "wasm32")]

@@ -8,7 +8,7 @@
 
 use crate::charts::{format_value, ComparisonTable};
 use crate::model::{format_number, Dataset, DimKey, DimValue, MetricKey};
-use crate::table::Column;
+use crate::columns::Column;
 
 /// A column of a [`TextTable`].
 #[derive(Clone, Debug, PartialEq, Eq)]

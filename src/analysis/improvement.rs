@@ -320,7 +320,7 @@ impl ImprovementTable {
                 TextColumn::new(
                     d.name(),
                     d.label(),
-                    crate::table::Column::Dim(d.clone()).is_numeric(),
+                    crate::columns::Column::Dim(d.clone()).is_numeric(),
                 )
             })
             .collect();

@@ -163,7 +163,7 @@ impl RegressionReport {
                 TextColumn::new(
                     d.name(),
                     d.label(),
-                    crate::table::Column::Dim(d.clone()).is_numeric(),
+                    crate::columns::Column::Dim(d.clone()).is_numeric(),
                 )
             })
             .collect();

@@ -21,7 +21,7 @@ use crate::analysis::quality::{comparison_notes, record_flags};
 use crate::charts::{self, format_value, ChartSpec, Series, Theme};
 use crate::model::canonical;
 use crate::model::{Dim, DimKey, DimValue, Filter, MetricKey};
-use crate::table::{self, Column};
+use crate::columns::{self, Column};
 
 /// Whether the view was picked by the user or a link (`false`: it follows the data).
 #[derive(Clone, Copy)]
@@ -851,12 +851,12 @@ fn TableView() -> impl IntoView {
         state.dataset.with(|handle| {
             let ds = &handle.dataset;
             let mut indices = ds.matching(&filter);
-            let available = table::available_columns(ds, &indices);
+            let available = columns::available_columns(ds, &indices);
             let columns: Vec<Column> = chosen
                 .map(|c| c.into_iter().filter(|c| available.contains(c)).collect())
-                .unwrap_or_else(|| table::default_columns(&available));
+                .unwrap_or_else(|| columns::default_columns(&available));
             if let Some((col, desc)) = sort {
-                table::sort_indices(ds, &mut indices, &col, desc);
+                columns::sort_indices(ds, &mut indices, &col, desc);
             }
             let total = indices.len();
             let rows: Vec<Vec<String>> = indices

@@ -1,4 +1,4 @@
-//! The record table: which columns exist, how cells read (numbers with units), and sorting.
+//! The record table's columns: which columns exist, how cells read (numbers with units), and sorting.
 //!
 //! Shared and pure, so the browser's table view and tests agree on order and formatting.
 
