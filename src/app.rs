@@ -7,18 +7,23 @@
 //! tables are [`crate::charts`]. Must not import the native modules (`cli`, `loadgen`).
 
 pub mod analyze;
+pub mod chart_panel;
+pub mod exports;
+pub mod files;
+pub mod filters;
 pub mod improve;
 pub mod links;
 pub mod load;
 pub mod plotly;
 pub mod state;
-pub mod views;
+pub mod page;
+pub mod record_table;
 pub mod worker;
 
 /// Mounts the explorer on the page's `<body>`.
 pub fn mount() {
     console_error_panic_hook::set_once();
-    leptos::mount::mount_to_body(views::App);
+    leptos::mount::mount_to_body(page::App);
     // The first dropped file should not wait for the parse worker to start.
     worker::prepare();
 }

@@ -56,6 +56,10 @@ pub enum FileStatus {
 
 pub use crate::analysis::defaults::View;
 
+/// Whether the view was picked by the user or a link (`false`: it follows the data).
+#[derive(Clone, Copy)]
+pub struct ViewPinned(pub RwSignal<bool>);
+
 /// The user's chart choices; `None` fields follow the data (see [`crate::analysis::defaults`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ChartChoice {

@@ -1,0 +1,336 @@
+//! The chart panel: the view tabs, the latency/throughput/scaling chart with its controls and
+//! comparison table, and the slots of the other views.
+
+use std::sync::Arc;
+
+use leptos::prelude::*;
+
+use super::analyze::{DistributionView, RegressionView, SloView, TradeoffView};
+use super::exports::Exports;
+use super::improve::ImproveView;
+use super::plotly;
+use super::record_table::TableView;
+use super::state::{AppState, View, ViewPinned};
+use crate::analysis::defaults::{default_layout, default_metric, default_x, is_latency, is_throughput};
+use crate::analysis::export::comparison_text_table;
+use crate::analysis::quality::comparison_notes;
+use crate::charts::{self, format_value, ChartSpec, Series, Theme};
+use crate::model::{DimKey, DimValue, MetricKey};
+
+/// Everything the chart panel draws, derived from state.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Resolved {
+    /// What is drawn: view kind, axes, metric, series and panels, theme.
+    pub spec: ChartSpec,
+    /// The points of every series.
+    pub series: Arc<Vec<Series>>,
+    /// Metrics present in the filtered records (the metric menu).
+    pub metrics: Vec<MetricKey>,
+    /// Every dimension of the dataset (the x axis and series menus).
+    pub dims: Vec<DimKey>,
+    /// The dataset generation these were derived from.
+    pub generation: u64,
+}
+
+fn resolve(state: AppState) -> Option<Resolved> {
+    let filter = state.filter.get();
+    let choice = state.chart.get();
+    let theme = if state.dark.get() {
+        Theme::Dark
+    } else {
+        Theme::Light
+    };
+    state.dataset.with(|handle| {
+        let ds = &handle.dataset;
+        if ds.is_empty() {
+            return None;
+        }
+        let indices = ds.matching(&filter);
+        let metrics = ds.metrics_present(&indices);
+        // Defaults follow the whole dataset, so narrowing a filter never regroups the chart.
+        let x = choice.x.clone().unwrap_or_else(|| default_x(ds));
+        let metric = choice
+            .active_metric()
+            .cloned()
+            .filter(|m| metrics.contains(m))
+            .or_else(|| default_metric(choice.view, &metrics))?;
+        // The point rule: what would merge records into one point becomes series or panels.
+        let layout = default_layout(ds, x, choice.series_by.clone(), Some(&metric));
+        let spec = ChartSpec {
+            kind: choice.view.kind(),
+            x: layout.x,
+            metric,
+            series_by: layout.series_by,
+            facet_by: layout.facet_by,
+            log2_x: choice.log2_x,
+            log_y: choice.log_y,
+            theme,
+            title: None,
+        };
+        let series = Arc::new(charts::build_series(ds, &indices, &spec));
+        Some(Resolved {
+            spec,
+            series,
+            metrics,
+            dims: ds.dim_keys().cloned().collect(),
+            generation: handle.generation,
+        })
+    })
+}
+
+#[component]
+pub fn ChartPanel() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let resolved = Memo::new(move |_| resolve(state));
+    let chart_ref = NodeRef::<leptos::html::Div>::new();
+    let chart_error = RwSignal::new(None::<String>);
+
+    // The bridge to plotly.js: redraw in place whenever what is drawn changes.
+    Effect::new(move |_| {
+        let Some(div) = chart_ref.get() else { return };
+        match resolved.get() {
+            Some(r) => {
+                let figure = state
+                    .dataset
+                    .with_untracked(|h| charts::plot(&h.dataset, &r.series, &r.spec).to_json());
+                chart_error.set(plotly::react(&div, &figure).err());
+            }
+            None => plotly::purge(&div),
+        }
+    });
+
+    let pinned = expect_context::<ViewPinned>();
+    let set_view = move |v: View| {
+        pinned.0.set(true);
+        state.chart.update(|c| c.view = v);
+    };
+    let tabs = View::ALL;
+    let is_view = move |v: View| state.chart.with(|c| c.view == v);
+    let is_analysis = move || {
+        is_view(View::Tradeoff)
+            || is_view(View::Slo)
+            || is_view(View::Distribution)
+            || is_view(View::Regression)
+    };
+    let is_table = move || state.chart.with(|c| c.view == View::Table);
+    let is_improve = move || state.chart.with(|c| c.view == View::Improvement);
+    let improve_choice = state.improve;
+    view! {
+        <section class="chart-panel">
+            <nav class="tabs" role="tablist">
+                {tabs
+                    .into_iter()
+                    .map(|v| view! {
+                        <button
+                            role="tab"
+                            data-view=v.id()
+                            class:active=move || state.chart.with(|c| c.view == v)
+                            on:click=move |_| set_view(v)
+                        >
+                            {v.label()}
+                        </button>
+                    })
+                    .collect_view()}
+            </nav>
+            <Exports chart_ref=chart_ref resolved=resolved/>
+            <Show when=is_table>
+                <TableView/>
+            </Show>
+            <Show when=is_improve>
+                <ImproveView choice=improve_choice/>
+            </Show>
+            <Show when=move || is_view(View::Tradeoff)>
+                <TradeoffView/>
+            </Show>
+            <Show when=move || is_view(View::Slo)>
+                <SloView/>
+            </Show>
+            <Show when=move || is_view(View::Distribution)>
+                <DistributionView/>
+            </Show>
+            <Show when=move || is_view(View::Regression)>
+                <RegressionView/>
+            </Show>
+            <div class="chart-area" class:hidden=move || is_table() || is_improve() || is_analysis()>
+            <ChartControls resolved=resolved/>
+            {move || chart_error.get().map(|e| view! { <p class="error">{e}</p> })}
+            {move || match resolved.get() {
+                None => Some(view! {
+                    <p class="muted" id="no-chart">
+                        "No metric of this kind in the filtered records. Try another view or clear filters."
+                    </p>
+                }.into_any()),
+                Some(r) if r.series.is_empty() => Some(view! {
+                    <p class="muted" id="no-chart">
+                        {format!(
+                            "No filtered record has both {} and {}. Choose another x axis or metric.",
+                            r.spec.x.label(),
+                            r.spec.metric.label()
+                        )}
+                    </p>
+                }.into_any()),
+                _ => None,
+            }}
+            <div class="chart" id="chart" node_ref=chart_ref></div>
+            <ComparisonTableView resolved=resolved/>
+            </div>
+        </section>
+    }
+}
+
+fn metric_options(view: View, metrics: &[MetricKey]) -> Vec<MetricKey> {
+    metrics
+        .iter()
+        .filter(|m| match view {
+            View::Latency => is_latency(m),
+            View::Throughput => is_throughput(m),
+            _ => true,
+        })
+        .cloned()
+        .collect()
+}
+
+#[component]
+pub fn ChartControls(resolved: Memo<Option<Resolved>>) -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let choice = move || state.chart.get();
+    view! {
+        {move || {
+            let r = resolved.get()?;
+            let c = choice();
+            let options = metric_options(c.view, &r.metrics);
+            let current_metric = r.spec.metric.name();
+            let current_x = r.spec.x.name();
+            let current_series = r.spec.series_by.first().map(DimKey::name).unwrap_or_default();
+            let numeric_dims: Vec<DimKey> = r.dims.iter().filter(|k| match k {
+                DimKey::Known(d) => d.kind() != crate::model::DimKind::Text,
+                DimKey::Tag(_) => false,
+            }).cloned().collect();
+            let view_now = c.view;
+            Some(view! {
+                <div class="controls">
+                    <label>"Metric "
+                        <select id="metric-select" on:change=move |ev| {
+                            let m = MetricKey::from_name(&event_target_value(&ev));
+                            state.chart.update(|c| c.set_active_metric(m));
+                        }>
+                            {options.into_iter().map(|m| {
+                                let name = m.name();
+                                let selected = name == current_metric;
+                                view! { <option value=name selected=selected>{m.label()}</option> }
+                            }).collect_view()}
+                        </select>
+                    </label>
+                    <label>"X axis "
+                        <select id="x-select" on:change=move |ev| {
+                            let x = DimKey::from_name(&event_target_value(&ev));
+                            state.chart.update(|c| c.x = x);
+                        }>
+                            {numeric_dims.into_iter().map(|k| {
+                                let name = k.name();
+                                let selected = name == current_x;
+                                view! { <option value=name selected=selected>{k.label()}</option> }
+                            }).collect_view()}
+                        </select>
+                    </label>
+                    <label>"Series by "
+                        <select id="series-select" on:change=move |ev| {
+                            let v = event_target_value(&ev);
+                            let by = if v.is_empty() { Vec::new() } else { DimKey::from_name(&v).into_iter().collect() };
+                            state.chart.update(|c| c.series_by = Some(by));
+                        }>
+                            <option value="" selected=current_series.is_empty()>"(one series)"</option>
+                            {r.dims.iter().map(|k| {
+                                let name = k.name();
+                                let selected = name == current_series;
+                                view! { <option value=name selected=selected>{k.label()}</option> }
+                            }).collect_view()}
+                        </select>
+                    </label>
+                    <label class="check">
+                        <input type="checkbox" id="logy-toggle" prop:checked=c.log_y
+                            on:change=move |_| state.chart.update(|c| c.log_y = !c.log_y)/>
+                        "log y axis"
+                    </label>
+                    {(view_now == View::Scaling).then(|| view! {
+                        <label class="check">
+                            <input type="checkbox" id="log2-toggle" prop:checked=c.log2_x
+                                on:change=move |_| state.chart.update(|c| c.log2_x = !c.log2_x)/>
+                            "log₂ x axis"
+                        </label>
+                    })}
+                </div>
+            })
+        }}
+    }
+}
+
+#[component]
+pub fn ComparisonTableView(resolved: Memo<Option<Resolved>>) -> impl IntoView {
+    let state = expect_context::<AppState>();
+    move || {
+        let r = resolved.get()?;
+        if state.chart.with(|c| c.view == View::Scaling)
+            || charts::series_names(&r.series).len() < 2
+        {
+            return None;
+        }
+        let table = charts::comparison_table(&r.series, &r.spec.metric);
+        let facet = r.spec.facet_by.clone();
+        let markdown =
+            comparison_text_table(&table, facet.as_ref(), &r.spec.x, &r.spec.metric).to_markdown();
+        let notes = state
+            .dataset
+            .with_untracked(|h| comparison_notes(&h.dataset, &r.series, &table));
+        let unit = r
+            .spec
+            .metric
+            .unit()
+            .map(|u| format!(" ({u})"))
+            .unwrap_or_default();
+        let has_facets = facet.is_some() && table.rows.iter().any(|row| row.facet.is_some());
+        let any_row_notes = notes.rows.iter().any(|n| !n.is_empty());
+        Some(view! {
+            <details class="export">
+                <summary>"Markdown for a pull request"</summary>
+                <textarea id="comparison-markdown" readonly rows="8">{markdown}</textarea>
+            </details>
+            {(!notes.shared.is_empty()).then(|| view! {
+                <p class="muted" id="comparison-shared-notes">
+                    {format!("Every row: {}.", notes.shared.join("; "))}
+                </p>
+            })}
+            <div class="table-scroll">
+            <table class="comparison" id="comparison-table">
+                <thead>
+                    <tr>
+                        {has_facets.then(|| view! { <th>{facet.as_ref().map(DimKey::label)}</th> })}
+                        <th>{r.spec.x.label()}</th>
+                        {table.series.iter().map(|s| view! { <th>{format!("{s}{unit}")}</th> }).collect_view()}
+                        <th>{if table.lower_is_better { "Fastest" } else { "Best" }}</th>
+                        <th>{if table.lower_is_better { "Faster by (%)" } else { "Better by (%)" }}</th>
+                        {any_row_notes.then(|| view! { <th>"Data quality"</th> })}
+                    </tr>
+                </thead>
+                <tbody>
+                    {table.rows.into_iter().zip(notes.rows).map(|(row, flags)| {
+                        view! {
+                        <tr>
+                            {has_facets.then(|| view! {
+                                <td>{row.facet.as_ref().map_or(charts::NO_VALUE.to_string(), DimValue::to_string)}</td>
+                            })}
+                            <td>{row.x.to_string()}</td>
+                            {row.values.iter().map(|v| view! {
+                                <td class="num">{v.map(format_value).unwrap_or_else(|| "—".into())}</td>
+                            }).collect_view()}
+                            <td class="fastest">{row.fastest.unwrap_or_else(|| "—".into())}</td>
+                            <td class="num">{row.faster_by_pct.map(|p| format!("{p:.2}%")).unwrap_or_else(|| "—".into())}</td>
+                            {any_row_notes.then(|| view! { <td class="flags">{flags}</td> })}
+                        </tr>
+                    }}).collect_view()}
+                </tbody>
+            </table>
+            </div>
+        })
+    }
+}

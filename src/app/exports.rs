@@ -1,0 +1,67 @@
+//! Downloads of the filtered records (CSV, JSON) and the chart (PNG, SVG), and the link.
+
+use leptos::prelude::*;
+
+use super::chart_panel::Resolved;
+use super::links::CopyLink;
+use super::plotly;
+use super::state::AppState;
+use crate::model::canonical;
+
+/// Saves text as a file through a temporary object URL.
+fn download(name: &str, mime: &str, text: &str) {
+    let parts = js_sys::Array::of1(&wasm_bindgen::JsValue::from_str(text));
+    let opts = web_sys::BlobPropertyBag::new();
+    opts.set_type(mime);
+    let Ok(blob) = web_sys::Blob::new_with_str_sequence_and_options(&parts, &opts) else {
+        return;
+    };
+    let Ok(url) = web_sys::Url::create_object_url_with_blob(&blob) else {
+        return;
+    };
+    let anchor = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.create_element("a").ok())
+        .and_then(|a| wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlAnchorElement>(a).ok());
+    if let Some(a) = anchor {
+        a.set_href(&url);
+        a.set_download(name);
+        a.click();
+    }
+    let _ = web_sys::Url::revoke_object_url(&url);
+}
+
+/// Downloads of the filtered records and the chart, and the shareable link.
+#[component]
+pub fn Exports(
+    chart_ref: NodeRef<leptos::html::Div>,
+    resolved: Memo<Option<Resolved>>,
+) -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let filtered = move || {
+        let filter = state.filter.get_untracked();
+        state
+            .dataset
+            .with_untracked(|h| h.dataset.filtered(&filter).cloned().collect::<Vec<_>>())
+    };
+    let image = move |format: &'static str| {
+        let Some(div) = chart_ref.get_untracked() else {
+            return;
+        };
+        let name = resolved
+            .get_untracked()
+            .map(|r| format!("benchlens-{}-by-{}", r.spec.metric.name(), r.spec.x.name()))
+            .unwrap_or_else(|| "benchlens-chart".into());
+        plotly::download_image(&div, format, &name);
+    };
+    view! {
+        <div class="exports" id="exports">
+            <span class="muted">"Export:"</span>
+            <button class="ghost" id="export-csv" on:click=move |_| download("benchlens-records.csv", "text/csv", &canonical::to_csv(&filtered()))>"records CSV"</button>
+            <button class="ghost" id="export-json" on:click=move |_| download("benchlens-records.json", "application/json", &canonical::to_json(&filtered()))>"records JSON"</button>
+            <button class="ghost" id="export-png" on:click=move |_| image("png")>"chart PNG"</button>
+            <button class="ghost" id="export-svg" on:click=move |_| image("svg")>"chart SVG"</button>
+            <CopyLink/>
+        </div>
+    }
+}
