@@ -7,6 +7,7 @@
 //! tables are [`crate::charts`]. Must not import the native modules (`cli`, `loadgen`).
 
 pub mod analyze;
+pub mod browser;
 pub mod chart_panel;
 pub mod exports;
 pub mod files;

@@ -2,34 +2,12 @@
 
 use leptos::prelude::*;
 
+use super::browser::download;
 use super::chart_panel::Resolved;
 use super::links::CopyLink;
 use super::plotly;
 use super::state::AppState;
 use crate::model::canonical;
-
-/// Saves text as a file through a temporary object URL.
-fn download(name: &str, mime: &str, text: &str) {
-    let parts = js_sys::Array::of1(&wasm_bindgen::JsValue::from_str(text));
-    let opts = web_sys::BlobPropertyBag::new();
-    opts.set_type(mime);
-    let Ok(blob) = web_sys::Blob::new_with_str_sequence_and_options(&parts, &opts) else {
-        return;
-    };
-    let Ok(url) = web_sys::Url::create_object_url_with_blob(&blob) else {
-        return;
-    };
-    let anchor = web_sys::window()
-        .and_then(|w| w.document())
-        .and_then(|d| d.create_element("a").ok())
-        .and_then(|a| wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlAnchorElement>(a).ok());
-    if let Some(a) = anchor {
-        a.set_href(&url);
-        a.set_download(name);
-        a.click();
-    }
-    let _ = web_sys::Url::revoke_object_url(&url);
-}
 
 /// Downloads of the filtered records and the chart, and the shareable link.
 #[component]

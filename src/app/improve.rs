@@ -2,12 +2,10 @@
 //! candidate is than the baseline on every matched configuration (bars, heatmap, table).
 //! All numbers come from [`crate::analysis`]; this file only presents them.
 
-use std::collections::BTreeSet;
-
 use leptos::prelude::*;
 
 use super::plotly;
-use super::state::AppState;
+use super::state::{AppState, ImproveChoice};
 use crate::analysis::defaults::{
     default_compare_dim, default_compare_metric, default_improvement_groups, default_sides,
 };
@@ -17,55 +15,6 @@ use crate::analysis::improvement::{
 use crate::analysis::quality::{improvement_notes, TableNotes};
 use crate::charts::{format_value, Theme};
 use crate::model::{Dataset, DimKey, DimValue, MetricKey};
-use crate::share::ViewState;
-
-impl ImproveChoice {
-    /// Adds these choices to a link (the metric travels as the link's `metric`).
-    pub fn write_link(&self, link: &mut ViewState) {
-        link.compare = self.dim.as_ref().map(DimKey::name);
-        link.baseline = self.baseline.clone();
-        link.candidate = self.candidate.clone();
-        link.ignore = self.ignore.iter().map(DimKey::name).collect();
-        link.metric = self.metric.as_ref().map(MetricKey::name);
-    }
-
-    /// Choices from a link.
-    pub fn from_link(link: &ViewState) -> ImproveChoice {
-        ImproveChoice {
-            dim: link.compare.as_deref().and_then(DimKey::from_name),
-            baseline: link.baseline.clone(),
-            candidate: link.candidate.clone(),
-            metric: link.metric.as_deref().and_then(MetricKey::from_name),
-            ignore: link
-                .ignore
-                .iter()
-                .filter_map(|n| DimKey::from_name(n))
-                .collect(),
-            ..ImproveChoice::default()
-        }
-    }
-}
-
-/// The user's improvement choices; `None` follows the data.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct ImproveChoice {
-    /// The compared dimension.
-    pub dim: Option<DimKey>,
-    /// Baseline value (as shown).
-    pub baseline: Option<String>,
-    /// Candidate value (as shown).
-    pub candidate: Option<String>,
-    /// The metric.
-    pub metric: Option<MetricKey>,
-    /// Dimension the bars group by.
-    pub bars_by: Option<DimKey>,
-    /// Heatmap axes (x, y).
-    pub heat: Option<(DimKey, DimKey)>,
-    /// Dimensions left out of the match key.
-    pub ignore: BTreeSet<DimKey>,
-    /// Table sort.
-    pub sort: Option<(usize, bool)>,
-}
 
 /// Everything the view shows, derived from state.
 #[derive(Clone, Debug, PartialEq)]

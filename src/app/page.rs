@@ -6,6 +6,7 @@
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
+use super::browser::prefers_dark;
 use super::chart_panel::ChartPanel;
 use super::files::FileList;
 use super::filters::Filters;
@@ -13,12 +14,6 @@ use super::links::NeedsFiles;
 use super::load::{self, SAMPLES};
 use super::state::{AppState, ViewPinned};
 use crate::analysis::defaults::default_view;
-
-fn prefers_dark() -> bool {
-    web_sys::window()
-        .and_then(|w| w.match_media("(prefers-color-scheme: dark)").ok().flatten())
-        .is_some_and(|m| m.matches())
-}
 
 /// The whole page.
 #[component]
