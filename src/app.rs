@@ -15,10 +15,10 @@ pub mod filters;
 pub mod improve;
 pub mod links;
 pub mod load;
-pub mod plotly;
-pub mod state;
 pub mod page;
+pub mod plotly;
 pub mod record_table;
+pub mod state;
 pub mod worker;
 
 /// Mounts the explorer on the page's `<body>`.

@@ -25,6 +25,7 @@
 pub mod analysis;
 pub mod charts;
 pub mod columns;
+pub mod filter_panel;
 pub mod ingest;
 pub mod model;
 pub mod share;

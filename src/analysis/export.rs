@@ -7,8 +7,8 @@
 //! comparison table ([`comparison_text_table`]) and the record table ([`record_text_table`]).
 
 use crate::charts::{format_value, ComparisonTable};
-use crate::model::{format_number, Dataset, DimKey, DimValue, MetricKey};
 use crate::columns::Column;
+use crate::model::{format_number, Dataset, DimKey, DimValue, MetricKey};
 
 /// A column of a [`TextTable`].
 #[derive(Clone, Debug, PartialEq, Eq)]

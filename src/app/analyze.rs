@@ -17,16 +17,8 @@ use crate::analysis::slo::{
 use crate::analysis::tradeoff::{
     tradeoff, tradeoff_plot, LatencyAxis, ThroughputAxis, TradeoffSpec,
 };
-use crate::charts::{format_value, Theme};
+use crate::charts::format_value;
 use crate::model::{Dataset, Dim, DimKey, MetricKey};
-
-fn theme(state: AppState) -> Theme {
-    if state.dark.get() {
-        Theme::Dark
-    } else {
-        Theme::Light
-    }
-}
 
 /// How these views split records: the chart panel's series and panels (the point rule's
 /// defaults unless the user chose the series), so two files of one sweep stay one series.
@@ -61,18 +53,6 @@ pub fn text_table_view(table: TextTable, id: &'static str) -> impl IntoView {
     }
 }
 
-/// Draws `figure` (plotly JSON) into `node`, or clears it.
-fn draw(node: NodeRef<leptos::html::Div>, figure: Option<String>) {
-    if let Some(div) = node.get() {
-        match figure {
-            Some(f) => {
-                let _ = plotly::react(&div, &f);
-            }
-            None => plotly::purge(&div),
-        }
-    }
-}
-
 /// Throughput against latency per series, with each series' Pareto frontier.
 #[component]
 pub fn TradeoffView() -> impl IntoView {
@@ -92,7 +72,7 @@ pub fn TradeoffView() -> impl IntoView {
     let node = NodeRef::<leptos::html::Div>::new();
     let result = Memo::new(move |_| {
         let filter = state.filter.get();
-        let theme = theme(state);
+        let theme = state.theme();
         state.dataset.with(|h| {
             let ds = &h.dataset;
             let spec = TradeoffSpec {
@@ -115,7 +95,8 @@ pub fn TradeoffView() -> impl IntoView {
             (figure, frontier)
         })
     });
-    Effect::new(move |_| draw(node, result.get().0));
+    let chart_error = RwSignal::new(None::<String>);
+    Effect::new(move |_| chart_error.set(plotly::draw(node, result.get().0.as_deref()).err()));
     view! {
         <div class="controls">
             <label>"Throughput "
@@ -144,6 +125,7 @@ pub fn TradeoffView() -> impl IntoView {
         {move || result.get().0.is_none().then(|| view! {
             <p class="muted">"No filtered record has both axes' metrics (and a GPU count for per-GPU throughput)."</p>
         })}
+        {plotly::error_note(chart_error)}
         <div class="chart" id="tradeoff-chart" node_ref=node></div>
         {move || {
             let (_, frontier) = result.get();
@@ -286,11 +268,12 @@ pub fn DistributionView() -> impl IntoView {
             .and_then(|v| RequestQuantity::ALL.into_iter().find(|q| q.name() == v))
             .unwrap_or(RequestQuantity::TtftMs),
     );
+    let chart_error = RwSignal::new(None::<String>);
     let cdf_node = NodeRef::<leptos::html::Div>::new();
     let hist_node = NodeRef::<leptos::html::Div>::new();
     let result = Memo::new(move |_| {
         let filter = state.filter.get();
-        let theme = theme(state);
+        let theme = state.theme();
         let q = quantity.get();
         state.dataset.with(|h| {
             let ds = &h.dataset;
@@ -308,8 +291,9 @@ pub fn DistributionView() -> impl IntoView {
     });
     Effect::new(move |_| {
         let r = result.get();
-        draw(cdf_node, r.as_ref().map(|r| r.0.clone()));
-        draw(hist_node, r.map(|r| r.1));
+        let cdf = plotly::draw(cdf_node, r.as_ref().map(|r| r.0.as_str()));
+        let hist = plotly::draw(hist_node, r.as_ref().map(|r| r.1.as_str()));
+        chart_error.set(cdf.and(hist).err());
     });
     view! {
         <div class="controls">
@@ -330,6 +314,7 @@ pub fn DistributionView() -> impl IntoView {
                 "No filtered record carries per-request detail. vLLM result files saved with per-request arrays and benchlens run output have it."
             </p>
         })}
+        {plotly::error_note(chart_error)}
         <div class="chart" id="cdf-chart" node_ref=cdf_node></div>
         <div class="chart" id="hist-chart" node_ref=hist_node></div>
         {move || result.get().map(|r| text_table_view(r.2, "percentile-table"))}

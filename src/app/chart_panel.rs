@@ -11,15 +11,17 @@ use super::improve::ImproveView;
 use super::plotly;
 use super::record_table::TableView;
 use super::state::{AppState, View, ViewPinned};
-use crate::analysis::defaults::{default_layout, default_metric, default_x, is_latency, is_throughput};
+use crate::analysis::defaults::{
+    default_layout, default_metric, default_x, is_latency, is_throughput,
+};
 use crate::analysis::export::comparison_text_table;
 use crate::analysis::quality::comparison_notes;
-use crate::charts::{self, format_value, ChartSpec, Series, Theme};
+use crate::charts::{self, format_value, ChartSpec, Series};
 use crate::model::{DimKey, DimValue, MetricKey};
 
-/// Everything the chart panel draws, derived from state.
+/// What the latency, throughput and scaling chart shows: its spec, series and menus.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Resolved {
+pub struct ChartContents {
     /// What is drawn: view kind, axes, metric, series and panels, theme.
     pub spec: ChartSpec,
     /// The points of every series.
@@ -32,14 +34,11 @@ pub struct Resolved {
     pub generation: u64,
 }
 
-fn resolve(state: AppState) -> Option<Resolved> {
+/// The chart of the current filter and choices; `None` when no metric of the view is present.
+fn chart_contents(state: AppState) -> Option<ChartContents> {
     let filter = state.filter.get();
     let choice = state.chart.get();
-    let theme = if state.dark.get() {
-        Theme::Dark
-    } else {
-        Theme::Light
-    };
+    let theme = state.theme();
     state.dataset.with(|handle| {
         let ds = &handle.dataset;
         if ds.is_empty() {
@@ -68,7 +67,7 @@ fn resolve(state: AppState) -> Option<Resolved> {
             title: None,
         };
         let series = Arc::new(charts::build_series(ds, &indices, &spec));
-        Some(Resolved {
+        Some(ChartContents {
             spec,
             series,
             metrics,
@@ -78,25 +77,30 @@ fn resolve(state: AppState) -> Option<Resolved> {
     })
 }
 
+/// The view tabs, the exports and the active view.
 #[component]
 pub fn ChartPanel() -> impl IntoView {
     let state = expect_context::<AppState>();
-    let resolved = Memo::new(move |_| resolve(state));
+    let contents = Memo::new(move |_| chart_contents(state));
     let chart_ref = NodeRef::<leptos::html::Div>::new();
     let chart_error = RwSignal::new(None::<String>);
+    let image_name = Signal::derive(move || {
+        contents
+            .with(|c| {
+                c.as_ref()
+                    .map(|c| format!("benchlens-{}-by-{}", c.spec.metric.name(), c.spec.x.name()))
+            })
+            .unwrap_or_else(|| "benchlens-chart".into())
+    });
 
     // The bridge to plotly.js: redraw in place whenever what is drawn changes.
     Effect::new(move |_| {
-        let Some(div) = chart_ref.get() else { return };
-        match resolved.get() {
-            Some(r) => {
-                let figure = state
-                    .dataset
-                    .with_untracked(|h| charts::plot(&h.dataset, &r.series, &r.spec).to_json());
-                chart_error.set(plotly::react(&div, &figure).err());
-            }
-            None => plotly::purge(&div),
-        }
+        let figure = contents.get().map(|c| {
+            state
+                .dataset
+                .with_untracked(|h| charts::plot(&h.dataset, &c.series, &c.spec).to_json())
+        });
+        chart_error.set(plotly::draw(chart_ref, figure.as_deref()).err());
     });
 
     let pinned = expect_context::<ViewPinned>();
@@ -132,7 +136,7 @@ pub fn ChartPanel() -> impl IntoView {
                     })
                     .collect_view()}
             </nav>
-            <Exports chart_ref=chart_ref resolved=resolved/>
+            <Exports chart_ref=chart_ref image_name=image_name/>
             <Show when=is_table>
                 <TableView/>
             </Show>
@@ -152,9 +156,9 @@ pub fn ChartPanel() -> impl IntoView {
                 <RegressionView/>
             </Show>
             <div class="chart-area" class:hidden=move || is_table() || is_improve() || is_analysis()>
-            <ChartControls resolved=resolved/>
-            {move || chart_error.get().map(|e| view! { <p class="error">{e}</p> })}
-            {move || match resolved.get() {
+            <ChartControls contents=contents/>
+            {plotly::error_note(chart_error)}
+            {move || match contents.get() {
                 None => Some(view! {
                     <p class="muted" id="no-chart">
                         "No metric of this kind in the filtered records. Try another view or clear filters."
@@ -172,12 +176,13 @@ pub fn ChartPanel() -> impl IntoView {
                 _ => None,
             }}
             <div class="chart" id="chart" node_ref=chart_ref></div>
-            <ComparisonTableView resolved=resolved/>
+            <ComparisonTableView contents=contents/>
             </div>
         </section>
     }
 }
 
+/// The metrics the metric menu offers in `view`.
 fn metric_options(view: View, metrics: &[MetricKey]) -> Vec<MetricKey> {
     metrics
         .iter()
@@ -190,13 +195,17 @@ fn metric_options(view: View, metrics: &[MetricKey]) -> Vec<MetricKey> {
         .collect()
 }
 
+/// Metric, x axis, series and log-axis choices of the chart.
 #[component]
-pub fn ChartControls(resolved: Memo<Option<Resolved>>) -> impl IntoView {
+fn ChartControls(
+    /// The chart whose menus are shown.
+    contents: Memo<Option<ChartContents>>,
+) -> impl IntoView {
     let state = expect_context::<AppState>();
     let choice = move || state.chart.get();
     view! {
         {move || {
-            let r = resolved.get()?;
+            let r = contents.get()?;
             let c = choice();
             let options = metric_options(c.view, &r.metrics);
             let current_metric = r.spec.metric.name();
@@ -265,11 +274,15 @@ pub fn ChartControls(resolved: Memo<Option<Resolved>>) -> impl IntoView {
     }
 }
 
+/// The "fastest / faster by %" table under the bars, with its Markdown and data-quality notes.
 #[component]
-pub fn ComparisonTableView(resolved: Memo<Option<Resolved>>) -> impl IntoView {
+fn ComparisonTableView(
+    /// The chart whose series are compared.
+    contents: Memo<Option<ChartContents>>,
+) -> impl IntoView {
     let state = expect_context::<AppState>();
     move || {
-        let r = resolved.get()?;
+        let r = contents.get()?;
         if state.chart.with(|c| c.view == View::Scaling)
             || charts::series_names(&r.series).len() < 2
         {

@@ -3,7 +3,6 @@
 use leptos::prelude::*;
 
 use super::browser::download;
-use super::chart_panel::Resolved;
 use super::links::CopyLink;
 use super::plotly;
 use super::state::AppState;
@@ -12,10 +11,14 @@ use crate::model::canonical;
 /// Downloads of the filtered records and the chart, and the shareable link.
 #[component]
 pub fn Exports(
+    /// The chart an image is made of.
     chart_ref: NodeRef<leptos::html::Div>,
-    resolved: Memo<Option<Resolved>>,
+    /// The image's file name without extension.
+    #[prop(into)]
+    image_name: Signal<String>,
 ) -> impl IntoView {
     let state = expect_context::<AppState>();
+    let image_error = RwSignal::new(None::<String>);
     let filtered = move || {
         let filter = state.filter.get_untracked();
         state
@@ -26,11 +29,8 @@ pub fn Exports(
         let Some(div) = chart_ref.get_untracked() else {
             return;
         };
-        let name = resolved
-            .get_untracked()
-            .map(|r| format!("benchlens-{}-by-{}", r.spec.metric.name(), r.spec.x.name()))
-            .unwrap_or_else(|| "benchlens-chart".into());
-        plotly::download_image(&div, format, &name);
+        let name = image_name.get_untracked();
+        image_error.set(plotly::download_image(&div, format, &name).err());
     };
     view! {
         <div class="exports" id="exports">
@@ -40,6 +40,7 @@ pub fn Exports(
             <button class="ghost" id="export-png" on:click=move |_| image("png")>"chart PNG"</button>
             <button class="ghost" id="export-svg" on:click=move |_| image("svg")>"chart SVG"</button>
             <CopyLink/>
+            {move || image_error.get().map(|e| view! { <p class="error" id="export-error">{e}</p> })}
         </div>
     }
 }

@@ -6,6 +6,7 @@ use leptos::prelude::*;
 use super::state::{AppState, FileStatus};
 use crate::model::{Dim, DimKey};
 
+/// The loaded, loading and failed files, each with its status and a remove button.
 #[component]
 pub fn FileList() -> impl IntoView {
     let state = expect_context::<AppState>();
@@ -14,7 +15,7 @@ pub fn FileList() -> impl IntoView {
             <ul id="file-list">
                 <For
                     each=move || state.files.get()
-                    key=|f| (f.id, format!("{:?}", f.status).len())
+                    key=|f| (f.id, f.revision)
                     children=move |f| {
                         let id = f.id;
                         let (class, detail) = match &f.status {
@@ -66,7 +67,10 @@ pub fn FileList() -> impl IntoView {
 
 /// Lets the user set a missing dimension for every record of one file.
 #[component]
-fn Annotate(id: u32) -> impl IntoView {
+fn Annotate(
+    /// The file whose records get the value.
+    id: u32,
+) -> impl IntoView {
     let state = expect_context::<AppState>();
     let dim = RwSignal::new(Dim::Engine);
     let value = RwSignal::new(String::new());

@@ -13,12 +13,13 @@ use crate::analysis::improvement::{
     self as analysis, ImprovementSort, ImprovementSpec, ImprovementTable,
 };
 use crate::analysis::quality::{improvement_notes, TableNotes};
-use crate::charts::{format_value, Theme};
+use crate::charts::format_value;
 use crate::model::{Dataset, DimKey, DimValue, MetricKey};
 
-/// Everything the view shows, derived from state.
+/// Everything the improvement view shows: the menus, the sides and metric in force, the
+/// comparison (or why there is none), its notes and how its charts group.
 #[derive(Clone, Debug, PartialEq)]
-struct Derived {
+struct ImprovementContents {
     dims: Vec<(DimKey, Vec<String>)>,
     metrics: Vec<MetricKey>,
     dim: DimKey,
@@ -41,7 +42,7 @@ fn value_of(ds: &Dataset, key: &DimKey, shown: &str) -> Option<DimValue> {
         .cloned()
 }
 
-fn derive(ds: &Dataset, indices: &[usize], c: &ImproveChoice) -> Option<Derived> {
+fn derive(ds: &Dataset, indices: &[usize], c: &ImproveChoice) -> Option<ImprovementContents> {
     let dims: Vec<(DimKey, Vec<String>)> = ds
         .dim_keys()
         .filter_map(|k| {
@@ -63,7 +64,8 @@ fn derive(ds: &Dataset, indices: &[usize], c: &ImproveChoice) -> Option<Derived>
         .clone()
         .filter(|m| metrics.contains(m))
         .or_else(|| default_compare_metric(&metrics))?;
-    // Unchosen sides: the candidate is the value that is better in most matched pairs.
+    // Sides the user has not chosen: the first and last value, the candidate being the one that
+    // is better in more matched pairs than it is worse; with nothing matched, first and last.
     let (default_base, default_cand) = default_sides(ds, indices, &dim, &metric)
         .map(|(b, c)| (b.to_string(), c.to_string()))
         .unwrap_or_else(|| (values[0].clone(), values[values.len() - 1].clone()));
@@ -118,7 +120,7 @@ fn derive(ds: &Dataset, indices: &[usize], c: &ImproveChoice) -> Option<Derived>
         Ok(t) => improvement_notes(ds, &t.rows),
         Err(_) => TableNotes::default(),
     };
-    Some(Derived {
+    Some(ImprovementContents {
         notes,
         dims,
         metrics,
@@ -139,7 +141,7 @@ pub fn ImproveView(
     choice: RwSignal<ImproveChoice>,
 ) -> impl IntoView {
     let state = expect_context::<AppState>();
-    let derived = Memo::new(move |_| {
+    let contents = Memo::new(move |_| {
         let filter = state.filter.get();
         let c = choice.get();
         state.dataset.with(|h| {
@@ -149,45 +151,31 @@ pub fn ImproveView(
     });
     let bars_ref = NodeRef::<leptos::html::Div>::new();
     let heat_ref = NodeRef::<leptos::html::Div>::new();
-    let theme = move || {
-        if state.dark.get() {
-            Theme::Dark
-        } else {
-            Theme::Light
-        }
-    };
+    let chart_error = RwSignal::new(None::<String>);
     Effect::new(move |_| {
-        let (Some(bars), Some(heat)) = (bars_ref.get(), heat_ref.get()) else {
-            return;
-        };
-        let theme = theme();
-        let d = derived.get();
-        let table = d.as_ref().and_then(|d| d.outcome.as_ref().ok());
-        match (table, d.as_ref().and_then(|d| d.bars_by.clone())) {
-            (Some(t), Some(by)) => match analysis::improvement_by(t, &by) {
-                Ok(groups) => {
-                    let fig = analysis::improvement_bars_plot(t, &by, &groups, theme).to_json();
-                    let _ = plotly::react(&bars, &fig);
-                }
-                Err(_) => plotly::purge(&bars),
-            },
-            _ => plotly::purge(&bars),
-        }
-        match (table, d.as_ref().and_then(|d| d.heat.clone())) {
-            (Some(t), Some((x, y))) => match analysis::improvement_heatmap(t, &x, &y) {
-                Ok(h) => {
-                    let fig = analysis::improvement_heatmap_plot(t, &h, theme).to_json();
-                    let _ = plotly::react(&heat, &fig);
-                }
-                Err(_) => plotly::purge(&heat),
-            },
-            _ => plotly::purge(&heat),
-        }
+        let theme = state.theme();
+        let contents = contents.get();
+        let table = contents.as_ref().and_then(|d| d.outcome.as_ref().ok());
+        let bars = table
+            .zip(contents.as_ref().and_then(|d| d.bars_by.clone()))
+            .and_then(|(t, by)| {
+                let groups = analysis::improvement_by(t, &by).ok()?;
+                Some(analysis::improvement_bars_plot(t, &by, &groups, theme).to_json())
+            });
+        let heat = table
+            .zip(contents.as_ref().and_then(|d| d.heat.clone()))
+            .and_then(|(t, (x, y))| {
+                let cells = analysis::improvement_heatmap(t, &x, &y).ok()?;
+                Some(analysis::improvement_heatmap_plot(t, &cells, theme).to_json())
+            });
+        let drawn_bars = plotly::draw(bars_ref, bars.as_deref());
+        let drawn_heat = plotly::draw(heat_ref, heat.as_deref());
+        chart_error.set(drawn_bars.and(drawn_heat).err());
     });
 
     view! {
         <div class="improve" id="improve-view">
-            {move || derived.get().map(|d| {
+            {move || contents.get().map(|d| {
                 let dim_now = d.dim.name();
                 let values = d.dims.iter().find(|(k, _)| *k == d.dim).map(|(_, v)| v.clone()).unwrap_or_default();
                 let key_dims: Vec<DimKey> = d.outcome.as_ref().map(|t| t.key_dims.clone()).unwrap_or_default();
@@ -277,9 +265,10 @@ pub fn ImproveView(
                     }}
                 }
             })}
+            {plotly::error_note(chart_error)}
             <div class="chart small" id="improve-bars" node_ref=bars_ref></div>
             <div class="chart" id="improve-heatmap" node_ref=heat_ref></div>
-            {move || derived.get().and_then(|d| d.outcome.ok().map(|t| improvement_table(t, d.notes, choice)))}
+            {move || contents.get().and_then(|d| d.outcome.ok().map(|t| improvement_table(t, d.notes, choice)))}
         </div>
     }
 }

@@ -9,6 +9,8 @@ use crate::columns::{self, Column};
 /// Rows shown at once in the table view; sorting and filtering still cover every record.
 const TABLE_ROWS: usize = 500;
 
+/// The filtered records as a table: a column chooser, a count and up to [`TABLE_ROWS`]
+/// rows, sorted by a click on a header.
 #[component]
 pub fn TableView() -> impl IntoView {
     let state = expect_context::<AppState>();
@@ -19,38 +21,32 @@ pub fn TableView() -> impl IntoView {
         let (chosen, sort) = (chosen.get(), sort.get());
         state.dataset.with(|handle| {
             let ds = &handle.dataset;
-            let mut indices = ds.matching(&filter);
-            let available = columns::available_columns(ds, &indices);
-            let columns: Vec<Column> = chosen
-                .map(|c| c.into_iter().filter(|c| available.contains(c)).collect())
-                .unwrap_or_else(|| columns::default_columns(&available));
-            if let Some((col, desc)) = sort {
-                columns::sort_indices(ds, &mut indices, &col, desc);
-            }
-            let total = indices.len();
-            let rows: Vec<Vec<String>> = indices
-                .iter()
-                .take(TABLE_ROWS)
-                .map(|&i| {
-                    let r = &ds.records()[i];
-                    let mut row: Vec<String> = columns.iter().map(|c| c.cell(r)).collect();
-                    let flags: Vec<String> = record_flags(r).into_iter().map(|f| f.text).collect();
+            let page = columns::record_page(
+                ds,
+                ds.matching(&filter),
+                chosen.as_deref(),
+                sort.as_ref(),
+                TABLE_ROWS,
+            );
+            // Each row ends with its data-quality flags.
+            let rows: Vec<Vec<String>> = page
+                .rows
+                .into_iter()
+                .map(|(i, mut row)| {
+                    let flags: Vec<String> = record_flags(&ds.records()[i])
+                        .into_iter()
+                        .map(|f| f.text)
+                        .collect();
                     row.push(flags.join("; "));
                     row
                 })
                 .collect();
-            (available, columns, rows, total)
+            (page.available, page.columns, rows, page.total)
         })
     });
     let toggle_column = move |col: Column| {
-        let current = data.with_untracked(|d| d.1.clone());
-        let mut next = current;
-        if let Some(pos) = next.iter().position(|c| c == &col) {
-            next.remove(pos);
-        } else {
-            next.push(col);
-        }
-        chosen.set(Some(next));
+        let shown = data.with_untracked(|d| columns::toggle_column(&d.1, &col));
+        chosen.set(Some(shown));
     };
     view! {
         {move || {
@@ -94,12 +90,7 @@ pub fn TableView() -> impl IntoView {
                                 view! {
                                     <th class:num=numeric data-column=c.name() on:click=move |_| {
                                         let col = col.clone();
-                                        sort.update(|s| {
-                                            *s = match s.take() {
-                                                Some((c, desc)) if c == col => Some((c, !desc)),
-                                                _ => Some((col, false)),
-                                            }
-                                        });
+                                        sort.update(|s| *s = columns::next_sort(s.take(), col));
                                     }>{c.header()}{arrow}</th>
                                 }
                             }).collect_view()}

@@ -6,6 +6,7 @@ use std::ops::Range;
 
 use leptos::prelude::*;
 
+use crate::charts::Theme;
 use crate::model::{Dataset, DimKey, Filter, MetricKey, Record};
 use crate::share::ViewState;
 
@@ -31,6 +32,8 @@ pub struct LoadedFile {
     pub origin: Origin,
     /// Its state.
     pub status: FileStatus,
+    /// Bumped on every status change, so the file list redraws a row exactly when it changed.
+    pub revision: u32,
 }
 
 /// What happened to a file.
@@ -249,6 +252,15 @@ impl AppState {
         }
     }
 
+    /// The chart theme the page is in (tracked: charts redraw when it changes).
+    pub fn theme(&self) -> Theme {
+        if self.dark.get() {
+            Theme::Dark
+        } else {
+            Theme::Light
+        }
+    }
+
     /// A view setting from the address, if any.
     pub fn param(&self, name: &str) -> Option<String> {
         self.view_params.with_untracked(|p| p.get(name).cloned())
@@ -271,6 +283,7 @@ impl AppState {
                 name: name.to_string(),
                 origin,
                 status: FileStatus::Loading(what.to_string()),
+                revision: 0,
             })
         });
         id
@@ -281,6 +294,7 @@ impl AppState {
         self.files.update(|files| {
             if let Some(f) = files.iter_mut().find(|f| f.id == id) {
                 f.status = status;
+                f.revision = f.revision.wrapping_add(1);
             }
         });
     }
