@@ -19,6 +19,7 @@ pub mod page;
 pub mod plotly;
 pub mod record_table;
 pub mod state;
+pub mod widgets;
 pub mod worker;
 
 /// Mounts the explorer on the page's `<body>`.

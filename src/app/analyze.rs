@@ -5,6 +5,7 @@ use leptos::prelude::*;
 
 use super::plotly;
 use super::state::{AppState, FileStatus};
+use super::widgets::{markdown_export, ChoiceMenu};
 use crate::analysis::defaults::{default_layout, default_x};
 use crate::analysis::distribution::{
     cdf_plot, distributions, histogram_plot, percentile_text_table, RequestQuantity,
@@ -19,6 +20,33 @@ use crate::analysis::tradeoff::{
 };
 use crate::charts::format_value;
 use crate::model::{Dataset, Dim, DimKey, MetricKey};
+
+/// The trade-off view's throughput axis (kept in the address by its label).
+const THROUGHPUT_MENU: ChoiceMenu<ThroughputAxis> = ChoiceMenu {
+    id: "tradeoff-throughput",
+    param: "throughput",
+    choices: &ThroughputAxis::ALL,
+    value_of: |a| a.label().to_string(),
+    label_of: |a| a.label().to_string(),
+};
+
+/// The trade-off view's latency axis (kept in the address by its label).
+const LATENCY_MENU: ChoiceMenu<LatencyAxis> = ChoiceMenu {
+    id: "tradeoff-latency",
+    param: "latency",
+    choices: &LatencyAxis::ALL,
+    value_of: |a| a.label().to_string(),
+    label_of: |a| a.label().to_string(),
+};
+
+/// The distribution view's per-request quantity.
+const QUANTITY_MENU: ChoiceMenu<RequestQuantity> = ChoiceMenu {
+    id: "dist-quantity",
+    param: "quantity",
+    choices: &RequestQuantity::ALL,
+    value_of: |q| q.name().to_string(),
+    label_of: |q| q.label().to_string(),
+};
 
 /// How these views split records: the chart panel's series and panels (the point rule's
 /// defaults unless the user chose the series), so two files of one sweep stay one series.
@@ -46,10 +74,7 @@ pub fn text_table_view(table: TextTable, id: &'static str) -> impl IntoView {
                 </tbody>
             </table>
         </div>
-        <details class="export">
-            <summary>"Markdown for a pull request"</summary>
-            <textarea readonly rows="6">{markdown}</textarea>
-        </details>
+        {markdown_export(None, 6, markdown)}
     }
 }
 
@@ -57,18 +82,9 @@ pub fn text_table_view(table: TextTable, id: &'static str) -> impl IntoView {
 #[component]
 pub fn TradeoffView() -> impl IntoView {
     let state = expect_context::<AppState>();
-    let throughput = RwSignal::new(
-        state
-            .param("throughput")
-            .and_then(|v| ThroughputAxis::ALL.into_iter().find(|a| a.label() == v))
-            .unwrap_or(ThroughputAxis::OutputTokensPerS),
-    );
-    let latency = RwSignal::new(
-        state
-            .param("latency")
-            .and_then(|v| LatencyAxis::ALL.into_iter().find(|a| a.label() == v))
-            .unwrap_or(LatencyAxis::P99TtftMs),
-    );
+    let throughput =
+        RwSignal::new(THROUGHPUT_MENU.initial(state, ThroughputAxis::OutputTokensPerS));
+    let latency = RwSignal::new(LATENCY_MENU.initial(state, LatencyAxis::P99TtftMs));
     let node = NodeRef::<leptos::html::Div>::new();
     let result = Memo::new(move |_| {
         let filter = state.filter.get();
@@ -100,26 +116,10 @@ pub fn TradeoffView() -> impl IntoView {
     view! {
         <div class="controls">
             <label>"Throughput "
-                <select id="tradeoff-throughput" on:change=move |ev| {
-                    let v = event_target_value(&ev);
-                    if let Some(a) = ThroughputAxis::ALL.into_iter().find(|a| a.label() == v) {
-                        throughput.set(a);
-                        state.set_param("throughput", v);
-                    }
-                }>
-                    {ThroughputAxis::ALL.into_iter().map(|a| view! { <option value=a.label() selected=a == throughput.get_untracked()>{a.label()}</option> }).collect_view()}
-                </select>
+                {THROUGHPUT_MENU.view(state, throughput)}
             </label>
             <label>"Latency "
-                <select id="tradeoff-latency" on:change=move |ev| {
-                    let v = event_target_value(&ev);
-                    if let Some(a) = LatencyAxis::ALL.into_iter().find(|a| a.label() == v) {
-                        latency.set(a);
-                        state.set_param("latency", v);
-                    }
-                }>
-                    {LatencyAxis::ALL.into_iter().map(|a| view! { <option value=a.label() selected=a == latency.get_untracked()>{a.label()}</option> }).collect_view()}
-                </select>
+                {LATENCY_MENU.view(state, latency)}
             </label>
         </div>
         {move || result.get().0.is_none().then(|| view! {
@@ -262,12 +262,7 @@ pub fn SloView() -> impl IntoView {
 #[component]
 pub fn DistributionView() -> impl IntoView {
     let state = expect_context::<AppState>();
-    let quantity = RwSignal::new(
-        state
-            .param("quantity")
-            .and_then(|v| RequestQuantity::ALL.into_iter().find(|q| q.name() == v))
-            .unwrap_or(RequestQuantity::TtftMs),
-    );
+    let quantity = RwSignal::new(QUANTITY_MENU.initial(state, RequestQuantity::TtftMs));
     let chart_error = RwSignal::new(None::<String>);
     let cdf_node = NodeRef::<leptos::html::Div>::new();
     let hist_node = NodeRef::<leptos::html::Div>::new();
@@ -298,15 +293,7 @@ pub fn DistributionView() -> impl IntoView {
     view! {
         <div class="controls">
             <label>"Quantity "
-                <select id="dist-quantity" on:change=move |ev| {
-                    let v = event_target_value(&ev);
-                    if let Some(q) = RequestQuantity::ALL.into_iter().find(|q| q.name() == v) {
-                        quantity.set(q);
-                        state.set_param("quantity", v);
-                    }
-                }>
-                    {RequestQuantity::ALL.into_iter().map(|q| view! { <option value=q.name() selected=q == quantity.get_untracked()>{q.label()}</option> }).collect_view()}
-                </select>
+                {QUANTITY_MENU.view(state, quantity)}
             </label>
         </div>
         {move || result.with(Option::is_none).then(|| view! {

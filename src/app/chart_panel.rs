@@ -11,6 +11,7 @@ use super::improve::ImproveView;
 use super::plotly;
 use super::record_table::TableView;
 use super::state::{AppState, View, ViewPinned};
+use super::widgets::{markdown_export, options, shared_notes};
 use crate::analysis::defaults::{
     default_layout, default_metric, default_x, is_latency, is_throughput,
 };
@@ -207,7 +208,7 @@ fn ChartControls(
         {move || {
             let r = contents.get()?;
             let c = choice();
-            let options = metric_options(c.view, &r.metrics);
+            let metrics = metric_options(c.view, &r.metrics);
             let current_metric = r.spec.metric.name();
             let current_x = r.spec.x.name();
             let current_series = r.spec.series_by.first().map(DimKey::name).unwrap_or_default();
@@ -223,11 +224,7 @@ fn ChartControls(
                             let m = MetricKey::from_name(&event_target_value(&ev));
                             state.chart.update(|c| c.set_active_metric(m));
                         }>
-                            {options.into_iter().map(|m| {
-                                let name = m.name();
-                                let selected = name == current_metric;
-                                view! { <option value=name selected=selected>{m.label()}</option> }
-                            }).collect_view()}
+                            {options(metrics.iter().map(|m| (m.name(), m.label())), &current_metric)}
                         </select>
                     </label>
                     <label>"X axis "
@@ -235,11 +232,7 @@ fn ChartControls(
                             let x = DimKey::from_name(&event_target_value(&ev));
                             state.chart.update(|c| c.x = x);
                         }>
-                            {numeric_dims.into_iter().map(|k| {
-                                let name = k.name();
-                                let selected = name == current_x;
-                                view! { <option value=name selected=selected>{k.label()}</option> }
-                            }).collect_view()}
+                            {options(numeric_dims.iter().map(|k| (k.name(), k.label())), &current_x)}
                         </select>
                     </label>
                     <label>"Series by "
@@ -249,11 +242,7 @@ fn ChartControls(
                             state.chart.update(|c| c.series_by = Some(by));
                         }>
                             <option value="" selected=current_series.is_empty()>"(one series)"</option>
-                            {r.dims.iter().map(|k| {
-                                let name = k.name();
-                                let selected = name == current_series;
-                                view! { <option value=name selected=selected>{k.label()}</option> }
-                            }).collect_view()}
+                            {options(r.dims.iter().map(|k| (k.name(), k.label())), &current_series)}
                         </select>
                     </label>
                     <label class="check">
@@ -304,15 +293,8 @@ fn ComparisonTableView(
         let has_facets = facet.is_some() && table.rows.iter().any(|row| row.facet.is_some());
         let any_row_notes = notes.rows.iter().any(|n| !n.is_empty());
         Some(view! {
-            <details class="export">
-                <summary>"Markdown for a pull request"</summary>
-                <textarea id="comparison-markdown" readonly rows="8">{markdown}</textarea>
-            </details>
-            {(!notes.shared.is_empty()).then(|| view! {
-                <p class="muted" id="comparison-shared-notes">
-                    {format!("Every row: {}.", notes.shared.join("; "))}
-                </p>
-            })}
+            {markdown_export(Some("comparison-markdown"), 8, markdown)}
+            {shared_notes("comparison-shared-notes", &notes.shared)}
             <div class="table-scroll">
             <table class="comparison" id="comparison-table">
                 <thead>

@@ -6,6 +6,7 @@ use leptos::prelude::*;
 
 use super::plotly;
 use super::state::{AppState, ImproveChoice};
+use super::widgets::{markdown_export, options, shared_notes};
 use crate::analysis::defaults::{
     default_compare_dim, default_compare_metric, default_improvement_groups, default_sides,
 };
@@ -193,10 +194,7 @@ pub fn ImproveView(
                                 if is_base { c.baseline = v } else { c.candidate = v }
                             });
                         }>
-                            {values.into_iter().map(|v| {
-                                let selected = v == current;
-                                view! { <option value=v.clone() selected=selected>{v.clone()}</option> }
-                            }).collect_view()}
+                            {options(values.into_iter().map(|v| (v.clone(), v)), &current)}
                         </select>
                     }
                 };
@@ -207,11 +205,7 @@ pub fn ImproveView(
                                 let k = DimKey::from_name(&event_target_value(&ev));
                                 choice.update(|c| { c.dim = k; c.baseline = None; c.candidate = None; c.sort = None; });
                             }>
-                                {d.dims.iter().map(|(k, _)| {
-                                    let name = k.name();
-                                    let selected = name == dim_now;
-                                    view! { <option value=name selected=selected>{k.label()}</option> }
-                                }).collect_view()}
+                                {options(d.dims.iter().map(|(k, _)| (k.name(), k.label())), &dim_now)}
                             </select>
                         </label>
                         <label>"baseline " {select_value(true, d.baseline.clone(), values.clone())}</label>
@@ -221,11 +215,7 @@ pub fn ImproveView(
                                 let m = MetricKey::from_name(&event_target_value(&ev));
                                 choice.update(|c| c.metric = m);
                             }>
-                                {d.metrics.iter().map(|m| {
-                                    let name = m.name();
-                                    let selected = *m == d.metric;
-                                    view! { <option value=name selected=selected>{m.label()}</option> }
-                                }).collect_view()}
+                                {options(d.metrics.iter().map(|m| (m.name(), m.label())), &d.metric.name())}
                             </select>
                         </label>
                     </div>
@@ -298,13 +288,8 @@ fn improvement_table(
         view! { <th data-col=col.to_string() on:click=move |_| sort_by(col)>{label}</th> }
     };
     view! {
-        <details class="export">
-            <summary>"Markdown for a pull request"</summary>
-            <textarea id="improve-markdown" readonly rows="8">{markdown}</textarea>
-        </details>
-        {(!notes.shared.is_empty()).then(|| view! {
-            <p class="muted" id="improve-shared-notes">{format!("Every row: {}.", notes.shared.join("; "))}</p>
-        })}
+        {markdown_export(Some("improve-markdown"), 8, markdown)}
+        {shared_notes("improve-shared-notes", &notes.shared)}
         <p class="muted">{if total > ROWS { format!("first {ROWS} of {total} rows (sorting covers all)") } else { format!("{total} rows") }}</p>
         <div class="table-scroll">
             <table class="records" id="improve-table">
