@@ -16,6 +16,7 @@
 //! | [`ingest`]  | both   | [`model`] and the above                                  |
 //! | [`charts`]  | both   | [`model`], plotly                                        |
 //! | [`analysis`]| both   | [`model`], [`charts`], plotly, csv, serde_json           |
+//! | [`columns`], [`filter_panel`] | both | [`model`], [`charts`]                  |
 //! | `app`       | wasm32 | the shared modules, leptos, web-sys, gloo                |
 //! | `cli`       | native | the shared modules, clap, tokio                          |
 //!

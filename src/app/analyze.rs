@@ -1,4 +1,4 @@
-//! The trade-off, SLO and distribution views. Each asks [`crate::analysis`] for its numbers and
+//! The trade-off, SLO, distribution and regression views. Each asks [`crate::analysis`] for its numbers and
 //! figures and only lays them out; the series split follows the chart panel's choice.
 
 use leptos::prelude::*;
