@@ -16,7 +16,7 @@
 //! | [`ingest`]  | both   | [`model`] and the above                                  |
 //! | [`charts`]  | both   | [`model`], plotly                                        |
 //! | [`analysis`]| both   | [`model`], [`charts`], plotly, csv, serde_json           |
-//! | [`columns`], [`filter_panel`] | both | [`model`], [`charts`]                  |
+//! | [`columns`], [`filter_panel`], [`improvement_view`] | both | [`model`], [`charts`], [`analysis`], [`share`] |
 //! | `app`       | wasm32 | the shared modules, leptos, web-sys, gloo                |
 //! | `cli`       | native | the shared modules, clap, tokio                          |
 //!
@@ -27,6 +27,7 @@ pub mod analysis;
 pub mod charts;
 pub mod columns;
 pub mod filter_panel;
+pub mod improvement_view;
 pub mod ingest;
 pub mod model;
 pub mod share;

@@ -1,139 +1,19 @@
 //! The improvement view: pick a dimension and two of its values, see how much better the
 //! candidate is than the baseline on every matched configuration (bars, heatmap, table).
-//! All numbers come from [`crate::analysis`]; this file only presents them.
+//! What it shows comes from [`crate::improvement_view`] and [`crate::analysis`]; this file
+//! only presents it.
 
 use leptos::prelude::*;
 
 use super::plotly;
-use super::state::{AppState, ImproveChoice};
+use super::state::AppState;
 use super::widgets::{markdown_export, options, shared_notes};
-use crate::analysis::defaults::{
-    default_compare_dim, default_compare_metric, default_improvement_groups, default_sides,
-};
-use crate::analysis::improvement::{
-    self as analysis, ImprovementSort, ImprovementSpec, ImprovementTable,
-};
-use crate::analysis::quality::{improvement_notes, TableNotes};
+use crate::analysis::improvement::{self as analysis, ImprovementSort, ImprovementTable};
+use crate::analysis::quality::TableNotes;
 use crate::charts::format_value;
-use crate::model::{Dataset, DimKey, DimValue, MetricKey};
-
-/// Everything the improvement view shows: the menus, the sides and metric in force, the
-/// comparison (or why there is none), its notes and how its charts group.
-#[derive(Clone, Debug, PartialEq)]
-struct ImprovementContents {
-    dims: Vec<(DimKey, Vec<String>)>,
-    metrics: Vec<MetricKey>,
-    dim: DimKey,
-    baseline: String,
-    candidate: String,
-    metric: MetricKey,
-    outcome: Result<ImprovementTable, String>,
-    /// Data-quality notes (failed requests, inferred values, length mismatch): those of every
-    /// row once, the rest per row.
-    notes: TableNotes,
-    bars_by: Option<DimKey>,
-    heat: Option<(DimKey, DimKey)>,
-}
-
-fn value_of(ds: &Dataset, key: &DimKey, shown: &str) -> Option<DimValue> {
-    ds.column(key)?
-        .dict
-        .iter()
-        .find(|v| v.to_string() == shown)
-        .cloned()
-}
-
-fn derive(ds: &Dataset, indices: &[usize], c: &ImproveChoice) -> Option<ImprovementContents> {
-    let dims: Vec<(DimKey, Vec<String>)> = ds
-        .dim_keys()
-        .filter_map(|k| {
-            let col = ds.column(k)?;
-            (col.dict.len() >= 2)
-                .then(|| (k.clone(), col.dict.iter().map(|v| v.to_string()).collect()))
-        })
-        .collect();
-    let dim = c
-        .dim
-        .clone()
-        .filter(|d| dims.iter().any(|(k, _)| k == d))
-        .or_else(|| default_compare_dim(ds))
-        .or_else(|| dims.first().map(|(k, _)| k.clone()))?;
-    let values = &dims.iter().find(|(k, _)| *k == dim)?.1;
-    let metrics = ds.metrics_present(indices);
-    let metric = c
-        .metric
-        .clone()
-        .filter(|m| metrics.contains(m))
-        .or_else(|| default_compare_metric(&metrics))?;
-    // Sides the user has not chosen: the first and last value, the candidate being the one that
-    // is better in more matched pairs than it is worse; with nothing matched, first and last.
-    let (default_base, default_cand) = default_sides(ds, indices, &dim, &metric)
-        .map(|(b, c)| (b.to_string(), c.to_string()))
-        .unwrap_or_else(|| (values[0].clone(), values[values.len() - 1].clone()));
-    let pick = |chosen: &Option<String>, fallback: &String| {
-        chosen
-            .clone()
-            .filter(|v| values.contains(v))
-            .unwrap_or_else(|| fallback.clone())
-    };
-    let baseline = pick(&c.baseline, &default_base);
-    let candidate = pick(&c.candidate, &default_cand);
-    let mut spec = ImprovementSpec::new(
-        dim.clone(),
-        value_of(ds, &dim, &baseline)?,
-        value_of(ds, &dim, &candidate)?,
-        metric.clone(),
-    );
-    for d in &c.ignore {
-        spec = spec.ignoring(d.clone());
-    }
-    let outcome = analysis::improvement(ds, indices, &spec).map(|mut t| {
-        if let Some((col, desc)) = c.sort {
-            let by = match col {
-                usize::MAX => ImprovementSort::Improvement,
-                n if n == usize::MAX - 1 => ImprovementSort::Baseline,
-                n if n == usize::MAX - 2 => ImprovementSort::Candidate,
-                n if n == usize::MAX - 3 => ImprovementSort::Reported,
-                n => ImprovementSort::Key(n),
-            };
-            t.sort(by, desc);
-        }
-        t
-    });
-    let (bars_by, heat) = match &outcome {
-        Ok(t) => {
-            let (bars_default, heat_default) = default_improvement_groups(t);
-            let bars_by = c
-                .bars_by
-                .clone()
-                .filter(|k| t.key_dims.contains(k))
-                .or(bars_default);
-            let heat = c
-                .heat
-                .clone()
-                .filter(|(x, y)| t.key_dims.contains(x) && t.key_dims.contains(y))
-                .or(heat_default);
-            (bars_by, heat)
-        }
-        Err(_) => (None, None),
-    };
-    let notes = match &outcome {
-        Ok(t) => improvement_notes(ds, &t.rows),
-        Err(_) => TableNotes::default(),
-    };
-    Some(ImprovementContents {
-        notes,
-        dims,
-        metrics,
-        dim,
-        baseline,
-        candidate,
-        metric,
-        outcome: outcome.map_err(|e| e.to_string()),
-        bars_by,
-        heat,
-    })
-}
+use crate::improvement_view::improvement_contents;
+use crate::improvement_view::ImproveChoice;
+use crate::model::{DimKey, MetricKey};
 
 /// The improvement view.
 #[component]
@@ -147,7 +27,7 @@ pub fn ImproveView(
         let c = choice.get();
         state.dataset.with(|h| {
             let indices = h.dataset.matching(&filter);
-            derive(&h.dataset, &indices, &c)
+            improvement_contents(&h.dataset, &indices, &c)
         })
     });
     let bars_ref = NodeRef::<leptos::html::Div>::new();
@@ -266,6 +146,7 @@ pub fn ImproveView(
 /// Rows shown at once; sorting covers every row.
 const ROWS: usize = 300;
 
+/// The matched configurations as a sortable table, with its Markdown and notes.
 fn improvement_table(
     t: ImprovementTable,
     notes: TableNotes,
@@ -273,19 +154,12 @@ fn improvement_table(
 ) -> impl IntoView {
     let any_row_notes = notes.rows.iter().any(|n| !n.is_empty());
     let flags = notes.rows;
-    let sort_by = move |col: usize| {
-        choice.update(|c| {
-            c.sort = match c.sort {
-                Some((s, desc)) if s == col => Some((s, !desc)),
-                _ => Some((col, col == usize::MAX)),
-            }
-        })
-    };
+    let sort_by = move |column: ImprovementSort| choice.update(|c| c.sort = c.next_sort(column));
     let markdown = t.to_text_table().to_markdown();
     let total = t.rows.len();
     let reported = t.has_reported();
-    let header = |label: String, col: usize| {
-        view! { <th data-col=col.to_string() on:click=move |_| sort_by(col)>{label}</th> }
+    let header = |label: String, column: ImprovementSort| {
+        view! { <th on:click=move |_| sort_by(column)>{label}</th> }
     };
     view! {
         {markdown_export(Some("improve-markdown"), 8, markdown)}
@@ -294,11 +168,11 @@ fn improvement_table(
         <div class="table-scroll">
             <table class="records" id="improve-table">
                 <thead><tr>
-                    {t.key_dims.iter().enumerate().map(|(i, k)| header(k.label(), i)).collect_view()}
-                    {header(format!("{} (baseline)", t.baseline), usize::MAX - 1)}
-                    {header(format!("{} (candidate)", t.candidate), usize::MAX - 2)}
-                    {header("Improvement (%)".to_string(), usize::MAX)}
-                    {reported.then(|| header("Improvement in the file (%)".to_string(), usize::MAX - 3))}
+                    {t.key_dims.iter().enumerate().map(|(i, k)| header(k.label(), ImprovementSort::Key(i))).collect_view()}
+                    {header(format!("{} (baseline)", t.baseline), ImprovementSort::Baseline)}
+                    {header(format!("{} (candidate)", t.candidate), ImprovementSort::Candidate)}
+                    {header("Improvement (%)".to_string(), ImprovementSort::Improvement)}
+                    {reported.then(|| header("Improvement in the file (%)".to_string(), ImprovementSort::Reported))}
                     {any_row_notes.then(|| view! { <th>"Data quality"</th> })}
                 </tr></thead>
                 <tbody>

@@ -1,12 +1,12 @@
 //! The explorer's reactive state: loaded files, the dataset built from them, the filter and the
 //! chart choices. Components receive [`AppState`] through context.
 
-use std::collections::BTreeSet;
 use std::ops::Range;
 
 use leptos::prelude::*;
 
 use crate::charts::Theme;
+use crate::improvement_view::ImproveChoice;
 use crate::model::{Dataset, DimKey, Filter, MetricKey, Record};
 use crate::share::ViewState;
 
@@ -152,54 +152,6 @@ impl ChartChoice {
         };
         c.set_active_metric(v.metric.as_deref().and_then(MetricKey::from_name));
         c
-    }
-}
-
-/// The user's improvement choices; `None` follows the data.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct ImproveChoice {
-    /// The compared dimension.
-    pub dim: Option<DimKey>,
-    /// Baseline value (as shown).
-    pub baseline: Option<String>,
-    /// Candidate value (as shown).
-    pub candidate: Option<String>,
-    /// The metric.
-    pub metric: Option<MetricKey>,
-    /// Dimension the bars group by.
-    pub bars_by: Option<DimKey>,
-    /// Heatmap axes (x, y).
-    pub heat: Option<(DimKey, DimKey)>,
-    /// Dimensions left out of the match key.
-    pub ignore: BTreeSet<DimKey>,
-    /// Table sort.
-    pub sort: Option<(usize, bool)>,
-}
-
-impl ImproveChoice {
-    /// Adds these choices to a link (the metric travels as the link's `metric`).
-    pub fn write_link(&self, link: &mut ViewState) {
-        link.compare = self.dim.as_ref().map(DimKey::name);
-        link.baseline = self.baseline.clone();
-        link.candidate = self.candidate.clone();
-        link.ignore = self.ignore.iter().map(DimKey::name).collect();
-        link.metric = self.metric.as_ref().map(MetricKey::name);
-    }
-
-    /// Choices from a link.
-    pub fn from_link(link: &ViewState) -> ImproveChoice {
-        ImproveChoice {
-            dim: link.compare.as_deref().and_then(DimKey::from_name),
-            baseline: link.baseline.clone(),
-            candidate: link.candidate.clone(),
-            metric: link.metric.as_deref().and_then(MetricKey::from_name),
-            ignore: link
-                .ignore
-                .iter()
-                .filter_map(|n| DimKey::from_name(n))
-                .collect(),
-            ..ImproveChoice::default()
-        }
     }
 }
 
