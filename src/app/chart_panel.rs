@@ -1,8 +1,6 @@
 //! The chart panel: the view tabs, the latency/throughput/scaling chart with its controls and
 //! comparison table, and the slots of the other views.
 
-use std::sync::Arc;
-
 use leptos::prelude::*;
 
 use super::analyze::{DistributionView, RegressionView, SloView, TradeoffView};
@@ -12,69 +10,21 @@ use super::plotly;
 use super::record_table::TableView;
 use super::state::{AppState, View, ViewPinned};
 use super::widgets::{markdown_export, options, shared_notes};
-use crate::analysis::defaults::{
-    default_layout, default_metric, default_x, is_latency, is_throughput,
-};
 use crate::analysis::export::comparison_text_table;
 use crate::analysis::quality::comparison_notes;
-use crate::charts::{self, format_value, ChartSpec, Series};
+use crate::chart_view::{chart_contents, metric_options, numeric_dims, ChartContents};
+use crate::charts::{self, format_value};
 use crate::model::{DimKey, DimValue, MetricKey};
 
-/// What the latency, throughput and scaling chart shows: its spec, series and menus.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ChartContents {
-    /// What is drawn: view kind, axes, metric, series and panels, theme.
-    pub spec: ChartSpec,
-    /// The points of every series.
-    pub series: Arc<Vec<Series>>,
-    /// Metrics present in the filtered records (the metric menu).
-    pub metrics: Vec<MetricKey>,
-    /// Every dimension of the dataset (the x axis and series menus).
-    pub dims: Vec<DimKey>,
-    /// The dataset generation these were derived from.
-    pub generation: u64,
-}
-
-/// The chart of the current filter and choices; `None` when no metric of the view is present.
-fn chart_contents(state: AppState) -> Option<ChartContents> {
+/// The chart of the current filter and choices (tracked); `None` when no metric of the view
+/// is present.
+fn current_chart(state: AppState) -> Option<ChartContents> {
     let filter = state.filter.get();
     let choice = state.chart.get();
     let theme = state.theme();
     state.dataset.with(|handle| {
         let ds = &handle.dataset;
-        if ds.is_empty() {
-            return None;
-        }
-        let indices = ds.matching(&filter);
-        let metrics = ds.metrics_present(&indices);
-        // Defaults follow the whole dataset, so narrowing a filter never regroups the chart.
-        let x = choice.x.clone().unwrap_or_else(|| default_x(ds));
-        let metric = choice
-            .active_metric()
-            .cloned()
-            .filter(|m| metrics.contains(m))
-            .or_else(|| default_metric(choice.view, &metrics))?;
-        // The point rule: what would merge records into one point becomes series or panels.
-        let layout = default_layout(ds, x, choice.series_by.clone(), Some(&metric));
-        let spec = ChartSpec {
-            kind: choice.view.kind(),
-            x: layout.x,
-            metric,
-            series_by: layout.series_by,
-            facet_by: layout.facet_by,
-            log2_x: choice.log2_x,
-            log_y: choice.log_y,
-            theme,
-            title: None,
-        };
-        let series = Arc::new(charts::build_series(ds, &indices, &spec));
-        Some(ChartContents {
-            spec,
-            series,
-            metrics,
-            dims: ds.dim_keys().cloned().collect(),
-            generation: handle.generation,
-        })
+        chart_contents(ds, &ds.matching(&filter), &choice, theme, handle.generation)
     })
 }
 
@@ -82,7 +32,7 @@ fn chart_contents(state: AppState) -> Option<ChartContents> {
 #[component]
 pub fn ChartPanel() -> impl IntoView {
     let state = expect_context::<AppState>();
-    let contents = Memo::new(move |_| chart_contents(state));
+    let contents = Memo::new(move |_| current_chart(state));
     let chart_ref = NodeRef::<leptos::html::Div>::new();
     let chart_error = RwSignal::new(None::<String>);
     let image_name = Signal::derive(move || {
@@ -183,19 +133,6 @@ pub fn ChartPanel() -> impl IntoView {
     }
 }
 
-/// The metrics the metric menu offers in `view`.
-fn metric_options(view: View, metrics: &[MetricKey]) -> Vec<MetricKey> {
-    metrics
-        .iter()
-        .filter(|m| match view {
-            View::Latency => is_latency(m),
-            View::Throughput => is_throughput(m),
-            _ => true,
-        })
-        .cloned()
-        .collect()
-}
-
 /// Metric, x axis, series and log-axis choices of the chart.
 #[component]
 fn ChartControls(
@@ -212,10 +149,7 @@ fn ChartControls(
             let current_metric = r.spec.metric.name();
             let current_x = r.spec.x.name();
             let current_series = r.spec.series_by.first().map(DimKey::name).unwrap_or_default();
-            let numeric_dims: Vec<DimKey> = r.dims.iter().filter(|k| match k {
-                DimKey::Known(d) => d.kind() != crate::model::DimKind::Text,
-                DimKey::Tag(_) => false,
-            }).cloned().collect();
+            let numeric_dims = numeric_dims(&r.dims);
             let view_now = c.view;
             Some(view! {
                 <div class="controls">

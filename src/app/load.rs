@@ -9,7 +9,8 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
 use super::browser::{human_size, js_error_text, yield_to_browser};
-use super::state::{AppState, ChartChoice, FileStatus, Origin, View};
+use super::state::{AppState, FileStatus, Origin, View};
+use crate::chart_view::ChartChoice;
 use crate::improvement_view::ImproveChoice;
 use crate::ingest;
 use crate::share::{self, file_name_of, raw_url, ViewState};

@@ -5,9 +5,10 @@ use std::ops::Range;
 
 use leptos::prelude::*;
 
+use crate::chart_view::ChartChoice;
 use crate::charts::Theme;
 use crate::improvement_view::ImproveChoice;
-use crate::model::{Dataset, DimKey, Filter, MetricKey, Record};
+use crate::model::{Dataset, DimKey, Filter, Record};
 use crate::share::ViewState;
 
 /// Where a file came from.
@@ -61,99 +62,6 @@ pub use crate::analysis::defaults::View;
 /// Whether the view was picked by the user or a link (`false`: it follows the data).
 #[derive(Clone, Copy)]
 pub struct ViewPinned(pub RwSignal<bool>);
-
-/// The user's chart choices; `None` fields follow the data (see [`crate::analysis::defaults`]).
-#[derive(Clone, Debug, PartialEq)]
-pub struct ChartChoice {
-    /// The active view.
-    pub view: View,
-    /// The x dimension.
-    pub x: Option<DimKey>,
-    /// The latency metric of the latency view.
-    pub latency_metric: Option<MetricKey>,
-    /// The metric of the throughput view.
-    pub throughput_metric: Option<MetricKey>,
-    /// The metric of the scaling view.
-    pub scaling_metric: Option<MetricKey>,
-    /// What splits series.
-    pub series_by: Option<Vec<DimKey>>,
-    /// Log-2 x axis in the scaling view.
-    pub log2_x: bool,
-    /// Logarithmic y axis.
-    pub log_y: bool,
-}
-
-impl Default for ChartChoice {
-    fn default() -> Self {
-        ChartChoice {
-            view: View::Latency,
-            x: None,
-            latency_metric: None,
-            throughput_metric: None,
-            scaling_metric: None,
-            series_by: None,
-            log2_x: false,
-            log_y: false,
-        }
-    }
-}
-
-impl ChartChoice {
-    /// The metric chosen for the active view, if any.
-    pub fn active_metric(&self) -> Option<&MetricKey> {
-        match self.view {
-            View::Latency => self.latency_metric.as_ref(),
-            View::Throughput => self.throughput_metric.as_ref(),
-            _ => self.scaling_metric.as_ref(),
-        }
-    }
-
-    /// Sets the metric of the active view.
-    pub fn set_active_metric(&mut self, metric: Option<MetricKey>) {
-        match self.view {
-            View::Latency => self.latency_metric = metric,
-            View::Throughput => self.throughput_metric = metric,
-            _ => self.scaling_metric = metric,
-        }
-    }
-
-    /// The link form of these choices (filters and data are added by the caller).
-    pub fn to_view_state(&self) -> ViewState {
-        ViewState {
-            view: Some(self.view.id().to_string()),
-            x: self.x.as_ref().map(DimKey::name),
-            metric: self.active_metric().map(MetricKey::name),
-            series: self
-                .series_by
-                .as_ref()
-                .map(|s| s.iter().map(DimKey::name).collect()),
-            log2: self.log2_x,
-            log_y: self.log_y,
-            ..ViewState::default()
-        }
-    }
-
-    /// Choices from a link; unknown names fall back to following the data.
-    pub fn from_view_state(v: &ViewState) -> ChartChoice {
-        let mut c = ChartChoice {
-            view: v
-                .view
-                .as_deref()
-                .and_then(View::from_id)
-                .unwrap_or(View::Latency),
-            x: v.x.as_deref().and_then(DimKey::from_name),
-            series_by: v
-                .series
-                .as_ref()
-                .map(|s| s.iter().filter_map(|n| DimKey::from_name(n)).collect()),
-            log2_x: v.log2,
-            log_y: v.log_y,
-            ..ChartChoice::default()
-        };
-        c.set_active_metric(v.metric.as_deref().and_then(MetricKey::from_name));
-        c
-    }
-}
 
 /// Everything the components share.
 #[derive(Clone, Copy)]
