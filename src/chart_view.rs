@@ -244,7 +244,7 @@ mod tests {
     fn menus_offer_the_views_metrics_and_numeric_dimensions() {
         let ttft = MetricKey::latency(LatencyMetric::Ttft, Stat::Mean);
         let present = [ttft.clone(), MetricKey::OutputThroughput];
-        assert_eq!(metric_options(View::Latency, &present), [ttft.clone()]);
+        assert_eq!(metric_options(View::Latency, &present), [ttft]);
         assert_eq!(
             metric_options(View::Throughput, &present),
             [MetricKey::OutputThroughput]

@@ -300,7 +300,7 @@ mod tests {
         let gpu = Column::from_name("gpu").unwrap();
         let chosen = [ttft.clone(), gpu];
         let page = record_page(&ds, vec![1, 3], Some(&chosen), None, 10);
-        assert_eq!(page.columns, [ttft.clone()]);
+        assert_eq!(page.columns, std::slice::from_ref(&ttft));
         assert_eq!(
             page.rows,
             [(1, vec![String::new()]), (3, vec!["1.00".to_string()])]
@@ -311,9 +311,9 @@ mod tests {
     fn toggling_columns_and_sort_clicks() {
         let ttft = Column::from_name("mean_ttft_ms").unwrap();
         let engine = Column::from_name("engine").unwrap();
-        let shown = toggle_column(&[engine.clone()], &ttft);
+        let shown = toggle_column(std::slice::from_ref(&engine), &ttft);
         assert_eq!(shown, [engine.clone(), ttft.clone()]);
-        assert_eq!(toggle_column(&shown, &engine), [ttft.clone()]);
+        assert_eq!(toggle_column(&shown, &engine), std::slice::from_ref(&ttft));
         let first = next_sort(None, ttft.clone());
         assert_eq!(first, Some((ttft.clone(), false)));
         assert_eq!(
