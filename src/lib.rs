@@ -16,7 +16,7 @@
 //! | [`ingest`]  | both   | [`model`] and the above                                  |
 //! | [`charts`]  | both   | [`model`], plotly                                        |
 //! | [`analysis`]| both   | [`model`], [`charts`], plotly, csv, serde_json           |
-//! | [`chart_view`], [`columns`], [`filter_panel`], [`improvement_view`] | both | [`model`], [`charts`], [`analysis`], [`share`] |
+//! | [`analysis_views`], [`chart_view`], [`columns`], [`filter_panel`], [`improvement_view`] | both | [`model`], [`charts`], [`analysis`], [`share`] |
 //! | `app`       | wasm32 | the shared modules, leptos, web-sys, gloo                |
 //! | `cli`       | native | the shared modules, clap, tokio                          |
 //!
@@ -24,6 +24,7 @@
 //! (`Instant::now()` panics on wasm32). `app` and the native modules never import each other.
 
 pub mod analysis;
+pub mod analysis_views;
 pub mod chart_view;
 pub mod charts;
 pub mod columns;

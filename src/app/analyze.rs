@@ -1,4 +1,5 @@
-//! The trade-off, SLO, distribution and regression views. Each asks [`crate::analysis`] for its numbers and
+//! The trade-off, SLO, distribution and regression views. Each asks [`crate::analysis`] (and
+//! [`crate::analysis_views`] for its small rules) for its numbers and
 //! figures and only lays them out; the series split follows the chart panel's choice.
 
 use leptos::prelude::*;
@@ -18,8 +19,11 @@ use crate::analysis::slo::{
 use crate::analysis::tradeoff::{
     tradeoff, tradeoff_plot, LatencyAxis, ThroughputAxis, TradeoffSpec,
 };
+use crate::analysis_views::{
+    default_slo_load, frontier_rows, parse_slo_limits, regression_pair, SLO_LOADS,
+};
 use crate::charts::format_value;
-use crate::model::{Dataset, Dim, DimKey, MetricKey};
+use crate::model::{Dataset, DimKey, MetricKey};
 
 /// The trade-off view's throughput axis (kept in the address by its label).
 const THROUGHPUT_MENU: ChoiceMenu<ThroughputAxis> = ChoiceMenu {
@@ -100,14 +104,7 @@ pub fn TradeoffView() -> impl IntoView {
             let indices = ds.matching(&filter);
             let series = tradeoff(ds, &indices, &spec);
             let figure = (!series.is_empty()).then(|| tradeoff_plot(ds, &series, &spec).to_json());
-            let frontier: Vec<(String, f64, f64)> = series
-                .iter()
-                .flat_map(|s| {
-                    s.frontier.iter().map(move |&p| {
-                        (s.name.clone(), s.points[p].latency, s.points[p].throughput)
-                    })
-                })
-                .collect();
+            let frontier = frontier_rows(&series);
             (figure, frontier)
         })
     });
@@ -154,26 +151,10 @@ pub fn SloView() -> impl IntoView {
     let load = RwSignal::new(state.param("load").and_then(|l| DimKey::from_name(&l)));
     let result = Memo::new(move |_| {
         let filter = state.filter.get();
-        let text = limits_text.get();
-        let mut limits = Vec::new();
-        for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-            match SloLimit::parse(part) {
-                Ok(l) => limits.push(l),
-                Err(e) => return Err(e.to_string()),
-            }
-        }
-        if limits.is_empty() {
-            return Err("give at least one limit, e.g. p99_ttft_ms<=500".to_string());
-        }
+        let limits = parse_slo_limits(&limits_text.get())?;
         state.dataset.with(|h| {
             let ds = &h.dataset;
-            let load = load.get().unwrap_or_else(|| {
-                [Dim::RequestRate, Dim::MaxConcurrency, Dim::BatchSize]
-                    .into_iter()
-                    .map(DimKey::Known)
-                    .find(|k| ds.distinct_len(k) > 1)
-                    .unwrap_or(DimKey::Known(Dim::RequestRate))
-            });
+            let load = load.get().unwrap_or_else(|| default_slo_load(ds));
             let indices = ds.matching(&filter);
             // Limits on metrics no selected record has are named, not silently failed (once
             // there are records: a linked view opens before its files arrive).
@@ -195,7 +176,7 @@ pub fn SloView() -> impl IntoView {
                 };
                 slo_text_table(&slo(ds, &indices, &spec), &spec)
             });
-            Ok((load, table, coverage))
+            Ok::<_, String>((load, table, coverage))
         })
     });
     let use_present = move |text: String| {
@@ -218,7 +199,7 @@ pub fn SloView() -> impl IntoView {
                     load.set(DimKey::from_name(&v));
                     state.set_param("load", v);
                 }>
-                    {[Dim::RequestRate, Dim::MaxConcurrency, Dim::BatchSize].into_iter().map(|d| {
+                    {SLO_LOADS.into_iter().map(|d| {
                         let selected = move || result.with(|r| r.as_ref().is_ok_and(|(l, _, _)| *l == DimKey::Known(d)));
                         view! { <option value=d.name() selected=selected>{d.label()}</option> }
                     }).collect_view()}
@@ -228,11 +209,7 @@ pub fn SloView() -> impl IntoView {
         <p class="muted">"Estimates between two measured loads are linear interpolations and are marked as such; they were not measured."</p>
         {move || result.with(|r| r.as_ref().ok().and_then(|(_, _, cov)| {
             let message = cov.message()?;
-            let parsed: Vec<SloLimit> = limits_text
-                .get()
-                .split(',')
-                .filter_map(|p| SloLimit::parse(p.trim()).ok())
-                .collect();
+            let parsed = parse_slo_limits(&limits_text.get()).unwrap_or_default();
             let repaired = limits_text_of(&cov.repaired(&parsed));
             Some(view! {
                 <p class="warning" id="slo-unchecked">
@@ -334,19 +311,14 @@ pub fn RegressionView() -> impl IntoView {
     });
     let result = Memo::new(move |_| {
         let files = loaded.get();
-        if files.len() < 2 {
-            return Err("load two result files of the same configurations (an old and a new run) to compare them".to_string());
-        }
-        let pick = |chosen: Option<u32>, fallback: usize| {
-            chosen
-                .and_then(|id| files.iter().find(|f| f.0 == id))
-                .unwrap_or(&files[fallback])
-                .clone()
-        };
-        let (o, n) = (pick(old.get(), 0), pick(new.get(), files.len() - 1));
-        if o.0 == n.0 {
+        let ids: Vec<u32> = files.iter().map(|f| f.0).collect();
+        let (old_id, new_id) = regression_pair(&ids, old.get(), new.get())?;
+        let (Some(o), Some(n)) = (
+            files.iter().find(|f| f.0 == old_id),
+            files.iter().find(|f| f.0 == new_id),
+        ) else {
             return Err("choose two different files".to_string());
-        }
+        };
         let spec = RegressionSpec {
             threshold_pct: threshold.get(),
             ..RegressionSpec::default()
