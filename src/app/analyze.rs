@@ -1,6 +1,6 @@
-//! The trade-off, SLO, distribution and regression views. Each asks [`crate::analysis`] (and
-//! [`crate::analysis_views`] for its small rules) for its numbers and
-//! figures and only lays them out; the series split follows the chart panel's choice.
+//! The trade-off, SLO, distribution and regression views. Each asks [`crate::analysis`] for its
+//! numbers and figures ([`crate::analysis_views`] for its small rules) and only lays them out;
+//! the series split follows the chart panel's choice.
 
 use leptos::prelude::*;
 
