@@ -35,6 +35,7 @@ pub mod client;
 pub mod dataset;
 pub mod measure;
 pub mod mock;
+pub mod record;
 pub mod report;
 pub mod run;
 pub mod schedule;
@@ -51,7 +52,7 @@ pub use mock::{MockOpts, MockServer};
 pub use run::{run, run_with_stop, RunOpts, RunOutcome};
 
 /// Everything that can stop `benchlens run` or `benchlens mock` as a whole. Failures of single
-/// requests are not errors but data ([`client::FailureKind`]).
+/// requests are not errors but data ([`record::FailureKind`]).
 #[derive(Debug, thiserror::Error)]
 pub enum LoadgenError {
     /// A command-line option has a value that cannot be used.

@@ -9,9 +9,10 @@
 use std::time::Duration;
 
 use benchlens::loadgen::client::{
-    request_body, Backend, Client, RequestRecord, Sampling, Target, Timeouts, Transport,
+    request_body, Backend, Client, Sampling, Target, Timeouts, Transport,
 };
 use benchlens::loadgen::measure::request_latencies;
+use benchlens::loadgen::record::RequestRecord;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 use tokio::time::Instant;

@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Map, Value};
 
-use super::client::RequestRecord;
 use super::measure::{request_latencies, StageMetrics};
+use super::record::RequestRecord;
 use super::stats::{summarize, Summary};
 use super::LoadgenError;
 use crate::model::canonical::{self, number_to_json};
@@ -1029,7 +1029,7 @@ mod tests {
 
     #[test]
     fn error_reasons_are_the_three_most_frequent_without_the_url() {
-        use crate::loadgen::client::{Failure, FailureKind};
+        use crate::loadgen::record::{Failure, FailureKind};
         let failed = |kind, message: &str| RequestRecord {
             failure: Some(Failure {
                 kind,

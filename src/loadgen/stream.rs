@@ -21,7 +21,8 @@
 //!
 //! Must not import app code.
 
-use super::client::{Backend, ChunkArrival, Failure, FailureKind, RequestRecord};
+use super::client::Backend;
+use super::record::{ChunkArrival, Failure, FailureKind, RequestRecord};
 use super::sse::{self, SseParser};
 
 /// Bytes of a non-stream answer quoted in its failure message.
