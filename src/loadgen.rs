@@ -31,10 +31,14 @@
 //! `--ca-cert` or `--insecure` for private or self-signed certificates. `scripts/bench-loadgen.sh`
 //! measures the client's own speed against the mock.
 
+pub mod body;
 pub mod client;
 pub mod dataset;
+mod deadline;
+mod exchange;
 pub mod measure;
 pub mod mock;
+mod pool;
 pub mod record;
 pub mod report;
 pub mod run;
@@ -43,7 +47,9 @@ pub mod sse;
 pub mod stamp;
 pub mod stats;
 pub mod stream;
+pub mod target;
 mod timer;
+pub mod tls;
 pub mod tokenizer;
 
 use std::path::PathBuf;
@@ -87,6 +93,12 @@ pub enum LoadgenError {
         /// What went wrong (with the line when known).
         message: String,
     },
+    /// `--base-url` or `--endpoint` cannot be used.
+    #[error(transparent)]
+    Target(#[from] target::TargetError),
+    /// A TLS set-up (`--ca-cert`, `--tls-cert`/`--tls-key`, an `https://` host) cannot be made.
+    #[error(transparent)]
+    Tls(#[from] tls::TlsError),
     /// A result file could not be written.
     #[error("cannot write {path}: {source}")]
     Write {

@@ -73,6 +73,16 @@ pub struct Failure {
     pub message: String,
 }
 
+impl Failure {
+    /// A failure of `kind` described by `message`.
+    pub fn new(kind: FailureKind, message: impl Into<String>) -> Failure {
+        Failure {
+            kind,
+            message: message.into(),
+        }
+    }
+}
+
 /// One streamed chunk as seen by the client.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ChunkArrival {
@@ -188,5 +198,36 @@ impl LengthFlag {
             LengthFlag::OverLength => "over_length",
             LengthFlag::ShortReply => "short_reply",
         }
+    }
+}
+
+/// The first 200 characters of a body, on one line: what failure messages quote of a reply.
+pub fn snippet(text: &str) -> String {
+    let one_line: String = text
+        .chars()
+        .take(200)
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    one_line.trim().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failure_kind_names() {
+        assert_eq!(FailureKind::Http(503).name(), "http_503");
+        assert_eq!(FailureKind::Truncated.name(), "truncated_stream");
+        assert_eq!(FailureKind::NotAStream.name(), "not_a_stream");
+    }
+
+    #[test]
+    fn snippets_are_one_trimmed_line_of_at_most_200_characters() {
+        assert_eq!(
+            snippet("  <html>\n<body>oops</body>\r\n"),
+            "<html> <body>oops</body>"
+        );
+        assert_eq!(snippet(&"é".repeat(300)).chars().count(), 200);
     }
 }

@@ -15,13 +15,15 @@ use serde_json::{Map, Value};
 use tokio::sync::watch;
 use tokio::time::Instant;
 
-use super::client::{request_body, Backend, Client, Sampling, Target, Timeouts, Transport};
+use super::body::{request_body, Sampling};
+use super::client::{Backend, Client, Timeouts, Transport};
 use super::dataset::{self, Prompt, RandomSpec};
 use super::measure::{compute, Slo, StageMetrics};
 use super::mock::{MockOpts, MockServer};
 use super::record::{Failure, FailureKind, RequestRecord};
 use super::report::{self, PercentileMetric, StageInfo, SummaryView};
 use super::schedule::{arrivals, drive, stop_requested, Arrivals, StageSize};
+use super::target::Target;
 use super::tokenizer::Tokenizer;
 use super::LoadgenError;
 use crate::model::Record;
