@@ -23,8 +23,9 @@ use hyper::{Request, Uri};
 
 use super::pool::{classify_hyper, Pool, PoolSpec};
 use super::record::{snippet, Failure, FailureKind};
-use super::target::Target;
-use super::tls::{self, ClientTrust, TlsError};
+use super::target::{Target, TargetError};
+use super::tls::{self, ClientTrust};
+use super::LoadgenError;
 
 /// The API a server speaks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -121,18 +122,22 @@ impl std::fmt::Debug for Client {
 impl Client {
     /// A plain HTTP/1.1 client for one target (HTTPS with the built-in and system roots).
     /// Fails when an `https://` target's host is no TLS server name.
-    pub fn new(target: Target, backend: Backend, timeouts: Timeouts) -> Result<Client, TlsError> {
+    pub fn new(
+        target: Target,
+        backend: Backend,
+        timeouts: Timeouts,
+    ) -> Result<Client, LoadgenError> {
         Client::with_transport(target, backend, timeouts, &Transport::default())
     }
 
     /// A client for one target with a transport (HTTP version, TLS trust). Fails when the
-    /// CA file cannot be used.
+    /// CA file cannot be used or the target's path is no request path.
     pub fn with_transport(
         target: Target,
         backend: Backend,
         timeouts: Timeouts,
         transport: &Transport,
-    ) -> Result<Client, TlsError> {
+    ) -> Result<Client, LoadgenError> {
         let tls = if target.tls {
             let trust = ClientTrust {
                 insecure: transport.insecure,
@@ -165,7 +170,7 @@ impl Client {
                 given.push(k);
             }
         }
-        let uri = Client::uri_for(&target, transport.http2, &target.path);
+        let uri = Client::uri_for(&target, transport.http2, &target.path)?;
         let pool = Pool::new(PoolSpec {
             addr: target.addr,
             origin: target.origin.clone(),
@@ -185,14 +190,17 @@ impl Client {
         })
     }
 
-    fn uri_for(target: &Target, http2: bool, path: &str) -> Uri {
-        // Paths were validated when the target was resolved.
+    /// The request URI of `path`: origin form for HTTP/1.1, absolute for HTTP/2.
+    fn uri_for(target: &Target, http2: bool, path: &str) -> Result<Uri, TargetError> {
         let text = if http2 {
             format!("{}{path}", target.origin)
         } else {
             path.to_string()
         };
-        text.parse().unwrap_or_default()
+        text.parse().map_err(|source| TargetError::Endpoint {
+            path: path.to_string(),
+            source,
+        })
     }
 
     /// The target.
@@ -228,9 +236,10 @@ impl Client {
     /// A plain GET (setup requests such as `/v1/models`): the body as text, within
     /// [`PROBE_TIMEOUT`] (or the request timeout when shorter) after the connection is made.
     pub async fn get(&self, path: &str) -> Result<String, Failure> {
-        let mut s = self.pool.checkout().await?;
         let url = format!("{}{path}", self.target.origin);
-        let uri = Client::uri_for(&self.target, self.http2, path);
+        let uri = Client::uri_for(&self.target, self.http2, path)
+            .map_err(|e| Failure::new(FailureKind::Io, format!("{url}: {e}")))?;
+        let mut s = self.pool.checkout().await?;
         let req = self.request(hyper::Method::GET, uri, Bytes::new());
         let fut = async {
             let resp = s.send(req).await.map_err(|e| classify_hyper(&e, &url))?;
@@ -309,5 +318,17 @@ mod tests {
         assert!(req.headers().get("host").is_none());
         assert_eq!(req.uri(), "http://127.0.0.1:1/v1/completions");
         assert_eq!(c.http_version(), "HTTP/2");
+    }
+
+    #[tokio::test]
+    async fn a_bad_setup_path_fails_before_connecting() {
+        let target = Target::resolve("http://127.0.0.1:1", "/v1/completions", vec![])
+            .await
+            .unwrap();
+        let c = Client::new(target, Backend::OpenAi, Timeouts::default()).unwrap();
+        // Port 1 refuses connections: an Io failure shows the path was checked first.
+        let f = c.get("/v1/has space").await.unwrap_err();
+        assert_eq!(f.kind, FailureKind::Io, "{f:?}");
+        assert!(f.message.contains("not a valid request path"), "{f:?}");
     }
 }

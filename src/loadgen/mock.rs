@@ -285,14 +285,19 @@ mod header_timeout_tests {
         r.ok().map(|()| t0.elapsed())
     }
 
-    #[tokio::test]
-    async fn connections_whose_headers_do_not_arrive_are_closed() {
-        let mock = MockServer::start(MockOpts {
-            header_timeout_s: 0.3,
+    /// A default mock with `--header-timeout-s` set.
+    async fn with_header_timeout(seconds: f64) -> MockServer {
+        MockServer::start(MockOpts {
+            header_timeout_s: seconds,
             ..MockOpts::default()
         })
         .await
-        .unwrap();
+        .unwrap()
+    }
+
+    #[tokio::test]
+    async fn connections_whose_headers_do_not_arrive_are_closed() {
+        let mock = with_header_timeout(0.3).await;
         // Nothing sent at all; half a request line; headers without their blank line.
         let silent = TcpStream::connect(mock.addr()).await.unwrap();
         let mut half = TcpStream::connect(mock.addr()).await.unwrap();
@@ -331,12 +336,7 @@ mod header_timeout_tests {
 
     #[tokio::test]
     async fn zero_means_no_header_limit() {
-        let mock = MockServer::start(MockOpts {
-            header_timeout_s: 0.0,
-            ..MockOpts::default()
-        })
-        .await
-        .unwrap();
+        let mock = with_header_timeout(0.0).await;
         let mut s = TcpStream::connect(mock.addr()).await.unwrap();
         s.write_all(b"GET /v1/models HTTP/1.1\r\n").await.unwrap();
         let mut buf = [0u8; 16];

@@ -251,6 +251,32 @@ mod tests {
         assert!(split("http:///x").is_err());
         assert!(split("http://host:http").is_err());
         assert!(split("https://[::1").is_err());
+        let err = |u: &str| split_base_url(u).unwrap_err();
+        assert!(matches!(err("localhost:8000"), TargetError::Scheme { .. }));
+        assert_eq!(
+            err("http://host:http").to_string(),
+            "invalid --base-url: http://host:http: \"http\" is not a port number"
+        );
+        assert!(matches!(err("http://host:70000"), TargetError::Port { .. }));
+        assert!(matches!(
+            err("http://user:pw@host/"),
+            TargetError::Unsupported {
+                part: "user info",
+                ..
+            }
+        ));
+        assert!(matches!(
+            err("http://host/v1?x=1"),
+            TargetError::Unsupported {
+                part: "a query",
+                ..
+            }
+        ));
+        let unparsable = err("http://ho st/");
+        assert!(
+            std::error::Error::source(&unparsable).is_some(),
+            "{unparsable:?}"
+        );
     }
 
     #[tokio::test]
