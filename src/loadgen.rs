@@ -3,7 +3,8 @@
 //!
 //! This module owns the whole benchmarking pipeline: arrival schedules ([`schedule`]), prompt
 //! datasets ([`dataset`]), the lean hyper 1 HTTP/1.1 and HTTP/2 client with its incremental SSE parser
-//! and the per-read accounting of streamed answers ([`client`], [`sse`], [`stream`]), vLLM-compatible statistics ([`stats`], [`measure`]), the result files
+//! and the per-read accounting of streamed answers ([`client`], [`target`], [`tls`], [`body`],
+//! [`sse`], [`stream`]), the per-request [`record`]s, vLLM-compatible statistics ([`stats`], [`measure`]), the result files
 //! and console summary ([`report`]) and the mock server ([`mock`]). It writes
 //! [`crate::model::Record`]s through [`crate::model::canonical`] and must not import app code
 //! (`crate::app`), leptos or web-sys. Like oha, the library owns the options and `run()`, so

@@ -1,15 +1,15 @@
 //! The lean HTTP client: what it talks to ([`Backend`]), its time limits and transport, and the
-//! [`Client`] itself, which owns a pool of hyper 1 connections ([`super::pool`]), the headers and
+//! [`Client`] itself, which owns a pool of hyper 1 connections (`pool.rs`), the headers and
 //! URI of every request, and the setup `GET` (`/v1/models`). HTTP/1.1 by default, HTTP/2 with
 //! `--http2` (ALPN `h2` over TLS, prior knowledge over plain TCP); TLS is rustls
 //! ([`super::tls`]). One streamed generation request is [`Client::stream`]
-//! ([`super::exchange`]): bodies are pre-serialised ([`super::body`]), events parsed
+//! (`exchange.rs`): bodies are pre-serialised ([`super::body`]), events parsed
 //! incrementally ([`super::sse`], [`super::stream`]), and every chunk timestamped with when its
 //! bytes reached the socket ([`super::stamp`]).
 //!
 //! A request's failure is data, never an error of the run: it ends up in
 //! [`RequestRecord::failure`](super::record::RequestRecord::failure) with a
-//! [`FailureKind`](super::record::FailureKind) (HTTP status with a body snippet, connect
+//! [`FailureKind`] (HTTP status with a body snippet, connect
 //! refusal, TLS handshake failure, connect / first-token / idle / total timeouts, truncated
 //! stream, malformed SSE, reset, an error event from the server). Must not import app code.
 
