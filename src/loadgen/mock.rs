@@ -87,7 +87,7 @@ impl MockServer {
             .local_addr()
             .map_err(|source| LoadgenError::Bind { addr, source })?;
         stamp_listener(&listener);
-        let cfg = Arc::new(Config::from(&opts));
+        let cfg = Arc::new(Config::new(&opts)?);
         let served = cfg.clone();
         let (stop_tx, mut stop_rx) = oneshot::channel::<()>();
         let https = tls.is_some();

@@ -34,17 +34,8 @@ type H2Sender = http2::SendRequest<Full<Bytes>>;
 
 /// The connections of one client to one server.
 pub(super) struct Pool {
-    /// Resolved socket address.
-    addr: SocketAddr,
-    /// `http(s)://host:port`: connection failures name the server, not a request path.
-    origin: String,
-    /// The generation URL, named by failed HTTP handshakes.
-    url: String,
-    http2: bool,
-    /// Set for `https://` targets.
-    tls: Option<(TlsConnector, ServerName<'static>)>,
-    /// TCP connect and TLS handshake together.
-    connect_timeout: Option<Duration>,
+    /// Where and how connections are made.
+    spec: PoolSpec,
     idle: Mutex<Vec<(H1Sender, Arc<Stamps>)>>,
     h2: tokio::sync::Mutex<H2Pool>,
 }
@@ -53,9 +44,9 @@ pub(super) struct Pool {
 pub(super) struct PoolSpec {
     /// Resolved socket address.
     pub addr: SocketAddr,
-    /// `http(s)://host:port`.
+    /// `http(s)://host:port`: connection failures name the server, not a request path.
     pub origin: String,
-    /// The generation URL.
+    /// The generation URL, named by failed HTTP handshakes.
     pub url: String,
     /// HTTP/2 instead of HTTP/1.1.
     pub http2: bool,
@@ -69,12 +60,7 @@ impl Pool {
     /// An empty pool; connections are made when requests need them.
     pub(super) fn new(spec: PoolSpec) -> Pool {
         Pool {
-            addr: spec.addr,
-            origin: spec.origin,
-            url: spec.url,
-            http2: spec.http2,
-            tls: spec.tls,
-            connect_timeout: spec.connect_timeout,
+            spec,
             idle: Mutex::new(Vec::new()),
             h2: tokio::sync::Mutex::new(H2Pool::default()),
         }
@@ -84,8 +70,8 @@ impl Pool {
     /// timeout covers TCP and TLS together.
     async fn connect(&self) -> Result<Conn, Failure> {
         // Connection failures name the server, not the request path (setup requests share them).
-        let url = &self.origin;
-        let deadline = self.connect_timeout.map(|t| {
+        let url = &self.spec.origin;
+        let deadline = self.spec.connect_timeout.map(|t| {
             (
                 Instant::now() + t,
                 FailureKind::ConnectTimeout,
@@ -98,7 +84,7 @@ impl Pool {
         };
         let stream = match with_deadline(
             deadline.as_ref().map(|d| (d.0, d.1)),
-            TcpStream::connect(self.addr),
+            TcpStream::connect(self.spec.addr),
         )
         .await
         {
@@ -117,7 +103,7 @@ impl Pool {
         let _ = stream.set_nodelay(true);
         // Stamps are taken at the socket, under TLS: arrival and write of the encrypted bytes.
         let (stream, stamps) = StampedStream::new(stream);
-        let Some((connector, name)) = &self.tls else {
+        let Some((connector, name)) = &self.spec.tls else {
             return self.handshake(stream, stamps).await;
         };
         let tls = match with_deadline(
@@ -130,7 +116,7 @@ impl Pool {
             Ok(Err(e)) => return Err(classify_tls(&e, url)),
             Ok(Ok(s)) => s,
         };
-        if self.http2 && tls.get_ref().1.alpn_protocol() != Some(b"h2") {
+        if self.spec.http2 && tls.get_ref().1.alpn_protocol() != Some(b"h2") {
             return Err(Failure::new(
                 FailureKind::Tls,
                 format!("{url}: the server did not agree to HTTP/2 in the TLS handshake (ALPN h2); run without --http2"),
@@ -143,8 +129,8 @@ impl Pool {
     where
         IO: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     {
-        let url = &self.url;
-        if self.http2 {
+        let url = &self.spec.url;
+        if self.spec.http2 {
             let (sender, conn) = http2::Builder::new(TokioExecutor::new())
                 // Many streams share the connection: generous windows so none waits for
                 // flow-control credit.
@@ -169,7 +155,7 @@ impl Pool {
     }
 
     pub(super) async fn checkout(&self) -> Result<Conn, Failure> {
-        if self.http2 {
+        if self.spec.http2 {
             return self.checkout_h2().await;
         }
         loop {

@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 use tokio::sync::Semaphore;
 
 use super::faults::FaultPlan;
+use crate::loadgen::LoadgenError;
 
 /// Options of `benchlens mock`.
 #[derive(Clone, Debug, clap::Args)]
@@ -133,14 +134,27 @@ pub(super) struct Batch {
     pub(super) running: AtomicU32,
 }
 
-impl From<&MockOpts> for Config {
-    fn from(o: &MockOpts) -> Self {
+/// `--option`'s `value`, in a unit of which `per_s` make a second, as a duration. Negative counts as zero;
+/// NaN or a value too large for a duration is an error (it would otherwise panic, or silently
+/// mean "never").
+fn duration(option: &'static str, value: f64, per_s: f64) -> Result<Duration, LoadgenError> {
+    let non_negative = if value < 0.0 { 0.0 } else { value };
+    Duration::try_from_secs_f64(non_negative / per_s).map_err(|e| LoadgenError::InvalidOption {
+        option,
+        message: format!("{value:?}: {e}"),
+    })
+}
+
+impl Config {
+    /// The settings of a server started with `o`.
+    pub(super) fn new(o: &MockOpts) -> Result<Config, LoadgenError> {
         let models = json!({"object": "list", "data": [
             {"id": o.model, "object": "model", "created": 0, "owned_by": "benchlens"}
         ]});
-        Config {
-            ttft: Duration::from_secs_f64(o.ttft_ms.max(0.0) / 1e3),
-            itl: Duration::from_secs_f64(o.itl_ms.max(0.0) / 1e3),
+        let header_timeout = duration("header-timeout-s", o.header_timeout_s, 1.0)?;
+        Ok(Config {
+            ttft: duration("ttft-ms", o.ttft_ms, 1e3)?,
+            itl: duration("itl-ms", o.itl_ms, 1e3)?,
             tokens_per_chunk: o.tokens_per_chunk.max(1),
             model: o.model.clone(),
             model_json: Value::String(o.model.clone()).to_string(),
@@ -153,21 +167,50 @@ impl From<&MockOpts> for Config {
                     o.stall_rate,
                     o.malformed_rate,
                 ],
-                Duration::from_secs_f64(o.stall_ms.max(0.0) / 1e3),
+                duration("stall-ms", o.stall_ms, 1e3)?,
             ),
             first_chunk_us: std::sync::Mutex::new(Vec::new()),
             authorization: o.api_key.as_ref().map(|k| format!("Bearer {k}")),
             connections: AtomicU64::new(0),
             http2_requests: AtomicU64::new(0),
-            header_timeout: (o.header_timeout_s > 0.0)
-                .then(|| Duration::try_from_secs_f64(o.header_timeout_s).ok())
-                .flatten(),
+            // Zero means no limit.
+            header_timeout: (!header_timeout.is_zero()).then_some(header_timeout),
             header_timeouts: AtomicU64::new(0),
             batch: o.max_batch.filter(|m| *m > 0).map(|max| Batch {
                 max,
                 slots: Arc::new(Semaphore::new(max as usize)),
                 running: AtomicU32::new(0),
             }),
-        }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unusable_times_are_refused_not_panicked_on() {
+        let bad = |o: MockOpts| Config::new(&o).unwrap_err().to_string();
+        let e = bad(MockOpts {
+            ttft_ms: 1e300,
+            ..MockOpts::default()
+        });
+        assert!(e.starts_with("invalid --ttft-ms: 1e300: "), "{e}");
+        let e = bad(MockOpts {
+            header_timeout_s: f64::NAN,
+            ..MockOpts::default()
+        });
+        assert!(e.starts_with("invalid --header-timeout-s: NaN"), "{e}");
+        let clamped = Config::new(&MockOpts {
+            itl_ms: -5.0,
+            header_timeout_s: 0.0,
+            ..MockOpts::default()
+        })
+        .unwrap();
+        assert_eq!(
+            (clamped.itl, clamped.header_timeout),
+            (Duration::ZERO, None)
+        );
     }
 }
