@@ -1,6 +1,7 @@
 //! Where requests go: `--base-url` parsed with [`hyper::Uri`] into scheme, authority and path
 //! prefix ([`BaseUrl`]), joined with `--endpoint` and resolved once into a [`Target`] before the
-//! run. A URL or path that cannot be used is a [`TargetError`] naming the option.
+//! run. A URL or path that cannot be used is a [`TargetError`] naming the option; a parser's or
+//! resolver's reason is its [`source`](std::error::Error::source), not repeated in the message.
 
 use std::net::SocketAddr;
 
@@ -12,7 +13,7 @@ use hyper::Uri;
 #[derive(Debug, thiserror::Error)]
 pub enum TargetError {
     /// Not a URL at all.
-    #[error("invalid --base-url: {url}: {source}")]
+    #[error("invalid --base-url: {url}")]
     Unparsable {
         /// The URL given.
         url: String,
@@ -49,7 +50,7 @@ pub enum TargetError {
         part: &'static str,
     },
     /// The host name could not be resolved.
-    #[error("invalid --base-url: cannot resolve {authority}: {source}")]
+    #[error("invalid --base-url: cannot resolve {authority}")]
     Resolve {
         /// `host:port`.
         authority: String,

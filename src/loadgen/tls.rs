@@ -2,7 +2,9 @@
 //! configuration (built-in and system roots, `--ca-cert`, or `--insecure`; ALPN `h2` or
 //! `http/1.1`) and the mock server's acceptor (`--tls-cert`/`--tls-key`; ALPN `h2` and
 //! `http/1.1`). Both read PEM files the same way, and a file that cannot be used is a
-//! [`TlsError`] naming the option and the file.
+//! [`TlsError`] naming the option and the file, with the reason as its
+//! [`source`](std::error::Error::source) (not repeated in the message, so a printed chain reads
+//! `invalid --ca-cert: ca.pem: No such file or directory`).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -18,7 +20,7 @@ use tokio_rustls::{TlsAcceptor, TlsConnector};
 #[derive(Debug, thiserror::Error)]
 pub enum TlsError {
     /// A PEM file could not be read or parsed.
-    #[error("invalid --{option}: {}: {source}", path.display())]
+    #[error("invalid --{option}: {}", path.display())]
     Pem {
         /// The option that named the file (`ca-cert`, `tls-cert`, `tls-key`).
         option: &'static str,
@@ -37,7 +39,7 @@ pub enum TlsError {
         path: PathBuf,
     },
     /// A `--ca-cert` certificate that rustls cannot use as a trust anchor.
-    #[error("invalid --ca-cert: {}: not a usable CA certificate: {source}", path.display())]
+    #[error("invalid --ca-cert: {}: not a usable CA certificate", path.display())]
     CaCertificate {
         /// The file.
         path: PathBuf,
@@ -47,7 +49,7 @@ pub enum TlsError {
     },
     /// The mock's certificate and key do not make a server configuration (e.g. they do not
     /// match).
-    #[error("invalid --tls-key: {}: {source}", path.display())]
+    #[error("invalid --tls-key: {}", path.display())]
     ServerKey {
         /// The key file.
         path: PathBuf,
@@ -56,10 +58,10 @@ pub enum TlsError {
         source: rustls::Error,
     },
     /// The crypto provider offers no protocol version rustls accepts.
-    #[error("invalid --base-url: TLS set-up: {0}")]
+    #[error("invalid --base-url: TLS set-up")]
     Provider(#[source] rustls::Error),
     /// The `--base-url` host cannot be checked against a certificate.
-    #[error("invalid --base-url: {name}: not a TLS server name: {source}")]
+    #[error("invalid --base-url: {name}: not a TLS server name")]
     ServerName {
         /// The host.
         name: String,
