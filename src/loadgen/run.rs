@@ -15,9 +15,10 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
-use super::client::{
-    request_body, Client, FailureKind, RequestRecord, Sampling, Target, Transport,
-};
+use super::body::{request_body, Sampling};
+use super::client::{Client, Transport};
+use super::record::{FailureKind, RequestRecord};
+use super::target::Target;
 use super::measure::{compute, StageMetrics};
 use super::mock::{MockOpts, MockServer};
 use super::report::{self, StageInfo, SummaryView};

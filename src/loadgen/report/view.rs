@@ -3,7 +3,7 @@
 //! times, and the most frequent failure reasons ([`error_reasons`]).
 
 use super::stage_info::StageInfo;
-use crate::loadgen::client::RequestRecord;
+use crate::loadgen::record::RequestRecord;
 use crate::loadgen::measure::{request_latencies, StageMetrics};
 use crate::loadgen::stats::{summarize, Summary};
 

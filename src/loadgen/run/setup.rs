@@ -7,7 +7,8 @@ use serde_json::Value;
 
 use super::opts::{DatasetKind, RunOpts};
 use super::prepare::invalid;
-use crate::loadgen::client::{Client, FailureKind};
+use crate::loadgen::client::Client;
+use crate::loadgen::record::FailureKind;
 use crate::loadgen::dataset::{self, Prompt, RandomSpec};
 use crate::loadgen::report;
 use crate::loadgen::tokenizer::Tokenizer;

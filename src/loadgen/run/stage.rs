@@ -8,7 +8,8 @@ use bytes::Bytes;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
-use crate::loadgen::client::{Client, Failure, FailureKind, RequestRecord};
+use crate::loadgen::client::Client;
+use crate::loadgen::record::{Failure, FailureKind, RequestRecord};
 use crate::loadgen::dataset::Prompt;
 use crate::loadgen::schedule::{drive, stop_requested, Arrivals};
 
