@@ -17,12 +17,12 @@ use tokio::sync::watch;
 
 use super::body::{request_body, Sampling};
 use super::client::{Client, Transport};
-use super::record::{FailureKind, RequestRecord};
-use super::target::Target;
 use super::measure::{compute, StageMetrics};
 use super::mock::{MockOpts, MockServer};
+use super::record::{FailureKind, RequestRecord};
 use super::report::{self, StageInfo, SummaryView};
 use super::schedule::{arrivals, stop_requested, Arrivals, StageSize};
+use super::target::Target;
 use super::tokenizer::Tokenizer;
 use super::{LoadgenError, RequestFailed, SetupError};
 use crate::model::Record;

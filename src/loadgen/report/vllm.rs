@@ -6,8 +6,8 @@ use serde_json::{json, Map, Value};
 use super::record::request_detail;
 use super::stage_info::StageInfo;
 use super::view::{p_word, queue_time_s, view_percentiles, SummaryView};
-use crate::loadgen::record::RequestRecord;
 use crate::loadgen::measure::StageMetrics;
+use crate::loadgen::record::RequestRecord;
 use crate::model::canonical::number_to_json;
 use crate::model::RequestDetail;
 

@@ -9,8 +9,8 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 use crate::loadgen::client::Client;
-use crate::loadgen::record::{Failure, FailureKind, RequestRecord};
 use crate::loadgen::dataset::Prompt;
+use crate::loadgen::record::{Failure, FailureKind, RequestRecord};
 use crate::loadgen::schedule::{drive, stop_requested, Arrivals};
 
 /// Running totals for the progress bar.
