@@ -2,6 +2,11 @@
 //! Prints timings (median of several runs); asserts nothing. Run with `cargo bench --bench store`.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
+/// The allocator the `benchlens` binary runs with (src/main.rs), so these figures are the
+/// binary's: the library sets none.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::hint::black_box;
 use std::time::Instant;
 

@@ -39,6 +39,7 @@
 
 mod console;
 mod fields;
+mod format;
 mod json;
 mod names;
 mod perfsuite;
@@ -53,133 +54,8 @@ use std::sync::Arc;
 
 use crate::model::Record;
 
+pub use format::Format;
 pub use table::ColumnMapping;
-
-/// A result-file format this crate can read.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Format {
-    /// vLLM `benchmark_serving.py` / `vllm bench serve` JSON: one object, a list, JSON Lines,
-    /// or JSON Lines fenced inside a markdown/HTML report.
-    VllmServing,
-    /// vLLM serving console summary blocks (`==== Serving Benchmark Result ====`).
-    VllmConsole,
-    /// `vllm bench latency --output-json`.
-    VllmLatency,
-    /// `vllm bench throughput --output-json`.
-    VllmThroughput,
-    /// vLLM performance-suite results: markdown tables, the column-dict JSON, or
-    /// `benchmark_results.json`; also its unfilled description template.
-    VllmPerfSuite,
-    /// SGLang `bench_serving` JSON Lines.
-    SglangServing,
-    /// genai-perf or AIPerf `profile_export_*.json`.
-    GenaiPerf,
-    /// genai-perf or AIPerf two-block CSV export.
-    GenaiPerfCsv,
-    /// llmperf `*_summary.json`.
-    Llmperf,
-    /// guidellm `benchmarks.json`.
-    Guidellm,
-    /// Hugging Face inference-benchmarker JSON.
-    HfBenchmarker,
-    /// TensorRT-LLM `trtllm-bench --report_json`.
-    Trtllm,
-    /// TGI `text-generation-benchmark` markdown tables.
-    TgiBenchmark,
-    /// A pandas DataFrame printed as text (fixed-width, index first), possibly wide.
-    PandasText,
-    /// Any other CSV/TSV table, one row per point (or wide, one column group per GPU).
-    GenericCsv,
-    /// Markdown tables, with context from the headings above them.
-    MarkdownTable,
-    /// benchlens's own canonical JSON.
-    CanonicalJson,
-    /// benchlens's own canonical CSV.
-    CanonicalCsv,
-}
-
-impl Format {
-    /// Every format, in a stable order.
-    pub const ALL: &'static [Format] = &[
-        Format::VllmServing,
-        Format::VllmConsole,
-        Format::VllmLatency,
-        Format::VllmThroughput,
-        Format::VllmPerfSuite,
-        Format::SglangServing,
-        Format::GenaiPerf,
-        Format::GenaiPerfCsv,
-        Format::Llmperf,
-        Format::Guidellm,
-        Format::HfBenchmarker,
-        Format::Trtllm,
-        Format::TgiBenchmark,
-        Format::PandasText,
-        Format::GenericCsv,
-        Format::MarkdownTable,
-        Format::CanonicalJson,
-        Format::CanonicalCsv,
-    ];
-
-    /// The snake_case id written into each record's `format` (`vllm_serving`).
-    pub fn name(&self) -> &'static str {
-        match self {
-            Format::VllmServing => "vllm_serving",
-            Format::VllmConsole => "vllm_console",
-            Format::VllmLatency => "vllm_latency",
-            Format::VllmThroughput => "vllm_throughput",
-            Format::VllmPerfSuite => "vllm_perf_suite",
-            Format::SglangServing => "sglang_serving",
-            Format::GenaiPerf => "genai_perf",
-            Format::GenaiPerfCsv => "genai_perf_csv",
-            Format::Llmperf => "llmperf",
-            Format::Guidellm => "guidellm",
-            Format::HfBenchmarker => "hf_inference_benchmarker",
-            Format::Trtllm => "trtllm_bench",
-            Format::TgiBenchmark => "tgi_benchmark",
-            Format::PandasText => "pandas_text",
-            Format::GenericCsv => "generic_csv",
-            Format::MarkdownTable => "markdown_table",
-            Format::CanonicalJson => "canonical_json",
-            Format::CanonicalCsv => "canonical_csv",
-        }
-    }
-
-    /// A human label (`vLLM serving JSON`).
-    pub fn label(&self) -> &'static str {
-        match self {
-            Format::VllmServing => "vLLM serving JSON",
-            Format::VllmConsole => "vLLM serving console output",
-            Format::VllmLatency => "vLLM latency JSON",
-            Format::VllmThroughput => "vLLM throughput JSON",
-            Format::VllmPerfSuite => "vLLM performance suite",
-            Format::SglangServing => "SGLang bench_serving JSON Lines",
-            Format::GenaiPerf => "genai-perf / AIPerf JSON",
-            Format::GenaiPerfCsv => "genai-perf / AIPerf CSV",
-            Format::Llmperf => "llmperf summary JSON",
-            Format::Guidellm => "guidellm benchmarks JSON",
-            Format::HfBenchmarker => "HF inference-benchmarker JSON",
-            Format::Trtllm => "trtllm-bench report JSON",
-            Format::TgiBenchmark => "TGI benchmark tables",
-            Format::PandasText => "pandas text table",
-            Format::GenericCsv => "CSV table",
-            Format::MarkdownTable => "markdown tables",
-            Format::CanonicalJson => "benchlens JSON",
-            Format::CanonicalCsv => "benchlens CSV",
-        }
-    }
-
-    /// The format with this [`name`](Format::name).
-    pub fn from_name(name: &str) -> Option<Format> {
-        Format::ALL.iter().copied().find(|f| f.name() == name)
-    }
-}
-
-impl fmt::Display for Format {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.label())
-    }
-}
 
 /// Something a reader skipped, converted or guessed, with where in the file.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -432,25 +308,6 @@ fn sniff(source: &str, text: &str) -> Result<Sniffed, IngestError> {
 /// "read as" choice when detection guessed wrong, and for fuzzing every reader.
 pub fn read_as(format: Format, source: &str, bytes: &[u8]) -> Result<Ingested, IngestError> {
     read_inner(source, bytes, None, Some(format))
-}
-
-impl Format {
-    /// Whether this format's reader takes JSON documents.
-    fn is_json(self) -> bool {
-        matches!(
-            self,
-            Format::VllmServing
-                | Format::SglangServing
-                | Format::VllmLatency
-                | Format::VllmThroughput
-                | Format::GenaiPerf
-                | Format::Llmperf
-                | Format::Guidellm
-                | Format::HfBenchmarker
-                | Format::Trtllm
-                | Format::CanonicalJson
-        )
-    }
 }
 
 fn forced(source: &str, text: &str, format: Format) -> Result<Sniffed, IngestError> {

@@ -16,6 +16,7 @@
 //! | [`ingest`]  | both   | [`model`] and the above                                  |
 //! | [`charts`]  | both   | [`model`], plotly                                        |
 //! | [`analysis`]| both   | [`model`], [`charts`], plotly, csv, serde_json           |
+//! | [`analysis_views`], [`chart_view`], [`columns`], [`filter_panel`], [`improvement_view`] | both | [`model`], [`charts`], [`analysis`], [`share`] |
 //! | `app`       | wasm32 | the shared modules, leptos, web-sys, gloo                |
 //! | `cli`       | native | the shared modules, clap, tokio                          |
 //!
@@ -23,11 +24,15 @@
 //! (`Instant::now()` panics on wasm32). `app` and the native modules never import each other.
 
 pub mod analysis;
+pub mod analysis_views;
+pub mod chart_view;
 pub mod charts;
+pub mod columns;
+pub mod filter_panel;
+pub mod improvement_view;
 pub mod ingest;
 pub mod model;
 pub mod share;
-pub mod table;
 pub mod wire;
 
 #[cfg(target_arch = "wasm32")]
@@ -38,10 +43,3 @@ pub mod cli;
 
 #[cfg(not(target_arch = "wasm32"))]
 pub mod loadgen;
-
-#[cfg(target_os = "linux")]
-pub mod alloc;
-
-#[cfg(target_os = "linux")]
-#[global_allocator]
-static ALLOCATOR: alloc::Allocator = alloc::Allocator;

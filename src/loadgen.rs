@@ -3,7 +3,8 @@
 //!
 //! This module owns the whole benchmarking pipeline: arrival schedules ([`schedule`]), prompt
 //! datasets ([`dataset`]), the lean hyper 1 HTTP/1.1 and HTTP/2 client with its incremental SSE parser
-//! and the per-read accounting of streamed answers ([`client`], [`sse`], [`stream`]), vLLM-compatible statistics ([`stats`], [`measure`]), the result files
+//! and the per-read accounting of streamed answers ([`client`], [`target`], [`tls`], [`body`],
+//! [`sse`], [`stream`]), the per-request [`record`]s, vLLM-compatible statistics ([`stats`], [`measure`]), the result files
 //! and console summary ([`report`]) and the mock server ([`mock`]). It writes
 //! [`crate::model::Record`]s through [`crate::model::canonical`] and must not import app code
 //! (`crate::app`), leptos or web-sys. Like oha, the library owns the options and `run()`, so
@@ -31,11 +32,17 @@
 //! `--ca-cert` or `--insecure` for private or self-signed certificates. `scripts/bench-loadgen.sh`
 //! measures the client's own speed against the mock.
 
+pub mod body;
 pub mod capacity;
 pub mod client;
 pub mod dataset;
+mod deadline;
+mod exchange;
 pub mod measure;
+pub mod merge;
 pub mod mock;
+mod pool;
+pub mod record;
 pub mod report;
 pub mod run;
 pub mod schedule;
@@ -45,8 +52,10 @@ pub mod stamp;
 pub mod stats;
 pub mod stream;
 pub mod sweep;
+pub mod target;
 pub mod timeline;
 mod timer;
+pub mod tls;
 pub mod tokenizer;
 pub mod trace;
 
@@ -57,7 +66,7 @@ pub use run::{run, run_with_stop, RunOpts, RunOutcome};
 pub use sweep::{SweepOpts, SweepOutcome};
 
 /// Everything that can stop `benchlens run` or `benchlens mock` as a whole. Failures of single
-/// requests are not errors but data ([`client::FailureKind`]). Messages say what failed; the
+/// requests are not errors but data ([`record::FailureKind`]). Messages say what failed; the
 /// reason is the [`source`](std::error::Error::source), so a printed chain (`{:#}` of an
 /// `anyhow::Error`) reads `top: reason: deeper reason` without repeats.
 #[derive(Debug, thiserror::Error)]
@@ -110,6 +119,15 @@ pub enum LoadgenError {
         /// What went wrong (with the line when known).
         source: DatasetError,
     },
+    /// `--base-url` or `--endpoint` cannot be used.
+    #[error(transparent)]
+    Target(#[from] target::TargetError),
+    /// A TLS set-up (`--ca-cert`, `--tls-cert`/`--tls-key`, an `https://` host) cannot be made.
+    #[error(transparent)]
+    Tls(#[from] tls::TlsError),
+    /// Shard files could not be merged.
+    #[error("cannot merge the shards")]
+    Merge(#[source] merge::MergeError),
     /// A result file could not be written.
     #[error("cannot write {path}")]
     Write {
@@ -143,7 +161,7 @@ pub enum SetupError {
     WarmupFailed(#[source] RequestFailed),
 }
 
-/// A request's recorded failure ([`client::Failure`]) as an error: its message and kind.
+/// A request's recorded failure ([`record::Failure`]) as an error: its message and kind.
 #[derive(Clone, Debug, Default, PartialEq, Eq, thiserror::Error)]
 #[error("{message} ({kind})")]
 pub struct RequestFailed {
@@ -153,8 +171,8 @@ pub struct RequestFailed {
     pub message: String,
 }
 
-impl From<&client::Failure> for RequestFailed {
-    fn from(f: &client::Failure) -> Self {
+impl From<&record::Failure> for RequestFailed {
+    fn from(f: &record::Failure) -> Self {
         RequestFailed {
             kind: f.kind.name(),
             message: f.message.clone(),

@@ -154,3 +154,30 @@ fn numbers_as_strings_with_units_and_separators() {
     close(metric(r, "output_throughput"), 2345.5);
     close(metric(r, "completed"), 1000.0);
 }
+
+#[test]
+fn mean_lengths_from_totals_written_with_a_unit() {
+    // The totals are read as every other figure is (here with a unit), so the mean lengths
+    // follow from them as in a console summary; the serving reader used to infer them only
+    // from bare numbers.
+    let got = ingest::read(
+        "run.json",
+        br#"{"model_id": "m", "completed": 4, "total_input_tokens": "4,096 tokens",
+            "total_output_tokens": 512, "mean_ttft_ms": 10}"#,
+    )
+    .unwrap();
+    let r = &got.records[0];
+    assert_eq!(r.input_len, Some(1024.0));
+    assert_eq!(r.output_len, Some(128.0));
+    assert_eq!(
+        r.inferred.get("input_len").map(String::as_str),
+        Some("total_input_tokens / completed")
+    );
+    // No completed requests: nothing to divide by.
+    let got = ingest::read(
+        "run.json",
+        br#"{"model_id": "m", "completed": 0, "total_input_tokens": 4096, "mean_ttft_ms": 10}"#,
+    )
+    .unwrap();
+    assert_eq!(got.records[0].input_len, None);
+}

@@ -8,10 +8,11 @@
 
 use std::time::Duration;
 
-use benchlens::loadgen::client::{
-    request_body, Backend, Client, RequestRecord, Sampling, Target, Timeouts, Transport,
-};
+use benchlens::loadgen::body::{request_body, Sampling};
+use benchlens::loadgen::client::{Backend, Client, Timeouts, Transport};
 use benchlens::loadgen::measure::request_latencies;
+use benchlens::loadgen::record::RequestRecord;
+use benchlens::loadgen::target::Target;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 use tokio::time::Instant;
@@ -137,7 +138,8 @@ async fn run(name: &'static str, backend: Backend) -> (RequestRecord, Vec<u8>) {
             idle: limit,
             total: limit,
         },
-    );
+    )
+    .unwrap();
     let body = request_body(backend, "tiny", "hi", 5, &Sampling::default(), None);
     let mut rec = RequestRecord {
         max_tokens: 5,

@@ -8,8 +8,8 @@
 
 use crate::charts::comparison::ComparisonTable;
 use crate::charts::style::format_value;
+use crate::columns::Column;
 use crate::model::{format_number, Dataset, DimKey, DimValue, MetricKey};
-use crate::table::Column;
 
 /// A column of a [`TextTable`].
 #[derive(Clone, Debug, PartialEq, Eq)]

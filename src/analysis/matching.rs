@@ -73,7 +73,7 @@ impl MatchSummary {
                 TextColumn::new(
                     d.name(),
                     d.label(),
-                    crate::table::Column::Dim(d.clone()).is_numeric(),
+                    crate::columns::Column::Dim(d.clone()).is_numeric(),
                 )
             })
             .collect()

@@ -1,10 +1,12 @@
-//! The trade-off, SLO and distribution views. Each asks [`crate::analysis`] for its numbers and
-//! figures and only lays them out; the series split follows the chart panel's choice.
+//! The trade-off, SLO, distribution and regression views. Each asks [`crate::analysis`] for its
+//! numbers and figures ([`crate::analysis_views`] for its small rules) and only lays them out;
+//! the series split follows the chart panel's choice.
 
 use leptos::prelude::*;
 
 use super::plotly;
 use super::state::{AppState, FileStatus};
+use super::widgets::{markdown_export, ChoiceMenu};
 use crate::analysis::defaults::{default_layout, default_x};
 use crate::analysis::distribution::{
     cdf_plot, distributions, histogram_plot, percentile_text_table, RequestQuantity,
@@ -17,16 +19,38 @@ use crate::analysis::slo::{
 use crate::analysis::tradeoff::{
     tradeoff, tradeoff_plot, LatencyAxis, ThroughputAxis, TradeoffSpec,
 };
-use crate::charts::{format_value, Theme};
-use crate::model::{Dataset, Dim, DimKey, MetricKey};
+use crate::analysis_views::{
+    default_slo_load, frontier_rows, parse_slo_limits, regression_pair, SLO_LOADS,
+};
+use crate::charts::format_value;
+use crate::model::{Dataset, DimKey, MetricKey};
 
-fn theme(state: AppState) -> Theme {
-    if state.dark.get() {
-        Theme::Dark
-    } else {
-        Theme::Light
-    }
-}
+/// The trade-off view's throughput axis (kept in the address by its label).
+const THROUGHPUT_MENU: ChoiceMenu<ThroughputAxis> = ChoiceMenu {
+    id: "tradeoff-throughput",
+    param: "throughput",
+    choices: &ThroughputAxis::ALL,
+    value_of: |a| a.label().to_string(),
+    label_of: |a| a.label().to_string(),
+};
+
+/// The trade-off view's latency axis (kept in the address by its label).
+const LATENCY_MENU: ChoiceMenu<LatencyAxis> = ChoiceMenu {
+    id: "tradeoff-latency",
+    param: "latency",
+    choices: &LatencyAxis::ALL,
+    value_of: |a| a.label().to_string(),
+    label_of: |a| a.label().to_string(),
+};
+
+/// The distribution view's per-request quantity.
+const QUANTITY_MENU: ChoiceMenu<RequestQuantity> = ChoiceMenu {
+    id: "dist-quantity",
+    param: "quantity",
+    choices: &RequestQuantity::ALL,
+    value_of: |q| q.name().to_string(),
+    label_of: |q| q.label().to_string(),
+};
 
 /// How these views split records: the chart panel's series and panels (the point rule's
 /// defaults unless the user chose the series), so two files of one sweep stay one series.
@@ -54,22 +78,7 @@ pub fn text_table_view(table: TextTable, id: &'static str) -> impl IntoView {
                 </tbody>
             </table>
         </div>
-        <details class="export">
-            <summary>"Markdown for a pull request"</summary>
-            <textarea readonly rows="6">{markdown}</textarea>
-        </details>
-    }
-}
-
-/// Draws `figure` (plotly JSON) into `node`, or clears it.
-fn draw(node: NodeRef<leptos::html::Div>, figure: Option<String>) {
-    if let Some(div) = node.get() {
-        match figure {
-            Some(f) => {
-                let _ = plotly::react(&div, &f);
-            }
-            None => plotly::purge(&div),
-        }
+        {markdown_export(None, 6, markdown)}
     }
 }
 
@@ -77,22 +86,13 @@ fn draw(node: NodeRef<leptos::html::Div>, figure: Option<String>) {
 #[component]
 pub fn TradeoffView() -> impl IntoView {
     let state = expect_context::<AppState>();
-    let throughput = RwSignal::new(
-        state
-            .param("throughput")
-            .and_then(|v| ThroughputAxis::ALL.into_iter().find(|a| a.label() == v))
-            .unwrap_or(ThroughputAxis::OutputTokensPerS),
-    );
-    let latency = RwSignal::new(
-        state
-            .param("latency")
-            .and_then(|v| LatencyAxis::ALL.into_iter().find(|a| a.label() == v))
-            .unwrap_or(LatencyAxis::P99TtftMs),
-    );
+    let throughput =
+        RwSignal::new(THROUGHPUT_MENU.initial(state, ThroughputAxis::OutputTokensPerS));
+    let latency = RwSignal::new(LATENCY_MENU.initial(state, LatencyAxis::P99TtftMs));
     let node = NodeRef::<leptos::html::Div>::new();
     let result = Memo::new(move |_| {
         let filter = state.filter.get();
-        let theme = theme(state);
+        let theme = state.theme();
         state.dataset.with(|h| {
             let ds = &h.dataset;
             let spec = TradeoffSpec {
@@ -104,46 +104,25 @@ pub fn TradeoffView() -> impl IntoView {
             let indices = ds.matching(&filter);
             let series = tradeoff(ds, &indices, &spec);
             let figure = (!series.is_empty()).then(|| tradeoff_plot(ds, &series, &spec).to_json());
-            let frontier: Vec<(String, f64, f64)> = series
-                .iter()
-                .flat_map(|s| {
-                    s.frontier.iter().map(move |&p| {
-                        (s.name.clone(), s.points[p].latency, s.points[p].throughput)
-                    })
-                })
-                .collect();
+            let frontier = frontier_rows(&series);
             (figure, frontier)
         })
     });
-    Effect::new(move |_| draw(node, result.get().0));
+    let chart_error = RwSignal::new(None::<String>);
+    Effect::new(move |_| chart_error.set(plotly::draw(node, result.get().0.as_deref()).err()));
     view! {
         <div class="controls">
             <label>"Throughput "
-                <select id="tradeoff-throughput" on:change=move |ev| {
-                    let v = event_target_value(&ev);
-                    if let Some(a) = ThroughputAxis::ALL.into_iter().find(|a| a.label() == v) {
-                        throughput.set(a);
-                        state.set_param("throughput", v);
-                    }
-                }>
-                    {ThroughputAxis::ALL.into_iter().map(|a| view! { <option value=a.label() selected=a == throughput.get_untracked()>{a.label()}</option> }).collect_view()}
-                </select>
+                {THROUGHPUT_MENU.view(state, throughput)}
             </label>
             <label>"Latency "
-                <select id="tradeoff-latency" on:change=move |ev| {
-                    let v = event_target_value(&ev);
-                    if let Some(a) = LatencyAxis::ALL.into_iter().find(|a| a.label() == v) {
-                        latency.set(a);
-                        state.set_param("latency", v);
-                    }
-                }>
-                    {LatencyAxis::ALL.into_iter().map(|a| view! { <option value=a.label() selected=a == latency.get_untracked()>{a.label()}</option> }).collect_view()}
-                </select>
+                {LATENCY_MENU.view(state, latency)}
             </label>
         </div>
         {move || result.get().0.is_none().then(|| view! {
             <p class="muted">"No filtered record has both axes' metrics (and a GPU count for per-GPU throughput)."</p>
         })}
+        {plotly::error_note(chart_error)}
         <div class="chart" id="tradeoff-chart" node_ref=node></div>
         {move || {
             let (_, frontier) = result.get();
@@ -172,26 +151,10 @@ pub fn SloView() -> impl IntoView {
     let load = RwSignal::new(state.param("load").and_then(|l| DimKey::from_name(&l)));
     let result = Memo::new(move |_| {
         let filter = state.filter.get();
-        let text = limits_text.get();
-        let mut limits = Vec::new();
-        for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-            match SloLimit::parse(part) {
-                Ok(l) => limits.push(l),
-                Err(e) => return Err(e.to_string()),
-            }
-        }
-        if limits.is_empty() {
-            return Err("give at least one limit, e.g. p99_ttft_ms<=500".to_string());
-        }
+        let limits = parse_slo_limits(&limits_text.get())?;
         state.dataset.with(|h| {
             let ds = &h.dataset;
-            let load = load.get().unwrap_or_else(|| {
-                [Dim::RequestRate, Dim::MaxConcurrency, Dim::BatchSize]
-                    .into_iter()
-                    .map(DimKey::Known)
-                    .find(|k| ds.distinct_len(k) > 1)
-                    .unwrap_or(DimKey::Known(Dim::RequestRate))
-            });
+            let load = load.get().unwrap_or_else(|| default_slo_load(ds));
             let indices = ds.matching(&filter);
             // Limits on metrics no selected record has are named, not silently failed (once
             // there are records: a linked view opens before its files arrive).
@@ -213,7 +176,7 @@ pub fn SloView() -> impl IntoView {
                 };
                 slo_text_table(&slo(ds, &indices, &spec), &spec)
             });
-            Ok((load, table, coverage))
+            Ok::<_, String>((load, table, coverage))
         })
     });
     let use_present = move |text: String| {
@@ -236,7 +199,7 @@ pub fn SloView() -> impl IntoView {
                     load.set(DimKey::from_name(&v));
                     state.set_param("load", v);
                 }>
-                    {[Dim::RequestRate, Dim::MaxConcurrency, Dim::BatchSize].into_iter().map(|d| {
+                    {SLO_LOADS.into_iter().map(|d| {
                         let selected = move || result.with(|r| r.as_ref().is_ok_and(|(l, _, _)| *l == DimKey::Known(d)));
                         view! { <option value=d.name() selected=selected>{d.label()}</option> }
                     }).collect_view()}
@@ -246,11 +209,7 @@ pub fn SloView() -> impl IntoView {
         <p class="muted">"Estimates between two measured loads are linear interpolations and are marked as such; they were not measured."</p>
         {move || result.with(|r| r.as_ref().ok().and_then(|(_, _, cov)| {
             let message = cov.message()?;
-            let parsed: Vec<SloLimit> = limits_text
-                .get()
-                .split(',')
-                .filter_map(|p| SloLimit::parse(p.trim()).ok())
-                .collect();
+            let parsed = parse_slo_limits(&limits_text.get()).unwrap_or_default();
             let repaired = limits_text_of(&cov.repaired(&parsed));
             Some(view! {
                 <p class="warning" id="slo-unchecked">
@@ -280,17 +239,13 @@ pub fn SloView() -> impl IntoView {
 #[component]
 pub fn DistributionView() -> impl IntoView {
     let state = expect_context::<AppState>();
-    let quantity = RwSignal::new(
-        state
-            .param("quantity")
-            .and_then(|v| RequestQuantity::ALL.into_iter().find(|q| q.name() == v))
-            .unwrap_or(RequestQuantity::TtftMs),
-    );
+    let quantity = RwSignal::new(QUANTITY_MENU.initial(state, RequestQuantity::TtftMs));
+    let chart_error = RwSignal::new(None::<String>);
     let cdf_node = NodeRef::<leptos::html::Div>::new();
     let hist_node = NodeRef::<leptos::html::Div>::new();
     let result = Memo::new(move |_| {
         let filter = state.filter.get();
-        let theme = theme(state);
+        let theme = state.theme();
         let q = quantity.get();
         state.dataset.with(|h| {
             let ds = &h.dataset;
@@ -308,21 +263,14 @@ pub fn DistributionView() -> impl IntoView {
     });
     Effect::new(move |_| {
         let r = result.get();
-        draw(cdf_node, r.as_ref().map(|r| r.0.clone()));
-        draw(hist_node, r.map(|r| r.1));
+        let cdf = plotly::draw(cdf_node, r.as_ref().map(|r| r.0.as_str()));
+        let hist = plotly::draw(hist_node, r.as_ref().map(|r| r.1.as_str()));
+        chart_error.set(cdf.and(hist).err());
     });
     view! {
         <div class="controls">
             <label>"Quantity "
-                <select id="dist-quantity" on:change=move |ev| {
-                    let v = event_target_value(&ev);
-                    if let Some(q) = RequestQuantity::ALL.into_iter().find(|q| q.name() == v) {
-                        quantity.set(q);
-                        state.set_param("quantity", v);
-                    }
-                }>
-                    {RequestQuantity::ALL.into_iter().map(|q| view! { <option value=q.name() selected=q == quantity.get_untracked()>{q.label()}</option> }).collect_view()}
-                </select>
+                {QUANTITY_MENU.view(state, quantity)}
             </label>
         </div>
         {move || result.with(Option::is_none).then(|| view! {
@@ -330,6 +278,7 @@ pub fn DistributionView() -> impl IntoView {
                 "No filtered record carries per-request detail. vLLM result files saved with per-request arrays and benchlens run output have it."
             </p>
         })}
+        {plotly::error_note(chart_error)}
         <div class="chart" id="cdf-chart" node_ref=cdf_node></div>
         <div class="chart" id="hist-chart" node_ref=hist_node></div>
         {move || result.get().map(|r| text_table_view(r.2, "percentile-table"))}
@@ -362,19 +311,14 @@ pub fn RegressionView() -> impl IntoView {
     });
     let result = Memo::new(move |_| {
         let files = loaded.get();
-        if files.len() < 2 {
-            return Err("load two result files of the same configurations (an old and a new run) to compare them".to_string());
-        }
-        let pick = |chosen: Option<u32>, fallback: usize| {
-            chosen
-                .and_then(|id| files.iter().find(|f| f.0 == id))
-                .unwrap_or(&files[fallback])
-                .clone()
-        };
-        let (o, n) = (pick(old.get(), 0), pick(new.get(), files.len() - 1));
-        if o.0 == n.0 {
+        let ids: Vec<u32> = files.iter().map(|f| f.0).collect();
+        let (old_id, new_id) = regression_pair(&ids, old.get(), new.get())?;
+        let (Some(o), Some(n)) = (
+            files.iter().find(|f| f.0 == old_id),
+            files.iter().find(|f| f.0 == new_id),
+        ) else {
             return Err("choose two different files".to_string());
-        }
+        };
         let spec = RegressionSpec {
             threshold_pct: threshold.get(),
             ..RegressionSpec::default()

@@ -1,187 +1,19 @@
 //! The improvement view: pick a dimension and two of its values, see how much better the
 //! candidate is than the baseline on every matched configuration (bars, heatmap, table).
-//! All numbers come from [`crate::analysis`]; this file only presents them.
-
-use std::collections::BTreeSet;
+//! What it shows comes from [`crate::improvement_view`] and [`crate::analysis`]; this file
+//! only presents it.
 
 use leptos::prelude::*;
 
 use super::plotly;
 use super::state::AppState;
-use crate::analysis::defaults::{
-    default_compare_dim, default_compare_metric, default_improvement_groups, default_sides,
-};
-use crate::analysis::improvement::{
-    self as analysis, ImprovementSort, ImprovementSpec, ImprovementTable,
-};
-use crate::analysis::quality::{improvement_notes, TableNotes};
-use crate::charts::{format_value, Theme};
-use crate::model::{Dataset, DimKey, DimValue, MetricKey};
-use crate::share::ViewState;
-
-impl ImproveChoice {
-    /// Adds these choices to a link (the metric travels as the link's `metric`).
-    pub fn write_link(&self, link: &mut ViewState) {
-        link.compare = self.dim.as_ref().map(DimKey::name);
-        link.baseline = self.baseline.clone();
-        link.candidate = self.candidate.clone();
-        link.ignore = self.ignore.iter().map(DimKey::name).collect();
-        link.metric = self.metric.as_ref().map(MetricKey::name);
-    }
-
-    /// Choices from a link.
-    pub fn from_link(link: &ViewState) -> ImproveChoice {
-        ImproveChoice {
-            dim: link.compare.as_deref().and_then(DimKey::from_name),
-            baseline: link.baseline.clone(),
-            candidate: link.candidate.clone(),
-            metric: link.metric.as_deref().and_then(MetricKey::from_name),
-            ignore: link
-                .ignore
-                .iter()
-                .filter_map(|n| DimKey::from_name(n))
-                .collect(),
-            ..ImproveChoice::default()
-        }
-    }
-}
-
-/// The user's improvement choices; `None` follows the data.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct ImproveChoice {
-    /// The compared dimension.
-    pub dim: Option<DimKey>,
-    /// Baseline value (as shown).
-    pub baseline: Option<String>,
-    /// Candidate value (as shown).
-    pub candidate: Option<String>,
-    /// The metric.
-    pub metric: Option<MetricKey>,
-    /// Dimension the bars group by.
-    pub bars_by: Option<DimKey>,
-    /// Heatmap axes (x, y).
-    pub heat: Option<(DimKey, DimKey)>,
-    /// Dimensions left out of the match key.
-    pub ignore: BTreeSet<DimKey>,
-    /// Table sort.
-    pub sort: Option<(usize, bool)>,
-}
-
-/// Everything the view shows, derived from state.
-#[derive(Clone, Debug, PartialEq)]
-struct Derived {
-    dims: Vec<(DimKey, Vec<String>)>,
-    metrics: Vec<MetricKey>,
-    dim: DimKey,
-    baseline: String,
-    candidate: String,
-    metric: MetricKey,
-    outcome: Result<ImprovementTable, String>,
-    /// Data-quality notes (failed requests, inferred values, length mismatch): those of every
-    /// row once, the rest per row.
-    notes: TableNotes,
-    bars_by: Option<DimKey>,
-    heat: Option<(DimKey, DimKey)>,
-}
-
-fn value_of(ds: &Dataset, key: &DimKey, shown: &str) -> Option<DimValue> {
-    ds.column(key)?
-        .dict
-        .iter()
-        .find(|v| v.to_string() == shown)
-        .cloned()
-}
-
-fn derive(ds: &Dataset, indices: &[usize], c: &ImproveChoice) -> Option<Derived> {
-    let dims: Vec<(DimKey, Vec<String>)> = ds
-        .dim_keys()
-        .filter_map(|k| {
-            let col = ds.column(k)?;
-            (col.dict.len() >= 2)
-                .then(|| (k.clone(), col.dict.iter().map(|v| v.to_string()).collect()))
-        })
-        .collect();
-    let dim = c
-        .dim
-        .clone()
-        .filter(|d| dims.iter().any(|(k, _)| k == d))
-        .or_else(|| default_compare_dim(ds))
-        .or_else(|| dims.first().map(|(k, _)| k.clone()))?;
-    let values = &dims.iter().find(|(k, _)| *k == dim)?.1;
-    let metrics = ds.metrics_present(indices);
-    let metric = c
-        .metric
-        .clone()
-        .filter(|m| metrics.contains(m))
-        .or_else(|| default_compare_metric(&metrics))?;
-    // Unchosen sides: the candidate is the value that is better in most matched pairs.
-    let (default_base, default_cand) = default_sides(ds, indices, &dim, &metric)
-        .map(|(b, c)| (b.to_string(), c.to_string()))
-        .unwrap_or_else(|| (values[0].clone(), values[values.len() - 1].clone()));
-    let pick = |chosen: &Option<String>, fallback: &String| {
-        chosen
-            .clone()
-            .filter(|v| values.contains(v))
-            .unwrap_or_else(|| fallback.clone())
-    };
-    let baseline = pick(&c.baseline, &default_base);
-    let candidate = pick(&c.candidate, &default_cand);
-    let mut spec = ImprovementSpec::new(
-        dim.clone(),
-        value_of(ds, &dim, &baseline)?,
-        value_of(ds, &dim, &candidate)?,
-        metric.clone(),
-    );
-    for d in &c.ignore {
-        spec = spec.ignoring(d.clone());
-    }
-    let outcome = analysis::improvement(ds, indices, &spec).map(|mut t| {
-        if let Some((col, desc)) = c.sort {
-            let by = match col {
-                usize::MAX => ImprovementSort::Improvement,
-                n if n == usize::MAX - 1 => ImprovementSort::Baseline,
-                n if n == usize::MAX - 2 => ImprovementSort::Candidate,
-                n if n == usize::MAX - 3 => ImprovementSort::Reported,
-                n => ImprovementSort::Key(n),
-            };
-            t.sort(by, desc);
-        }
-        t
-    });
-    let (bars_by, heat) = match &outcome {
-        Ok(t) => {
-            let (bars_default, heat_default) = default_improvement_groups(t);
-            let bars_by = c
-                .bars_by
-                .clone()
-                .filter(|k| t.matching.key_dims.contains(k))
-                .or(bars_default);
-            let heat = c
-                .heat
-                .clone()
-                .filter(|(x, y)| t.matching.key_dims.contains(x) && t.matching.key_dims.contains(y))
-                .or(heat_default);
-            (bars_by, heat)
-        }
-        Err(_) => (None, None),
-    };
-    let notes = match &outcome {
-        Ok(t) => improvement_notes(ds, &t.rows),
-        Err(_) => TableNotes::default(),
-    };
-    Some(Derived {
-        notes,
-        dims,
-        metrics,
-        dim,
-        baseline,
-        candidate,
-        metric,
-        outcome: outcome.map_err(|e| e.to_string()),
-        bars_by,
-        heat,
-    })
-}
+use super::widgets::{markdown_export, options, shared_notes};
+use crate::analysis::improvement::{self as analysis, ImprovementSort, ImprovementTable};
+use crate::analysis::quality::TableNotes;
+use crate::charts::format_value;
+use crate::improvement_view::improvement_contents;
+use crate::improvement_view::ImproveChoice;
+use crate::model::{DimKey, MetricKey};
 
 /// The improvement view.
 #[component]
@@ -190,56 +22,41 @@ pub fn ImproveView(
     choice: RwSignal<ImproveChoice>,
 ) -> impl IntoView {
     let state = expect_context::<AppState>();
-    let derived = Memo::new(move |_| {
+    let contents = Memo::new(move |_| {
         let filter = state.filter.get();
         let c = choice.get();
         state.dataset.with(|h| {
             let indices = h.dataset.matching(&filter);
-            derive(&h.dataset, &indices, &c)
+            improvement_contents(&h.dataset, &indices, &c)
         })
     });
     let bars_ref = NodeRef::<leptos::html::Div>::new();
     let heat_ref = NodeRef::<leptos::html::Div>::new();
-    let theme = move || {
-        if state.dark.get() {
-            Theme::Dark
-        } else {
-            Theme::Light
-        }
-    };
+    let chart_error = RwSignal::new(None::<String>);
     Effect::new(move |_| {
-        let (Some(bars), Some(heat)) = (bars_ref.get(), heat_ref.get()) else {
-            return;
-        };
-        let theme = theme();
-        let d = derived.get();
-        let table = d.as_ref().and_then(|d| d.outcome.as_ref().ok());
-        match (table, d.as_ref().and_then(|d| d.bars_by.clone())) {
-            (Some(t), Some(by)) => match analysis::improvement_by(t, &by) {
-                Ok(groups) => {
-                    let fig =
-                        crate::charts::improvement_bars_plot(t, &by, &groups, theme).to_json();
-                    let _ = plotly::react(&bars, &fig);
-                }
-                Err(_) => plotly::purge(&bars),
-            },
-            _ => plotly::purge(&bars),
-        }
-        match (table, d.as_ref().and_then(|d| d.heat.clone())) {
-            (Some(t), Some((x, y))) => match analysis::improvement_heatmap(t, &x, &y) {
-                Ok(h) => {
-                    let fig = crate::charts::improvement_heatmap_plot(t, &h, theme).to_json();
-                    let _ = plotly::react(&heat, &fig);
-                }
-                Err(_) => plotly::purge(&heat),
-            },
-            _ => plotly::purge(&heat),
-        }
+        let theme = state.theme();
+        let contents = contents.get();
+        let table = contents.as_ref().and_then(|d| d.outcome.as_ref().ok());
+        let bars = table
+            .zip(contents.as_ref().and_then(|d| d.bars_by.clone()))
+            .and_then(|(t, by)| {
+                let groups = analysis::improvement_by(t, &by).ok()?;
+                Some(crate::charts::improvement_bars_plot(t, &by, &groups, theme).to_json())
+            });
+        let heat = table
+            .zip(contents.as_ref().and_then(|d| d.heat.clone()))
+            .and_then(|(t, (x, y))| {
+                let cells = analysis::improvement_heatmap(t, &x, &y).ok()?;
+                Some(crate::charts::improvement_heatmap_plot(t, &cells, theme).to_json())
+            });
+        let drawn_bars = plotly::draw(bars_ref, bars.as_deref());
+        let drawn_heat = plotly::draw(heat_ref, heat.as_deref());
+        chart_error.set(drawn_bars.and(drawn_heat).err());
     });
 
     view! {
         <div class="improve" id="improve-view">
-            {move || derived.get().map(|d| {
+            {move || contents.get().map(|d| {
                 let dim_now = d.dim.name();
                 let values = d.dims.iter().find(|(k, _)| *k == d.dim).map(|(_, v)| v.clone()).unwrap_or_default();
                 let key_dims: Vec<DimKey> = d.outcome.as_ref().map(|t| t.matching.key_dims.clone()).unwrap_or_default();
@@ -257,10 +74,7 @@ pub fn ImproveView(
                                 if is_base { c.baseline = v } else { c.candidate = v }
                             });
                         }>
-                            {values.into_iter().map(|v| {
-                                let selected = v == current;
-                                view! { <option value=v.clone() selected=selected>{v.clone()}</option> }
-                            }).collect_view()}
+                            {options(values.into_iter().map(|v| (v.clone(), v)), &current)}
                         </select>
                     }
                 };
@@ -271,11 +85,7 @@ pub fn ImproveView(
                                 let k = DimKey::from_name(&event_target_value(&ev));
                                 choice.update(|c| { c.dim = k; c.baseline = None; c.candidate = None; c.sort = None; });
                             }>
-                                {d.dims.iter().map(|(k, _)| {
-                                    let name = k.name();
-                                    let selected = name == dim_now;
-                                    view! { <option value=name selected=selected>{k.label()}</option> }
-                                }).collect_view()}
+                                {options(d.dims.iter().map(|(k, _)| (k.name(), k.label())), &dim_now)}
                             </select>
                         </label>
                         <label>"baseline " {select_value(true, d.baseline.clone(), values.clone())}</label>
@@ -285,11 +95,7 @@ pub fn ImproveView(
                                 let m = MetricKey::from_name(&event_target_value(&ev));
                                 choice.update(|c| c.metric = m);
                             }>
-                                {d.metrics.iter().map(|m| {
-                                    let name = m.name();
-                                    let selected = *m == d.metric;
-                                    view! { <option value=name selected=selected>{m.label()}</option> }
-                                }).collect_view()}
+                                {options(d.metrics.iter().map(|m| (m.name(), m.label())), &d.metric.name())}
                             </select>
                         </label>
                     </div>
@@ -329,9 +135,10 @@ pub fn ImproveView(
                     }}
                 }
             })}
+            {plotly::error_note(chart_error)}
             <div class="chart small" id="improve-bars" node_ref=bars_ref></div>
             <div class="chart" id="improve-heatmap" node_ref=heat_ref></div>
-            {move || derived.get().and_then(|d| d.outcome.ok().map(|t| improvement_table(t, d.notes, choice)))}
+            {move || contents.get().and_then(|d| d.outcome.ok().map(|t| improvement_table(t, d.notes, choice)))}
         </div>
     }
 }
@@ -339,6 +146,7 @@ pub fn ImproveView(
 /// Rows shown at once; sorting covers every row.
 const ROWS: usize = 300;
 
+/// The matched configurations as a sortable table, with its Markdown and notes.
 fn improvement_table(
     t: ImprovementTable,
     notes: TableNotes,
@@ -346,37 +154,25 @@ fn improvement_table(
 ) -> impl IntoView {
     let any_row_notes = notes.rows.iter().any(|n| !n.is_empty());
     let flags = notes.rows;
-    let sort_by = move |col: usize| {
-        choice.update(|c| {
-            c.sort = match c.sort {
-                Some((s, desc)) if s == col => Some((s, !desc)),
-                _ => Some((col, col == usize::MAX)),
-            }
-        })
-    };
+    let sort_by = move |column: ImprovementSort| choice.update(|c| c.sort = c.next_sort(column));
     let markdown = t.to_text_table().to_markdown();
     let total = t.rows.len();
     let reported = t.has_reported();
-    let header = |label: String, col: usize| {
-        view! { <th data-col=col.to_string() on:click=move |_| sort_by(col)>{label}</th> }
+    let header = |label: String, column: ImprovementSort| {
+        view! { <th on:click=move |_| sort_by(column)>{label}</th> }
     };
     view! {
-        <details class="export">
-            <summary>"Markdown for a pull request"</summary>
-            <textarea id="improve-markdown" readonly rows="8">{markdown}</textarea>
-        </details>
-        {(!notes.shared.is_empty()).then(|| view! {
-            <p class="muted" id="improve-shared-notes">{format!("Every row: {}.", notes.shared.join("; "))}</p>
-        })}
+        {markdown_export(Some("improve-markdown"), 8, markdown)}
+        {shared_notes("improve-shared-notes", &notes.shared)}
         <p class="muted">{if total > ROWS { format!("first {ROWS} of {total} rows (sorting covers all)") } else { format!("{total} rows") }}</p>
         <div class="table-scroll">
             <table class="records" id="improve-table">
                 <thead><tr>
-                    {t.matching.key_dims.iter().enumerate().map(|(i, k)| header(k.label(), i)).collect_view()}
-                    {header(format!("{} (baseline)", t.baseline), usize::MAX - 1)}
-                    {header(format!("{} (candidate)", t.candidate), usize::MAX - 2)}
-                    {header("Improvement (%)".to_string(), usize::MAX)}
-                    {reported.then(|| header("Improvement in the file (%)".to_string(), usize::MAX - 3))}
+                    {t.matching.key_dims.iter().enumerate().map(|(i, k)| header(k.label(), ImprovementSort::Key(i))).collect_view()}
+                    {header(format!("{} (baseline)", t.baseline), ImprovementSort::Baseline)}
+                    {header(format!("{} (candidate)", t.candidate), ImprovementSort::Candidate)}
+                    {header("Improvement (%)".to_string(), ImprovementSort::Improvement)}
+                    {reported.then(|| header("Improvement in the file (%)".to_string(), ImprovementSort::Reported))}
                     {any_row_notes.then(|| view! { <th>"Data quality"</th> })}
                 </tr></thead>
                 <tbody>

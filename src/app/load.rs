@@ -8,8 +8,10 @@ use leptos::task::spawn_local;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
-use super::improve::ImproveChoice;
-use super::state::{AppState, ChartChoice, FileStatus, Origin, View};
+use super::browser::{human_size, js_error_text, yield_to_browser};
+use super::state::{AppState, FileStatus, Origin, View};
+use crate::chart_view::ChartChoice;
+use crate::improvement_view::ImproveChoice;
 use crate::ingest;
 use crate::share::{self, file_name_of, raw_url, ViewState};
 
@@ -51,16 +53,6 @@ pub const SAMPLES: [Sample; 5] = [
         about: "the performance-suite description (a template without numbers)",
     },
 ];
-
-/// Lets the browser paint (e.g. the progress indicator) before a long synchronous step.
-pub async fn yield_to_browser() {
-    let promise = js_sys::Promise::new(&mut |resolve, _reject| {
-        if let Some(w) = web_sys::window() {
-            let _ = w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 0);
-        }
-    });
-    let _ = JsFuture::from(promise).await;
-}
 
 /// Parses `data` as file `name` and records the outcome on file `id`: in a parse worker
 /// ([`super::worker`]), or on the page where workers are unavailable.
@@ -120,15 +112,6 @@ pub async fn load_files(state: AppState, files: Vec<web_sys::File>) {
             ),
         }
     }
-}
-
-/// The message of a JS error value.
-fn js_error_text(e: &wasm_bindgen::JsValue) -> String {
-    js_sys::Reflect::get(e, &"message".into())
-        .ok()
-        .and_then(|m| m.as_string())
-        .or_else(|| e.as_string())
-        .unwrap_or_else(|| format!("{e:?}"))
 }
 
 /// The files of a `FileList` (from a picker or a drop).
@@ -211,22 +194,6 @@ async fn fetch_bytes(url: &str) -> Result<js_sys::ArrayBuffer, String> {
     };
     body.map(JsCast::unchecked_into)
         .map_err(|e| format!("{url}: the download broke off ({e}). Try again."))
-}
-
-/// `1.2 MB`-style size.
-pub fn human_size(bytes: u64) -> String {
-    const UNITS: [&str; 4] = ["B", "KB", "MB", "GB"];
-    let mut v = bytes as f64;
-    let mut unit = 0;
-    while v >= 1000.0 && unit < UNITS.len() - 1 {
-        v /= 1000.0;
-        unit += 1;
-    }
-    if unit == 0 {
-        format!("{bytes} B")
-    } else {
-        format!("{v:.1} {}", UNITS[unit])
-    }
 }
 
 /// The files carried by a drop event.

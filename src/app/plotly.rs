@@ -1,6 +1,8 @@
 //! The bridge to plotly.js (served from the npm package next to the app, never a CDN): a chart
-//! spec from [`crate::charts`] goes in, `Plotly.react` draws or updates it in place.
+//! spec from [`crate::charts`] goes in, `Plotly.react` draws or updates it in place; a figure
+//! plotly.js refuses comes back as an error the view shows ([`error_note`]).
 
+use leptos::prelude::*;
 use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen]
@@ -23,6 +25,9 @@ extern "C" {
     fn plotly_purge(div: &web_sys::HtmlElement) -> Result<(), JsValue>;
 }
 
+/// What the views say when plotly.js is missing from the page.
+const NOT_LOADED: &str = "plotly.js did not load; charts cannot be drawn";
+
 /// Whether plotly.js is on the page.
 pub fn available() -> bool {
     let global = js_sys::global();
@@ -35,7 +40,7 @@ pub fn available() -> bool {
 /// layout fitted to real data first ([`crate::charts::fit`]).
 pub fn react(div: &web_sys::HtmlElement, figure_json: &str) -> Result<(), String> {
     if !available() {
-        return Err("plotly.js did not load; charts cannot be drawn".into());
+        return Err(NOT_LOADED.into());
     }
     let fitted = crate::charts::fit::fit_figure(figure_json);
     let figure = js_sys::JSON::parse(&fitted).map_err(|e| format!("{e:?}"))?;
@@ -50,16 +55,46 @@ pub fn react(div: &web_sys::HtmlElement, figure_json: &str) -> Result<(), String
 }
 
 /// Saves the chart as an image file (`png` or `svg`) through plotly.js's own export.
-pub fn download_image(div: &web_sys::HtmlElement, format: &str, filename: &str) {
+pub fn download_image(
+    div: &web_sys::HtmlElement,
+    format: &str,
+    filename: &str,
+) -> Result<(), String> {
     if !available() {
-        return;
+        return Err(NOT_LOADED.into());
     }
     let options = js_sys::Object::new();
     let _ = js_sys::Reflect::set(&options, &"format".into(), &format.into());
     let _ = js_sys::Reflect::set(&options, &"filename".into(), &filename.into());
     let _ = js_sys::Reflect::set(&options, &"width".into(), &JsValue::from(1200));
     let _ = js_sys::Reflect::set(&options, &"height".into(), &JsValue::from(600));
-    let _ = plotly_download_image(div, &options);
+    plotly_download_image(div, &options)
+        .map(|_| ())
+        .map_err(|e| format!("plotly.js could not export the chart: {e:?}"))
+}
+
+/// Draws `figure` (plotly JSON) into the element behind `node`, or clears it when there is no
+/// figure. The error, if plotly.js refuses the figure, is for the view to show.
+pub fn draw(node: NodeRef<leptos::html::Div>, figure: Option<&str>) -> Result<(), String> {
+    let Some(div) = node.get() else {
+        return Ok(());
+    };
+    match figure {
+        Some(f) => react(&div, f),
+        None => {
+            purge(&div);
+            Ok(())
+        }
+    }
+}
+
+/// A chart's drawing error, shown above it, or nothing.
+pub fn error_note(error: RwSignal<Option<String>>) -> impl IntoView {
+    move || {
+        error
+            .get()
+            .map(|e| view! { <p class="error chart-error">{e}</p> })
+    }
 }
 
 /// Releases a chart's resources.

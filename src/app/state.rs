@@ -5,10 +5,11 @@ use std::ops::Range;
 
 use leptos::prelude::*;
 
-use crate::model::{Dataset, DimKey, Filter, MetricKey, Record};
+use crate::chart_view::ChartChoice;
+use crate::charts::Theme;
+use crate::improvement_view::ImproveChoice;
+use crate::model::{Dataset, DimKey, Filter, Record};
 use crate::share::ViewState;
-
-use super::improve::ImproveChoice;
 
 /// Where a file came from.
 #[derive(Clone, Debug, PartialEq)]
@@ -32,6 +33,8 @@ pub struct LoadedFile {
     pub origin: Origin,
     /// Its state.
     pub status: FileStatus,
+    /// Bumped on every status change, so the file list redraws a row exactly when it changed.
+    pub revision: u32,
 }
 
 /// What happened to a file.
@@ -56,98 +59,9 @@ pub enum FileStatus {
 
 pub use crate::analysis::defaults::View;
 
-/// The user's chart choices; `None` fields follow the data (see [`crate::analysis::defaults`]).
-#[derive(Clone, Debug, PartialEq)]
-pub struct ChartChoice {
-    /// The active view.
-    pub view: View,
-    /// The x dimension.
-    pub x: Option<DimKey>,
-    /// The latency metric of the latency view.
-    pub latency_metric: Option<MetricKey>,
-    /// The metric of the throughput view.
-    pub throughput_metric: Option<MetricKey>,
-    /// The metric of the scaling view.
-    pub scaling_metric: Option<MetricKey>,
-    /// What splits series.
-    pub series_by: Option<Vec<DimKey>>,
-    /// Log-2 x axis in the scaling view.
-    pub log2_x: bool,
-    /// Logarithmic y axis.
-    pub log_y: bool,
-}
-
-impl Default for ChartChoice {
-    fn default() -> Self {
-        ChartChoice {
-            view: View::Latency,
-            x: None,
-            latency_metric: None,
-            throughput_metric: None,
-            scaling_metric: None,
-            series_by: None,
-            log2_x: false,
-            log_y: false,
-        }
-    }
-}
-
-impl ChartChoice {
-    /// The metric chosen for the active view, if any.
-    pub fn active_metric(&self) -> Option<&MetricKey> {
-        match self.view {
-            View::Latency => self.latency_metric.as_ref(),
-            View::Throughput => self.throughput_metric.as_ref(),
-            _ => self.scaling_metric.as_ref(),
-        }
-    }
-
-    /// Sets the metric of the active view.
-    pub fn set_active_metric(&mut self, metric: Option<MetricKey>) {
-        match self.view {
-            View::Latency => self.latency_metric = metric,
-            View::Throughput => self.throughput_metric = metric,
-            _ => self.scaling_metric = metric,
-        }
-    }
-
-    /// The link form of these choices (filters and data are added by the caller).
-    pub fn to_view_state(&self) -> ViewState {
-        ViewState {
-            view: Some(self.view.id().to_string()),
-            x: self.x.as_ref().map(DimKey::name),
-            metric: self.active_metric().map(MetricKey::name),
-            series: self
-                .series_by
-                .as_ref()
-                .map(|s| s.iter().map(DimKey::name).collect()),
-            log2: self.log2_x,
-            log_y: self.log_y,
-            ..ViewState::default()
-        }
-    }
-
-    /// Choices from a link; unknown names fall back to following the data.
-    pub fn from_view_state(v: &ViewState) -> ChartChoice {
-        let mut c = ChartChoice {
-            view: v
-                .view
-                .as_deref()
-                .and_then(View::from_id)
-                .unwrap_or(View::Latency),
-            x: v.x.as_deref().and_then(DimKey::from_name),
-            series_by: v
-                .series
-                .as_ref()
-                .map(|s| s.iter().filter_map(|n| DimKey::from_name(n)).collect()),
-            log2_x: v.log2,
-            log_y: v.log_y,
-            ..ChartChoice::default()
-        };
-        c.set_active_metric(v.metric.as_deref().and_then(MetricKey::from_name));
-        c
-    }
-}
+/// Whether the view was picked by the user or a link (`false`: it follows the data).
+#[derive(Clone, Copy)]
+pub struct ViewPinned(pub RwSignal<bool>);
 
 /// Everything the components share.
 #[derive(Clone, Copy)]
@@ -198,6 +112,15 @@ impl AppState {
         }
     }
 
+    /// The chart theme the page is in (tracked: charts redraw when it changes).
+    pub fn theme(&self) -> Theme {
+        if self.dark.get() {
+            Theme::Dark
+        } else {
+            Theme::Light
+        }
+    }
+
     /// A view setting from the address, if any.
     pub fn param(&self, name: &str) -> Option<String> {
         self.view_params.with_untracked(|p| p.get(name).cloned())
@@ -220,6 +143,7 @@ impl AppState {
                 name: name.to_string(),
                 origin,
                 status: FileStatus::Loading(what.to_string()),
+                revision: 0,
             })
         });
         id
@@ -230,6 +154,7 @@ impl AppState {
         self.files.update(|files| {
             if let Some(f) = files.iter_mut().find(|f| f.id == id) {
                 f.status = status;
+                f.revision = f.revision.wrapping_add(1);
             }
         });
     }

@@ -18,7 +18,7 @@ use leptos::prelude::WithUntracked;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::load::{human_size, yield_to_browser};
+use super::browser::{human_size, next_frame, yield_to_browser};
 use super::state::{AppState, FileStatus};
 use crate::model::Record;
 use crate::wire::decode_records;
@@ -136,16 +136,6 @@ impl Running {
         })
         .await
     }
-}
-
-/// Resolves at the next animation frame, so what was just rendered gets painted.
-async fn next_frame() {
-    let promise = js_sys::Promise::new(&mut |resolve, _reject| {
-        if let Some(w) = web_sys::window() {
-            let _ = w.request_animation_frame(&resolve);
-        }
-    });
-    let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
 }
 
 fn field(msg: &JsValue, name: &str) -> JsValue {

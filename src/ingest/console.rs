@@ -7,7 +7,7 @@
 //! of the group (`seq_length: 80` → input length). A new group replaces the previous one's
 //! lists and values. Context values are marked inferred (`context line N`).
 
-use super::fields::infer_dim;
+use super::fields::{infer_dim, lengths_from_totals};
 use super::table::ENGINES;
 use super::{Ingested, Warning};
 use crate::model::canonical::parse_number_text;
@@ -259,26 +259,13 @@ fn finish_block(mut r: Record, start: usize, out: &mut Ingested) {
         ));
         return;
     }
-    let completed = r.metric(&MetricKey::Completed).filter(|c| *c > 0.0);
-    if let Some(c) = completed {
-        let total_in = r.metric(&MetricKey::Extra("total_input_tokens".into()));
-        let total_out = r.metric(&MetricKey::Extra("total_output_tokens".into()));
-        if let Some(t) = total_in {
-            infer_dim(
-                &mut r,
-                Dim::InputLen,
-                DimValue::Num(t / c),
-                "total input tokens / successful requests",
-            );
-        }
-        if let Some(t) = total_out {
-            infer_dim(
-                &mut r,
-                Dim::OutputLen,
-                DimValue::Num(t / c),
-                "total generated tokens / successful requests",
-            );
-        }
-    }
+    lengths_from_totals(
+        &mut r,
+        [
+            "total input tokens",
+            "total generated tokens",
+            "successful requests",
+        ],
+    );
     out.records.push(r);
 }

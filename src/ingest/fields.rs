@@ -5,7 +5,9 @@ use serde_json::Value;
 
 use super::{Ingested, Warning};
 use crate::model::canonical::number_from_json;
-use crate::model::{Dim, DimKey, DimValue, LatencyMetric, MetricKey, Percentile, Record, Stat};
+use crate::model::{
+    Dim, DimKey, DimKind, DimValue, LatencyMetric, MetricKey, Percentile, Record, Stat,
+};
 
 /// `at.field`, or `field` when `at` is empty.
 pub(crate) fn place(at: &str, field: &str) -> String {
@@ -48,6 +50,29 @@ pub(crate) fn infer_dim(r: &mut Record, d: Dim, value: DimValue, from: &str) {
     }
 }
 
+/// The mean input and output lengths of a run, inferred from its token totals (the
+/// `extra.total_input_tokens` and `extra.total_output_tokens` metrics) over its completed
+/// requests, unless the record has them already. `from` names the three figures as the file
+/// calls them (`["total_input_tokens", "total_output_tokens", "completed"]`).
+pub(crate) fn lengths_from_totals(r: &mut Record, [input, output, completed]: [&str; 3]) {
+    let Some(c) = r.metric(&MetricKey::Completed).filter(|c| *c > 0.0) else {
+        return;
+    };
+    for (dim, total_key, total_name) in [
+        (Dim::InputLen, "total_input_tokens", input),
+        (Dim::OutputLen, "total_output_tokens", output),
+    ] {
+        if let Some(t) = r.metric(&MetricKey::Extra(total_key.into())) {
+            infer_dim(
+                r,
+                dim,
+                DimValue::Num(t / c),
+                &format!("{total_name} / {completed}"),
+            );
+        }
+    }
+}
+
 /// Sets a dimension from a JSON value (number, or text holding one for numeric dimensions).
 pub(crate) fn set_dim_json(r: &mut Record, d: Dim, v: &Value, at: &str, out: &mut Ingested) {
     let value = match v {
@@ -58,7 +83,7 @@ pub(crate) fn set_dim_json(r: &mut Record, d: Dim, v: &Value, at: &str, out: &mu
             }
             // Numeric dimensions accept "1,024", "inf" and "512 tokens".
             match super::text::parse_quantity(s) {
-                Some((n, _)) if !super::table::is_text_dim(d) => DimValue::Num(n),
+                Some((n, _)) if d.kind() != DimKind::Text => DimValue::Num(n),
                 _ => DimValue::Text(s.trim().to_string()),
             }
         }

@@ -10,12 +10,13 @@
 use serde_json::{Map, Value};
 
 use super::fields::{
-    infer_dim, place, scalar_text, serving_metric_name, set_dim_json, set_metric_json, set_named,
+    lengths_from_totals, place, scalar_text, serving_metric_name, set_dim_json, set_metric_json,
+    set_named,
 };
 use super::requests::RequestArrays;
 use super::{Ingested, Warning};
 use crate::model::canonical::number_from_json;
-use crate::model::{Dim, DimValue, MetricKey, Record, RequestDetail};
+use crate::model::{Dim, MetricKey, Record, RequestDetail};
 
 /// Reads one serving-run object into a record.
 pub(crate) fn read_object(
@@ -25,8 +26,6 @@ pub(crate) fn read_object(
     out: &mut Ingested,
 ) {
     let mut r = Record::default();
-    let mut total_in: Option<f64> = None;
-    let mut total_out: Option<f64> = None;
     let mut random_in: Option<&Value> = None;
     let mut random_out: Option<&Value> = None;
     let mut sharegpt_out: Option<&Value> = None;
@@ -68,15 +67,9 @@ pub(crate) fn read_object(
             "total_throughput" => {
                 set_metric_json(&mut r, MetricKey::TotalTokenThroughput, v, 1.0, &here, out)
             }
-            "total_input_tokens" => {
-                total_in = number_from_json(v);
-                set_metric_json(&mut r, MetricKey::Extra(key.clone()), v, 1.0, &here, out);
-            }
-            "total_output_tokens" => {
-                total_out = number_from_json(v);
-                set_metric_json(&mut r, MetricKey::Extra(key.clone()), v, 1.0, &here, out);
-            }
-            "max_output_tokens_per_s"
+            "total_input_tokens"
+            | "total_output_tokens"
+            | "max_output_tokens_per_s"
             | "max_concurrent_requests"
             | "total_output_tokens_retokenized"
             | "concurrency"
@@ -148,25 +141,10 @@ pub(crate) fn read_object(
     {
         super::fields::note(out, "per-request ttfts and itls converted from s to ms");
     }
-    let completed = r.metric(&MetricKey::Completed).filter(|c| *c > 0.0);
-    if let Some(c) = completed {
-        if let Some(t) = total_in {
-            infer_dim(
-                &mut r,
-                Dim::InputLen,
-                DimValue::Num(t / c),
-                "total_input_tokens / completed",
-            );
-        }
-        if let Some(t) = total_out {
-            infer_dim(
-                &mut r,
-                Dim::OutputLen,
-                DimValue::Num(t / c),
-                "total_output_tokens / completed",
-            );
-        }
-    }
+    lengths_from_totals(
+        &mut r,
+        ["total_input_tokens", "total_output_tokens", "completed"],
+    );
     out.records.push(r);
 }
 

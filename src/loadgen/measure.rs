@@ -8,7 +8,7 @@
 //! target rate and the client's scheduling lag.
 //!
 //! Timing honesty: a chunk that came in the same read as the one before it
-//! ([`ChunkArrival::coalesced`](super::client::ChunkArrival)) has no gap of its own that was
+//! ([`ChunkArrival::coalesced`](super::record::ChunkArrival)) has no gap of its own that was
 //! observed. Its tokens join the read's observation, so each separately observed gap is spread
 //! over all the tokens that arrived with it, and no 0 ms gap is invented (a request whose tokens
 //! all came in one read has no ITL sample); the share of such
@@ -18,7 +18,7 @@
 
 use std::collections::BTreeMap;
 
-use super::client::{LengthFlag, RequestRecord};
+use super::record::{LengthFlag, RequestRecord};
 use super::stats::{summarize, Summary};
 
 /// Service-level objectives for goodput, in milliseconds (vLLM's `--goodput ttft:MS tpot:MS e2el:MS`).
@@ -395,7 +395,7 @@ pub fn warnings(m: &StageMetrics) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::loadgen::client::{ChunkArrival, Failure, FailureKind};
+    use crate::loadgen::record::{ChunkArrival, Failure, FailureKind};
 
     fn req(sent: f64, chunks: &[(f64, u32)], e2el: f64, server: Option<u64>) -> RequestRecord {
         RequestRecord {

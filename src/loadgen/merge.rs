@@ -13,10 +13,11 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 use thiserror::Error;
 
-use super::client::{ChunkArrival, Failure, FailureKind, RequestRecord};
 use super::measure::compute;
+use super::record::{ChunkArrival, Failure, FailureKind, RequestRecord};
 use super::report::{self, PercentileMetric, StageInfo, SummaryView};
 use super::timeline;
+use super::LoadgenError;
 use crate::model::{canonical, MetricKey, Record};
 
 /// Why shard files cannot be merged. Each names the file (and line) at fault.
@@ -61,6 +62,31 @@ pub enum MergeError {
     /// The files do not make one whole run.
     #[error("the files are not the shards of one run: {0}")]
     Incomplete(String),
+}
+
+/// Options of `benchlens merge`.
+#[derive(Clone, Debug, clap::Args)]
+pub struct MergeArgs {
+    /// The shards' canonical result files (each with its `.requests.jsonl` beside it).
+    #[arg(required = true, num_args = 1..)]
+    pub files: Vec<PathBuf>,
+    /// The merged result file; its per-request file is written beside it.
+    #[arg(short, long)]
+    pub output: PathBuf,
+}
+
+/// Merges the files and writes the merged result and per-request files; returns the stages
+/// and requests merged.
+pub fn run_merge(args: &MergeArgs) -> Result<(usize, usize), LoadgenError> {
+    let (records, lines) = merge_files(&args.files).map_err(LoadgenError::Merge)?;
+    let stem = args
+        .output
+        .file_stem()
+        .map_or_else(|| "merged".into(), |s| s.to_string_lossy().into_owned());
+    let requests_path = args.output.with_file_name(format!("{stem}.requests.jsonl"));
+    report::write_atomic(&args.output, &report::canonical_text(&records))?;
+    report::write_atomic(&requests_path, &lines)?;
+    Ok((records.len(), lines.lines().count()))
 }
 
 /// One shard's stage: its record and its requests.
@@ -154,7 +180,11 @@ fn read_shard(path: &Path) -> Result<Vec<(usize, String, ShardStage)>, MergeErro
             stage,
             what,
         };
-        let shard = record.tags.get("shard").cloned().ok_or_else(|| missing("tag.shard"))?;
+        let shard = record
+            .tags
+            .get("shard")
+            .cloned()
+            .ok_or_else(|| missing("tag.shard"))?;
         let start_unix_s = record
             .metrics
             .get(&MetricKey::Extra("stage_start_unix_s".into()))
@@ -188,8 +218,10 @@ fn parse_request_line(line: &str) -> Result<(usize, RequestRecord), String> {
         .and_then(Value::as_array)
         .map_or(&[][..], Vec::as_slice)
     {
-        let (Some(at_ms), Some(tokens)) = (c.get(0).and_then(Value::as_f64), c.get(1).and_then(Value::as_u64))
-        else {
+        let (Some(at_ms), Some(tokens)) = (
+            c.get(0).and_then(Value::as_f64),
+            c.get(1).and_then(Value::as_u64),
+        ) else {
             return Err("a chunk is not [ms, tokens]".into());
         };
         let at_s = at_ms / 1e3;
@@ -203,7 +235,11 @@ fn parse_request_line(line: &str) -> Result<(usize, RequestRecord), String> {
         None => None,
         Some(kind) => Some(Failure {
             kind: failure_kind(kind).ok_or(format!("unknown error_kind {kind:?}"))?,
-            message: v.get("error").and_then(Value::as_str).unwrap_or_default().to_string(),
+            message: v
+                .get("error")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
         }),
     };
     let r = RequestRecord {
@@ -273,10 +309,18 @@ fn merge_stage(stage: usize, shards: Vec<(String, ShardStage)>) -> (Record, Vec<
     let mut num_prompts = 0u64;
     let mut concurrency: Option<u64> = None;
     let mut partial = false;
-    let template = shards.first().map(|(_, s)| s.record.clone()).unwrap_or_default();
+    let template = shards
+        .first()
+        .map(|(_, s)| s.record.clone())
+        .unwrap_or_default();
     for (_, s) in shards {
         let offset = s.start_unix_s - base;
-        let d = s.record.metrics.get(&MetricKey::DurationS).copied().unwrap_or(0.0);
+        let d = s
+            .record
+            .metrics
+            .get(&MetricKey::DurationS)
+            .copied()
+            .unwrap_or(0.0);
         duration = duration.max(offset + d);
         num_prompts += s.record.num_prompts.unwrap_or(0);
         concurrency = match (concurrency, s.record.max_concurrency) {
@@ -292,12 +336,16 @@ fn merge_stage(stage: usize, shards: Vec<(String, ShardStage)>) -> (Record, Vec<
         }
     }
     requests.sort_by_key(|r| r.index);
-    let cancelled = |r: &RequestRecord| r.failure.as_ref().is_some_and(|f| f.kind == FailureKind::Cancelled);
+    let cancelled = |r: &RequestRecord| {
+        r.failure
+            .as_ref()
+            .is_some_and(|f| f.kind == FailureKind::Cancelled)
+    };
     let measured: Vec<RequestRecord> = requests.iter().filter(|r| !cancelled(r)).cloned().collect();
     let rate = template.request_rate.unwrap_or(f64::INFINITY);
     let m = compute(&measured, duration, rate, &PERCENTILES, None);
     let view = SummaryView::new(
-        PercentileMetric::defaults(),
+        PercentileMetric::parse_list(PercentileMetric::DEFAULT).unwrap_or_default(),
         PERCENTILES.to_vec(),
         &measured,
         (requests.len() - measured.len()) as u64,
@@ -348,9 +396,21 @@ mod tests {
             ttft_s: Some(0.02),
             e2el_s: Some(0.03),
             chunks: vec![
-                ChunkArrival { at_s: 0.02, tokens: 1, coalesced: false },
-                ChunkArrival { at_s: 0.03, tokens: 1, coalesced: false },
-                ChunkArrival { at_s: 0.03, tokens: 1, coalesced: true },
+                ChunkArrival {
+                    at_s: 0.02,
+                    tokens: 1,
+                    coalesced: false,
+                },
+                ChunkArrival {
+                    at_s: 0.03,
+                    tokens: 1,
+                    coalesced: false,
+                },
+                ChunkArrival {
+                    at_s: 0.03,
+                    tokens: 1,
+                    coalesced: true,
+                },
             ],
             ..RequestRecord::default()
         };
@@ -358,7 +418,10 @@ mod tests {
         assert_eq!(stage, 2);
         assert_eq!(back.index, 7);
         assert_eq!(back.chunks, r.chunks);
-        assert_eq!((back.ttft_s, back.e2el_s, back.sent_at_s), (r.ttft_s, r.e2el_s, r.sent_at_s));
+        assert_eq!(
+            (back.ttft_s, back.e2el_s, back.sent_at_s),
+            (r.ttft_s, r.e2el_s, r.sent_at_s)
+        );
         let failed = RequestRecord {
             failure: Some(Failure {
                 kind: FailureKind::Http(503),

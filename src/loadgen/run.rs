@@ -15,14 +15,15 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
+use super::body::{request_body, Sampling};
 use super::capacity::{steady_window, RequestSpan, SteadyWindow};
-use super::client::{
-    request_body, Client, FailureKind, RequestRecord, Sampling, Target, Transport,
-};
+use super::client::{Client, Transport};
 use super::measure::{compute, StageMetrics};
 use super::mock::{MockOpts, MockServer};
+use super::record::{FailureKind, RequestRecord};
 use super::report::{self, StageInfo, SummaryView};
 use super::schedule::{arrivals, ramp_arrivals, stop_requested, Arrivals, StageSize};
+use super::target::Target;
 use super::timeline;
 use super::tokenizer::Tokenizer;
 use super::{LoadgenError, RequestFailed, SetupError};

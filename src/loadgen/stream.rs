@@ -21,7 +21,8 @@
 //!
 //! Must not import app code.
 
-use super::client::{Backend, ChunkArrival, Failure, FailureKind, RequestRecord};
+use super::client::Backend;
+use super::record::{ChunkArrival, Failure, FailureKind, RequestRecord};
 use super::sse::{self, SseParser};
 
 /// Bytes of a non-stream answer quoted in its failure message.
@@ -94,7 +95,7 @@ impl StreamAccount {
     }
 
     fn not_a_stream(&self) -> Failure {
-        let quoted = super::client::snippet(&String::from_utf8_lossy(
+        let quoted = super::record::snippet(&String::from_utf8_lossy(
             &self.head[..self.head.len().min(QUOTED_BYTES * 4)],
         ));
         let ct = self.content_type.as_deref().unwrap_or("(none)");

@@ -262,7 +262,7 @@ pub async fn sweep(
     Ok(out)
 }
 
-fn outcome_of(r: &super::client::RequestRecord) -> RequestOutcome {
+fn outcome_of(r: &super::record::RequestRecord) -> RequestOutcome {
     match request_latencies(r) {
         Some(l) => RequestOutcome {
             ok: true,

@@ -10,7 +10,7 @@
 
 use std::collections::BTreeMap;
 
-use super::client::RequestRecord;
+use super::record::RequestRecord;
 use crate::analysis::stats::percentile_sorted;
 
 /// The quantiles each latency column holds.
@@ -104,7 +104,7 @@ fn spread_presence(per_second: &mut [f64], from: f64, to: f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::loadgen::client::ChunkArrival;
+    use crate::loadgen::record::ChunkArrival;
 
     fn request(sent: f64, chunk_at: &[(f64, u32, bool)]) -> RequestRecord {
         RequestRecord {

@@ -50,11 +50,22 @@ test('sample 001 charts mean TTFT per request rate, one trace per engine', async
   assert.deepEqual(page.errors, []);
 });
 
-test('a file picked through the file input loads beside the others', async (t) => {
+test('files picked through the file input load beside the others, each with its count', async (t) => {
   const page = await newPage(app.browser, t);
   await page.goto(app.server.url);
-  await pickFiles(page, ['public/samples/001_b815cef7710eda19.txt']);
+  await page.click('button[data-sample="001_b815cef7710eda19.txt"]');
   await waitForTraces(page, 2);
-  assert.match(await page.textContent('#file-list'), /001_b815cef7710eda19\.txt/);
+  // Two more at once through the picker, beside the sample already loaded.
+  await pickFiles(page, ['public/samples/000_258d36619a7af95a.txt', 'public/samples/002_44f3a8b9f2336bbb.txt']);
+  await page.waitForFunction(() => document.querySelectorAll('#file-list > li.loaded').length === 3, null, { timeout: 30000 });
+  const rows = await page.$$eval('#file-list > li', (items) =>
+    items.map((li) => [li.dataset.file, li.querySelector('.count')?.textContent]),
+  );
+  assert.deepEqual(rows, [
+    ['001_b815cef7710eda19.txt', '12 records'],
+    ['000_258d36619a7af95a.txt', '1402 records'],
+    ['002_44f3a8b9f2336bbb.txt', '32 records'],
+  ]);
+  assert.equal(await page.textContent('#match-count'), '1446 of 1446 records');
   assert.deepEqual(page.errors, []);
 });

@@ -78,24 +78,73 @@ test('seed 002: vllm over tgi output throughput at 128/128 is 8.15 %', async (t)
   assert.deepEqual(page.errors, []);
 });
 
-test('exports: records as canonical CSV and JSON, chart as SVG', async (t) => {
+/** The text of a download. */
+async function downloaded(download) {
+  return (await download.createReadStream()).toArray().then((b) => Buffer.concat(b).toString());
+}
+
+test('exports: comparison as Markdown, chart as SVG, records as canonical CSV and JSON', async (t) => {
   const page = await newPage(app.browser, t);
   await page.goto(app.server.url);
   await page.click('button[data-sample="001_b815cef7710eda19.txt"]');
   await page.waitForFunction(() => document.getElementById('chart')?.data?.length === 2);
+  // The comparison table's Markdown: mean TTFT per request rate as the seed file gives it
+  // (vllm 45.037437…, sgl 64.875195… at rate 1; better by (64.88 − 45.04) / 64.88).
+  assert.equal(await page.inputValue('#comparison-markdown'), [
+    '| Request rate (req/s) | sgl (ms) | vllm (ms) | Fastest | Better by (%) |',
+    '| ---: | ---: | ---: | --- | ---: |',
+    '| 1 | 64.88 | 45.04 | vllm | 30.58 |',
+    '| 10 | 68.60 | 56.90 | vllm | 17.06 |',
+    '| 20 | 100.92 | 88.14 | vllm | 12.66 |',
+    '| 30 | 765.79 | 373.01 | vllm | 51.29 |',
+    '| 35 | 9696.13 | 8402.26 | vllm | 13.34 |',
+    '| inf | 17419.66 | 18107.32 | sgl | 3.80 |',
+    '',
+  ].join('\n'));
+  // The chart as an SVG file: plotly's own drawing of both engines' bars.
+  const [svg] = await Promise.all([page.waitForEvent('download'), page.click('#export-svg')]);
+  assert.equal(svg.suggestedFilename(), 'benchlens-mean_ttft_ms-by-request_rate.svg');
+  const svgText = await downloaded(svg);
+  assert.match(svgText, /^<svg [^>]*xmlns="http:\/\/www\.w3\.org\/2000\/svg"[^>]*width="1200" height="600"/);
+  assert.ok(svgText.trimEnd().endsWith('</svg>'));
+  assert.equal((svgText.match(/class="trace bars"/g) ?? []).length, 2);
+  const legend = [...svgText.matchAll(/class="legendtext"[^>]*>([^<]*)</g)].map((m) => m[1]);
+  assert.deepEqual(legend, ['sgl', 'vllm']);
+  assert.ok(svgText.includes('>Mean TTFT (ms)<'), 'the y axis title is in the file');
+  // Records of one engine.
   await page.click('fieldset[data-dim="engine"] input[data-value="sgl"]');
   const [csv] = await Promise.all([page.waitForEvent('download'), page.click('#export-csv')]);
-  const csvText = await (await csv.createReadStream()).toArray().then((b) => Buffer.concat(b).toString());
-  const lines = csvText.trim().split('\n');
+  const lines = (await downloaded(csv)).trim().split('\n');
   assert.equal(lines.length, 7, 'header + 6 sgl records');
   assert.match(lines[0], /^source,format,model,engine,/);
   const [json] = await Promise.all([page.waitForEvent('download'), page.click('#export-json')]);
-  const doc = JSON.parse(await (await json.createReadStream()).toArray().then((b) => Buffer.concat(b).toString()));
+  const doc = JSON.parse(await downloaded(json));
   assert.equal(doc.schema_version, 1);
   assert.equal(doc.records.length, 6);
   assert.ok(doc.records.every((r) => r.engine === 'sgl'));
-  const [svg] = await Promise.all([page.waitForEvent('download'), page.click('#export-svg')]);
-  assert.match(svg.suggestedFilename(), /\.svg$/);
-  assert.match(await page.inputValue('#comparison-markdown').catch(() => ''), /^$|\|/);
+  // One engine left: no comparison, so no comparison Markdown either.
+  assert.equal(await page.locator('#comparison-markdown').count(), 0);
   assert.deepEqual(page.errors, []);
+});
+
+test('without plotly.js every chart view says so instead of drawing nothing', async (t) => {
+  const page = await newPage(app.browser, t);
+  // The page without its plotly.js: the views' charts cannot be drawn.
+  await page.route('**/plotly-cartesian*.js', (route) => route.abort());
+  await page.goto(app.server.url);
+  await page.click('button[data-sample="000_258d36619a7af95a.txt"]');
+  await page.waitForSelector('#file-list > li.loaded');
+  const message = 'plotly.js did not load; charts cannot be drawn';
+  const shows = async (view) => {
+    await page.click(`button[data-view="${view}"]`);
+    const note = page.locator('.chart-panel .chart-error:visible');
+    await note.first().waitFor({ timeout: 20000 });
+    assert.deepEqual(await note.allTextContents(), [message], view);
+  };
+  // Seed 000 has throughput and a GPU comparison; seed 001 latencies for the trade-off.
+  await shows('throughput');
+  await shows('improvement');
+  await pickFiles(page, ['public/samples/001_b815cef7710eda19.txt']);
+  await page.waitForFunction(() => document.querySelectorAll('#file-list > li.loaded').length === 2);
+  await shows('tradeoff');
 });

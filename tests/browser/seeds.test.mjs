@@ -98,7 +98,17 @@ test('seed 001 by drag-and-drop: filters, views and the address', async (t) => {
   assert.match(page.url(), /f\.engine=vllm/);
   assert.match(page.url(), /view=throughput/);
 
-  // Reloading the address restores the view and the filter (the dropped file itself is local).
+  // Reloading the address restores the view and the filter. The dropped file is local, so
+  // it is not in the address: dropped again, it opens filtered, on the throughput view.
+  await page.reload();
+  await page.waitForSelector('#empty-state');
+  assert.match(page.url(), /f\.engine=vllm/);
+  await dropFile(page, '001_b815cef7710eda19.txt', text);
+  await waitForTraces(page, 1);
+  assert.equal(await page.textContent('#match-count'), '6 of 12 records');
+  assert.equal(await page.getAttribute('button[data-view="throughput"]', 'class'), 'active');
+  assert.deepEqual((await chartTraces(page)).map((t) => t.name), ['vllm']);
+  assert.ok(await page.isChecked('fieldset[data-dim="engine"] input[data-value="vllm"]'));
   await page.click('#clear-filters');
   await page.waitForFunction(() => document.getElementById('chart').data.length === 2);
 

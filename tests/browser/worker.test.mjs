@@ -1,5 +1,5 @@
-// Parsing in the parse worker (src/app/worker.rs, src/bin/benchlens-worker.rs): the page keeps
-// painting while a multi-MB file is parsed, every record arrives, and a file the worker cannot
+// Parsing in the parse worker (src/app/worker.rs, src/bin/benchlens-worker.rs): the page's thread
+// stays free while a multi-MB file is parsed, every record arrives, and a file the worker cannot
 // read or a worker that crashes or fails to load ends as that file's error only.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -56,70 +56,108 @@ async function waitSettled(page, n) {
   );
 }
 
-test('the page keeps painting while a 100k-row CSV is parsed, and every record arrives', async (t) => {
-  const page = await newPage(app.browser, t);
-  await page.goto(app.server.url);
-  await page.waitForSelector('#empty-state');
-  const rows = 100_000;
-  const csv = tidyCsv(rows);
-  const result = await page.evaluate(async ({ csv }) => {
-    // A frame ticker and a timer, as an animation and a clock on the page would be.
-    const frames = [];
-    let timerTicks = 0;
+/** Counts the messages each worker sends the page, by kind (before the app's handler runs). */
+function countWorkerMessages() {
+  const Real = window.Worker;
+  window.__workerKinds = {};
+  window.Worker = class extends Real {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener('message', (ev) => {
+        const kind = ev.data?.kind ?? '?';
+        window.__workerKinds[kind] = (window.__workerKinds[kind] ?? 0) + 1;
+      });
+    }
+  };
+}
+
+/**
+ * Drops `csv` and records, until the file is loaded, the main thread's long tasks (over 50 ms,
+ * from a PerformanceObserver) that began after the drop and before the last step (indexing the
+ * records and the first chart, one task whether the page or a worker parsed), and the statuses
+ * shown.
+ */
+async function dropAndWatch(page, csv) {
+  return page.evaluate(async ({ csv }) => {
+    const tasks = [];
+    const observer = new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) tasks.push([e.startTime, e.duration]);
+    });
+    observer.observe({ type: 'longtask' });
     const status = () => {
       const li = document.querySelector('#file-list > li');
       return li?.classList.contains('loading') ? li.querySelector('.status')?.textContent ?? '' : li?.className ?? '';
     };
-    let running = true;
-    // performance.now(), not the callback's argument: that is the frame's planned start,
-    // which a long task before the callback does not move.
-    const tick = () => {
-      frames.push([performance.now(), status()]);
-      if (running) requestAnimationFrame(tick);
-    };
-    const timer = setInterval(() => timerTicks++, 20);
-    requestAnimationFrame(tick);
+    const seen = new Set();
     const dt = new DataTransfer();
     dt.items.add(new File([csv], 'tidy-100k.csv'));
     const t0 = performance.now();
     document.querySelector('main').dispatchEvent(new DragEvent('drop', { bubbles: true, cancelable: true, dataTransfer: dt }));
-    let parsingEnd = null;
+    let lastStepAt = null;
     while (!document.querySelector('#file-list > li.loaded, #file-list > li.failed')) {
       await new Promise((r) => setTimeout(r, 10));
-      if (parsingEnd === null && status().startsWith('indexing')) parsingEnd = performance.now();
-      if (performance.now() - t0 > 60000) break;
-    }
-    running = false;
-    clearInterval(timer);
-    // Gaps between frames while the file was read, parsed and its records received (before
-    // the one long step that indexes them and draws the first chart).
-    let maxGap = 0;
-    const seen = new Set();
-    for (let i = 1; i < frames.length; i++) {
-      const [prev, st] = frames[i - 1];
+      const st = status();
       seen.add(st.replace(/[\d/.,]+/g, 'N'));
-      if (st.startsWith('indexing') || st.includes('loaded')) continue;
-      maxGap = Math.max(maxGap, frames[i][0] - prev);
+      if (lastStepAt === null && st.startsWith('indexing')) lastStepAt = performance.now();
+      if (performance.now() - t0 > 120000) break;
     }
+    // Long tasks are reported after they end: let the observer deliver the last ones.
+    await new Promise((r) => setTimeout(r, 50));
+    observer.disconnect();
+    // The task that made the file and dropped it (this test's own work) began before t0.
+    const before = tasks.filter(([start]) => start >= t0 && (lastStepAt === null || start < lastStepAt));
     return {
-      maxGap,
-      frames: frames.length,
-      timerTicks,
-      parsingMs: (parsingEnd ?? performance.now()) - t0,
+      longestMs: Math.max(0, ...before.map(([, d]) => d)),
+      longTasks: before.length,
       stages: [...seen],
+      kinds: window.__workerKinds ?? null,
       count: document.querySelector('#file-list > li .count')?.textContent,
       error: document.querySelector('#file-list > li .error')?.textContent,
     };
   }, { csv });
-  t.diagnostic(JSON.stringify(result));
+}
+
+test('a 100k-row CSV is parsed off the page\'s thread, and every record arrives', async (t) => {
+  const rows = 100_000;
+  const csv = tidyCsv(rows);
+  // The page's own parse (no Worker), then the worker's, on the same machine under the same load.
+  const alone = await newPage(app.browser, t);
+  await alone.addInitScript(() => {
+    delete window.Worker;
+  });
+  await alone.goto(app.server.url);
+  await alone.waitForSelector('#empty-state');
+  const onPage = await dropAndWatch(alone, csv);
+  t.diagnostic(`parsed on the page: ${JSON.stringify(onPage)}`);
+  assert.equal(onPage.count, `${rows} records`);
+  await alone.close();
+
+  const page = await newPage(app.browser, t);
+  await page.addInitScript(countWorkerMessages);
+  await page.goto(app.server.url);
+  await page.waitForSelector('#empty-state');
+  const result = await dropAndWatch(page, csv);
+  t.diagnostic(`parsed in the worker: ${JSON.stringify(result)}`);
   assert.equal(result.error, undefined);
   assert.equal(result.count, `${rows} records`);
+  // The worker parsed it: it said so, and sent the records in many batches, then done.
+  assert.equal(result.kinds.parsing, 1);
+  assert.equal(result.kinds.meta, 1);
+  assert.equal(result.kinds.done, 1);
+  assert.ok(result.kinds.batch >= 10, `records came in ${result.kinds.batch} batches`);
   // Real stages were shown on the way.
   assert.ok(result.stages.some((s) => s.startsWith('parsing')), result.stages.join(' | '));
   assert.ok(result.stages.some((s) => s.startsWith('receiving N records')), result.stages.join(' | '));
-  // Frames kept coming: no pause near the ~0.5 s the page froze for when it parsed itself.
-  assert.ok(result.maxGap < 200, `longest gap between frames while parsing: ${result.maxGap.toFixed(0)} ms`);
-  assert.ok(result.timerTicks >= result.parsingMs / 20 / 4, `timer ticked ${result.timerTicks} times in ${result.parsingMs.toFixed(0)} ms`);
+  // The page's thread stayed free meanwhile. Compared with the page parsing the same file
+  // under the same load, not with a fixed number of ms: a busy 2-core machine stretches both.
+  // Measured here in three runs at load average 15 (other builds on the two cores): one long
+  // task of 1,256-3,196 ms when the page parses; with the worker one or two, the longest
+  // 59-99 ms (decoding a batch, drawing the file row), 13 to 54 times shorter.
+  assert.ok(onPage.longestMs > 0, 'the page\'s own parse is one long task');
+  assert.ok(
+    result.longestMs < onPage.longestMs / 2,
+    `longest task on the page's thread: ${result.longestMs.toFixed(0)} ms with the worker, ${onPage.longestMs.toFixed(0)} ms without`,
+  );
   await waitForTraces(page, 1);
   await screenshot(page, 'worker-100k-csv');
   assert.deepEqual(page.errors, []);

@@ -181,7 +181,7 @@ fn client_section(out: &mut String, info: &StageInfo, m: &StageMetrics, view: &S
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::loadgen::client::RequestRecord;
+    use crate::loadgen::record::RequestRecord;
     use crate::loadgen::report::record::stage_record;
     use crate::loadgen::report::view::{error_reasons, PercentileMetric, REASON_BYTES};
     use crate::loadgen::stats::Summary;
@@ -304,7 +304,7 @@ mod tests {
 
     #[test]
     fn error_reasons_are_the_three_most_frequent_without_the_url() {
-        use crate::loadgen::client::{Failure, FailureKind};
+        use crate::loadgen::record::{Failure, FailureKind};
         let failed = |kind, message: &str| RequestRecord {
             failure: Some(Failure {
                 kind,

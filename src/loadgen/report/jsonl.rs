@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value};
 
-use crate::loadgen::client::RequestRecord;
+use crate::loadgen::record::RequestRecord;
 
 /// One JSON Lines row per request (`<result>.requests.jsonl`). Fields:
 ///

@@ -3,8 +3,8 @@
 
 use super::stage_info::StageInfo;
 use super::view::SummaryView;
-use crate::loadgen::client::RequestRecord;
 use crate::loadgen::measure::{request_latencies, StageMetrics};
+use crate::loadgen::record::RequestRecord;
 use crate::loadgen::stats::{summarize, Summary};
 use crate::model::{LatencyMetric, MetricKey, Percentile, Record, RequestDetail, Stat};
 

@@ -3,8 +3,8 @@
 //! times, and the most frequent failure reasons ([`error_reasons`]).
 
 use super::stage_info::StageInfo;
-use crate::loadgen::client::RequestRecord;
 use crate::loadgen::measure::{request_latencies, StageMetrics};
+use crate::loadgen::record::RequestRecord;
 use crate::loadgen::stats::{summarize, Summary};
 
 /// vLLM's percentile word: `str(int(p)) if int(p) == p else str(p)`.

@@ -6,8 +6,8 @@ use serde_json::{json, Map, Value};
 use super::record::request_detail;
 use super::stage_info::StageInfo;
 use super::view::{p_word, queue_time_s, view_percentiles, SummaryView};
-use crate::loadgen::client::RequestRecord;
 use crate::loadgen::measure::StageMetrics;
+use crate::loadgen::record::RequestRecord;
 use crate::model::canonical::number_to_json;
 use crate::model::RequestDetail;
 
@@ -148,7 +148,7 @@ mod tests {
     /// no ITLs and its error; a successful one its figures in seconds.
     #[test]
     fn detailed_arrays_hold_every_request_failed_ones_as_zeros() {
-        use crate::loadgen::client::{ChunkArrival, Failure, FailureKind};
+        use crate::loadgen::record::{ChunkArrival, Failure, FailureKind};
         let chunk = |at_s| ChunkArrival {
             at_s,
             tokens: 1,

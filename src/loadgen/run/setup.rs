@@ -8,8 +8,9 @@ use serde_json::Value;
 
 use super::opts::{DatasetKind, RunOpts};
 use super::prepare::invalid;
-use crate::loadgen::client::{Client, FailureKind};
+use crate::loadgen::client::Client;
 use crate::loadgen::dataset::{self, Prompt, RandomSpec};
+use crate::loadgen::record::FailureKind;
 use crate::loadgen::report;
 use crate::loadgen::tokenizer::Tokenizer;
 use crate::loadgen::trace;

@@ -8,8 +8,9 @@ use bytes::Bytes;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
-use crate::loadgen::client::{Client, Failure, FailureKind, RequestRecord};
+use crate::loadgen::client::Client;
 use crate::loadgen::dataset::Prompt;
+use crate::loadgen::record::{Failure, FailureKind, RequestRecord};
 use crate::loadgen::schedule::{drive, stop_requested, Arrivals};
 use crate::loadgen::shard::Shard;
 

@@ -1,4 +1,4 @@
-//! The record table: which columns exist, how cells read (numbers with units), and sorting.
+//! The record table's columns: which columns exist, how cells read (numbers with units), and sorting.
 //!
 //! Shared and pure, so the browser's table view and tests agree on order and formatting.
 
@@ -149,6 +149,81 @@ pub fn sort_indices(ds: &Dataset, indices: &mut [usize], column: &Column, descen
     });
 }
 
+/// One page of the record table: the columns on offer and shown, and the first rows.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RecordPage {
+    /// Every column the filtered records have (the column chooser).
+    pub available: Vec<Column>,
+    /// The columns shown, in order.
+    pub columns: Vec<Column>,
+    /// The first rows in sort order: the record's index in the dataset and its cells.
+    pub rows: Vec<(usize, Vec<String>)>,
+    /// How many records the filter and sort cover (more than `rows` when cut).
+    pub total: usize,
+}
+
+/// The record table of the records at `indices`: the `chosen` columns that exist (the
+/// [`default_columns`] until the user chooses), sorted by `sort` (column, descending), with at
+/// most `limit` rows; sorting covers every record, not only the rows shown.
+pub fn record_page(
+    ds: &Dataset,
+    mut indices: Vec<usize>,
+    chosen: Option<&[Column]>,
+    sort: Option<&(Column, bool)>,
+    limit: usize,
+) -> RecordPage {
+    let available = available_columns(ds, &indices);
+    let columns: Vec<Column> = match chosen {
+        Some(c) => c
+            .iter()
+            .filter(|c| available.contains(c))
+            .cloned()
+            .collect(),
+        None => default_columns(&available),
+    };
+    if let Some((column, descending)) = sort {
+        sort_indices(ds, &mut indices, column, *descending);
+    }
+    let rows = indices
+        .iter()
+        .take(limit)
+        .map(|&i| {
+            (
+                i,
+                columns.iter().map(|c| c.cell(&ds.records()[i])).collect(),
+            )
+        })
+        .collect();
+    RecordPage {
+        available,
+        columns,
+        rows,
+        total: indices.len(),
+    }
+}
+
+/// The shown columns after the user ticks or unticks `column`: removed if shown, else added
+/// at the end.
+pub fn toggle_column(shown: &[Column], column: &Column) -> Vec<Column> {
+    let mut next = shown.to_vec();
+    match next.iter().position(|c| c == column) {
+        Some(pos) => {
+            next.remove(pos);
+        }
+        None => next.push(column.clone()),
+    }
+    next
+}
+
+/// The sort after a click on `column`'s header: the same column flips direction, another
+/// column sorts ascending.
+pub fn next_sort(current: Option<(Column, bool)>, column: Column) -> Option<(Column, bool)> {
+    match current {
+        Some((c, descending)) if c == column => Some((c, !descending)),
+        _ => Some((column, false)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -198,5 +273,53 @@ mod tests {
             Column::Metric(MetricKey::OutputThroughput).header(),
             "Output token throughput (tok/s)"
         );
+    }
+
+    #[test]
+    fn record_page_sorts_all_then_cuts_and_keeps_chosen_columns_that_exist() {
+        let ds = Dataset::new(vec![
+            rec("b", Some(2.0)),
+            rec("a", None),
+            rec("c", Some(3.0)),
+            rec("d", Some(1.0)),
+        ]);
+        let ttft = Column::from_name("mean_ttft_ms").unwrap();
+        let engine = Column::from_name("engine").unwrap();
+        let page = record_page(&ds, vec![0, 1, 2, 3], None, Some(&(ttft.clone(), true)), 2);
+        assert_eq!(page.total, 4);
+        assert_eq!(page.columns, [engine.clone(), ttft.clone()]);
+        // Sorted over all four before the cut: 3.0 (c), then 2.0 (b).
+        assert_eq!(
+            page.rows,
+            [
+                (2, vec!["c".to_string(), "3.00".to_string()]),
+                (0, vec!["b".to_string(), "2.00".to_string()])
+            ]
+        );
+        // A chosen column the filtered records lack is left out, not shown empty.
+        let gpu = Column::from_name("gpu").unwrap();
+        let chosen = [ttft.clone(), gpu];
+        let page = record_page(&ds, vec![1, 3], Some(&chosen), None, 10);
+        assert_eq!(page.columns, std::slice::from_ref(&ttft));
+        assert_eq!(
+            page.rows,
+            [(1, vec![String::new()]), (3, vec!["1.00".to_string()])]
+        );
+    }
+
+    #[test]
+    fn toggling_columns_and_sort_clicks() {
+        let ttft = Column::from_name("mean_ttft_ms").unwrap();
+        let engine = Column::from_name("engine").unwrap();
+        let shown = toggle_column(std::slice::from_ref(&engine), &ttft);
+        assert_eq!(shown, [engine.clone(), ttft.clone()]);
+        assert_eq!(toggle_column(&shown, &engine), std::slice::from_ref(&ttft));
+        let first = next_sort(None, ttft.clone());
+        assert_eq!(first, Some((ttft.clone(), false)));
+        assert_eq!(
+            next_sort(first.clone(), ttft.clone()),
+            Some((ttft.clone(), true))
+        );
+        assert_eq!(next_sort(first, engine.clone()), Some((engine, false)));
     }
 }

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Whole-process figures for reading a large tidy CSV with the release binary:
+# `benchlens inspect` and `benchlens convert` of a generated 1,000,000-row file (the rows of
+# benches/ingest.rs's tidy CSV), on both cores and on one (`taskset -c 0`), five runs each,
+# with /usr/bin/time's wall time, CPU time (user + system) and peak memory.
+#
+#   scripts/bench-ingest-cli.sh [BINARY] [ROWS]
+#
+# BINARY defaults to target/release/benchlens (built first when missing); ROWS to 1000000.
+# OLD=path/to/an/older/benchlens runs that binary too, alternating run by run with BINARY, so
+# the two are compared on the same machine state.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin="${1:-target/release/benchlens}"
+rows="${2:-1000000}"
+runs="${RUNS:-5}"
+if [[ ! -x "$bin" ]]; then
+    cargo build --release --locked --bin benchlens
+fi
+dir="$(mktemp -d)"
+trap 'rm -rf "$dir"' EXIT
+csv="$dir/tidy-$rows.csv"
+awk -v rows="$rows" 'BEGIN {
+    print "model,gpu,batch_size,concurrency,input_len,output_len,TTFT (ms),TPOT (ms),p99 ITL (ms),Throughput (tok/s)"
+    for (i = 0; i < rows; i++)
+        printf "llama-%d,H100,%d,%d,1024,128,%.3f,%.3f,%.3f,%.2f\n", i % 7, 2 ^ (i % 8), 2 ^ (i % 6),
+            40.0 + (i % 100) * 0.37, 8.0 + (i % 50) * 0.11, 20.0 + (i % 40) * 0.5, 1500.0 + (i % 1000)
+}' >"$csv"
+size_mb="$(awk -v b="$(stat -c %s "$csv")" 'BEGIN { printf "%.1f", b / 1e6 }')"
+echo "tidy CSV, $rows rows, $size_mb MB; $runs runs per line; wall s / CPU s / peak MiB: median (min-max)"
+
+# One timed run: "wall cpu peak_kib".
+once() {
+    /usr/bin/time -f '%e %U %S %M' -o "$dir/time" "$@" >/dev/null 2>"$dir/err" || {
+        cat "$dir/err" >&2
+        exit 1
+    }
+    awk '{ printf "%s %.2f %s\n", $1, $2 + $3, $4 }' "$dir/time"
+}
+
+# median (min-max) of column $1 of the lines in file $2, scaled by $3.
+summary() {
+    sort -g -k"$1","$1" "$2" | awk -v c="$1" -v s="$3" '{ v[NR] = $c * s }
+        END { printf "%.2f (%.2f-%.2f)", v[int((NR + 1) / 2)], v[1], v[NR] }'
+}
+
+# Every core the process may use, then one (the rows are then mapped on one thread).
+for cores in all 0; do
+    pin=()
+    [[ "$cores" == all ]] || pin=(taskset -c "$cores")
+    for cmd in inspect "convert --to csv"; do
+        : >"$dir/new"
+        : >"$dir/old"
+        for ((i = 0; i < runs; i++)); do
+            # shellcheck disable=SC2086 # $cmd is two words on purpose
+            once "${pin[@]}" "$bin" $cmd "$csv" >>"$dir/new"
+            if [[ -n "${OLD:-}" ]]; then
+                # shellcheck disable=SC2086
+                once "${pin[@]}" "$OLD" $cmd "$csv" >>"$dir/old"
+            fi
+        done
+        for which in new old; do
+            [[ -s "$dir/$which" ]] || continue
+            label="$bin"
+            [[ "$which" == old ]] && label="$OLD"
+            printf '%-16s cores %-3s %-30s wall %s  cpu %s  peak %s MiB\n' "$cmd" "$cores" "$label" \
+                "$(summary 1 "$dir/$which" 1)" "$(summary 2 "$dir/$which" 1)" \
+                "$(summary 3 "$dir/$which" 0.0009765625)"
+        done
+    done
+done

@@ -1,0 +1,147 @@
+//! The trade-off, SLO and regression views' rules, shared and pure so they are tested
+//! natively: reading the typed SLO limits, the load an SLO is checked along, the frontier rows
+//! under the trade-off chart and which two files a regression check compares.
+
+use crate::analysis::slo::SloLimit;
+use crate::analysis::tradeoff::TradeoffSeries;
+use crate::model::{Dataset, Dim, DimKey};
+
+/// The dimensions an SLO can be checked along, in menu order.
+pub const SLO_LOADS: [Dim; 3] = [Dim::RequestRate, Dim::MaxConcurrency, Dim::BatchSize];
+
+/// The limits typed as `p99_ttft_ms<=500, mean_tpot_ms<=50`: every comma-separated part
+/// parsed, or the first part's error; at least one limit.
+pub fn parse_slo_limits(text: &str) -> Result<Vec<SloLimit>, String> {
+    let limits = text
+        .split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .map(|p| SloLimit::parse(p).map_err(|e| e.to_string()))
+        .collect::<Result<Vec<_>, _>>()?;
+    if limits.is_empty() {
+        return Err("give at least one limit, e.g. p99_ttft_ms<=500".to_string());
+    }
+    Ok(limits)
+}
+
+/// The load an SLO is checked along when the user has not chosen: the first of [`SLO_LOADS`]
+/// that varies in the data, else the request rate.
+pub fn default_slo_load(ds: &Dataset) -> DimKey {
+    SLO_LOADS
+        .into_iter()
+        .map(DimKey::Known)
+        .find(|k| ds.distinct_len(k) > 1)
+        .unwrap_or(DimKey::Known(Dim::RequestRate))
+}
+
+/// One row of the frontier table: the series name, latency and throughput.
+pub type FrontierRow = (String, f64, f64);
+
+/// The Pareto frontier points of every series, series by series in latency order.
+pub fn frontier_rows(series: &[TradeoffSeries]) -> Vec<FrontierRow> {
+    series
+        .iter()
+        .flat_map(|s| {
+            s.frontier.iter().filter_map(move |&p| {
+                let point = s.points.get(p)?;
+                Some((s.name.clone(), point.latency, point.throughput))
+            })
+        })
+        .collect()
+}
+
+/// Which two of the loaded files (ids in load order) a regression check compares: the chosen
+/// ones still loaded, else the first as old and the last as new.
+pub fn regression_pair(
+    loaded: &[u32],
+    old: Option<u32>,
+    new: Option<u32>,
+) -> Result<(u32, u32), String> {
+    let (Some(&first), Some(&last)) = (loaded.first(), loaded.last()) else {
+        return Err(TWO_FILES.to_string());
+    };
+    if loaded.len() < 2 {
+        return Err(TWO_FILES.to_string());
+    }
+    let pick = |chosen: Option<u32>, fallback: u32| {
+        chosen.filter(|id| loaded.contains(id)).unwrap_or(fallback)
+    };
+    let (old, new) = (pick(old, first), pick(new, last));
+    if old == new {
+        return Err("choose two different files".to_string());
+    }
+    Ok((old, new))
+}
+
+/// What the regression view says with fewer than two files.
+const TWO_FILES: &str =
+    "load two result files of the same configurations (an old and a new run) to compare them";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::slo::limits_text;
+    use crate::analysis::tradeoff::TradeoffPoint;
+    use crate::model::Record;
+
+    #[test]
+    fn slo_limits_parse_all_or_name_the_bad_one() {
+        let limits = parse_slo_limits(" p99_ttft_ms<=500, mean_tpot_ms<=50 ,").unwrap();
+        assert_eq!(limits_text(&limits), "p99_ttft_ms<=500, mean_tpot_ms<=50");
+        assert!(parse_slo_limits("p99_ttft_ms<=500, nonsense").is_err());
+        assert_eq!(
+            parse_slo_limits(" , ").unwrap_err(),
+            "give at least one limit, e.g. p99_ttft_ms<=500"
+        );
+    }
+
+    #[test]
+    fn the_slo_load_is_the_first_that_varies() {
+        let rec = |rate: f64, concurrency: u64| Record {
+            request_rate: Some(rate),
+            max_concurrency: Some(concurrency),
+            ..Record::default()
+        };
+        let sweep = Dataset::new(vec![rec(1.0, 8), rec(1.0, 16)]);
+        assert_eq!(default_slo_load(&sweep), DimKey::Known(Dim::MaxConcurrency));
+        let one = Dataset::new(vec![rec(1.0, 8)]);
+        assert_eq!(default_slo_load(&one), DimKey::Known(Dim::RequestRate));
+    }
+
+    #[test]
+    fn frontier_rows_follow_each_series_frontier() {
+        let point = |latency: f64, throughput: f64| TradeoffPoint {
+            record: 0,
+            latency,
+            throughput,
+            on_frontier: false,
+        };
+        let series = [TradeoffSeries {
+            name: "vllm".into(),
+            points: vec![point(10.0, 100.0), point(20.0, 90.0), point(30.0, 300.0)],
+            frontier: vec![0, 2],
+        }];
+        assert_eq!(
+            frontier_rows(&series),
+            [
+                ("vllm".to_string(), 10.0, 100.0),
+                ("vllm".to_string(), 30.0, 300.0)
+            ]
+        );
+    }
+
+    #[test]
+    fn regression_compares_first_and_last_unless_chosen() {
+        assert_eq!(regression_pair(&[4, 7, 9], None, None), Ok((4, 9)));
+        assert_eq!(regression_pair(&[4, 7, 9], Some(7), None), Ok((7, 9)));
+        // A file removed since it was chosen falls back.
+        assert_eq!(
+            regression_pair(&[4, 9], Some(7), Some(4)),
+            Err("choose two different files".to_string())
+        );
+        assert_eq!(
+            regression_pair(&[4], None, None),
+            Err(TWO_FILES.to_string())
+        );
+    }
+}

@@ -1,0 +1,265 @@
+//! The chart panel: the view tabs, the latency/throughput/scaling chart with its controls and
+//! comparison table, and the slots of the other views.
+
+use leptos::prelude::*;
+
+use super::analyze::{DistributionView, RegressionView, SloView, TradeoffView};
+use super::exports::Exports;
+use super::improve::ImproveView;
+use super::plotly;
+use super::record_table::TableView;
+use super::state::{AppState, View, ViewPinned};
+use super::widgets::{markdown_export, options, shared_notes};
+use crate::analysis::export::comparison_text_table;
+use crate::analysis::quality::comparison_notes;
+use crate::chart_view::{chart_contents, metric_options, numeric_dims, ChartContents};
+use crate::charts::{self, format_value};
+use crate::model::{DimKey, DimValue, MetricKey};
+
+/// The chart of the current filter and choices (tracked); `None` when no metric of the view
+/// is present.
+fn current_chart(state: AppState) -> Option<ChartContents> {
+    let filter = state.filter.get();
+    let choice = state.chart.get();
+    let theme = state.theme();
+    state.dataset.with(|handle| {
+        let ds = &handle.dataset;
+        chart_contents(ds, &ds.matching(&filter), &choice, theme, handle.generation)
+    })
+}
+
+/// The view tabs, the exports and the active view.
+#[component]
+pub fn ChartPanel() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let contents = Memo::new(move |_| current_chart(state));
+    let chart_ref = NodeRef::<leptos::html::Div>::new();
+    let chart_error = RwSignal::new(None::<String>);
+    let image_name = Signal::derive(move || {
+        contents
+            .with(|c| {
+                c.as_ref()
+                    .map(|c| format!("benchlens-{}-by-{}", c.spec.metric.name(), c.spec.x.name()))
+            })
+            .unwrap_or_else(|| "benchlens-chart".into())
+    });
+
+    // The bridge to plotly.js: redraw in place whenever what is drawn changes.
+    Effect::new(move |_| {
+        let figure = contents.get().map(|c| {
+            state
+                .dataset
+                .with_untracked(|h| charts::plot(&h.dataset, &c.series, &c.spec).to_json())
+        });
+        chart_error.set(plotly::draw(chart_ref, figure.as_deref()).err());
+    });
+
+    let pinned = expect_context::<ViewPinned>();
+    let set_view = move |v: View| {
+        pinned.0.set(true);
+        state.chart.update(|c| c.view = v);
+    };
+    let tabs = View::ALL;
+    let is_view = move |v: View| state.chart.with(|c| c.view == v);
+    let is_analysis = move || {
+        is_view(View::Tradeoff)
+            || is_view(View::Slo)
+            || is_view(View::Distribution)
+            || is_view(View::Regression)
+    };
+    let is_table = move || state.chart.with(|c| c.view == View::Table);
+    let is_improve = move || state.chart.with(|c| c.view == View::Improvement);
+    let improve_choice = state.improve;
+    view! {
+        <section class="chart-panel">
+            <nav class="tabs" role="tablist">
+                {tabs
+                    .into_iter()
+                    .map(|v| view! {
+                        <button
+                            role="tab"
+                            data-view=v.id()
+                            class:active=move || state.chart.with(|c| c.view == v)
+                            on:click=move |_| set_view(v)
+                        >
+                            {v.label()}
+                        </button>
+                    })
+                    .collect_view()}
+            </nav>
+            <Exports chart_ref=chart_ref image_name=image_name/>
+            <Show when=is_table>
+                <TableView/>
+            </Show>
+            <Show when=is_improve>
+                <ImproveView choice=improve_choice/>
+            </Show>
+            <Show when=move || is_view(View::Tradeoff)>
+                <TradeoffView/>
+            </Show>
+            <Show when=move || is_view(View::Slo)>
+                <SloView/>
+            </Show>
+            <Show when=move || is_view(View::Distribution)>
+                <DistributionView/>
+            </Show>
+            <Show when=move || is_view(View::Regression)>
+                <RegressionView/>
+            </Show>
+            <div class="chart-area" class:hidden=move || is_table() || is_improve() || is_analysis()>
+            <ChartControls contents=contents/>
+            {plotly::error_note(chart_error)}
+            {move || match contents.get() {
+                None => Some(view! {
+                    <p class="muted" id="no-chart">
+                        "No metric of this kind in the filtered records. Try another view or clear filters."
+                    </p>
+                }.into_any()),
+                Some(r) if r.series.is_empty() => Some(view! {
+                    <p class="muted" id="no-chart">
+                        {format!(
+                            "No filtered record has both {} and {}. Choose another x axis or metric.",
+                            r.spec.x.label(),
+                            r.spec.metric.label()
+                        )}
+                    </p>
+                }.into_any()),
+                _ => None,
+            }}
+            <div class="chart" id="chart" node_ref=chart_ref></div>
+            <ComparisonTableView contents=contents/>
+            </div>
+        </section>
+    }
+}
+
+/// Metric, x axis, series and log-axis choices of the chart.
+#[component]
+fn ChartControls(
+    /// The chart whose menus are shown.
+    contents: Memo<Option<ChartContents>>,
+) -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let choice = move || state.chart.get();
+    view! {
+        {move || {
+            let r = contents.get()?;
+            let c = choice();
+            let metrics = metric_options(c.view, &r.metrics);
+            let current_metric = r.spec.metric.name();
+            let current_x = r.spec.x.name();
+            let current_series = r.spec.series_by.first().map(DimKey::name).unwrap_or_default();
+            let numeric_dims = numeric_dims(&r.dims);
+            let view_now = c.view;
+            Some(view! {
+                <div class="controls">
+                    <label>"Metric "
+                        <select id="metric-select" on:change=move |ev| {
+                            let m = MetricKey::from_name(&event_target_value(&ev));
+                            state.chart.update(|c| c.set_active_metric(m));
+                        }>
+                            {options(metrics.iter().map(|m| (m.name(), m.label())), &current_metric)}
+                        </select>
+                    </label>
+                    <label>"X axis "
+                        <select id="x-select" on:change=move |ev| {
+                            let x = DimKey::from_name(&event_target_value(&ev));
+                            state.chart.update(|c| c.x = x);
+                        }>
+                            {options(numeric_dims.iter().map(|k| (k.name(), k.label())), &current_x)}
+                        </select>
+                    </label>
+                    <label>"Series by "
+                        <select id="series-select" on:change=move |ev| {
+                            let v = event_target_value(&ev);
+                            let by = if v.is_empty() { Vec::new() } else { DimKey::from_name(&v).into_iter().collect() };
+                            state.chart.update(|c| c.series_by = Some(by));
+                        }>
+                            <option value="" selected=current_series.is_empty()>"(one series)"</option>
+                            {options(r.dims.iter().map(|k| (k.name(), k.label())), &current_series)}
+                        </select>
+                    </label>
+                    <label class="check">
+                        <input type="checkbox" id="logy-toggle" prop:checked=c.log_y
+                            on:change=move |_| state.chart.update(|c| c.log_y = !c.log_y)/>
+                        "log y axis"
+                    </label>
+                    {(view_now == View::Scaling).then(|| view! {
+                        <label class="check">
+                            <input type="checkbox" id="log2-toggle" prop:checked=c.log2_x
+                                on:change=move |_| state.chart.update(|c| c.log2_x = !c.log2_x)/>
+                            "log₂ x axis"
+                        </label>
+                    })}
+                </div>
+            })
+        }}
+    }
+}
+
+/// The "fastest / faster by %" table under the bars, with its Markdown and data-quality notes.
+#[component]
+fn ComparisonTableView(
+    /// The chart whose series are compared.
+    contents: Memo<Option<ChartContents>>,
+) -> impl IntoView {
+    let state = expect_context::<AppState>();
+    move || {
+        let r = contents.get()?;
+        if state.chart.with(|c| c.view == View::Scaling)
+            || charts::series_names(&r.series).len() < 2
+        {
+            return None;
+        }
+        let table = charts::comparison_table(&r.series, &r.spec.metric);
+        let facet = r.spec.facet_by.clone();
+        let markdown =
+            comparison_text_table(&table, facet.as_ref(), &r.spec.x, &r.spec.metric).to_markdown();
+        let notes = state
+            .dataset
+            .with_untracked(|h| comparison_notes(&h.dataset, &r.series, &table));
+        let unit = r
+            .spec
+            .metric
+            .unit()
+            .map(|u| format!(" ({u})"))
+            .unwrap_or_default();
+        let has_facets = facet.is_some() && table.rows.iter().any(|row| row.facet.is_some());
+        let any_row_notes = notes.rows.iter().any(|n| !n.is_empty());
+        Some(view! {
+            {markdown_export(Some("comparison-markdown"), 8, markdown)}
+            {shared_notes("comparison-shared-notes", &notes.shared)}
+            <div class="table-scroll">
+            <table class="comparison" id="comparison-table">
+                <thead>
+                    <tr>
+                        {has_facets.then(|| view! { <th>{facet.as_ref().map(DimKey::label)}</th> })}
+                        <th>{r.spec.x.label()}</th>
+                        {table.series.iter().map(|s| view! { <th>{format!("{s}{unit}")}</th> }).collect_view()}
+                        <th>{if table.lower_is_better { "Fastest" } else { "Best" }}</th>
+                        <th>{if table.lower_is_better { "Faster by (%)" } else { "Better by (%)" }}</th>
+                        {any_row_notes.then(|| view! { <th>"Data quality"</th> })}
+                    </tr>
+                </thead>
+                <tbody>
+                    {table.rows.into_iter().zip(notes.rows).map(|(row, flags)| {
+                        view! {
+                        <tr>
+                            {has_facets.then(|| view! {
+                                <td>{row.facet.as_ref().map_or(charts::NO_VALUE.to_string(), DimValue::to_string)}</td>
+                            })}
+                            <td>{row.x.to_string()}</td>
+                            {row.values.iter().map(|v| view! {
+                                <td class="num">{v.map(format_value).unwrap_or_else(|| "—".into())}</td>
+                            }).collect_view()}
+                            <td class="fastest">{row.fastest.unwrap_or_else(|| "—".into())}</td>
+                            <td class="num">{row.faster_by_pct.map(|p| format!("{p:.2}%")).unwrap_or_else(|| "—".into())}</td>
+                            {any_row_notes.then(|| view! { <td class="flags">{flags}</td> })}
+                        </tr>
+                    }}).collect_view()}
+                </tbody>
+            </table>
+            </div>
+        })
+    }
+}

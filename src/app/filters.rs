@@ -1,0 +1,155 @@
+//! The filter panel: one checkbox list per dimension with counts under the other filters, or
+//! a range of two sliders for long numeric dimensions.
+
+use leptos::prelude::*;
+
+use super::state::AppState;
+use crate::analysis::points::measured_dims;
+use crate::charts;
+use crate::filter_panel::{facet_key, panel_facets, shows_range, RangeFacetState};
+use crate::model::{DimValue, Facet, Filter};
+
+/// One fieldset per dimension in [`panel_facets`] order, with the count of matching records
+/// and a button that clears every filter.
+#[component]
+pub fn Filters() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let facets = Memo::new(move |_| {
+        let filter = state.filter.get();
+        panel_facets(state.dataset.with(|h| h.dataset.facets(&filter)))
+    });
+    let measured = Memo::new(move |_| state.dataset.with(|h| measured_dims(&h.dataset)));
+    let matching = move || {
+        let filter = state.filter.get();
+        state.dataset.with(|h| {
+            let n = h.dataset.matching(&filter).len();
+            format!("{n} of {} records", h.dataset.len())
+        })
+    };
+    view! {
+        <aside class="filters" id="filters">
+            <div class="filters-head">
+                <h2>"Filters"</h2>
+                <span id="match-count">{matching}</span>
+                <button
+                    class="ghost"
+                    id="clear-filters"
+                    on:click=move |_| state.filter.set(Filter::default())
+                >
+                    "Clear all"
+                </button>
+            </div>
+            <For
+                each=move || facets.get()
+                key=facet_key
+                children=move |facet| {
+                    let key = facet.key.clone();
+                    let empty = facet.values.is_empty();
+                    if shows_range(&facet, measured.with_untracked(|m| m.contains(&key))) {
+                        return view! { <RangeFacet facet=facet/> }.into_any();
+                    }
+                    view! {
+                        <fieldset class="facet" data-dim=key.name()>
+                            <legend>{key.label()}</legend>
+                            {empty.then(|| view! { <span class="muted">"not in the data"</span> })}
+                            {facet
+                                .values
+                                .into_iter()
+                                .map(|fv| {
+                                    let key = key.clone();
+                                    let value = fv.value.clone();
+                                    let shown = value
+                                        .as_ref()
+                                        .map_or(charts::NO_VALUE.to_string(), DimValue::to_string);
+                                    view! {
+                                        <label class:zero=fv.count == 0>
+                                            <input
+                                                type="checkbox"
+                                                data-value=shown.clone()
+                                                prop:checked=fv.selected
+                                                on:change=move |_| {
+                                                    let key = key.clone();
+                                                    let value = value.clone();
+                                                    state.filter.update(move |f| {
+                                                        let set = f.selected.entry(key).or_default();
+                                                        if !set.remove(&value) {
+                                                            set.insert(value);
+                                                        }
+                                                    });
+                                                }
+                                            />
+                                            <span class="value">{shown}</span>
+                                            <span class="n">{fv.count}</span>
+                                        </label>
+                                    }
+                                })
+                                .collect_view()}
+                        </fieldset>
+                    }.into_any()
+                }
+            />
+        </aside>
+    }
+}
+
+/// A range filter over a numeric dimension's values (measured lengths, long sweeps): two
+/// sliders over the sorted values; the selection is every value between them.
+#[component]
+fn RangeFacet(
+    /// The dimension with its values, counts and selection.
+    facet: Facet,
+) -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let key = facet.key.clone();
+    let range = RangeFacetState::of(&facet);
+    let (lo, hi, last) = (range.lo, range.hi, range.last());
+    let shown = |i: usize| {
+        range
+            .values
+            .get(i)
+            .map(DimValue::to_string)
+            .unwrap_or_default()
+    };
+    let (lo_text, hi_text) = (shown(lo), shown(hi));
+    let heading = format!(
+        " ({} values, {} records)",
+        range.values.len(),
+        range.records
+    );
+    let set_range = {
+        let key = key.clone();
+        move |a: usize, b: usize| {
+            let key = key.clone();
+            let chosen = range.selection(a, b);
+            state.filter.update(move |f| {
+                if chosen.is_empty() {
+                    f.selected.remove(&key);
+                } else {
+                    f.selected.insert(key, chosen);
+                }
+            });
+        }
+    };
+    let set_lo = set_range.clone();
+    view! {
+        <fieldset class="facet range" data-dim=key.name()>
+            <legend>{key.label()}</legend>
+            <span class="range-values" data-range=format!("{lo_text}–{hi_text}")>
+                {format!("{lo_text} – {hi_text}")}
+            </span>
+            <span class="muted">{heading}</span>
+            <input type="range" class="range-lo" min="0" max=last.to_string() step="1" prop:value=lo.to_string()
+                on:change=move |ev| {
+                    if let Ok(v) = event_target_value(&ev).parse::<usize>() {
+                        set_lo(v, hi);
+                    }
+                }/>
+            <input type="range" class="range-hi" min="0" max=last.to_string() step="1" prop:value=hi.to_string()
+                on:change=move |ev| {
+                    if let Ok(v) = event_target_value(&ev).parse::<usize>() {
+                        set_range(lo, v);
+                    }
+                }/>
+        </fieldset>
+    }
+}

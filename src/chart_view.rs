@@ -1,0 +1,282 @@
+//! The latency, throughput and scaling chart's logic, shared and pure so it is tested
+//! natively: the user's choices ([`ChartChoice`], with their link form) and what the chart
+//! shows under them ([`chart_contents`]): the metric in force, the point rule's series and
+//! panels ([`crate::analysis::defaults::default_layout`]) and the series from [`crate::charts`].
+
+use std::sync::Arc;
+
+use crate::analysis::defaults::{
+    default_layout, default_metric, default_x, is_latency, is_throughput, View,
+};
+use crate::charts::{self, ChartSpec, Series, Theme};
+use crate::model::{Dataset, DimKey, DimKind, MetricKey};
+use crate::share::ViewState;
+
+/// The user's chart choices; `None` fields follow the data (see [`crate::analysis::defaults`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChartChoice {
+    /// The active view.
+    pub view: View,
+    /// The x dimension.
+    pub x: Option<DimKey>,
+    /// The latency metric of the latency view.
+    pub latency_metric: Option<MetricKey>,
+    /// The metric of the throughput view.
+    pub throughput_metric: Option<MetricKey>,
+    /// The metric of the scaling view.
+    pub scaling_metric: Option<MetricKey>,
+    /// What splits series.
+    pub series_by: Option<Vec<DimKey>>,
+    /// Log-2 x axis in the scaling view.
+    pub log2_x: bool,
+    /// Logarithmic y axis.
+    pub log_y: bool,
+}
+
+impl Default for ChartChoice {
+    fn default() -> Self {
+        ChartChoice {
+            view: View::Latency,
+            x: None,
+            latency_metric: None,
+            throughput_metric: None,
+            scaling_metric: None,
+            series_by: None,
+            log2_x: false,
+            log_y: false,
+        }
+    }
+}
+
+impl ChartChoice {
+    /// The metric chosen for the active view, if any.
+    pub fn active_metric(&self) -> Option<&MetricKey> {
+        match self.view {
+            View::Latency => self.latency_metric.as_ref(),
+            View::Throughput => self.throughput_metric.as_ref(),
+            _ => self.scaling_metric.as_ref(),
+        }
+    }
+
+    /// Sets the metric of the active view.
+    pub fn set_active_metric(&mut self, metric: Option<MetricKey>) {
+        match self.view {
+            View::Latency => self.latency_metric = metric,
+            View::Throughput => self.throughput_metric = metric,
+            _ => self.scaling_metric = metric,
+        }
+    }
+
+    /// The link form of these choices (filters and data are added by the caller).
+    pub fn to_view_state(&self) -> ViewState {
+        ViewState {
+            view: Some(self.view.id().to_string()),
+            x: self.x.as_ref().map(DimKey::name),
+            metric: self.active_metric().map(MetricKey::name),
+            series: self
+                .series_by
+                .as_ref()
+                .map(|s| s.iter().map(DimKey::name).collect()),
+            log2: self.log2_x,
+            log_y: self.log_y,
+            ..ViewState::default()
+        }
+    }
+
+    /// Choices from a link; unknown names fall back to following the data.
+    pub fn from_view_state(v: &ViewState) -> ChartChoice {
+        let mut c = ChartChoice {
+            view: v
+                .view
+                .as_deref()
+                .and_then(View::from_id)
+                .unwrap_or(View::Latency),
+            x: v.x.as_deref().and_then(DimKey::from_name),
+            series_by: v
+                .series
+                .as_ref()
+                .map(|s| s.iter().filter_map(|n| DimKey::from_name(n)).collect()),
+            log2_x: v.log2,
+            log_y: v.log_y,
+            ..ChartChoice::default()
+        };
+        c.set_active_metric(v.metric.as_deref().and_then(MetricKey::from_name));
+        c
+    }
+}
+
+/// What the latency, throughput and scaling chart shows: its spec, series and menus.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChartContents {
+    /// What is drawn: view kind, axes, metric, series and panels, theme.
+    pub spec: ChartSpec,
+    /// The points of every series.
+    pub series: Arc<Vec<Series>>,
+    /// Metrics present in the filtered records (the metric menu).
+    pub metrics: Vec<MetricKey>,
+    /// Every dimension of the dataset (the x axis and series menus).
+    pub dims: Vec<DimKey>,
+    /// The dataset generation these were derived from.
+    pub generation: u64,
+}
+
+/// What the chart shows for the records at `indices` under `choice`; `None` when the dataset
+/// is empty or no metric of the view is present. `generation` is the dataset's, kept so two
+/// contents compare cheaply.
+pub fn chart_contents(
+    ds: &Dataset,
+    indices: &[usize],
+    choice: &ChartChoice,
+    theme: Theme,
+    generation: u64,
+) -> Option<ChartContents> {
+    if ds.is_empty() {
+        return None;
+    }
+    let metrics = ds.metrics_present(indices);
+    // Defaults follow the whole dataset, so narrowing a filter never regroups the chart.
+    let x = choice.x.clone().unwrap_or_else(|| default_x(ds));
+    let metric = choice
+        .active_metric()
+        .cloned()
+        .filter(|m| metrics.contains(m))
+        .or_else(|| default_metric(choice.view, &metrics))?;
+    // The point rule: what would merge records into one point becomes series or panels.
+    let layout = default_layout(ds, x, choice.series_by.clone(), Some(&metric));
+    let spec = ChartSpec {
+        kind: choice.view.kind(),
+        x: layout.x,
+        metric,
+        series_by: layout.series_by,
+        facet_by: layout.facet_by,
+        log2_x: choice.log2_x,
+        log_y: choice.log_y,
+        theme,
+        title: None,
+    };
+    let series = Arc::new(charts::build_series(ds, indices, &spec));
+    Some(ChartContents {
+        spec,
+        series,
+        metrics,
+        dims: ds.dim_keys().cloned().collect(),
+        generation,
+    })
+}
+
+/// The metrics the metric menu offers in `view`.
+pub fn metric_options(view: View, metrics: &[MetricKey]) -> Vec<MetricKey> {
+    metrics
+        .iter()
+        .filter(|m| match view {
+            View::Latency => is_latency(m),
+            View::Throughput => is_throughput(m),
+            _ => true,
+        })
+        .cloned()
+        .collect()
+}
+
+/// The dimensions the x axis menu offers: the numeric well-known ones.
+pub fn numeric_dims(dims: &[DimKey]) -> Vec<DimKey> {
+    dims.iter()
+        .filter(|k| match k {
+            DimKey::Known(d) => d.kind() != DimKind::Text,
+            DimKey::Tag(_) => false,
+        })
+        .cloned()
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Dim, LatencyMetric, Record, Stat};
+
+    /// Two engines at two request rates, with mean TTFT and output throughput.
+    fn engines() -> Dataset {
+        let rec = |engine: &str, rate: f64, ttft_ms: f64| {
+            let mut r = Record {
+                engine: Some(engine.into()),
+                request_rate: Some(rate),
+                ..Record::default()
+            };
+            r.set_metric(MetricKey::latency(LatencyMetric::Ttft, Stat::Mean), ttft_ms);
+            r.set_metric(MetricKey::OutputThroughput, 1000.0 / ttft_ms);
+            r
+        };
+        Dataset::new(vec![
+            rec("vllm", 1.0, 20.0),
+            rec("vllm", 2.0, 30.0),
+            rec("sgl", 1.0, 25.0),
+            rec("sgl", 2.0, 35.0),
+        ])
+    }
+
+    #[test]
+    fn the_chart_follows_the_data_until_chosen() {
+        let ds = engines();
+        let all = [0, 1, 2, 3];
+        let ttft = MetricKey::latency(LatencyMetric::Ttft, Stat::Mean);
+        let chart = chart_contents(&ds, &all, &ChartChoice::default(), Theme::Light, 7).unwrap();
+        assert_eq!(chart.spec.metric, ttft);
+        assert_eq!(chart.spec.x, DimKey::Known(Dim::RequestRate));
+        // Engines differ at each rate: they become the series, not one merged point.
+        assert_eq!(chart.spec.series_by, [DimKey::Known(Dim::Engine)]);
+        assert_eq!(chart.series.len(), 2);
+        assert_eq!(chart.generation, 7);
+        // A chosen metric the view has is kept; one no record has follows the data.
+        let mut choice = ChartChoice {
+            view: View::Throughput,
+            ..ChartChoice::default()
+        };
+        choice.set_active_metric(Some(MetricKey::OutputThroughput));
+        let chart = chart_contents(&ds, &all, &choice, Theme::Dark, 0).unwrap();
+        assert_eq!(chart.spec.metric, MetricKey::OutputThroughput);
+        assert_eq!(chart.spec.theme, Theme::Dark);
+        choice.set_active_metric(Some(MetricKey::RequestThroughput));
+        let chart = chart_contents(&ds, &all, &choice, Theme::Light, 0).unwrap();
+        assert_eq!(chart.spec.metric, MetricKey::OutputThroughput);
+        assert!(chart_contents(&Dataset::default(), &[], &choice, Theme::Light, 0).is_none());
+    }
+
+    #[test]
+    fn menus_offer_the_views_metrics_and_numeric_dimensions() {
+        let ttft = MetricKey::latency(LatencyMetric::Ttft, Stat::Mean);
+        let present = [ttft.clone(), MetricKey::OutputThroughput];
+        assert_eq!(metric_options(View::Latency, &present), [ttft]);
+        assert_eq!(
+            metric_options(View::Throughput, &present),
+            [MetricKey::OutputThroughput]
+        );
+        assert_eq!(metric_options(View::Scaling, &present), present);
+        let dims = [
+            DimKey::Known(Dim::Engine),
+            DimKey::Known(Dim::RequestRate),
+            DimKey::Tag("node".into()),
+        ];
+        assert_eq!(numeric_dims(&dims), [DimKey::Known(Dim::RequestRate)]);
+    }
+
+    #[test]
+    fn each_view_keeps_its_own_metric_and_choices_survive_a_link() {
+        let ttft = MetricKey::latency(LatencyMetric::Ttft, Stat::Mean);
+        let mut choice = ChartChoice::default();
+        choice.set_active_metric(Some(ttft.clone()));
+        choice.view = View::Throughput;
+        assert_eq!(choice.active_metric(), None);
+        choice.set_active_metric(Some(MetricKey::OutputThroughput));
+        choice.view = View::Latency;
+        assert_eq!(choice.active_metric(), Some(&ttft));
+        choice.x = Some(DimKey::Known(Dim::MaxConcurrency));
+        choice.series_by = Some(vec![DimKey::Known(Dim::Gpu)]);
+        choice.log_y = true;
+        let back = ViewState::from_query(&choice.to_view_state().to_query());
+        let reopened = ChartChoice::from_view_state(&back);
+        assert_eq!(reopened.view, View::Latency);
+        assert_eq!(reopened.active_metric(), Some(&ttft));
+        assert_eq!(reopened.x, choice.x);
+        assert_eq!(reopened.series_by, choice.series_by);
+        assert!(reopened.log_y && !reopened.log2_x);
+    }
+}

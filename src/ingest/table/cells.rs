@@ -1,0 +1,139 @@
+//! Reading one cell: numbers (a plain decimal read exactly without `str::parse`, then
+//! thousands separators and units) and the plain text that can be taken as it is.
+
+use crate::ingest::text::parse_quantity;
+
+/// A number cell: the plain fast paths first, then thousands separators and units.
+pub(super) fn cell_number(cell: &str) -> Option<(f64, &str)> {
+    if let Some(v) = plain_decimal(cell) {
+        return Some((v, ""));
+    }
+    match cell.parse::<f64>() {
+        Ok(v) => Some((v, "")),
+        Err(_) => parse_quantity(cell),
+    }
+}
+
+/// `123`, `-40.370`, `.5`: at most 15 digits with an optional sign and point, read exactly as
+/// `str::parse::<f64>` reads them (the digits are an exact integer below 2^53 and the power of
+/// ten is exact, so the one division rounds correctly). `None` for anything else.
+pub(super) fn plain_decimal(cell: &str) -> Option<f64> {
+    let b = cell.as_bytes();
+    let (negative, digits) = match b.first()? {
+        b'-' => (true, &b[1..]),
+        _ => (false, b),
+    };
+    if digits.is_empty() || digits.len() > 16 {
+        return None;
+    }
+    let mut mantissa: u64 = 0;
+    let mut count = 0u32;
+    let mut point: Option<u32> = None;
+    for &c in digits {
+        match c {
+            b'0'..=b'9' => {
+                mantissa = mantissa * 10 + u64::from(c - b'0');
+                count += 1;
+            }
+            b'.' if point.is_none() => point = Some(count),
+            _ => return None,
+        }
+    }
+    if count == 0 || count > 15 {
+        return None;
+    }
+    const POW10: [f64; 16] = [
+        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+    ];
+    let v = match count - point.unwrap_or(count) {
+        // A whole number needs no division (the slowest step here).
+        0 => mantissa as f64,
+        decimals => mantissa as f64 / POW10[decimals as usize],
+    };
+    Some(if negative { -v } else { v })
+}
+
+/// Whether a text cell can be taken as it is: nothing to trim and not a placeholder for no
+/// value (`-`, `n/a`, `none`).
+#[inline]
+pub(super) fn plain_text(cell: &str) -> bool {
+    let b = cell.as_bytes();
+    match (b.first(), b.last()) {
+        (Some(f), Some(l)) if f.is_ascii_graphic() && l.is_ascii_graphic() => {
+            b.len() > 4
+                || !(cell == "-"
+                    || cell.eq_ignore_ascii_case("n/a")
+                    || cell.eq_ignore_ascii_case("none"))
+        }
+        _ => false,
+    }
+}
+
+/// `cell.trim()`, with the common case (no whitespace at either end, ASCII) decided by two
+/// byte tests.
+#[inline]
+pub(super) fn trim_cell(cell: &str) -> &str {
+    match (cell.as_bytes().first(), cell.as_bytes().last()) {
+        (Some(f), Some(l)) if f.is_ascii_graphic() && l.is_ascii_graphic() => cell,
+        _ => cell.trim(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_decimals_read_exactly_as_std_parses_them() {
+        let mut cases: Vec<String> = [
+            "0",
+            "-0",
+            "5.",
+            ".5",
+            "-.5",
+            "1024",
+            "40.370",
+            "0.1",
+            "0.3",
+            "1500.00",
+            "123456789012345",
+            "12345678901234.5",
+            "9007199254740993",
+            "1234567890123456",
+            "0.000000000000001",
+            "99.99999999999999",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let digits = (x % 16) as usize + 1;
+            let text = format!("{:016}", x % 10_000_000_000_000_000);
+            let mut t = text[16 - digits..].to_string();
+            let at = (x >> 40) as usize % (digits + 1);
+            if x & 1 == 0 {
+                t.insert(at, '.');
+            }
+            if x & 2 == 0 {
+                t.insert(0, '-');
+            }
+            cases.push(t);
+        }
+        for c in &cases {
+            if let Some(v) = plain_decimal(c) {
+                let expected: f64 = c.parse().unwrap();
+                assert_eq!(v.to_bits(), expected.to_bits(), "{c}");
+            }
+        }
+        for not in [
+            "", "-", ".", "-.", "1.2.3", "1e3", "+1", "1,024", "inf", "nan", " 1", "1 ",
+        ] {
+            assert_eq!(plain_decimal(not), None, "{not:?}");
+        }
+        assert_eq!(plain_decimal("40.370"), Some(40.37));
+    }
+}

@@ -1,0 +1,396 @@
+//! Column mapping: which canonical field each source column feeds, guessed from its name and
+//! unit (dimension synonyms, latency families and statistics, throughput units), with wide
+//! column groups (one per GPU) melted, and the user's mapping taking precedence.
+
+use super::words::{gpu_display, is_gpu_word};
+use super::{ColumnMapping, Table};
+use crate::ingest::text::{parse_quantity, snake, to_ms_factor};
+use crate::model::{DimKey, LatencyMetric, MetricKey, Percentile, Stat};
+
+fn has_word(n: &str, w: &str) -> bool {
+    n.split('_').any(|t| t == w)
+}
+
+fn dim_synonym(n: &str) -> Option<&'static str> {
+    Some(match n {
+        "model" | "model_name" | "model_id" | "models" => "model",
+        "engine" | "framework" | "backend" | "server" | "inference_engine" => "engine",
+        "engine_version" | "version" | "framework_version" => "engine_version",
+        "gpu" | "gpu_type" | "gpu_name" | "gpus_type" | "hardware" | "device" | "accelerator"
+        | "hw" => "gpu",
+        "gpu_count" | "num_gpus" | "n_gpus" | "nr_gpus" | "gpus" | "ngpu" | "ngpus" | "gpu_num"
+        | "num_gpu" => "gpu_count",
+        "tp" | "tp_size" | "tensor_parallel" | "tensor_parallel_size" => "tp",
+        "pp" | "pp_size" | "pipeline_parallel" | "pipeline_parallel_size" => "pp",
+        "precision" | "dtype" | "quantization" | "quant" | "data_type" => "precision",
+        "dataset" | "dataset_name" | "data" => "dataset",
+        "input_len"
+        | "input_length"
+        | "input_tokens"
+        | "isl"
+        | "prompt_len"
+        | "prompt_length"
+        | "prompt_tokens"
+        | "seq_len"
+        | "seq_length"
+        | "input_seq_len"
+        | "in_len"
+        | "input"
+        | "input_size"
+        | "input_tokens_per_request" => "input_len",
+        "output_len" | "output_length" | "output_tokens" | "osl" | "max_tokens" | "gen_len"
+        | "output" | "max_new_tokens" | "out_len" | "output_size" => "output_len",
+        "batch" | "bs" | "batch_size" | "batchsize" | "max_batch_size" => "batch_size",
+        "concurrency"
+        | "max_concurrency"
+        | "users"
+        | "num_users"
+        | "clients"
+        | "vus"
+        | "max_vus"
+        | "num_concurrent_requests"
+        | "of_max_concurrency"
+        | "concurrent_requests"
+        | "parallel"
+        | "num_clients" => "max_concurrency",
+        "request_rate" | "qps" | "rate" | "rps" | "req_rate" | "arrival_rate"
+        | "request_rate_req_s" | "qps_req_s" => "request_rate",
+        "burstiness" => "burstiness",
+        "num_prompts" | "num_requests" | "of_req" | "n_requests" | "prompts" | "n_prompts"
+        | "requests" => "num_prompts",
+        "date" | "timestamp" | "datetime" | "run_date" => "date",
+        "label" | "name" | "test_name" | "run" | "run_name" | "test" | "experiment" => "label",
+        "status" | "errors" | "error" | "errors_l" | "state" => "tag.status",
+        _ => return None,
+    })
+}
+
+/// The unit written in a column name: `(ms)`, `_s`, `tok/s`.
+fn unit_of(name: &str, n: &str) -> Option<&'static str> {
+    let lower = name.to_ascii_lowercase();
+    let paren = lower
+        .rfind('(')
+        .map(|i| lower[i + 1..].trim_end_matches(')').trim().to_string());
+    let hint = paren.as_deref().unwrap_or("");
+    if hint.contains("req") && hint.contains("/s") || hint == "per sec" || n.ends_with("req_s") {
+        return Some("req/s");
+    }
+    if (hint.contains("tok") && (hint.contains("/s") || hint.contains("sec")))
+        || n.ends_with("tok_s")
+        || n.ends_with("tokens_s")
+        || n.ends_with("token_s")
+        || n.ends_with("tokens_per_s")
+        || n.ends_with("tok_per_s")
+        || n.ends_with("tokens_per_second")
+    {
+        return Some("tok/s");
+    }
+    if hint.contains("/s") || hint.contains("per s") {
+        return Some("?/s");
+    }
+    match hint {
+        "ms" | "msec" | "milliseconds" => return Some("ms"),
+        "s" | "sec" | "secs" | "seconds" => return Some("s"),
+        "us" | "µs" => return Some("us"),
+        _ => {}
+    }
+    if n.ends_with("_ms") {
+        Some("ms")
+    } else if n.ends_with("_us") {
+        Some("us")
+    } else if n.ends_with("_s") || n.ends_with("_sec") || n.ends_with("_secs") {
+        Some("s")
+    } else {
+        None
+    }
+}
+
+pub(super) fn stat_in(n: &str) -> Option<Stat> {
+    for t in n.split('_') {
+        match t {
+            "mean" | "avg" | "average" => return Some(Stat::Mean),
+            "median" => return Some(Stat::Median),
+            "std" | "stddev" | "stdev" => return Some(Stat::Std),
+            _ => {
+                if let Some(p) = t.strip_prefix('p').and_then(Percentile::parse) {
+                    return Some(Stat::P(p));
+                }
+            }
+        }
+    }
+    None
+}
+
+fn family_in(n: &str) -> Option<LatencyMetric> {
+    if n.contains("ttft") || n.contains("first_token") {
+        Some(LatencyMetric::Ttft)
+    } else if n.contains("tpot") || n.contains("time_per_output_token") {
+        Some(LatencyMetric::Tpot)
+    } else if has_word(n, "itl") || n.contains("inter_token") {
+        Some(LatencyMetric::Itl)
+    } else if n.contains("e2el")
+        || n.contains("e2e")
+        || n.contains("end_to_end")
+        || has_word(n, "latency")
+    {
+        Some(LatencyMetric::E2el)
+    } else {
+        None
+    }
+}
+
+/// The automatic mapping of one column by its name. `numeric` says whether its cells hold
+/// numbers (for columns that match no name: `extra.*` or `tag.*`).
+pub(crate) fn guess_column(name: &str, numeric: bool) -> ColumnMapping {
+    let n = snake(name);
+    if n.is_empty() || n == "index" || n == "unnamed_0" || name == "(index)" {
+        return ColumnMapping::new(name, None, 1.0, "index column");
+    }
+    if matches!(
+        n.as_str(),
+        "improvement" | "improvement_pct" | "improvement_percent"
+    ) {
+        return ColumnMapping::new(
+            name,
+            Some(MetricKey::reported_improvement().name()),
+            1.0,
+            "the file's own improvement figure, shown beside the recomputed one",
+        );
+    }
+    if matches!(n.as_str(), "speedup" | "faster_by" | "diff" | "delta") {
+        return ColumnMapping::new(name, None, 1.0, "derived from other columns");
+    }
+    if let Some(k) = DimKey::from_name(&n) {
+        return ColumnMapping::new(name, Some(k.name()), 1.0, "canonical name");
+    }
+    if let Some(k) = MetricKey::from_name(&n) {
+        return ColumnMapping::new(name, Some(k.name()), 1.0, "canonical name");
+    }
+    if let Some(d) = dim_synonym(&n) {
+        return ColumnMapping::new(name, Some(d.to_string()), 1.0, "dimension name");
+    }
+    let unit = unit_of(name, &n);
+    let scale_to_ms = |u: Option<&str>| u.and_then(to_ms_factor);
+    // Named counts and durations.
+    match n.as_str() {
+        "completed" | "successful_requests" | "success" | "successful" | "completed_requests" => {
+            return ColumnMapping::new(name, Some("completed".into()), 1.0, "completed requests")
+        }
+        "failed" | "failed_requests" | "failures" => {
+            return ColumnMapping::new(name, Some("failed".into()), 1.0, "failed requests")
+        }
+        _ => {}
+    }
+    if n.starts_with("duration")
+        || n.starts_with("elapsed_time")
+        || n.starts_with("benchmark_duration")
+    {
+        let scale = match unit {
+            Some("ms") => 0.001,
+            Some("us") => 1e-6,
+            _ => 1.0,
+        };
+        return ColumnMapping::new(name, Some("duration_s".into()), scale, "duration");
+    }
+    // Averages per token that are not TPOT keep their own name.
+    if n.contains("per_token") || n.contains("per_output_token") {
+        return ColumnMapping::new(
+            name,
+            Some(format!("extra.{n}")),
+            1.0,
+            "latency per token: no canonical equivalent",
+        );
+    }
+    if n.contains("throughput") || n.contains("tput") || matches!(unit, Some("req/s" | "tok/s")) {
+        let target = match unit {
+            Some("req/s") if n.contains("goodput") => Some("request_goodput"),
+            Some("req/s") => Some("request_throughput"),
+            Some("tok/s") if n.contains("total") => Some("total_token_throughput"),
+            Some("tok/s") if n.contains("input") || n.contains("prompt") => {
+                Some("input_throughput")
+            }
+            Some("tok/s") if n.contains("per_user") => None,
+            Some("tok/s") => Some("output_throughput"),
+            _ => None,
+        };
+        return match target {
+            Some(t) => ColumnMapping::new(
+                name,
+                Some(t.into()),
+                1.0,
+                format!("throughput in {}", unit.unwrap_or("")),
+            ),
+            None => ColumnMapping::new(
+                name,
+                Some(format!("extra.{n}")),
+                1.0,
+                "throughput without a known unit: kept under its own name",
+            ),
+        };
+    }
+    if let Some(family) = family_in(&n) {
+        let words: Vec<&str> = n.split('_').collect();
+        if words
+            .iter()
+            .any(|w| matches!(*w, "min" | "max" | "lowest" | "highest"))
+        {
+            return ColumnMapping::new(
+                name,
+                Some(format!("extra.{n}")),
+                1.0,
+                "min/max: no canonical statistic",
+            );
+        }
+        let stat = stat_in(&n).unwrap_or(Stat::Mean);
+        let (scale, why) = match scale_to_ms(unit) {
+            Some(f) => (f, format!("latency in {}", unit.unwrap_or("ms"))),
+            None => (1.0, "latency without a unit: assumed ms".to_string()),
+        };
+        return ColumnMapping::new(
+            name,
+            Some(MetricKey::Latency(family, stat).name()),
+            scale,
+            why,
+        );
+    }
+    if numeric {
+        ColumnMapping::new(
+            name,
+            Some(format!("extra.{n}")),
+            1.0,
+            "numeric column with no canonical name",
+        )
+    } else {
+        ColumnMapping::new(
+            name,
+            Some(format!("tag.{n}")),
+            1.0,
+            "text column with no canonical name",
+        )
+    }
+}
+
+fn numeric_column(t: &Table, col: usize) -> bool {
+    let mut any = false;
+    for (_, cells) in t.rows.iter().take(200) {
+        if let Some(c) = cells.get(col).map(str::trim) {
+            if c.is_empty() || c == "-" || c.eq_ignore_ascii_case("nan") {
+                continue;
+            }
+            if parse_quantity(c).is_none() {
+                return false;
+            }
+            any = true;
+        }
+    }
+    any
+}
+
+/// The automatic mapping of a table, melting wide column groups (`x_a100`, `x_tesla`).
+pub(crate) fn auto_mapping(t: &Table) -> Vec<ColumnMapping> {
+    // Wide tables: stems seen with two or more GPU suffixes.
+    let split: Vec<Option<(&str, &str)>> = t
+        .headers
+        .iter()
+        .map(|h| {
+            h.rsplit_once('_')
+                .filter(|(s, g)| !s.is_empty() && is_gpu_word(g))
+        })
+        .collect();
+    let mut multi_stems: Vec<&str> = Vec::new();
+    for (i, s) in split.iter().enumerate() {
+        if let Some((stem, suffix)) = s {
+            let others = split.iter().enumerate().any(|(j, o)| {
+                j != i && o.is_some_and(|(st, su)| st == *stem && !su.eq_ignore_ascii_case(suffix))
+            });
+            if others && !multi_stems.contains(stem) {
+                multi_stems.push(stem);
+            }
+        }
+    }
+    t.headers
+        .iter()
+        .enumerate()
+        .map(|(i, h)| {
+            let numeric = numeric_column(t, i);
+            match split[i] {
+                Some((stem, suffix)) if !multi_stems.is_empty() => {
+                    let mut m = guess_column(stem, numeric);
+                    m.column = h.clone();
+                    if multi_stems.contains(&stem) {
+                        m.gpu = Some(gpu_display(suffix));
+                        m.reason = format!("{} (per GPU: {})", m.reason, gpu_display(suffix));
+                    } else {
+                        m.reason = format!("{} (shared by every GPU of the row)", m.reason);
+                    }
+                    m
+                }
+                _ => guess_column(h, numeric),
+            }
+        })
+        .collect()
+}
+
+/// The user's mapping where it names a column, the automatic one elsewhere.
+pub(super) fn merge_mapping(
+    auto: Vec<ColumnMapping>,
+    user: Option<&[ColumnMapping]>,
+) -> Vec<ColumnMapping> {
+    let Some(user) = user else { return auto };
+    auto.into_iter()
+        .map(|a| match user.iter().find(|u| u.column == a.column) {
+            Some(u) => u.clone(),
+            None => a,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn target(name: &str) -> Option<String> {
+        guess_column(name, true).target
+    }
+
+    #[test]
+    fn columns_map_by_name_and_unit() {
+        assert_eq!(target("TTFT (ms)").as_deref(), Some("mean_ttft_ms"));
+        let m = guess_column("ttft_s", true);
+        assert_eq!(m.target.as_deref(), Some("mean_ttft_ms"));
+        assert_eq!(m.scale, 1000.0);
+        assert_eq!(target("P99 ITL (ms)").as_deref(), Some("p99_itl_ms"));
+        assert_eq!(
+            target("Throughput (tok/s)").as_deref(),
+            Some("output_throughput")
+        );
+        assert_eq!(
+            target("Throughput (requests/s)").as_deref(),
+            Some("request_throughput")
+        );
+        assert_eq!(
+            target("Total Token Tput (tok/s)").as_deref(),
+            Some("total_token_throughput")
+        );
+        assert_eq!(target("throughput").as_deref(), Some("extra.throughput"));
+        assert_eq!(target("batch").as_deref(), Some("batch_size"));
+        assert_eq!(target("bs").as_deref(), Some("batch_size"));
+        assert_eq!(target("concurrency").as_deref(), Some("max_concurrency"));
+        assert_eq!(target("gpu").as_deref(), Some("gpu"));
+        assert_eq!(target("nrGPUs").as_deref(), Some("gpu_count"));
+        assert_eq!(
+            target("Improvement").as_deref(),
+            Some("extra.reported_improvement_pct")
+        );
+        assert_eq!(target("speedup"), None);
+        assert_eq!(
+            target("Average latency per token (ms)").as_deref(),
+            Some("extra.average_latency_per_token_ms")
+        );
+        assert_eq!(target("Mean latency (ms)").as_deref(), Some("mean_e2el_ms"));
+        assert_eq!(
+            guess_column("node", false).target.as_deref(),
+            Some("tag.node")
+        );
+    }
+}

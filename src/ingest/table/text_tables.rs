@@ -1,0 +1,163 @@
+//! Tables printed as text: markdown tables (with the model, GPU and engine named in the
+//! headings above them) and pandas DataFrames printed with their index.
+
+use super::words::{is_gpu_word, ENGINES};
+use super::Table;
+use crate::model::Dim;
+
+fn split_md_row(line: &str) -> Vec<String> {
+    let t = line.trim();
+    let t = t.strip_prefix('|').unwrap_or(t);
+    let t = t.strip_suffix('|').unwrap_or(t);
+    t.split('|').map(|c| c.trim().to_string()).collect()
+}
+
+fn is_md_separator(line: &str) -> bool {
+    let t = line.trim();
+    t.contains('-')
+        && t.contains('|')
+        && t.bytes()
+            .all(|b| matches!(b, b'|' | b'-' | b':' | b' ' | b'\t'))
+}
+
+/// Markdown tables in `text`, each with the heading context above it.
+pub(crate) fn markdown_tables(text: &str) -> Vec<Table> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut tables = Vec::new();
+    let mut model: Option<(String, usize)> = None;
+    let mut gpu: Option<(String, usize)> = None;
+    let mut engine: Option<(String, Option<String>, usize)> = None;
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i].trim();
+        if let Some(h) = line.strip_prefix('#') {
+            let level = 1 + h.bytes().take_while(|b| *b == b'#').count();
+            let title = h.trim_start_matches('#').trim();
+            let first = title.split_whitespace().next().unwrap_or("");
+            if is_gpu_word(first) {
+                gpu = Some((title.to_string(), i + 1));
+            } else if ENGINES.contains(&first.to_ascii_lowercase().as_str()) {
+                let version = title
+                    .split_whitespace()
+                    .nth(1)
+                    .filter(|v| {
+                        v.trim_start_matches('v')
+                            .starts_with(|c: char| c.is_ascii_digit())
+                    })
+                    .map(str::to_string);
+                engine = Some((first.to_ascii_lowercase(), version, i + 1));
+            } else if level == 1 && !title.is_empty() && !title.contains(' ') {
+                model = Some((title.to_string(), i + 1));
+            }
+            i += 1;
+            continue;
+        }
+        if line.starts_with('|') && i + 1 < lines.len() && is_md_separator(lines[i + 1]) {
+            let mut t = Table {
+                headers: split_md_row(line),
+                ..Table::default()
+            };
+            if let Some((m, l)) = &model {
+                t.context.push((Dim::Model, m.clone(), *l));
+            }
+            if let Some((g, l)) = &gpu {
+                t.context.push((Dim::Gpu, g.clone(), *l));
+            }
+            if let Some((e, v, l)) = &engine {
+                t.context.push((Dim::Engine, e.clone(), *l));
+                if let Some(v) = v {
+                    t.context.push((Dim::EngineVersion, v.clone(), *l));
+                }
+            }
+            i += 2;
+            while i < lines.len() && lines[i].trim().starts_with('|') {
+                t.rows
+                    .push((i + 1, csv::StringRecord::from(split_md_row(lines[i]))));
+                i += 1;
+            }
+            tables.push(t);
+            continue;
+        }
+        i += 1;
+    }
+    tables
+}
+
+/// A pandas DataFrame printed as text: a header line of names, then rows that start with the
+/// index. Cells are cut at the right edge of each (right-aligned) header name.
+pub(crate) fn pandas_table(text: &str) -> Option<Table> {
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty());
+    let (_, header) = lines.next()?;
+    let names: Vec<(usize, &str)> = word_spans(header);
+    if names.len() < 2 || header.contains(',') || header.contains('|') || header.contains('\t') {
+        return None;
+    }
+    let ends: Vec<usize> = names.iter().map(|(s, w)| s + w.len()).collect();
+    let first_start = names[0].0;
+    let mut t = Table {
+        headers: std::iter::once("(index)".to_string())
+            .chain(names.iter().map(|(_, w)| w.to_string()))
+            .collect(),
+        ..Table::default()
+    };
+    let mut checked = 0;
+    for (i, line) in lines {
+        let chars: Vec<char> = line.chars().collect();
+        // The index is the first word; it must end before the first column starts.
+        let idx_end = chars
+            .iter()
+            .position(|c| c.is_whitespace())
+            .unwrap_or(chars.len());
+        let index: String = chars[..idx_end].iter().collect();
+        if checked < 5 {
+            checked += 1;
+            if index.is_empty() || idx_end > first_start + 1 {
+                return None;
+            }
+        }
+        let mut cells = vec![index.trim().to_string()];
+        let mut start = idx_end;
+        for (k, end) in ends.iter().enumerate() {
+            let stop = if k + 1 == ends.len() {
+                chars.len()
+            } else {
+                (*end).min(chars.len())
+            };
+            let s = start.min(chars.len());
+            cells.push(
+                chars[s..stop.max(s)]
+                    .iter()
+                    .collect::<String>()
+                    .trim()
+                    .to_string(),
+            );
+            start = stop;
+        }
+        t.rows.push((i + 1, csv::StringRecord::from(cells)));
+    }
+    (!t.rows.is_empty()).then_some(t)
+}
+
+fn word_spans(line: &str) -> Vec<(usize, &str)> {
+    let mut out = Vec::new();
+    let mut start = None;
+    // Work in characters so the spans match `chars()` indexing in the rows.
+    let mut byte_start = 0;
+    for (char_pos, (b, c)) in line.char_indices().enumerate() {
+        if c.is_whitespace() {
+            if let Some(s) = start.take() {
+                out.push((s, &line[byte_start..b]));
+            }
+        } else if start.is_none() {
+            start = Some(char_pos);
+            byte_start = b;
+        }
+    }
+    if let Some(s) = start {
+        out.push((s, &line[byte_start..]));
+    }
+    out
+}

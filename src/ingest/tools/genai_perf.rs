@@ -1,0 +1,228 @@
+//! genai-perf and AIPerf: the JSON export (a `unit` per metric) and the two-block CSV.
+
+use serde_json::{Map, Value};
+
+use super::push;
+use crate::ingest::fields::{place, set_dim_json, set_tag, stat_name};
+use crate::ingest::text::{parse_quantity, snake, to_ms_factor};
+use crate::ingest::{Ingested, Warning};
+use crate::model::canonical::number_from_json;
+use crate::model::{Dim, DimValue, LatencyMetric, MetricKey, Record};
+
+/// A genai-perf metric name → canonical metric family or dimension.
+enum GenaiTarget {
+    Latency(LatencyMetric),
+    Fixed(MetricKey),
+    Dim(Dim),
+    Extra(String),
+}
+
+fn genai_target(name: &str) -> GenaiTarget {
+    let n = snake(name);
+    let n = n
+        .trim_end_matches("_ms")
+        .trim_end_matches("_tokens_sec_user")
+        .trim_end_matches("_tokens_sec")
+        .trim_end_matches("_per_sec")
+        .trim_end_matches("_tokens")
+        .trim_end_matches("_count");
+    match n {
+        "time_to_first_token" => GenaiTarget::Latency(LatencyMetric::Ttft),
+        "inter_token_latency" => GenaiTarget::Latency(LatencyMetric::Itl),
+        "request_latency" => GenaiTarget::Latency(LatencyMetric::E2el),
+        "request_throughput" => GenaiTarget::Fixed(MetricKey::RequestThroughput),
+        "output_token_throughput" => GenaiTarget::Fixed(MetricKey::OutputThroughput),
+        "request" => GenaiTarget::Fixed(MetricKey::Completed),
+        "output_sequence_length" => GenaiTarget::Dim(Dim::OutputLen),
+        "input_sequence_length" => GenaiTarget::Dim(Dim::InputLen),
+        other => GenaiTarget::Extra(other.to_string()),
+    }
+}
+
+fn set_genai_stat(
+    r: &mut Record,
+    metric: &str,
+    stat: &str,
+    value: f64,
+    unit: &str,
+    here: &str,
+    out: &mut Ingested,
+) {
+    match genai_target(metric) {
+        GenaiTarget::Latency(f) => {
+            let scale = match to_ms_factor(unit) {
+                Some(s) => s,
+                None => {
+                    if !unit.is_empty() {
+                        crate::ingest::fields::note(
+                            out,
+                            format!("{metric}: unknown unit {unit:?}, read as ms"),
+                        );
+                    }
+                    1.0
+                }
+            };
+            if scale != 1.0 {
+                crate::ingest::fields::note(out, format!("{metric}: converted from {unit} to ms"));
+            }
+            match stat_name(stat) {
+                Some(s) => r.set_metric(MetricKey::Latency(f, s), value * scale),
+                None => r.set_metric(
+                    MetricKey::Extra(format!("{}_{}_ms", f.name(), snake(stat))),
+                    value * scale,
+                ),
+            }
+        }
+        GenaiTarget::Fixed(k) => {
+            if matches!(stat, "avg" | "value" | "Value") {
+                r.set_metric(k, value);
+            }
+        }
+        GenaiTarget::Dim(d) => {
+            if matches!(stat, "avg" | "value" | "Value") {
+                let _ = r.set_known(d, Some(DimValue::Num(value)));
+            }
+        }
+        GenaiTarget::Extra(n) => {
+            if n.is_empty() {
+                out.warnings
+                    .push(Warning::at(here, "metric without a name, ignored"));
+                return;
+            }
+            let suffix = if matches!(stat, "avg" | "value" | "Value") {
+                String::new()
+            } else {
+                format!("_{}", snake(stat))
+            };
+            r.set_metric(MetricKey::Extra(format!("{n}{suffix}")), value);
+        }
+    }
+}
+
+/// Looks for run settings anywhere in genai-perf/AIPerf `input_config` (nested at most as
+/// deep as serde_json allows).
+fn genai_config(v: &Value, r: &mut Record, at: &str, out: &mut Ingested) {
+    let Some(o) = v.as_object() else { return };
+    for (k, v) in o {
+        let here = place(at, k);
+        match k.as_str() {
+            "model" | "model_names" | "model_name" => {
+                let name = match v {
+                    Value::Array(a) => a.first().cloned().unwrap_or(Value::Null),
+                    other => other.clone(),
+                };
+                if name.is_string() && r.model.is_none() {
+                    set_dim_json(r, Dim::Model, &name, &here, out);
+                }
+            }
+            "concurrency" => set_dim_json(r, Dim::MaxConcurrency, v, &here, out),
+            "request_rate" => set_dim_json(r, Dim::RequestRate, v, &here, out),
+            "synthetic_input_tokens_mean" | "prompt_tokens_mean" => {
+                if r.input_len.is_none() {
+                    set_dim_json(r, Dim::InputLen, v, &here, out)
+                }
+            }
+            "output_tokens_mean" => {
+                if r.output_len.is_none() {
+                    set_dim_json(r, Dim::OutputLen, v, &here, out)
+                }
+            }
+            "backend" | "service_kind" | "endpoint_type" => set_tag(r, k, v),
+            _ => {
+                if v.is_object() {
+                    genai_config(v, r, &here, out);
+                }
+            }
+        }
+    }
+}
+
+/// genai-perf / AIPerf JSON: metrics as `{unit, avg, p50, ...}` objects, `input_config`.
+pub(crate) fn read_genai_perf(o: &Map<String, Value>, at: &str, out: &mut Ingested) {
+    let mut r = Record::default();
+    // The records, then the settings (so measured lengths win over configured ones).
+    for (k, v) in o {
+        let here = place(at, k);
+        let Some(m) = v.as_object() else {
+            continue;
+        };
+        if !m.contains_key("unit") {
+            continue;
+        }
+        let unit = m.get("unit").and_then(Value::as_str).unwrap_or("");
+        for (stat, sv) in m {
+            if stat == "unit" {
+                continue;
+            }
+            match number_from_json(sv) {
+                Some(x) => set_genai_stat(&mut r, k, stat, x, unit, &place(&here, stat), out),
+                None if sv.is_null() => {}
+                None => out
+                    .warnings
+                    .push(Warning::at(place(&here, stat), "not a number, ignored")),
+            }
+        }
+    }
+    if let Some(cfg) = o.get("input_config") {
+        genai_config(cfg, &mut r, &place(at, "input_config"), out);
+    }
+    push(out, r);
+}
+
+/// genai-perf / AIPerf two-block CSV: `Metric,avg,min,max,p99,...` rows, a blank line, then
+/// `Metric,Value` rows. Metric names carry their unit (`Time To First Token (ms)`).
+pub(crate) fn read_genai_csv(text: &str, out: &mut Ingested) {
+    let mut r = Record::default();
+    let mut header: Vec<String> = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let n = i + 1;
+        if line.trim().is_empty() {
+            header.clear();
+            continue;
+        }
+        let cells: Vec<String> = split_csv_line(line);
+        if cells.first().map(String::as_str) == Some("Metric") {
+            header = cells;
+            continue;
+        }
+        if header.is_empty() {
+            out.warnings
+                .push(Warning::line(n, "row before any header, skipped"));
+            continue;
+        }
+        let Some(name) = cells.first() else { continue };
+        let (metric, unit) = match name.rfind('(') {
+            Some(p) => (name[..p].trim(), name[p + 1..].trim_end_matches(')').trim()),
+            None => (name.as_str(), ""),
+        };
+        for (j, cell) in cells.iter().enumerate().skip(1) {
+            let Some(stat) = header.get(j) else {
+                out.warnings.push(Warning::line(
+                    n,
+                    "more cells than the header, extra ignored",
+                ));
+                break;
+            };
+            if let Some((v, _)) = parse_quantity(cell) {
+                set_genai_stat(&mut r, metric, stat, v, unit, &format!("line {n}"), out);
+            }
+        }
+    }
+    if r.metrics.is_empty() {
+        out.note = Some("no records: no metric row held a number".into());
+    } else {
+        push(out, r);
+    }
+}
+
+fn split_csv_line(line: &str) -> Vec<String> {
+    let mut rdr = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(line.as_bytes());
+    rdr.records()
+        .next()
+        .and_then(Result::ok)
+        .map(|r| r.iter().map(|c| c.trim().to_string()).collect())
+        .unwrap_or_default()
+}

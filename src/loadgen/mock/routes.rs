@@ -1,0 +1,140 @@
+//! The mock's API routes: `GET /v1/models`, `GET /health`, `POST /v1/completions`,
+//! `POST /v1/chat/completions`, TGI's `POST /generate_stream` and SGLang's `POST /generate`.
+//! Each request is checked for the API key, read as a [`Generation`], given its fault and (with
+//! `--max-batch`) a batch slot, and answered as a stream or, once its last token is due, as one
+//! JSON body. Errors are OpenAI-style error objects.
+
+use std::convert::Infallible;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::task::Poll;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Either, Full};
+use hyper::body::Incoming;
+use hyper::{Method, Request, Response, StatusCode};
+use serde_json::{json, Value};
+use tokio::time::Instant;
+
+use super::body::{complete_body, SseBody};
+use super::config::Config;
+use super::faults::Fault;
+use super::generation::{Api, Generation};
+use crate::loadgen::stamp::Stamps;
+use crate::loadgen::timer::PreciseTimer;
+
+/// A reply: one JSON body or an event stream.
+pub(super) type MockBody = Either<Full<Bytes>, SseBody>;
+
+/// A JSON reply.
+fn json_response(status: StatusCode, body: Bytes) -> Response<MockBody> {
+    let mut r = Response::new(Either::Left(Full::new(body)));
+    *r.status_mut() = status;
+    r.headers_mut().insert(
+        hyper::header::CONTENT_TYPE,
+        hyper::header::HeaderValue::from_static("application/json"),
+    );
+    r
+}
+
+/// An OpenAI-style error object.
+fn error_response(status: StatusCode, message: &str) -> Response<MockBody> {
+    let body = json!({"object": "error", "message": message, "code": status.as_u16()});
+    json_response(status, Bytes::from(body.to_string()))
+}
+
+/// Answers one request: authorisation, route, request body, fault, batch slot, reply.
+pub(super) async fn handle(
+    req: Request<Incoming>,
+    cfg: Arc<Config>,
+    reset: Arc<AtomicBool>,
+    stamps: Arc<Stamps>,
+) -> Result<Response<MockBody>, Infallible> {
+    // When the request reached the socket (kernel stamp), not when this task got to it: the
+    // configured TTFT counts from there, and so does the mock's own first-chunk latency.
+    let now = Instant::now();
+    let received = stamps.last_rx().map_or(now, |t| t.min(now));
+    if req.version() == hyper::Version::HTTP_2 {
+        cfg.http2_requests.fetch_add(1, Ordering::Relaxed);
+    }
+    if let Some(want) = &cfg.authorization {
+        let got = req.headers().get(hyper::header::AUTHORIZATION);
+        if got.is_none_or(|g| g.as_bytes() != want.as_bytes()) {
+            return Ok(error_response(
+                StatusCode::UNAUTHORIZED,
+                "missing or wrong API key",
+            ));
+        }
+    }
+    let api = match (req.method(), req.uri().path()) {
+        (&Method::GET, "/v1/models") => {
+            return Ok(json_response(StatusCode::OK, cfg.models_body.clone()))
+        }
+        (&Method::GET, "/health") => return Ok(json_response(StatusCode::OK, Bytes::new())),
+        (&Method::POST, "/v1/completions") => Api::Completions,
+        (&Method::POST, "/v1/chat/completions") => Api::Chat,
+        (&Method::POST, "/generate_stream") => Api::Tgi,
+        (&Method::POST, "/generate") => Api::Sglang,
+        (_, path) => {
+            let msg = format!("no route for {} {path}", req.method());
+            return Ok(error_response(StatusCode::NOT_FOUND, &msg));
+        }
+    };
+    let Ok(body) = req.into_body().collect().await else {
+        return Ok(error_response(StatusCode::BAD_REQUEST, "body not readable"));
+    };
+    // The whole request is in: the configured TTFT counts from its arrival at the socket.
+    let now = Instant::now();
+    let start = stamps.last_rx().map_or(now, |t| t.min(now));
+    let Ok(v) = serde_json::from_slice::<Value>(&body.to_bytes()) else {
+        return Ok(error_response(StatusCode::BAD_REQUEST, "body is not JSON"));
+    };
+    let gen = match Generation::from_request(&v, api) {
+        Ok(g) => g,
+        Err(e) => return Ok(error_response(StatusCode::BAD_REQUEST, &e.to_string())),
+    };
+    let fault = cfg.faults.next();
+    if fault == Fault::Reset {
+        // Armed now, fired when the body aborts the connection halfway through.
+        reset.store(true, Ordering::Relaxed);
+    }
+    if fault == Fault::Error {
+        return Ok(error_response(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "injected error (--error-rate)",
+        ));
+    }
+    // Continuous batching: wait for a slot before prefill; the slot is held until the body ends.
+    let slot = match &cfg.batch {
+        Some(b) => b.slots.clone().acquire_owned().await.ok(),
+        None => None,
+    };
+    let start = if slot.is_some() {
+        Instant::now()
+    } else {
+        start
+    };
+    if gen.stream {
+        let body = SseBody::new(gen, cfg, start, fault, slot, received);
+        let mut r = Response::new(Either::Right(body));
+        r.headers_mut().insert(
+            hyper::header::CONTENT_TYPE,
+            hyper::header::HeaderValue::from_static("text/event-stream"),
+        );
+        return Ok(r);
+    }
+    let last = (start + cfg.ttft + cfg.itl * gen.completion_tokens.saturating_sub(1)).into_std();
+    std::future::poll_fn(|cx| {
+        if std::time::Instant::now() >= last {
+            Poll::Ready(())
+        } else {
+            PreciseTimer::global().wake_at(last, cx.waker());
+            Poll::Pending
+        }
+    })
+    .await;
+    Ok(json_response(
+        StatusCode::OK,
+        complete_body(&gen, &cfg.model),
+    ))
+}
