@@ -47,6 +47,12 @@ pub enum Command {
     Run(Box<crate::loadgen::RunOpts>),
     /// Serve the OpenAI-compatible mock inference server.
     Mock(crate::loadgen::MockOpts),
+    /// Join the result files of a sharded run (`run --shard I/N`) into one run, every figure
+    /// computed again from all the requests.
+    Merge(crate::loadgen::merge::MergeArgs),
+    /// Find the highest load a server carries within SLOs (`--goodput p99_ttft:500 …`):
+    /// brackets, then bisects the request rate (or concurrency), one probe per stage.
+    Sweep(Box<crate::loadgen::SweepOpts>),
 }
 
 /// Parses the process arguments and runs the chosen subcommand.
@@ -73,6 +79,31 @@ pub fn main() -> ExitCode {
                 let fail_on_error = opts.fail_on_error;
                 let outcome = crate::loadgen::run(*opts).await?;
                 Ok(run_exit_code(&outcome, fail_on_error))
+            }),
+            Command::Merge(args) => match crate::loadgen::merge::run_merge(&args) {
+                Ok((stages, requests)) => {
+                    println!(
+                        "merged {} files: {stages} stage(s), {requests} requests, into {}",
+                        args.files.len(),
+                        args.output.display()
+                    );
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    error::print_error(&e);
+                    ExitCode::FAILURE
+                }
+            },
+            Command::Sweep(opts) => run_async(async move {
+                let outcome = crate::loadgen::sweep::sweep_until_ctrl_c(*opts).await?;
+                Ok(if outcome.interrupted {
+                    ExitCode::from(130)
+                } else if outcome.capacity.is_none() {
+                    eprintln!("error: the search ended without a capacity (see --max-probes)");
+                    ExitCode::FAILURE
+                } else {
+                    ExitCode::SUCCESS
+                })
             }),
             Command::Mock(opts) => run_async(async move {
                 crate::loadgen::mock::serve_until_ctrl_c(opts).await?;

@@ -33,30 +33,37 @@
 //! measures the client's own speed against the mock.
 
 pub mod body;
+pub mod capacity;
 pub mod client;
 pub mod dataset;
 mod deadline;
 mod exchange;
 pub mod measure;
+pub mod merge;
 pub mod mock;
 mod pool;
 pub mod record;
 pub mod report;
 pub mod run;
 pub mod schedule;
+pub mod shard;
 pub mod sse;
 pub mod stamp;
 pub mod stats;
 pub mod stream;
+pub mod sweep;
 pub mod target;
+pub mod timeline;
 mod timer;
 pub mod tls;
 pub mod tokenizer;
+pub mod trace;
 
 use std::path::PathBuf;
 
 pub use mock::{MockOpts, MockServer};
 pub use run::{run, run_with_stop, RunOpts, RunOutcome};
+pub use sweep::{SweepOpts, SweepOutcome};
 
 /// Everything that can stop `benchlens run` or `benchlens mock` as a whole. Failures of single
 /// requests are not errors but data ([`record::FailureKind`]). Messages say what failed; the
@@ -118,6 +125,9 @@ pub enum LoadgenError {
     /// A TLS set-up (`--ca-cert`, `--tls-cert`/`--tls-key`, an `https://` host) cannot be made.
     #[error(transparent)]
     Tls(#[from] tls::TlsError),
+    /// Shard files could not be merged.
+    #[error("cannot merge the shards")]
+    Merge(#[source] merge::MergeError),
     /// A result file could not be written.
     #[error("cannot write {path}")]
     Write {
@@ -202,4 +212,7 @@ pub enum DatasetError {
     /// A ShareGPT file without a conversation of two turns long enough to use.
     #[error("no usable conversations")]
     NoUsableConversations,
+    /// A trace for `--dataset trace` that cannot be replayed.
+    #[error("trace")]
+    Trace(#[source] trace::TraceError),
 }

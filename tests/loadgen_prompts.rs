@@ -4,7 +4,7 @@
 //! to plain letters ("ing", "tion") re-tokenize into more tokens than they were drawn as.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
-use benchlens::loadgen::dataset::{self, RandomSpec};
+use benchlens::loadgen::dataset::{self, PrefixOrder, RandomSpec};
 use benchlens::loadgen::tokenizer::Tokenizer;
 use tokenizers::models::bpe::{BpeTrainerBuilder, BPE};
 use tokenizers::normalizers::NormalizerWrapper;
@@ -77,6 +77,8 @@ fn random_prompts_are_exact_in_a_byte_level_bpe() {
         output_len: 8,
         range_ratio: 0.0,
         prefix_len: 0,
+        prefix_groups: 1,
+        prefix_order: PrefixOrder::Grouped,
     };
     for vocab in [400, 1200] {
         let plain = byte_level_bpe(dir.path(), vocab, false);
@@ -113,6 +115,8 @@ fn random_prompts_are_exact_in_the_bos_fixture_and_built_in_encodings() {
         output_len: 8,
         range_ratio: 0.0,
         prefix_len: 0,
+        prefix_groups: 1,
+        prefix_order: PrefixOrder::Grouped,
     };
     assert_exact(
         concat!(

@@ -7,7 +7,7 @@
 
 use std::path::PathBuf;
 
-use benchlens::loadgen::dataset::{self, RandomSpec};
+use benchlens::loadgen::dataset::{self, PrefixOrder, RandomSpec};
 use benchlens::loadgen::run::parse_header;
 use benchlens::loadgen::tokenizer::Tokenizer;
 use benchlens::loadgen::{run_with_stop, MockOpts, MockServer, RunOpts};
@@ -47,6 +47,8 @@ fn random_prompts_have_the_asked_length_bos_included() {
         output_len: 4,
         range_ratio: 0.0,
         prefix_len: 0,
+        prefix_groups: 1,
+        prefix_order: PrefixOrder::Grouped,
     };
     for p in dataset::random(spec, 20, 7, &t) {
         // 9 random words and the BOS: 10 tokens, as the server's tokenizer counts them.

@@ -28,13 +28,10 @@ const UNSUPPORTED: &[(&str, &str)] = &[
     ("probe-request-rate", "not supported"),
     ("profile", "not supported (start the server's profiler yourself)"),
     ("append-result", "not supported: every run writes its own files (a comma list of --request-rate or --max-concurrency runs several stages into one file)"),
-    ("self-timed", "not supported: timed traces are not a benchlens dataset"),
-    ("no-self-timed", "not supported: timed traces are not a benchlens dataset"),
+    ("self-timed", "not supported: replay a timed trace with --dataset trace --dataset-path FILE"),
+    ("no-self-timed", "not supported: replay a timed trace with --dataset trace --dataset-path FILE"),
     ("lora-modules", "not supported: pass the adapter's name as --model"),
     ("lora-assignment", "not supported: pass the adapter's name as --model"),
-    ("ramp-up-strategy", "not supported: use a comma list of rates (--request-rate 1,2,4), one stage per rate"),
-    ("ramp-up-start-rps", "not supported: use a comma list of rates (--request-rate 1,2,4), one stage per rate"),
-    ("ramp-up-end-rps", "not supported: use a comma list of rates (--request-rate 1,2,4), one stage per rate"),
     ("ready-check-timeout-sec", "not supported: the run starts when /v1/models (or --num-warmups) answers"),
     ("skip-tokenizer-init", "not supported: use --tokenizer words for a tokenizer-free count"),
     ("plot-timeline", "not supported: the explorer draws per-request charts from the result files"),
@@ -56,10 +53,8 @@ const UNSUPPORTED: &[(&str, &str)] = &[
     ("sonnet-prefix-len", "the sonnet dataset is not supported: use --random-prefix-len"),
     ("spec-bench-output-len", "the spec_bench dataset is not supported"),
     ("spec-bench-category", "the spec_bench dataset is not supported"),
-    ("prefix-repetition-prefix-len", "the prefix_repetition dataset is not supported: use --random-prefix-len"),
-    ("prefix-repetition-suffix-len", "the prefix_repetition dataset is not supported: use --random-prefix-len"),
-    ("prefix-repetition-num-prefixes", "the prefix_repetition dataset is not supported: use --random-prefix-len"),
-    ("prefix-repetition-output-len", "the prefix_repetition dataset is not supported: use --output-len"),
+    ("prefix-repetition-suffix-len", "use --input-len (the random part after the shared prefix)"),
+    ("prefix-repetition-output-len", "use --output-len"),
     ("blazedit-min-distance", "the blazedit dataset is not supported"),
     ("blazedit-max-distance", "the blazedit dataset is not supported"),
     ("asr-max-audio-len-sec", "audio datasets are not supported"),
@@ -171,9 +166,13 @@ mod tests {
             translate(args("benchlens run --backend=vllm"), &known).unwrap(),
             args("benchlens run --backend=openai")
         );
-        let e = translate(args("benchlens run --ramp_up_strategy linear"), &known).unwrap_err();
-        assert_eq!(e.flag, "ramp-up-strategy");
-        assert!(e.to_string().contains("--request-rate 1,2,4"), "{e}");
+        let e = translate(
+            args("benchlens run --prefix_repetition_suffix_len 9"),
+            &known,
+        )
+        .unwrap_err();
+        assert_eq!(e.flag, "prefix-repetition-suffix-len");
+        assert!(e.to_string().contains("use --input-len"), "{e}");
         let e = translate(args("benchlens run --endpoint_type=openai"), &known).unwrap_err();
         assert!(e.to_string().contains("use --backend"), "{e}");
         let e = translate(args("benchlens run --temperature 0"), &known).unwrap_err();

@@ -16,16 +16,18 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 use super::body::{request_body, Sampling};
+use super::capacity::{steady_window, RequestSpan, SteadyWindow};
 use super::client::{Client, Transport};
 use super::measure::{compute, StageMetrics};
 use super::mock::{MockOpts, MockServer};
 use super::record::{FailureKind, RequestRecord};
 use super::report::{self, StageInfo, SummaryView};
-use super::schedule::{arrivals, stop_requested, Arrivals, StageSize};
+use super::schedule::{arrivals, ramp_arrivals, stop_requested, Arrivals, StageSize};
 use super::target::Target;
+use super::timeline;
 use super::tokenizer::Tokenizer;
 use super::{LoadgenError, RequestFailed, SetupError};
-use crate::model::Record;
+use crate::model::{MetricKey, Record};
 
 pub mod opts;
 pub mod prepare;
@@ -38,7 +40,7 @@ pub use prepare::parse_header;
 pub use vllm_command::vllm_command_line;
 
 use prepare::{headers, invalid, prepare};
-use setup::{first_model, load_prompts, result_paths, ResultPaths};
+use setup::{first_model, load_prompts, result_paths, Loaded, ResultPaths};
 use stage::{progress_bar, run_stage, Workload};
 
 /// What a run produced.
@@ -119,6 +121,21 @@ pub async fn run(opts: RunOpts) -> Result<RunOutcome, LoadgenError> {
     out
 }
 
+/// The steady-state window of a stage's requests (see [`steady_window`]): each request's place
+/// is its intended send time, so a client falling behind does not move the window, and the
+/// arrivals end with the last intended send.
+pub fn steady_window_of(reqs: &[RequestRecord]) -> SteadyWindow {
+    let spans: Vec<RequestSpan> = reqs
+        .iter()
+        .map(|r| RequestSpan {
+            sent_s: r.intended_at_s,
+            end_s: r.sent_at_s + r.e2el_s.unwrap_or(0.0),
+        })
+        .collect();
+    let arrivals_end_s = spans.iter().map(|s| s.sent_s).fold(0.0, f64::max);
+    steady_window(&spans, arrivals_end_s)
+}
+
 /// Runs the benchmark until done or until `stop` turns true (then the stage in progress is cut
 /// short, its finished requests are measured and written, and the run is marked partial).
 pub async fn run_with_stop(
@@ -197,7 +214,11 @@ async fn run_inner(
     };
     let count = opts.num_prompts.clamp(1, 100_000) as usize;
     let tokenizer = Tokenizer::from_name(&opts.tokenizer)?;
-    let (dataset_name, prompts) = load_prompts(&opts, count, &tokenizer)?;
+    let Loaded {
+        name: dataset_name,
+        prompts,
+        arrivals: trace_arrivals,
+    } = load_prompts(&opts, count, &tokenizer)?;
     let bodies = prompts
         .iter()
         .map(|p| {
@@ -219,6 +240,7 @@ async fn run_inner(
         bodies,
         prompts,
         ignore_eos: opts.ignore_eos,
+        shard: opts.shard,
     });
 
     let mut tags = prep.tags.clone();
@@ -281,14 +303,47 @@ async fn run_inner(
             Some(d) => StageSize::Duration(Duration::from_secs_f64(d)),
             None => StageSize::Count(opts.num_prompts as usize),
         };
-        let plan = arrivals(
-            rate,
-            opts.burstiness,
-            size,
-            opts.seed.wrapping_add(stage as u64),
-        );
+        let seed = opts.seed.wrapping_add(stage as u64);
+        let plan = match (&trace_arrivals, prep.ramp) {
+            (Some(offsets), _) => Arrivals::Fixed(offsets.clone()),
+            (None, Some(ramp)) => ramp_arrivals(ramp, opts.burstiness, size, seed),
+            (None, None) => arrivals(rate, opts.burstiness, size, seed),
+        };
+        // A trace's or a ramp's rate is its own: the mean over the planned span.
+        let rate = match (&plan, trace_arrivals.is_some() || prep.ramp.is_some()) {
+            (Arrivals::Fixed(o), true) if o.len() > 1 => {
+                (o.len() - 1) as f64 / o.last().map_or(1.0, Duration::as_secs_f64).max(1e-9)
+            }
+            _ => rate,
+        };
+        let (plan, conc) = match opts.shard {
+            None => (plan, conc),
+            Some(s) => {
+                let plan = s.take(&plan).ok_or_else(|| {
+                    invalid(
+                        "shard",
+                        "an unbounded stage (--duration at rate inf) has no requests to split: \
+                         give a finite --request-rate or --num-prompts",
+                    )
+                })?;
+                let conc = match conc {
+                    None => None,
+                    Some(c) => Some(s.concurrency(c).ok_or_else(|| {
+                        invalid(
+                            "shard",
+                            format!("--max-concurrency {c} is less than one per shard"),
+                        )
+                    })?),
+                };
+                (plan, conc)
+            }
+        };
         let pb = progress_bar(plan.len(), opts.no_progress, stage, stages.len());
         let stage_date = report::now_date();
+        // On the wall clock, so that shards' files can be merged onto one time line.
+        let stage_start_unix_s = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0.0, |d| d.as_secs_f64());
         let (mut all_reqs, duration, stopped, released) = run_stage(
             &workload,
             &plan,
@@ -318,6 +373,16 @@ async fn run_inner(
             .cloned()
             .collect();
         let cancelled = (all_reqs.len() - reqs.len()) as u64;
+        // Every request of the stage, warm-up and drain included, second by second.
+        let series = timeline::series(&reqs);
+        let window = opts.steady_window.then(|| steady_window_of(&reqs));
+        let (reqs, duration) = match &window {
+            Some(w) => (
+                w.indices.iter().map(|&i| reqs[i].clone()).collect(),
+                (w.end_s - w.start_s).max(1e-9),
+            ),
+            None => (reqs, duration),
+        };
         let m = compute(&reqs, duration, rate, &opts.percentiles, prep.slo);
         let view = SummaryView::new(
             prep.percentile_metrics.clone(),
@@ -350,19 +415,32 @@ async fn run_inner(
             print!("{text}");
         }
         outcome.summaries.push(text);
-        outcome
-            .records
-            .push(report::stage_record(&info, &m, &reqs, &view));
+        let mut record = report::stage_record(&info, &m, &reqs, &view);
+        record.series = series;
+        record.metrics.insert(
+            MetricKey::Extra("stage_start_unix_s".into()),
+            stage_start_unix_s,
+        );
+        if let Some(s) = opts.shard {
+            record.tags.insert("shard".into(), s.to_string());
+        }
+        if let Some(w) = &window {
+            record.tags.insert("steady_window".into(), w.rule.clone());
+            let mut put = |k: &str, v: f64| record.metrics.insert(MetricKey::Extra(k.into()), v);
+            put("window_start_s", w.start_s);
+            put("window_end_s", w.end_s);
+        }
+        outcome.records.push(record);
         for r in &all_reqs {
             request_lines.push_str(&report::request_line(stage, r));
             request_lines.push('\n');
         }
         // Rewritten after every stage so an interrupted run keeps what it measured.
-        if let (Some(p), Some(rp)) = (&result_path, &requests_path) {
+        if let (Some(p), Some(rp), true) = (&result_path, &requests_path, opts.write_files) {
             report::write_atomic(p, &report::canonical_text(&outcome.records))?;
             report::write_atomic(rp, &request_lines)?;
         }
-        if opts.vllm_compatible {
+        if opts.vllm_compatible && opts.write_files {
             let name = match &opts.result_filename {
                 Some(n) if stages.len() == 1 => n.clone(),
                 Some(n) => {
@@ -398,7 +476,7 @@ async fn run_inner(
     if outcome.partial && outcome.records.is_empty() {
         eprintln!("interrupted before the first stage: nothing was measured");
     }
-    if to_stdout {
+    if to_stdout && opts.write_files {
         report::write_atomic(
             std::path::Path::new("-"),
             &report::canonical_text(&outcome.records),

@@ -87,6 +87,98 @@ pub fn arrivals(rate: f64, burstiness: f64, size: StageSize, seed: u64) -> Arriv
     Arrivals::Fixed(offsets)
 }
 
+/// How the request rate grows over a ramped stage (vLLM's `--ramp-up-strategy`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum RampStrategy {
+    /// `start + (end − start) × progress`.
+    Linear,
+    /// `start × (end / start) ^ progress` (start must be above 0).
+    Exponential,
+}
+
+/// A rate that grows from `start_rps` to `end_rps` over the stage.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Ramp {
+    /// How it grows.
+    pub strategy: RampStrategy,
+    /// Requests per second at the start.
+    pub start_rps: f64,
+    /// Requests per second at the end.
+    pub end_rps: f64,
+}
+
+impl Ramp {
+    /// The rate at `progress` (0 at the start of the stage, 1 at its end).
+    pub fn rate_at(&self, progress: f64) -> f64 {
+        let p = progress.clamp(0.0, 1.0);
+        match self.strategy {
+            RampStrategy::Linear => self.start_rps + (self.end_rps - self.start_rps) * p,
+            RampStrategy::Exponential => self.start_rps * (self.end_rps / self.start_rps).powf(p),
+        }
+    }
+}
+
+/// Arrival offsets whose rate follows `ramp`. For a count of requests, as vLLM's client ramps:
+/// each gap is drawn (gamma, as [`arrivals`]) at the rate of the share of requests sent so far.
+/// For a duration, the rate follows the clock: unit gaps are drawn and each arrival is the time
+/// at which the expected count ∫ rate dt reaches their sum (so a ramp from 0 starts slowly and
+/// still starts).
+pub fn ramp_arrivals(ramp: Ramp, burstiness: f64, size: StageSize, seed: u64) -> Arrivals {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let unit = Gamma::new(burstiness, 1.0 / burstiness).ok();
+    let mut unit_gap = || unit.as_ref().map_or(1.0, |g| g.sample(&mut rng));
+    let mut offsets = Vec::new();
+    match size {
+        StageSize::Count(n) => {
+            let mut t = 0.0f64;
+            for i in 0..n {
+                offsets.push(Duration::from_secs_f64(t));
+                let rate = ramp.rate_at(i as f64 / n as f64).max(1e-9);
+                t += unit_gap() / rate;
+            }
+        }
+        StageSize::Duration(until) => {
+            let limit = until.as_secs_f64();
+            let total = ramp.expected(limit, limit);
+            let mut x = 0.0f64;
+            while x < total {
+                offsets.push(Duration::from_secs_f64(ramp.time_of(x, limit)));
+                x += unit_gap();
+            }
+        }
+    }
+    Arrivals::Fixed(offsets)
+}
+
+impl Ramp {
+    /// Expected arrivals by time `t` of a ramp lasting `limit` seconds: ∫₀ᵗ rate(s / limit) ds.
+    fn expected(&self, t: f64, limit: f64) -> f64 {
+        let (a, b) = (self.start_rps, self.end_rps);
+        match self.strategy {
+            RampStrategy::Linear => a * t + (b - a) * t * t / (2.0 * limit),
+            RampStrategy::Exponential if (b / a - 1.0).abs() < 1e-12 => a * t,
+            RampStrategy::Exponential => {
+                let k = (b / a).ln();
+                a * limit / k * ((k * t / limit).exp() - 1.0)
+            }
+        }
+    }
+
+    /// The time at which [`expected`](Ramp::expected) reaches `x` (bisection: it only grows).
+    fn time_of(&self, x: f64, limit: f64) -> f64 {
+        let (mut lo, mut hi) = (0.0f64, limit);
+        for _ in 0..64 {
+            let mid = 0.5 * (lo + hi);
+            if self.expected(mid, limit) < x {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        hi
+    }
+}
+
 /// When one request was meant to go and when the dispatcher actually let it go.
 #[derive(Clone, Copy, Debug)]
 pub struct Dispatch {
@@ -232,6 +324,48 @@ async fn deadline(plan: &Arrivals, start: Instant) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[test]
+    fn ramps_grow_the_rate_as_vllm_does() {
+        let lin = Ramp {
+            strategy: RampStrategy::Linear,
+            start_rps: 2.0,
+            end_rps: 10.0,
+        };
+        assert_eq!(
+            (lin.rate_at(0.0), lin.rate_at(0.5), lin.rate_at(1.0)),
+            (2.0, 6.0, 10.0)
+        );
+        let exp = Ramp {
+            strategy: RampStrategy::Exponential,
+            start_rps: 1.0,
+            end_rps: 100.0,
+        };
+        assert!((exp.rate_at(0.5) - 10.0).abs() < 1e-9);
+        // Constant gaps (huge burstiness): each gap is one over the rate at its progress.
+        let Arrivals::Fixed(at) = ramp_arrivals(lin, 1e9, StageSize::Count(5), 1) else {
+            panic!("a count makes fixed arrivals");
+        };
+        let gaps: Vec<f64> = at.windows(2).map(|w| (w[1] - w[0]).as_secs_f64()).collect();
+        let want = [1.0 / 2.0, 1.0 / 3.6, 1.0 / 5.2, 1.0 / 6.8];
+        for (g, w) in gaps.iter().zip(want) {
+            assert!((g - w).abs() < 1e-3, "{gaps:?}");
+        }
+        // A ramp from 0 still starts: rate 5.25·t over 2 s, so ∫ = 2.625·t², 10.5 in all;
+        // constant unit gaps put one arrival at 0 and one at each whole count 1 … 10.
+        let zero = Ramp {
+            start_rps: 0.0,
+            end_rps: 10.5,
+            ..lin
+        };
+        let two_s = StageSize::Duration(Duration::from_secs(2));
+        let Arrivals::Fixed(at) = ramp_arrivals(zero, 1e9, two_s, 1) else {
+            panic!("a duration at a finite rate makes fixed arrivals");
+        };
+        assert_eq!(at.len(), 11);
+        // Burstiness 1e9 leaves each unit gap a 3e-5 spread.
+        assert!((at[1].as_secs_f64() - (1.0f64 / 2.625).sqrt()).abs() < 1e-4);
+    }
+
     use std::sync::Mutex;
 
     fn intervals(a: &Arrivals) -> Vec<f64> {

@@ -35,7 +35,7 @@
 //! written. Empty cells are missing values; `inferred` is `field=source` pairs joined by `;`.
 //! Per-request detail is not written to CSV (use JSON for it).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};
 
@@ -169,6 +169,17 @@ pub fn record_to_json(r: &Record) -> Value {
     for (k, v) in &r.metrics {
         m.insert(k.name(), number_to_json(*v));
     }
+    if !r.series.is_empty() {
+        let series: Map<String, Value> = r
+            .series
+            .iter()
+            .map(|(k, v)| {
+                let col = v.iter().map(|x| number_to_json(*x)).collect();
+                (k.clone(), Value::Array(col))
+            })
+            .collect();
+        m.insert("series".into(), Value::Object(series));
+    }
     if !r.inferred.is_empty() {
         let inferred: Map<String, Value> = r
             .inferred
@@ -280,6 +291,41 @@ fn request_from_json(v: &Value, at: &str, warnings: &mut Vec<String>) -> Option<
     })
 }
 
+/// A record's time series: columns of numbers (null for no value) as long as `t_s`; a column
+/// of another length or that is not an array is left out with a warning.
+fn series_from_json(
+    cols: &Map<String, Value>,
+    at: &str,
+    warnings: &mut Vec<String>,
+) -> BTreeMap<String, Vec<f64>> {
+    let read = |v: &Value| -> Option<Vec<f64>> {
+        v.as_array().map(|a| {
+            a.iter()
+                .map(|x| number_from_json(x).unwrap_or(f64::NAN))
+                .collect()
+        })
+    };
+    let len = cols.get("t_s").and_then(read).map(|t| t.len());
+    let mut out = BTreeMap::new();
+    for (k, v) in cols {
+        match (read(v), len) {
+            (Some(col), Some(n)) if col.len() == n => {
+                out.insert(k.clone(), col);
+            }
+            (Some(col), Some(n)) => warnings.push(format!(
+                "{at}.{k}: {} values for {n} seconds, ignored",
+                col.len()
+            )),
+            (Some(_), None) => {
+                warnings.push(format!("{at}: no t_s column, the series is ignored"));
+                return BTreeMap::new();
+            }
+            (None, _) => warnings.push(format!("{at}.{k}: not an array, ignored")),
+        }
+    }
+    out
+}
+
 /// Reads one record object; fields that cannot be used are skipped with a warning naming them.
 pub fn record_from_json(obj: &Map<String, Value>, at: &str, warnings: &mut Vec<String>) -> Record {
     let mut r = Record::default();
@@ -296,6 +342,10 @@ pub fn record_from_json(obj: &Map<String, Value>, at: &str, warnings: &mut Vec<S
                     }
                 }
                 None => warnings.push(format!("{at}.inferred: not an object, ignored")),
+            },
+            "series" => match value.as_object() {
+                Some(cols) => r.series = series_from_json(cols, &format!("{at}.series"), warnings),
+                None => warnings.push(format!("{at}.series: not an object, ignored")),
             },
             "requests" => match value.as_array() {
                 Some(items) => {
@@ -559,6 +609,32 @@ mod tests {
         let back = from_json(&text).unwrap();
         assert!(back.warnings.is_empty(), "{:?}", back.warnings);
         assert!(same(&records, &back.records), "{:#?}", back.records);
+    }
+
+    #[test]
+    fn series_round_trip_and_bad_columns_are_named() {
+        let mut r = Record::default();
+        r.series.insert("t_s".into(), vec![0.0, 1.0]);
+        r.series.insert("ttft_p50_ms".into(), vec![12.5, f64::NAN]);
+        let back = from_json(&to_json(&[r])).unwrap();
+        assert!(back.warnings.is_empty(), "{:?}", back.warnings);
+        let s = &back.records[0].series;
+        assert_eq!(s["t_s"], vec![0.0, 1.0]);
+        assert_eq!(s["ttft_p50_ms"][0], 12.5);
+        assert!(s["ttft_p50_ms"][1].is_nan());
+        let bad = r#"{"schema_version": 1, "records": [{"series": {"t_s": [0, 1], "sent": [1], "x": 3}}]}"#;
+        let back = from_json(bad).unwrap();
+        assert_eq!(
+            back.records[0].series.keys().collect::<Vec<_>>(),
+            vec!["t_s"]
+        );
+        assert_eq!(
+            back.warnings,
+            vec![
+                "records[0].series.sent: 1 values for 2 seconds, ignored",
+                "records[0].series.x: not an array, ignored"
+            ]
+        );
     }
 
     #[test]

@@ -63,6 +63,10 @@ pub struct Record {
     pub inferred: BTreeMap<String, String>,
     /// Per-request detail, when the source carried it.
     pub requests: Vec<RequestDetail>,
+    /// Time series of the run, by column: `t_s` (seconds from the stage's start) and one
+    /// column per quantity (`sent`, `in_flight`, `output_tokens`, `ttft_p50_ms`, …,
+    /// `server.<name>`), each as long as `t_s`; NaN where a second has no value.
+    pub series: BTreeMap<String, Vec<f64>>,
 }
 
 /// What one request of a benchmark run did, for distribution charts.

@@ -5,7 +5,10 @@
 use std::path::PathBuf;
 
 use crate::loadgen::client::Backend;
+use crate::loadgen::dataset::PrefixOrder;
 use crate::loadgen::report::PercentileMetric;
+use crate::loadgen::schedule::RampStrategy;
+use crate::loadgen::shard::Shard;
 
 /// Where prompts come from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -17,6 +20,10 @@ pub enum DatasetKind {
     Jsonl,
     /// A ShareGPT conversations file.
     Sharegpt,
+    /// A production trace replayed: arrival times and lengths from an Azure LLM inference
+    /// trace CSV, a BurstGPT CSV or a Mooncake JSON Lines file (prefix reuse from its
+    /// `hash_ids`); `--request-rate` is not used.
+    Trace,
 }
 
 /// Options of `benchlens run`.
@@ -87,6 +94,16 @@ pub struct RunOpts {
     /// Burstiness of arrivals: gamma shape (1 = Poisson, lower = burstier).
     #[arg(long, default_value_t = 1.0)]
     pub burstiness: f64,
+    /// Ramp the request rate over each stage from `--ramp-up-start-rps` to
+    /// `--ramp-up-end-rps` instead of holding `--request-rate` (as vLLM's client).
+    #[arg(long, value_enum, requires_all = ["ramp_up_start_rps", "ramp_up_end_rps"])]
+    pub ramp_up_strategy: Option<RampStrategy>,
+    /// The ramp's rate at the start of a stage, requests per second.
+    #[arg(long, requires = "ramp_up_strategy")]
+    pub ramp_up_start_rps: Option<f64>,
+    /// The ramp's rate at the end of a stage, requests per second.
+    #[arg(long, requires = "ramp_up_strategy")]
+    pub ramp_up_end_rps: Option<f64>,
     /// Most requests in flight; a comma list multiplies the stages.
     #[arg(long, value_delimiter = ',')]
     pub max_concurrency: Vec<u64>,
@@ -99,6 +116,12 @@ pub struct RunOpts {
     /// Requests sent (and not measured) before the first stage.
     #[arg(long, visible_alias = "num-warmups", default_value_t = 0)]
     pub warmup: u64,
+    /// Run only shard I of N (from 0): the requests whose index is I modulo N, at their
+    /// planned times, with the I-th share of `--max-concurrency`. N processes started together
+    /// with the same options and `--shard 0/N` … `--shard N-1/N` send exactly the whole run;
+    /// `benchlens merge` joins their files.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<Shard>,
     /// Seed of the arrival schedules and random prompts.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -111,9 +134,16 @@ pub struct RunOpts {
         default_value = "random"
     )]
     pub dataset: DatasetKind,
-    /// File for `--dataset jsonl` / `sharegpt`.
+    /// File for `--dataset jsonl` / `sharegpt` / `trace`.
     #[arg(long)]
     pub dataset_path: Option<PathBuf>,
+    /// `--dataset trace`: time runs this many times faster than in the trace (0.5 = slower).
+    #[arg(long, default_value_t = 1.0)]
+    pub trace_speed: f64,
+    /// `--dataset trace`: the seeded share of the trace's requests replayed, keeping their
+    /// times (so the rate scales with it); `--num-prompts` then caps the count from the start.
+    #[arg(long, default_value_t = 1.0)]
+    pub trace_sample: f64,
     /// Input tokens per random prompt.
     #[arg(long, visible_alias = "random-input-len", default_value_t = 1024)]
     pub input_len: u64,
@@ -128,9 +158,22 @@ pub struct RunOpts {
     /// Random lengths vary uniformly within ±ratio of the asked length.
     #[arg(long, alias = "random-range-ratio", default_value_t = 0.0)]
     pub range_ratio: f64,
-    /// Tokens of a prefix shared by all random prompts.
-    #[arg(long, alias = "random-prefix-len", default_value_t = 0)]
+    /// Tokens of a prefix shared by random prompts (by each group's, with `--prefix-groups`).
+    #[arg(
+        long,
+        alias = "random-prefix-len",
+        alias = "prefix-repetition-prefix-len",
+        default_value_t = 0
+    )]
     pub prefix_len: u64,
+    /// Different prefixes among the random prompts, for prefix-cache studies: G groups of
+    /// `--num-prompts / G` prompts, each group sharing a `--prefix-len` prefix.
+    #[arg(long, alias = "prefix-repetition-num-prefixes", default_value_t = 1)]
+    pub prefix_groups: u64,
+    /// The order the groups' prompts are sent in: `grouped` (cache-friendly), `interleaved`
+    /// (cache-hostile: round-robin over the groups) or `shuffled`.
+    #[arg(long, value_enum, default_value = "grouped")]
+    pub prefix_order: PrefixOrder,
     /// Tokenizer for prompt lengths: a local Hugging Face `tokenizer.json`, `cl100k_base` or
     /// `o200k_base` (BPE ranks built into the binary) or `words` (whitespace-separated words,
     /// as the mock counts). Prompts count the special tokens the tokenizer adds (a BOS), as
@@ -222,6 +265,16 @@ pub struct RunOpts {
     /// Do not draw progress bars.
     #[arg(long, visible_alias = "disable-tqdm")]
     pub no_progress: bool,
+    /// Measure each stage over its steady state only: requests sent during the warm-up (the
+    /// server filling, about one request lifetime) and the drain (the last request lifetime of
+    /// the arrivals) are left out of the metrics, though kept in the per-request file. The
+    /// window and the rule that chose it are recorded with the stage (`tag.steady_window`,
+    /// `window_start_s`, `window_end_s`).
+    #[arg(long)]
+    pub steady_window: bool,
+    /// Write the result files (false when another command, such as `sweep`, writes them).
+    #[arg(skip = true)]
+    pub write_files: bool,
 }
 
 impl Default for RunOpts {

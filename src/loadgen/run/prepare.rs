@@ -8,10 +8,11 @@ use std::time::Duration;
 use hyper::header::{HeaderName, HeaderValue};
 use serde_json::{Map, Value};
 
-use super::opts::RunOpts;
+use super::opts::{DatasetKind, RunOpts};
 use crate::loadgen::client::Timeouts;
 use crate::loadgen::measure::Slo;
 use crate::loadgen::report::PercentileMetric;
+use crate::loadgen::schedule::{Ramp, RampStrategy};
 use crate::loadgen::LoadgenError;
 
 pub(super) fn invalid(option: &'static str, message: impl Into<String>) -> LoadgenError {
@@ -135,6 +136,8 @@ fn opt_secs(v: Option<f64>, option: &'static str) -> Result<Option<Duration>, Lo
 pub(super) struct Prepared {
     /// One stage per rate (req/s, infinite for `inf`) ...
     pub(super) rates: Vec<f64>,
+    /// `--ramp-up-*`: the rate grows over each stage instead.
+    pub(super) ramp: Option<Ramp>,
     /// ... times one per concurrency cap (`None`: no cap).
     pub(super) concurrencies: Vec<Option<u64>>,
     /// `--goodput`'s objectives.
@@ -149,8 +152,44 @@ pub(super) struct Prepared {
     pub(super) percentile_metrics: Vec<PercentileMetric>,
 }
 
+/// `--ramp-up-strategy` with its two rates, checked (clap makes them come together).
+fn parse_ramp(opts: &RunOpts) -> Result<Option<Ramp>, LoadgenError> {
+    let (Some(strategy), Some(start_rps), Some(end_rps)) = (
+        opts.ramp_up_strategy,
+        opts.ramp_up_start_rps,
+        opts.ramp_up_end_rps,
+    ) else {
+        return Ok(None);
+    };
+    let ok = |x: f64| x.is_finite() && x >= 0.0;
+    if !(ok(start_rps) && ok(end_rps) && end_rps > 0.0) {
+        return Err(invalid(
+            "ramp-up-end-rps",
+            "the ramp's rates must be finite, at least 0, and the end above 0",
+        ));
+    }
+    if strategy == RampStrategy::Exponential && start_rps <= 0.0 {
+        return Err(invalid(
+            "ramp-up-start-rps",
+            "an exponential ramp must start above 0",
+        ));
+    }
+    if opts.request_rate != ["inf"] {
+        return Err(invalid(
+            "request-rate",
+            "a ramp sets the rate: give --ramp-up-start-rps and --ramp-up-end-rps only",
+        ));
+    }
+    Ok(Some(Ramp {
+        strategy,
+        start_rps,
+        end_rps,
+    }))
+}
+
 pub(super) fn prepare(opts: &RunOpts) -> Result<Prepared, LoadgenError> {
     let rates = parse_rates(&opts.request_rate)?;
+    let ramp = parse_ramp(opts)?;
     if !(opts.burstiness > 0.0 && opts.burstiness.is_finite()) {
         return Err(invalid(
             "burstiness",
@@ -180,7 +219,9 @@ pub(super) fn prepare(opts: &RunOpts) -> Result<Prepared, LoadgenError> {
     }
     if let Some(d) = opts.duration {
         secs(d, "duration")?;
-        if rates.iter().any(|r| r.is_infinite()) && concurrencies.contains(&None) {
+        // A ramp or a trace makes its own schedule.
+        let scheduled = ramp.is_some() || opts.dataset == DatasetKind::Trace;
+        if !scheduled && rates.iter().any(|r| r.is_infinite()) && concurrencies.contains(&None) {
             return Err(invalid(
                 "duration",
                 "an infinite request rate for a duration needs --max-concurrency",
@@ -213,6 +254,15 @@ pub(super) fn prepare(opts: &RunOpts) -> Result<Prepared, LoadgenError> {
         std::env::args().collect::<Vec<_>>().join(" "),
     );
     tags.insert("seed".into(), opts.seed.to_string());
+    if let Some(r) = ramp {
+        let name = match r.strategy {
+            RampStrategy::Linear => "linear",
+            RampStrategy::Exponential => "exponential",
+        };
+        tags.insert("ramp_up_strategy".into(), name.into());
+        tags.insert("ramp_up_start_rps".into(), r.start_rps.to_string());
+        tags.insert("ramp_up_end_rps".into(), r.end_rps.to_string());
+    }
     let timeouts = Timeouts {
         connect: opt_secs(Some(opts.connect_timeout), "connect-timeout")?,
         first_token: opt_secs(opts.first_token_timeout, "first-token-timeout")?,
@@ -221,6 +271,7 @@ pub(super) fn prepare(opts: &RunOpts) -> Result<Prepared, LoadgenError> {
     };
     Ok(Prepared {
         rates,
+        ramp,
         concurrencies,
         slo,
         extra,

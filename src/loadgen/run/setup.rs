@@ -2,6 +2,7 @@
 //! `--model` is not given, the prompts of the chosen dataset, and where the result files go.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -12,13 +13,24 @@ use crate::loadgen::dataset::{self, Prompt, RandomSpec};
 use crate::loadgen::record::FailureKind;
 use crate::loadgen::report;
 use crate::loadgen::tokenizer::Tokenizer;
+use crate::loadgen::trace;
 use crate::loadgen::{DatasetError, LoadgenError, RequestFailed, SetupError};
+
+/// Prompts, the dataset's name, and for a trace its arrival offsets.
+pub(super) struct Loaded {
+    /// The dataset's name as recorded (`random`, `sharegpt`, `trace-azure`, …).
+    pub(super) name: String,
+    /// The prompts, in sending order.
+    pub(super) prompts: Vec<Prompt>,
+    /// A trace's arrival offsets (scaled by `--trace-speed`), one per prompt.
+    pub(super) arrivals: Option<Vec<Duration>>,
+}
 
 pub(super) fn load_prompts(
     opts: &RunOpts,
     count: usize,
     tok: &Tokenizer,
-) -> Result<(String, Vec<Prompt>), LoadgenError> {
+) -> Result<Loaded, LoadgenError> {
     let read = || -> Result<(PathBuf, String), LoadgenError> {
         let path = opts
             .dataset_path
@@ -30,6 +42,11 @@ pub(super) fn load_prompts(
         })?;
         Ok((path, text))
     };
+    let listed = |name: &str, prompts| Loaded {
+        name: name.into(),
+        prompts,
+        arrivals: None,
+    };
     Ok(match opts.dataset {
         DatasetKind::Random => {
             let spec = RandomSpec {
@@ -37,26 +54,69 @@ pub(super) fn load_prompts(
                 output_len: opts.output_len.unwrap_or(128),
                 range_ratio: opts.range_ratio,
                 prefix_len: opts.prefix_len,
+                prefix_groups: opts.prefix_groups,
+                prefix_order: opts.prefix_order,
             };
-            (
-                "random".into(),
-                dataset::random(spec, count, opts.seed, tok),
-            )
+            listed("random", dataset::random(spec, count, opts.seed, tok))
         }
         DatasetKind::Jsonl => {
             let (path, text) = read()?;
-            (
-                "jsonl".into(),
+            listed(
+                "jsonl",
                 dataset::jsonl(&path, &text, opts.output_len.unwrap_or(128), tok)?,
             )
         }
         DatasetKind::Sharegpt => {
             let (path, text) = read()?;
-            (
-                "sharegpt".into(),
+            listed(
+                "sharegpt",
                 dataset::sharegpt(&path, &text, opts.output_len, tok)?,
             )
         }
+        DatasetKind::Trace => {
+            let (path, text) = read()?;
+            load_trace(opts, &path, &text, count, tok)?
+        }
+    })
+}
+
+/// `--dataset trace`: the sampled requests' prompts and their arrival offsets.
+fn load_trace(
+    opts: &RunOpts,
+    path: &std::path::Path,
+    text: &str,
+    count: usize,
+    tok: &Tokenizer,
+) -> Result<Loaded, LoadgenError> {
+    if !(opts.trace_speed > 0.0 && opts.trace_speed.is_finite()) {
+        return Err(invalid("trace-speed", "must be a positive number"));
+    }
+    if !(opts.trace_sample > 0.0 && opts.trace_sample <= 1.0) {
+        return Err(invalid("trace-sample", "must be above 0 and at most 1"));
+    }
+    let trace = trace::parse(text).map_err(|e| LoadgenError::Dataset {
+        path: path.to_path_buf(),
+        source: DatasetError::Trace(e),
+    })?;
+    let requests = trace::sample(
+        &trace,
+        trace::Sampling {
+            speed: opts.trace_speed,
+            share: opts.trace_sample,
+            limit: Some(count),
+            seed: opts.seed,
+        },
+    );
+    let prompts = dataset::trace_prompts(&requests, trace::MOONCAKE_BLOCK_TOKENS, opts.seed, tok);
+    Ok(Loaded {
+        name: format!("trace-{}", trace.layout.name()),
+        prompts,
+        arrivals: Some(
+            requests
+                .iter()
+                .map(|r| Duration::from_secs_f64(r.at_s))
+                .collect(),
+        ),
     })
 }
 

@@ -12,6 +12,7 @@ use crate::loadgen::client::Client;
 use crate::loadgen::dataset::Prompt;
 use crate::loadgen::record::{Failure, FailureKind, RequestRecord};
 use crate::loadgen::schedule::{drive, stop_requested, Arrivals};
+use crate::loadgen::shard::Shard;
 
 /// Running totals for the progress bar.
 #[derive(Default)]
@@ -31,6 +32,8 @@ pub(super) struct Workload {
     pub(super) prompts: Vec<Prompt>,
     /// Whether `--ignore-eos` was asked (a shorter reply is then flagged).
     pub(super) ignore_eos: bool,
+    /// `--shard`: this process's requests are every N-th of the run's, numbered run-wide.
+    pub(super) shard: Option<Shard>,
 }
 
 pub(super) async fn run_stage(
@@ -54,10 +57,11 @@ pub(super) async fn run_stage(
             let counters = counters.clone();
             let mut stop_rx = stop_rx.clone();
             async move {
-                let i = d.index % workload.prompts.len();
+                let index = workload.shard.map_or(d.index, |s| s.global_index(d.index));
+                let i = index % workload.prompts.len();
                 let p = &workload.prompts[i];
                 let mut rec = RequestRecord {
-                    index: d.index,
+                    index,
                     input_len: p.input_len,
                     max_tokens: p.output_len,
                     ignore_eos: workload.ignore_eos,

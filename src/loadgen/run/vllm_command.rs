@@ -53,6 +53,13 @@ pub fn vllm_command_line(
                 flag(len_flag, Some(n.to_string()));
             }
         }
+        // vLLM's client has no trace replay: its nearest is a custom dataset of the file.
+        DatasetKind::Trace => {
+            flag("dataset-name", Some("custom".into()));
+            if let Some(p) = &opts.dataset_path {
+                flag("dataset-path", Some(p.display().to_string()));
+            }
+        }
     }
     flag("num-prompts", Some(opts.num_prompts.to_string()));
     flag(

@@ -1,0 +1,445 @@
+//! `benchlens sweep`: the capacity search ([`super::capacity`]) driven against a server.
+//!
+//! Each probe is one `run` stage at the load the search asks for (a request rate, or a
+//! concurrency with unbounded rate), measured over its steady-state window and judged against
+//! the objectives. Every probe becomes a stage of one result file, tagged with its verdict,
+//! so the explorer can draw the curve; the capacity, its bracket and the probe it rests on are
+//! printed and recorded on every stage (`tag.capacity`). The per-request file keeps every
+//! request of every probe, warm-up and drain included.
+
+use std::path::PathBuf;
+
+use tokio::sync::watch;
+
+use super::capacity::{
+    judge, Capacity, CapacitySlo, RequestOutcome, Search, SearchConfig, SloMetric, Step, Verdict,
+};
+use super::measure::request_latencies;
+use super::report;
+use super::run::{run_with_stop, steady_window_of, RunOpts};
+use super::LoadgenError;
+use crate::model::{MetricKey, Record};
+
+/// What the search varies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum SweepOver {
+    /// Requests per second (arrivals as `--burstiness` says; `--max-concurrency` caps them).
+    Rate,
+    /// Requests in flight, sent as fast as slots free up.
+    Concurrency,
+}
+
+impl SweepOver {
+    fn unit(self) -> &'static str {
+        match self {
+            SweepOver::Rate => "req/s",
+            SweepOver::Concurrency => "concurrent requests",
+        }
+    }
+}
+
+/// Options of `benchlens sweep`: those of `run` (the server, the prompts, the tokenizer, the
+/// output), plus the search's.
+#[derive(Clone, Debug, clap::Args)]
+pub struct SweepOpts {
+    /// Everything `run` takes. `--goodput` holds the objectives, in vLLM's per-request form
+    /// (`ttft:500`) and as percentiles (`p99_ttft:500 p95_tpot:50`); `--duration` is each
+    /// probe's length (default 30 s); `--seed` seeds probe k with seed + k.
+    #[command(flatten)]
+    pub run: RunOpts,
+    /// What the search varies.
+    #[arg(long, value_enum, default_value = "rate")]
+    pub over: SweepOver,
+    /// The first load probed.
+    #[arg(long, default_value_t = 1.0)]
+    pub start: f64,
+    /// The search stops above this load (the capacity is then "at least" it).
+    #[arg(long, default_value_t = 10_000.0)]
+    pub max_load: f64,
+    /// The search stops below this load (the capacity is then "below" it).
+    #[arg(long, default_value_t = 0.1)]
+    pub min_load: f64,
+    /// Bisect until the failing load is at most this many percent above the passing one.
+    #[arg(long, default_value_t = 5.0)]
+    pub tolerance_pct: f64,
+    /// Probes of each side of the final bracket, in all (the capacity must pass every one).
+    #[arg(long, default_value_t = 2)]
+    pub repeats: usize,
+    /// Most probes before the search gives up (the file keeps what was measured).
+    #[arg(long, default_value_t = 30)]
+    pub max_probes: usize,
+    /// Share of a probe's steady-window requests that must meet every per-request objective,
+    /// percent (failed requests never do).
+    #[arg(long, default_value_t = 99.0)]
+    pub min_good_pct: f64,
+}
+
+/// What a sweep found.
+#[derive(Debug, Default)]
+pub struct SweepOutcome {
+    /// The answer, when the search ended.
+    pub capacity: Option<Capacity>,
+    /// One record per probe, in order.
+    pub records: Vec<Record>,
+    /// Each probe's verdict.
+    pub verdicts: Vec<Verdict>,
+    /// The result file (None when written to stdout).
+    pub result_path: Option<PathBuf>,
+    /// Interrupted (Ctrl-C): the last probe was cut short and not judged.
+    pub interrupted: bool,
+}
+
+/// Default probe length, seconds.
+const PROBE_SECONDS: f64 = 30.0;
+
+fn invalid(option: &'static str, message: impl ToString) -> LoadgenError {
+    LoadgenError::InvalidOption {
+        option,
+        message: message.to_string(),
+    }
+}
+
+/// Checks the options and turns them into the objectives and the search.
+fn prepare(opts: &SweepOpts) -> Result<(CapacitySlo, Search), LoadgenError> {
+    let slo = CapacitySlo::parse(&opts.run.goodput, opts.min_good_pct)
+        .map_err(|e| invalid("goodput", e))?;
+    if opts.over == SweepOver::Rate && opts.run.request_rate != ["inf"] {
+        return Err(invalid(
+            "request-rate",
+            "the sweep chooses the request rate; give --start and --max-load instead",
+        ));
+    }
+    if opts.over == SweepOver::Concurrency && !opts.run.max_concurrency.is_empty() {
+        return Err(invalid(
+            "max-concurrency",
+            "the sweep chooses the concurrency; give --start and --max-load instead",
+        ));
+    }
+    if opts.run.request_rate.len() > 1 || opts.run.max_concurrency.len() > 1 {
+        return Err(invalid(
+            "request-rate",
+            "a sweep probes one load at a time: no comma lists",
+        ));
+    }
+    if opts.max_probes == 0 || opts.repeats == 0 {
+        return Err(invalid(
+            "max-probes",
+            "--max-probes and --repeats must be at least 1",
+        ));
+    }
+    let search = Search::new(SearchConfig {
+        start: opts.start,
+        max: opts.max_load,
+        min: opts.min_load,
+        tolerance: opts.tolerance_pct / 100.0,
+        repeats: opts.repeats,
+        growth: 2.0,
+        integer: opts.over == SweepOver::Concurrency,
+    })
+    .map_err(|e| invalid("start", e))?;
+    Ok((slo, search))
+}
+
+/// `run`'s options for probe `k` at `load`: one stage of the probe's length, measured over its
+/// steady window, goodput counted with the per-request objectives, no files of its own.
+fn probe_opts(opts: &SweepOpts, slo: &CapacitySlo, k: usize, load: f64) -> RunOpts {
+    let mut run = opts.run.clone();
+    match opts.over {
+        SweepOver::Rate => run.request_rate = vec![load.to_string()],
+        SweepOver::Concurrency => {
+            run.max_concurrency = vec![load as u64];
+        }
+    }
+    run.duration = Some(run.duration.unwrap_or(PROBE_SECONDS));
+    run.seed = run.seed.wrapping_add(k as u64);
+    // vLLM's goodput takes per-request ttft, tpot and e2el only.
+    run.goodput = slo
+        .objectives
+        .iter()
+        .filter(|o| o.percentile.is_none() && o.metric != SloMetric::Itl)
+        .map(ToString::to_string)
+        .collect();
+    run.steady_window = true;
+    run.write_files = false;
+    // Warm-up requests go before every probe, at its load's concurrency.
+    run
+}
+
+/// [`sweep`] until done or Ctrl-C: the first stops the probe in flight and keeps what was
+/// measured (the file is written after every probe); a second exits with 130 at once.
+pub async fn sweep_until_ctrl_c(opts: SweepOpts) -> Result<SweepOutcome, LoadgenError> {
+    let (tx, rx) = watch::channel(false);
+    let ctrl_c = tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            eprintln!("interrupted: writing what was measured (Ctrl-C again to quit at once)");
+            let _ = tx.send(true);
+            if tokio::signal::ctrl_c().await.is_ok() {
+                std::process::exit(130);
+            }
+        }
+    });
+    let out = sweep(opts, rx).await;
+    ctrl_c.abort();
+    out
+}
+
+/// Runs the search until it has an answer, `--max-probes` is reached or `stop` turns true.
+pub async fn sweep(
+    opts: SweepOpts,
+    stop: watch::Receiver<bool>,
+) -> Result<SweepOutcome, LoadgenError> {
+    let (slo, mut search) = prepare(&opts)?;
+    let unit = opts.over.unit();
+    println!("sweep: objectives {slo}; searching the {unit}");
+    let mut out = SweepOutcome::default();
+    let mut request_lines = String::new();
+    let mut paths: Option<(PathBuf, PathBuf)> = None;
+    loop {
+        let load = match search.next() {
+            Step::Done(c) => {
+                out.capacity = Some(c);
+                break;
+            }
+            Step::Probe(_) if out.records.len() >= opts.max_probes => {
+                eprintln!(
+                    "sweep: stopped after {} probes (--max-probes) without an answer",
+                    opts.max_probes
+                );
+                break;
+            }
+            Step::Probe(load) => load,
+        };
+        let k = out.records.len();
+        println!("sweep: probe {} at {load:.3} {unit}", k + 1);
+        let probe = run_with_stop(probe_opts(&opts, &slo, k, load), stop.clone()).await?;
+        out.interrupted = probe.partial;
+        let (Some(mut record), Some(requests)) =
+            (probe.records.into_iter().next(), probe.requests.first())
+        else {
+            break;
+        };
+        let window = steady_window_of(requests);
+        let judged: Vec<RequestOutcome> = window
+            .indices
+            .iter()
+            .map(|&i| outcome_of(&requests[i]))
+            .collect();
+        let verdict = judge(&slo, &judged);
+        print_verdict(k, load, unit, &verdict);
+        if out.interrupted {
+            // An interrupted probe is not a measurement of the load: it is kept, not judged.
+            record.tags.insert("partial".into(), "true".into());
+        } else {
+            search.record(load, verdict.passed);
+        }
+        tag_probe(&mut record, k, load, &slo, &verdict);
+        for r in requests {
+            request_lines.push_str(&report::request_line(k, r));
+            request_lines.push('\n');
+        }
+        out.records.push(record);
+        out.verdicts.push(verdict);
+        if paths.is_none() {
+            paths = result_paths(&opts, &out.records[0]);
+        }
+        write(&paths, &out.records, &request_lines)?;
+        if out.interrupted {
+            break;
+        }
+    }
+    if let Some(c) = &out.capacity {
+        let words = c.describe(unit);
+        println!("sweep: {words}");
+        for r in &mut out.records {
+            r.tags.insert("capacity".into(), words.clone());
+        }
+        write(&paths, &out.records, &request_lines)?;
+    }
+    out.result_path = paths.map(|(p, _)| p);
+    if let Some(p) = &out.result_path {
+        println!("sweep: wrote {}", p.display());
+    }
+    Ok(out)
+}
+
+fn outcome_of(r: &super::record::RequestRecord) -> RequestOutcome {
+    match request_latencies(r) {
+        Some(l) => RequestOutcome {
+            ok: true,
+            ttft_ms: l.ttft_ms,
+            tpot_ms: l.tpot_ms,
+            itl_ms: l.itl_ms,
+            e2el_ms: l.e2el_ms,
+        },
+        None => RequestOutcome::default(),
+    }
+}
+
+fn print_verdict(k: usize, load: f64, unit: &str, v: &Verdict) {
+    let checks: Vec<String> = v
+        .checks
+        .iter()
+        .map(|c| {
+            let measured = match (c.objective.percentile, c.measured) {
+                (_, None) => "n/a".to_string(),
+                (Some(_), Some(ms)) => format!("{ms:.1} ms"),
+                (None, Some(pct)) => format!("{pct:.1} % within"),
+            };
+            let mark = if c.met { "met" } else { "MISSED" };
+            format!("{} {measured} {mark}", c.objective)
+        })
+        .collect();
+    println!(
+        "sweep: probe {} at {load:.3} {unit}: {} ({} of {} requests good; {})",
+        k + 1,
+        if v.passed { "passed" } else { "failed" },
+        v.good,
+        v.requests,
+        checks.join(", ")
+    );
+}
+
+/// Marks a probe's record with what the explorer and a reader need: its place in the search,
+/// the objectives, the verdict and each objective's measured value.
+fn tag_probe(record: &mut Record, k: usize, load: f64, slo: &CapacitySlo, v: &Verdict) {
+    record.tags.insert("probe".into(), (k + 1).to_string());
+    record.tags.insert("objectives".into(), slo.to_string());
+    record.tags.insert(
+        "verdict".into(),
+        if v.passed { "passed" } else { "failed" }.into(),
+    );
+    let mut put = |k: String, x: f64| {
+        record.metrics.insert(MetricKey::Extra(k), x);
+    };
+    put("probe_load".into(), load);
+    put("good_pct".into(), v.good_fraction() * 100.0);
+    put("window_requests".into(), v.requests as f64);
+    for c in &v.checks {
+        if let Some(x) = c.measured {
+            let name = c.objective.to_string();
+            let name = name.split(':').next().unwrap_or_default();
+            let suffix = if c.objective.percentile.is_some() {
+                "ms"
+            } else {
+                "within_pct"
+            };
+            put(format!("slo_{name}_{suffix}"), x);
+        }
+    }
+}
+
+/// The result file and its per-request companion, named as `run` names them with `sweep` in
+/// place of the backend's name (`--result-filename` overrides; `-` writes the records to
+/// stdout at the end and no per-request file).
+fn result_paths(opts: &SweepOpts, first: &Record) -> Option<(PathBuf, PathBuf)> {
+    let name = match &opts.run.result_filename {
+        Some(n) if n == "-" => return None,
+        Some(n) => n.clone(),
+        None => {
+            let model = first.model.as_deref().unwrap_or("model");
+            let model = model.rsplit('/').next().unwrap_or(model);
+            format!(
+                "benchlens-sweep-{}-{model}-{}.json",
+                opts.run.backend.name(),
+                report::now_date()
+            )
+        }
+    };
+    let path = opts.run.result_dir.join(name);
+    let stem = path.file_stem().map_or_else(
+        || "benchlens-sweep".into(),
+        |s| s.to_string_lossy().into_owned(),
+    );
+    let requests = path.with_file_name(format!("{stem}.requests.jsonl"));
+    Some((path, requests))
+}
+
+fn write(
+    paths: &Option<(PathBuf, PathBuf)>,
+    records: &[Record],
+    request_lines: &str,
+) -> Result<(), LoadgenError> {
+    let Some((p, rp)) = paths else {
+        return Ok(());
+    };
+    if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|source| LoadgenError::Write {
+            path: dir.into(),
+            source,
+        })?;
+    }
+    report::write_atomic(p, &report::canonical_text(records))?;
+    report::write_atomic(rp, request_lines)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts(args: &[&str]) -> SweepOpts {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Wrap {
+            #[command(flatten)]
+            opts: SweepOpts,
+        }
+        let mut all = vec!["sweep"];
+        all.extend_from_slice(args);
+        Wrap::try_parse_from(all).unwrap().opts
+    }
+
+    #[test]
+    fn options_are_checked_with_the_flag_named() {
+        let err = |args: &[&str]| prepare(&opts(args)).err().map(|e| e.to_string());
+        assert_eq!(
+            err(&[]),
+            Some(
+                "invalid --goodput: no objective given: a capacity needs at least one (for \
+                 example --goodput p99_ttft:500)"
+                    .into()
+            )
+        );
+        assert!(err(&["--goodput", "p99_ttft:500", "--request-rate", "4"])
+            .unwrap()
+            .contains("--request-rate"));
+        assert!(err(&[
+            "--goodput",
+            "p99_ttft:500",
+            "--over",
+            "concurrency",
+            "--max-concurrency",
+            "4"
+        ])
+        .unwrap()
+        .contains("--max-concurrency"));
+        assert!(err(&["--goodput", "p99_ttft:500", "--start", "0"])
+            .unwrap()
+            .contains("positive"));
+        assert_eq!(err(&["--goodput", "p99_ttft:500"]), None);
+    }
+
+    #[test]
+    fn a_probe_is_one_windowed_stage_without_files() {
+        let o = opts(&["--goodput", "ttft:300 p99_ttft:500 itl:40", "--seed", "7"]);
+        let (slo, _) = prepare(&o).unwrap();
+        let run = probe_opts(&o, &slo, 2, 12.5);
+        assert_eq!(run.request_rate, vec!["12.5"]);
+        assert_eq!(run.duration, Some(PROBE_SECONDS));
+        assert_eq!(run.seed, 9);
+        assert_eq!(run.goodput, vec!["ttft:300"]);
+        assert!(run.steady_window && !run.write_files);
+        let c = opts(&[
+            "--goodput",
+            "p99_ttft:500",
+            "--over",
+            "concurrency",
+            "--duration",
+            "5",
+        ]);
+        let (slo, _) = prepare(&c).unwrap();
+        let run = probe_opts(&c, &slo, 0, 16.0);
+        assert_eq!(run.max_concurrency, vec![16]);
+        assert_eq!(run.request_rate, vec!["inf"]);
+        assert_eq!(run.duration, Some(5.0));
+    }
+}

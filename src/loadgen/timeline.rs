@@ -1,0 +1,170 @@
+//! A stage second by second: the time series stored with each stage (`Record::series`).
+//!
+//! From the per-request measurements, for each whole second from the stage's start: requests
+//! sent (the achieved rate), mean requests in flight (each request counted over the part of the
+//! second between its send and its end), output tokens received (tokens/s), and the TTFT of
+//! the requests whose first token arrived in it and the inter-token latencies of the tokens
+//! that arrived in it, as p50/p90/p99. ITL follows the stage metrics' rule (see
+//! [`super::measure`]): a read's gap is spread over the tokens it brought, and chunks that
+//! came in one read form one observation. Pure.
+
+use std::collections::BTreeMap;
+
+use super::record::RequestRecord;
+use crate::analysis::stats::percentile_sorted;
+
+/// The quantiles each latency column holds.
+const QUANTILES: [(f64, &str); 3] = [(50.0, "p50"), (90.0, "p90"), (99.0, "p99")];
+
+/// The series of a stage's requests, by column (see [`crate::model::Record::series`]); empty
+/// when no request was sent.
+pub fn series(requests: &[RequestRecord]) -> BTreeMap<String, Vec<f64>> {
+    let end_s = requests
+        .iter()
+        .map(|r| r.sent_at_s + r.e2el_s.or(r.ttft_s).unwrap_or(0.0))
+        .chain(requests.iter().map(|r| r.sent_at_s))
+        .fold(f64::NEG_INFINITY, f64::max);
+    if !end_s.is_finite() {
+        return BTreeMap::new();
+    }
+    let seconds = (end_s.max(0.0).floor() as usize) + 1;
+    let bin = |t: f64| (t.max(0.0).floor() as usize).min(seconds - 1);
+    let mut sent = vec![0.0; seconds];
+    let mut in_flight = vec![0.0; seconds];
+    let mut tokens = vec![0.0; seconds];
+    let mut ttft: Vec<Vec<f64>> = vec![Vec::new(); seconds];
+    let mut itl: Vec<Vec<f64>> = vec![Vec::new(); seconds];
+    for r in requests {
+        sent[bin(r.sent_at_s)] += 1.0;
+        let end = r.sent_at_s + r.e2el_s.unwrap_or(0.0);
+        spread_presence(&mut in_flight, r.sent_at_s, end);
+        if let Some(t) = r.ttft_s.filter(|_| r.failure.is_none()) {
+            ttft[bin(r.sent_at_s + t)].push(t * 1e3);
+        }
+        let mut last_read: Option<f64> = None;
+        let mut pending = 0u32;
+        for (i, c) in r.chunks.iter().enumerate() {
+            let at = r.sent_at_s + c.at_s;
+            tokens[bin(at)] += f64::from(c.tokens);
+            pending += c.tokens.max(1);
+            // The chunk's read ends when the next chunk is not coalesced with it.
+            let read_ends = r.chunks.get(i + 1).is_none_or(|n| !n.coalesced);
+            if !read_ends {
+                continue;
+            }
+            if let Some(prev) = last_read.filter(|_| r.failure.is_none()) {
+                let gap_ms = (at - prev) * 1e3 / f64::from(pending);
+                itl[bin(at)].extend(std::iter::repeat_n(gap_ms, pending as usize));
+            }
+            last_read = Some(at);
+            pending = 0;
+        }
+    }
+    let mut out = BTreeMap::new();
+    out.insert("t_s".to_string(), (0..seconds).map(|s| s as f64).collect());
+    out.insert("sent".to_string(), sent);
+    out.insert("in_flight".to_string(), in_flight);
+    out.insert("output_tokens".to_string(), tokens);
+    for (name, samples) in [("ttft", ttft), ("itl", itl)] {
+        let sorted: Vec<Vec<f64>> = samples
+            .into_iter()
+            .map(|mut v| {
+                v.sort_by(f64::total_cmp);
+                v
+            })
+            .collect();
+        for (p, label) in QUANTILES {
+            out.insert(
+                format!("{name}_{label}_ms"),
+                sorted
+                    .iter()
+                    .map(|v| percentile_sorted(v, p).unwrap_or(f64::NAN))
+                    .collect(),
+            );
+        }
+    }
+    out
+}
+
+/// Adds to each second the share of it that `[from, to)` covers.
+fn spread_presence(per_second: &mut [f64], from: f64, to: f64) {
+    let (from, to) = (from.max(0.0), to.max(from.max(0.0)));
+    let last = per_second.len().saturating_sub(1);
+    let first = (from.floor() as usize).min(last);
+    let end = (to.floor() as usize).min(last);
+    for (s, v) in per_second.iter_mut().enumerate().take(end + 1).skip(first) {
+        let lo = from.max(s as f64);
+        let hi = to.min(s as f64 + 1.0);
+        if hi > lo {
+            *v += hi - lo;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::loadgen::record::ChunkArrival;
+
+    fn request(sent: f64, chunk_at: &[(f64, u32, bool)]) -> RequestRecord {
+        RequestRecord {
+            sent_at_s: sent,
+            ttft_s: chunk_at.first().map(|c| c.0),
+            e2el_s: chunk_at.last().map(|c| c.0),
+            chunks: chunk_at
+                .iter()
+                .map(|&(at_s, tokens, coalesced)| ChunkArrival {
+                    at_s,
+                    tokens,
+                    coalesced,
+                })
+                .collect(),
+            ..RequestRecord::default()
+        }
+    }
+
+    #[test]
+    fn seconds_count_sends_presence_tokens_and_latencies() {
+        let reqs = vec![
+            // Sent at 0.5 s, first token 0.1 s later, then tokens 0.2 s apart into second 1.
+            request(
+                0.5,
+                &[
+                    (0.1, 1, false),
+                    (0.3, 1, false),
+                    (0.5, 1, false),
+                    (0.7, 1, false),
+                ],
+            ),
+            // Sent at 1.25 s: two tokens in one read after the first.
+            request(1.25, &[(0.25, 1, false), (0.5, 1, false), (0.5, 1, true)]),
+        ];
+        let s = series(&reqs);
+        assert_eq!(s["t_s"], vec![0.0, 1.0]);
+        assert_eq!(s["sent"], vec![1.0, 1.0]);
+        // First request: 0.5–1.2 s; second: 1.25–1.75 s.
+        let flight: Vec<f64> = s["in_flight"]
+            .iter()
+            .map(|x| (x * 1e9).round() / 1e9)
+            .collect();
+        assert_eq!(flight, vec![0.5, 0.7]);
+        assert_eq!(s["output_tokens"], vec![2.0, 5.0]);
+        // Sums of binary fractions: compare to the nanosecond.
+        let ms = |k: &str, i: usize| (s[k][i] * 1e6).round() / 1e6;
+        // TTFTs: 100 ms (arrived at 0.6 s) and 250 ms (at 1.5 s).
+        assert_eq!((ms("ttft_p50_ms", 0), ms("ttft_p50_ms", 1)), (100.0, 250.0));
+        // ITL: 200 ms in second 0 (0.6 → 0.8), then 200, 200 and the coalesced read's 250 ms
+        // spread over its two tokens: 125, 125.
+        assert_eq!(ms("itl_p50_ms", 0), 200.0);
+        assert_eq!(ms("itl_p99_ms", 1), 200.0);
+        assert_eq!(ms("itl_p50_ms", 1), 162.5);
+    }
+
+    #[test]
+    fn empty_seconds_have_no_latency_and_no_requests_no_series() {
+        let s = series(&[request(2.5, &[(0.1, 1, false)])]);
+        assert_eq!(s["sent"], vec![0.0, 0.0, 1.0]);
+        assert!(s["ttft_p50_ms"][0].is_nan());
+        assert!(series(&[]).is_empty());
+    }
+}

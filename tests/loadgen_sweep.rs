@@ -1,0 +1,157 @@
+//! `benchlens sweep` against the mock, whose capacity can be worked out on paper.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
+
+use std::process::Command;
+
+use benchlens::model::{canonical, MetricKey};
+
+const BIN: &str = env!("CARGO_BIN_EXE_benchlens");
+
+/// The mock with `--max-batch B --ttft-ms T --itl-ms I`, asked for L tokens per reply
+/// (`--ignore-eos`), holds a batch slot from admission to its last token: T, then L − 1 steps
+/// of `I × (1 + running / B)`. Full, a slot lasts S = T + 2 (L − 1) I, so the batch finishes
+/// B / S requests a second; above that rate requests queue before their first token without
+/// bound and TTFT grows for as long as the probe lasts. With B = 4, T = 20 ms, I = 2 ms and
+/// L = 16: S = 20 + 2 × 15 × 2 = 80 ms and the capacity is 4 / 0.080 = 50 req/s.
+const PAPER_CAPACITY: f64 = 50.0;
+
+#[test]
+fn sweep_finds_the_mock_capacity_worked_out_on_paper() {
+    let dir = std::env::temp_dir().join(format!("benchlens-sweep-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    // Near-constant arrivals (burstiness 1000: gamma inter-arrivals with 3 % spread), so the
+    // queue only builds above the capacity. p90 TTFT within 100 ms (5 × T): below the capacity
+    // TTFT is T plus the client's overhead; above it by 5 %, the queue grows by 2.5 req/s and
+    // the last tenth of a 4 s probe waits about 0.2 s.
+    let out = Command::new(BIN)
+        .args([
+            "sweep",
+            "--mock",
+            "--mock-ttft-ms",
+            "20",
+            "--mock-itl-ms",
+            "2",
+            "--mock-max-batch",
+            "4",
+            "--model",
+            "m",
+            "--tokenizer",
+            "words",
+            "--input-len",
+            "16",
+            "--output-len",
+            "16",
+            "--ignore-eos",
+            "--burstiness",
+            "1000",
+            "--duration",
+            "4",
+            "--start",
+            "20",
+            "--goodput",
+            "p90_ttft:100",
+            "--no-progress",
+            "--result-filename",
+            "sweep.json",
+            "--result-dir",
+        ])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("sweep: capacity "))
+        .unwrap_or_else(|| panic!("no capacity line in\n{stdout}"));
+    let found: f64 = line["sweep: capacity ".len()..]
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let off = (found / PAPER_CAPACITY - 1.0).abs();
+    assert!(
+        off <= 0.05,
+        "found {found} req/s, {:.1} % from the paper's {PAPER_CAPACITY}\n{stdout}",
+        off * 100.0
+    );
+
+    // Every probe is a stage of one file, with its verdict, window and the capacity.
+    let text = std::fs::read_to_string(dir.join("sweep.json")).unwrap();
+    let records = canonical::from_json(&text).unwrap().records;
+    assert!(records.len() >= 5, "{} probes", records.len());
+    let probes =
+        stdout.matches(" req/s: passed").count() + stdout.matches(" req/s: failed").count();
+    assert_eq!(records.len(), probes);
+    for (i, r) in records.iter().enumerate() {
+        assert_eq!(r.tags.get("probe"), Some(&(i + 1).to_string()));
+        let verdict = r.tags.get("verdict").map(String::as_str);
+        assert!(matches!(verdict, Some("passed" | "failed")), "{verdict:?}");
+        assert_eq!(
+            r.tags
+                .get("capacity")
+                .map(|c| c.starts_with(line[7..].trim())),
+            Some(true)
+        );
+        assert!(r
+            .tags
+            .get("steady_window")
+            .is_some_and(|w| w.starts_with("warm-up")));
+        let load = r
+            .metrics
+            .get(&MetricKey::Extra("probe_load".into()))
+            .copied();
+        assert_eq!(load, r.request_rate);
+        // The verdict agrees with the recorded percentile.
+        let p90 = r.metrics[&MetricKey::Extra("slo_p90_ttft_ms".into())];
+        assert_eq!(
+            verdict == Some("passed"),
+            p90 <= 100.0,
+            "probe {}: {p90}",
+            i + 1
+        );
+    }
+    let requests = std::fs::read_to_string(dir.join("sweep.requests.jsonl")).unwrap();
+    let stages: std::collections::BTreeSet<u64> = requests
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["stage"]
+                .as_u64()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(stages.len(), records.len());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn sweep_refuses_options_it_owns_with_the_flag_named() {
+    let out = Command::new(BIN)
+        .args([
+            "sweep",
+            "--mock",
+            "--goodput",
+            "p99_ttft:500",
+            "--request-rate",
+            "4",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("invalid --request-rate: the sweep chooses the request rate"),
+        "{err}"
+    );
+    let out = Command::new(BIN)
+        .args(["sweep", "--mock", "--goodput", "p99_speed:500"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("unknown objective \"p99_speed\""), "{err}");
+}
