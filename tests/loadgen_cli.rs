@@ -432,8 +432,8 @@ fn a_vllm_bench_serve_command_line_pastes() {
 fn vllm_flags_benchlens_lacks_are_rejected_with_the_alternative() {
     for (args, expected) in [
         (
-            &["--ramp-up-strategy", "linear"][..],
-            "--request-rate 1,2,4",
+            &["--prefix-repetition-suffix-len", "9"][..],
+            "use --input-len",
         ),
         (&["--served_model_name", "x"][..], "use --model"),
         (&["--hf-split", "train"][..], "--dataset-path"),
