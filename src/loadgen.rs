@@ -53,6 +53,7 @@ pub mod stats;
 pub mod stream;
 pub mod sweep;
 pub mod target;
+pub mod telemetry;
 pub mod timeline;
 mod timer;
 pub mod tls;

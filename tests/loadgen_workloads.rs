@@ -267,3 +267,78 @@ fn a_ramp_grows_the_rate_and_is_recorded() {
         "{err}"
     );
 }
+
+#[test]
+fn server_telemetry_lands_in_the_series_and_a_failed_scrape_only_warns() {
+    let run = |extra: &[&str]| {
+        Command::new(BIN)
+            .args([
+                "run",
+                "--mock",
+                "--mock-max-batch",
+                "2",
+                "--mock-ttft-ms",
+                "20",
+            ])
+            .args(["--mock-itl-ms", "5", "--model", "m", "--tokenizer", "words"])
+            .args(["--input-len", "8", "--output-len", "20", "--ignore-eos"])
+            .args([
+                "--request-rate",
+                "30",
+                "--num-prompts",
+                "40",
+                "--no-progress",
+            ])
+            .args(["--result-filename", "-"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    // Three times the batch's capacity (2 slots of 20 + 19 × 5 × 2 ms): requests queue.
+    let out = run(&["--scrape-metrics"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = canonical::from_json(&String::from_utf8_lossy(&out.stdout))
+        .unwrap()
+        .records
+        .remove(0);
+    let col = |k: &str| r.series.get(k).cloned().unwrap_or_default();
+    let seconds = col("t_s").len();
+    assert!(seconds >= 3, "{seconds} seconds");
+    for k in [
+        "server.running",
+        "server.waiting",
+        "server.kv_cache_usage",
+        "server.batch_size",
+    ] {
+        assert_eq!(col(k).len(), seconds, "{k}");
+    }
+    let max = |k: &str| {
+        col(k)
+            .into_iter()
+            .filter(|v| v.is_finite())
+            .fold(0.0, f64::max)
+    };
+    assert_eq!(max("server.running"), 2.0);
+    assert_eq!(max("server.kv_cache_usage"), 1.0);
+    assert!(max("server.waiting") >= 5.0, "{:?}", col("server.waiting"));
+
+    // A path the server does not have: one warning, the run goes on and succeeds.
+    let out = run(&["--scrape-metrics", "/no-such-metrics"]);
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        err.matches("warning: scraping /no-such-metrics failed")
+            .count(),
+        1,
+        "{err}"
+    );
+    let r = canonical::from_json(&String::from_utf8_lossy(&out.stdout))
+        .unwrap()
+        .records
+        .remove(0);
+    assert!(!r.series.keys().any(|k| k.starts_with("server.")));
+}

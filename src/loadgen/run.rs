@@ -24,6 +24,7 @@ use super::record::{FailureKind, RequestRecord};
 use super::report::{self, StageInfo, SummaryView};
 use super::schedule::{arrivals, ramp_arrivals, stop_requested, Arrivals, StageSize};
 use super::target::Target;
+use super::telemetry;
 use super::timeline;
 use super::tokenizer::Tokenizer;
 use super::{LoadgenError, RequestFailed, SetupError};
@@ -31,6 +32,7 @@ use crate::model::{MetricKey, Record};
 
 pub mod opts;
 pub mod prepare;
+mod scrape;
 mod setup;
 mod stage;
 mod vllm_command;
@@ -344,6 +346,10 @@ async fn run_inner(
         let stage_start_unix_s = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0.0, |d| d.as_secs_f64());
+        let scraper = opts
+            .scrape_metrics
+            .clone()
+            .map(|path| scrape::spawn(workload.clone(), path, tokio::time::Instant::now()));
         let (mut all_reqs, duration, stopped, released) = run_stage(
             &workload,
             &plan,
@@ -373,8 +379,14 @@ async fn run_inner(
             .cloned()
             .collect();
         let cancelled = (all_reqs.len() - reqs.len()) as u64;
-        // Every request of the stage, warm-up and drain included, second by second.
-        let series = timeline::series(&reqs);
+        let readings = scraper
+            .map(|(h, r)| scrape::finish(h, &r))
+            .unwrap_or_default();
+        // Every request of the stage, warm-up and drain included, second by second, and the
+        // server's telemetry on the same seconds.
+        let mut series = timeline::series(&reqs);
+        let seconds = series.get("t_s").map_or(0, Vec::len);
+        series.extend(telemetry::columns(&readings, seconds));
         let window = opts.steady_window.then(|| steady_window_of(&reqs));
         let (reqs, duration) = match &window {
             Some(w) => (

@@ -132,6 +132,8 @@ pub(super) struct Batch {
     pub(super) max: u32,
     pub(super) slots: Arc<Semaphore>,
     pub(super) running: AtomicU32,
+    /// Requests waiting for a slot (reported on `/metrics`).
+    pub(super) waiting: AtomicU32,
 }
 
 /// `--option`'s `value`, in a unit of which `per_s` make a second, as a duration. Negative counts as zero;
@@ -180,6 +182,7 @@ impl Config {
                 max,
                 slots: Arc::new(Semaphore::new(max as usize)),
                 running: AtomicU32::new(0),
+                waiting: AtomicU32::new(0),
             }),
         })
     }

@@ -43,6 +43,44 @@ fn error_response(status: StatusCode, message: &str) -> Response<MockBody> {
     json_response(status, Bytes::from(body.to_string()))
 }
 
+/// `GET /metrics`: the batch's state in vLLM's Prometheus names (see
+/// [`crate::loadgen::telemetry`]), so that `run --scrape-metrics` can be tested against the
+/// mock. Without `--max-batch` the mock has no batch to report and the body has no samples.
+fn metrics_response(cfg: &Config) -> Response<MockBody> {
+    let mut text = String::new();
+    if let Some(b) = &cfg.batch {
+        let running = b.running.load(Ordering::Relaxed);
+        let waiting = b.waiting.load(Ordering::Relaxed);
+        let label = format!("{{model_name={:?}}}", cfg.model);
+        let mut gauge = |name: &str, help: &str, value: f64| {
+            text.push_str(&format!(
+                "# HELP {name} {help}\n# TYPE {name} gauge\n{name}{label} {value}\n"
+            ));
+        };
+        gauge(
+            "vllm:num_requests_running",
+            "Number of requests in model execution batches.",
+            f64::from(running),
+        );
+        gauge(
+            "vllm:num_requests_waiting",
+            "Number of requests waiting to be processed.",
+            f64::from(waiting),
+        );
+        gauge(
+            "vllm:kv_cache_usage_perc",
+            "KV-cache usage. 1 means 100 percent usage.",
+            f64::from(running) / f64::from(b.max),
+        );
+    }
+    let mut r = Response::new(Either::Left(Full::new(Bytes::from(text))));
+    r.headers_mut().insert(
+        hyper::header::CONTENT_TYPE,
+        hyper::header::HeaderValue::from_static("text/plain; version=0.0.4"),
+    );
+    r
+}
+
 /// Answers one request: authorisation, route, request body, fault, batch slot, reply.
 pub(super) async fn handle(
     req: Request<Incoming>,
@@ -71,6 +109,7 @@ pub(super) async fn handle(
             return Ok(json_response(StatusCode::OK, cfg.models_body.clone()))
         }
         (&Method::GET, "/health") => return Ok(json_response(StatusCode::OK, Bytes::new())),
+        (&Method::GET, "/metrics") => return Ok(metrics_response(&cfg)),
         (&Method::POST, "/v1/completions") => Api::Completions,
         (&Method::POST, "/v1/chat/completions") => Api::Chat,
         (&Method::POST, "/generate_stream") => Api::Tgi,
@@ -106,7 +145,12 @@ pub(super) async fn handle(
     }
     // Continuous batching: wait for a slot before prefill; the slot is held until the body ends.
     let slot = match &cfg.batch {
-        Some(b) => b.slots.clone().acquire_owned().await.ok(),
+        Some(b) => {
+            b.waiting.fetch_add(1, Ordering::Relaxed);
+            let slot = b.slots.clone().acquire_owned().await.ok();
+            b.waiting.fetch_sub(1, Ordering::Relaxed);
+            slot
+        }
         None => None,
     };
     let start = if slot.is_some() {

@@ -265,6 +265,12 @@ pub struct RunOpts {
     /// Do not draw progress bars.
     #[arg(long, visible_alias = "disable-tqdm")]
     pub no_progress: bool,
+    /// Scrape the server's Prometheus metrics (this path, `/metrics` when none is given) every
+    /// second of each stage; the running and waiting requests, KV-cache usage, prefix-cache
+    /// hit rate and batch size, under vLLM's, SGLang's, TGI's or llama.cpp's names, go into
+    /// the stage's series as `server.*` columns. A failed scrape is a warning, never fatal.
+    #[arg(long, value_name = "PATH", num_args = 0..=1, default_missing_value = "/metrics")]
+    pub scrape_metrics: Option<String>,
     /// Measure each stage over its steady state only: requests sent during the warm-up (the
     /// server filling, about one request lifetime) and the drain (the last request lifetime of
     /// the arrivals) are left out of the metrics, though kept in the per-request file. The
