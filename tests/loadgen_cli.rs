@@ -564,3 +564,43 @@ fn vllm_bench_sweep_serve_can_run_benchlens_as_its_benchmark_command() {
         "per-request arrays need --save-detailed"
     );
 }
+
+/// `transformers serve` 5.19 answers `GET /v1/models` with this (recorded live here) when its
+/// Hugging Face cache folder does not exist; the run must say to pass `--model`.
+#[test]
+fn a_model_list_that_fails_on_the_server_says_to_pass_model() {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let server = std::thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        s.set_read_timeout(Some(std::time::Duration::from_secs(10)))
+            .unwrap();
+        let mut buf = [0u8; 4096];
+        let _ = s.read(&mut buf).unwrap();
+        s.write_all(
+            b"HTTP/1.1 500 Internal Server Error\r\nserver: uvicorn\r\ncontent-length: 21\r\n\
+              content-type: text/plain; charset=utf-8\r\n\r\nInternal Server Error",
+        )
+        .unwrap();
+    });
+    let out = Command::new(BIN)
+        .args([
+            "run",
+            "--base-url",
+            &url,
+            "--num-prompts",
+            "1",
+            "--no-progress",
+        ])
+        .output()
+        .unwrap();
+    server.join().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("the server could not list its models: pass --model to skip the probe"),
+        "{err}"
+    );
+    assert!(err.contains("500 Internal Server Error"), "{err}");
+}

@@ -430,6 +430,25 @@ async fn transformers_serve_ends_without_done() {
     .await;
 }
 
+/// Recorded live from `transformers serve` 5.19 (a random-weight model, see the fixtures'
+/// README): asked for `stream_options.include_usage`, it puts the usage in the final chunk with
+/// the `finish_reason`, and still sends no `[DONE]`.
+#[tokio::test]
+async fn transformers_serve_live_usage_in_the_final_chunk() {
+    check(
+        "transformers-serve-5.19-live.http",
+        Backend::OpenAiChat,
+        Expect {
+            tokens: 6,
+            server: Some(6),
+            chunks: 6,
+            first_text_event: 1,
+            text: " mup lasa mim vewoz gurozaR",
+        },
+    )
+    .await;
+}
+
 #[tokio::test]
 async fn ollama_reasoning_field_and_empty_content_deltas() {
     // Two thinking chunks (delta.reasoning, empty content), five content chunks; Ollama's usage

@@ -124,10 +124,15 @@ pub(super) async fn first_model(client: &Client) -> Result<String, LoadgenError>
     let path = format!("{}/v1/models", client.target().prefix);
     let url = format!("{}{path}", client.target().origin);
     let text = client.get(&path).await.map_err(|f| {
-        // Only a server without the route is helped by naming the model; any other refusal
-        // (a rejected header, a bad key) would fail every request the same way.
+        // A server without the route, or whose model list fails on its own (transformers
+        // serve 5.19 answers 500 when its Hugging Face cache folder does not exist), is helped
+        // by naming the model; a refusal (a rejected header, a bad key: 4xx) would fail every
+        // request the same way.
         let hint = match f.kind {
             FailureKind::Http(404) => " (the server lists no models: pass --model)",
+            FailureKind::Http(500..=599) => {
+                " (the server could not list its models: pass --model to skip the probe)"
+            }
             FailureKind::Http(_) => "",
             _ => " (pass --model to skip the probe)",
         };
