@@ -859,3 +859,144 @@ fn a_request_id_that_is_not_a_uuid_is_refused_and_the_reason_is_kept() {
     assert_eq!(rows.len(), 2);
     assert!(rows.iter().all(|r| r["error_kind"].is_null()), "{rows:?}");
 }
+
+/// The capacity issue's workloads against the real server: public trace rows replayed at their
+/// times with their exact lengths (Azure, BurstGPT and Mooncake layouts; the rows whose prompt
+/// and reply fit the server's context), and prompts in prefix groups.
+#[test]
+fn trace_replay_and_prefix_groups_against_llama_cpp() {
+    let Some(python) = llama_python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    // A larger context than the other tests' for the trace rows (argparse keeps the last value).
+    let server = Server::start(
+        &python,
+        dir.path(),
+        &["--interrupt_requests", "False", "--n_ctx", "4096"],
+    );
+    let traces = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/traces");
+    // Rows of each excerpt that fit 4096 tokens, kept verbatim.
+    let fits = |file: &str, keep: &dyn Fn(&str) -> bool| {
+        let text = std::fs::read_to_string(traces.join(file)).unwrap();
+        let mut lines = text.lines();
+        let mut out: Vec<&str> = Vec::new();
+        if !file.ends_with(".jsonl") {
+            out.extend(lines.next());
+        }
+        out.extend(lines.filter(|l| keep(l)));
+        let path = dir.path().join(file);
+        std::fs::write(&path, out.join("\n") + "\n").unwrap();
+        (path, out.len() - usize::from(!file.ends_with(".jsonl")))
+    };
+    let csv_fits = |l: &str| {
+        let f: Vec<u64> = l.split(',').filter_map(|x| x.trim().parse().ok()).collect();
+        f.len() >= 2 && f[f.len() - 2] + f[f.len() - 1] < 3500
+    };
+    let burst_fits = |l: &str| {
+        let f: Vec<&str> = l.split(',').collect();
+        let n = |i: usize| {
+            f.get(i)
+                .and_then(|x| x.parse::<u64>().ok())
+                .unwrap_or(u64::MAX)
+        };
+        n(2).saturating_add(n(3)) < 3500
+    };
+    let moon_fits = |l: &str| {
+        let v: Value = serde_json::from_str(l).unwrap();
+        v["input_length"].as_u64().unwrap() + v["output_length"].as_u64().unwrap() < 3500
+    };
+    let cases: [(&str, &dyn Fn(&str) -> bool, &str); 3] = [
+        ("azure-conv-head.csv", &csv_fits, "trace-azure"),
+        ("burstgpt-readme-sample.csv", &burst_fits, "trace-burstgpt"),
+        (
+            "mooncake-conversation-head.jsonl",
+            &moon_fits,
+            "trace-mooncake",
+        ),
+    ];
+    for (file, keep, dataset) in cases {
+        let (path, rows) = fits(file, keep);
+        assert!(rows >= 2, "{file}: {rows} rows fit");
+        let mut args: Vec<String> = ["--base-url", &server.url(), "--backend", "openai"]
+            .map(String::from)
+            .into();
+        args.extend(["--tokenizer".into(), server.tokenizer.display().to_string()]);
+        args.extend(
+            ["--dataset", "trace", "--trace-speed", "20", "--no-progress"].map(String::from),
+        );
+        args.extend(["--num-prompts".into(), "4".into(), "--dataset-path".into()]);
+        args.push(path.display().to_string());
+        let run = bench_run(dir.path(), dataset, &args);
+        assert_eq!(run.record.dataset.as_deref(), Some(dataset));
+        let want = rows.min(4);
+        assert_eq!(
+            metric(&run.record, "completed"),
+            want as f64,
+            "{}",
+            run.stderr
+        );
+        // The client's tokenizer is the server's vocabulary: the trace's lengths exactly, and
+        // every reply runs to its asked length (the model never ends early).
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lengths: Vec<(u64, u64)> = if file.ends_with(".jsonl") {
+            text.lines()
+                .map(|l| {
+                    let v: Value = serde_json::from_str(l).unwrap();
+                    (
+                        v["input_length"].as_u64().unwrap(),
+                        v["output_length"].as_u64().unwrap(),
+                    )
+                })
+                .collect()
+        } else {
+            text.lines()
+                .skip(1)
+                .map(|l| {
+                    let f: Vec<&str> = l.split(',').collect();
+                    let (i, o) = if file.starts_with("azure") {
+                        (1, 2)
+                    } else {
+                        (2, 3)
+                    };
+                    (f[i].parse().unwrap(), f[o].parse().unwrap())
+                })
+                .collect()
+        };
+        let mut want_lengths = lengths;
+        want_lengths.truncate(want);
+        let got: Vec<(u64, u64)> = run
+            .rows
+            .iter()
+            .map(|r| {
+                (
+                    r["input_len"].as_u64().unwrap(),
+                    r["output_chunks_client"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(sorted_pairs(got), sorted_pairs(want_lengths), "{file}");
+    }
+
+    // Two prefix groups, interleaved: every prompt the prefix plus its own part, all served.
+    let mut args = run_args(&server.url(), &server.tokenizer, "openai", 4);
+    args.extend(
+        [
+            "--prefix-groups",
+            "2",
+            "--prefix-len",
+            "64",
+            "--prefix-order",
+            "interleaved",
+        ]
+        .map(String::from),
+    );
+    let run = bench_run(dir.path(), "prefix-groups", &args);
+    assert_eq!(metric(&run.record, "completed"), 4.0, "{}", run.stderr);
+    assert!(rows_u64(&run, "input_len")
+        .iter()
+        .all(|&n| n == INPUT_LEN + 64));
+}
+
+fn sorted_pairs(mut v: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
+    v.sort_unstable();
+    v
+}
