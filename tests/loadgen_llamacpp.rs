@@ -875,7 +875,7 @@ fn trace_replay_and_prefix_groups_against_llama_cpp() {
     );
     let traces = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/traces");
     // Rows of each excerpt that fit 4096 tokens, kept verbatim.
-    let fits = |file: &str, keep: &dyn Fn(&str) -> bool| {
+    let fits = |file: &str, keep: &RowFilter| {
         let text = std::fs::read_to_string(traces.join(file)).unwrap();
         let mut lines = text.lines();
         let mut out: Vec<&str> = Vec::new();
@@ -904,7 +904,7 @@ fn trace_replay_and_prefix_groups_against_llama_cpp() {
         let v: Value = serde_json::from_str(l).unwrap();
         v["input_length"].as_u64().unwrap() + v["output_length"].as_u64().unwrap() < 3500
     };
-    let cases: [(&str, &dyn Fn(&str) -> bool, &str); 3] = [
+    let cases: [(&str, &RowFilter, &str); 3] = [
         ("azure-conv-head.csv", &csv_fits, "trace-azure"),
         ("burstgpt-readme-sample.csv", &burst_fits, "trace-burstgpt"),
         (
@@ -995,6 +995,9 @@ fn trace_replay_and_prefix_groups_against_llama_cpp() {
         .iter()
         .all(|&n| n == INPUT_LEN + 64));
 }
+
+/// Which lines of a trace excerpt to keep.
+type RowFilter = dyn Fn(&str) -> bool;
 
 fn sorted_pairs(mut v: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
     v.sort_unstable();
