@@ -223,25 +223,20 @@ vllm:prefix_cache_hits_total{engine=\"0\",model_name=\"m\"} 400.0
     #[test]
     fn other_engines_and_garbage() {
         let sglang = "sglang:num_running_reqs{model_name=\"m\"} 4\nsglang:num_queue_reqs{model_name=\"m\"} 1\nsglang:token_usage{model_name=\"m\"} 0.2\nsglang:cache_hit_rate{model_name=\"m\"} 0.9\n";
-        let r = read(sglang);
+        let values = |text: &str, keys: [&str; 3]| {
+            let r = read(text);
+            keys.map(|k| r.values.get(k).copied())
+        };
         assert_eq!(
-            (
-                r.values["running"],
-                r.values["waiting"],
-                r.values["kv_cache_usage"]
-            ),
-            (4.0, 1.0, 0.2)
+            values(sglang, ["running", "waiting", "kv_cache_usage"]),
+            [Some(4.0), Some(1.0), Some(0.2)]
         );
+        let r = read(sglang);
         assert_eq!(r.values["prefix_cache_hit_rate"], 0.9);
         let tgi = "# TYPE tgi_queue_size gauge\ntgi_queue_size 2\n# TYPE tgi_batch_current_size gauge\ntgi_batch_current_size 6\n";
-        let r = read(tgi);
         assert_eq!(
-            (
-                r.values["running"],
-                r.values["waiting"],
-                r.values["batch_size"]
-            ),
-            (6.0, 2.0, 6.0)
+            values(tgi, ["running", "waiting", "batch_size"]),
+            [Some(6.0), Some(2.0), Some(6.0)]
         );
         let llama = "llamacpp:requests_processing 1\nllamacpp:requests_deferred 0\nllamacpp:kv_cache_usage_ratio 0.01\nllamacpp:n_busy_slots_per_decode 1\n";
         assert_eq!(read(llama).values.len(), 4);

@@ -1,0 +1,419 @@
+//! Objectives for a capacity: vLLM's per-request `--goodput` form (`ttft:500`) and percentile
+//! objectives (`p99_ttft:500`), the share of requests that must be good, and a probe judged
+//! against them ([`judge`]). A failed request is never good and counts as beyond every bound.
+
+use std::fmt;
+
+use thiserror::Error;
+
+use crate::analysis::stats::percentile_sorted;
+
+/// A latency measured per request that an objective can bound.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SloMetric {
+    /// Time to first token.
+    Ttft,
+    /// Time per output token after the first.
+    Tpot,
+    /// Inter-token latency (per token).
+    Itl,
+    /// End-to-end latency.
+    E2el,
+}
+
+impl SloMetric {
+    fn parse(name: &str) -> Option<SloMetric> {
+        match name {
+            "ttft" => Some(SloMetric::Ttft),
+            "tpot" => Some(SloMetric::Tpot),
+            "itl" => Some(SloMetric::Itl),
+            "e2el" => Some(SloMetric::E2el),
+            _ => None,
+        }
+    }
+
+    /// The metric's name as vLLM writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            SloMetric::Ttft => "ttft",
+            SloMetric::Tpot => "tpot",
+            SloMetric::Itl => "itl",
+            SloMetric::E2el => "e2el",
+        }
+    }
+}
+
+/// One objective: a per-request bound (`percentile: None`) or a bound on a stage percentile.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Objective {
+    /// What is bounded.
+    pub metric: SloMetric,
+    /// `Some(99.0)` for `p99_ttft:…`; `None` for vLLM's per-request `ttft:…`.
+    pub percentile: Option<f64>,
+    /// The bound, in milliseconds.
+    pub limit_ms: f64,
+}
+
+impl fmt::Display for Objective {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.percentile {
+            Some(p) => write!(f, "p{p}_{}:{}", self.metric.name(), self.limit_ms),
+            None => write!(f, "{}:{}", self.metric.name(), self.limit_ms),
+        }
+    }
+}
+
+/// Why an objective list does not parse.
+#[derive(Debug, Error, PartialEq)]
+pub enum SloError {
+    /// An item without `NAME:MS`.
+    #[error("{0:?} is not NAME:MS (for example ttft:500 or p99_ttft:500)")]
+    Shape(String),
+    /// A name that is neither a metric nor `pNN_metric`.
+    #[error(
+        "{item:?}: unknown objective {name:?} (ttft, tpot, itl, e2el, optionally as pNN_ttft …)"
+    )]
+    Name {
+        /// The whole item.
+        item: String,
+        /// The part before the colon.
+        name: String,
+    },
+    /// A percentile outside (0, 100].
+    #[error("{0:?}: the percentile must be above 0 and at most 100")]
+    Percentile(String),
+    /// A bound that is not a finite, non-negative number.
+    #[error("{0:?}: the bound is not a number of milliseconds")]
+    Limit(String),
+    /// A share of good requests outside [0, 100].
+    #[error("--min-good-pct {0}: must be between 0 and 100")]
+    GoodShare(f64),
+    /// No objective at all.
+    #[error(
+        "no objective given: a capacity needs at least one (for example --goodput p99_ttft:500)"
+    )]
+    Empty,
+}
+
+/// The objectives a probe must meet.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CapacitySlo {
+    /// Every objective, in the order given.
+    pub objectives: Vec<Objective>,
+    /// The fraction (0..=1) of a probe's requests that must be good.
+    pub min_good_fraction: f64,
+}
+
+impl CapacitySlo {
+    /// Parses `ttft:500 p99_ttft:800 p95_tpot:50` items (one or several per argument) and the
+    /// share of requests that must be good, in percent.
+    pub fn parse(items: &[String], min_good_pct: f64) -> Result<CapacitySlo, SloError> {
+        if !(0.0..=100.0).contains(&min_good_pct) {
+            return Err(SloError::GoodShare(min_good_pct));
+        }
+        let mut objectives = Vec::new();
+        for item in items.iter().flat_map(|s| s.split_whitespace()) {
+            let (name, value) = item
+                .split_once(':')
+                .ok_or_else(|| SloError::Shape(item.to_string()))?;
+            let limit_ms: f64 = value
+                .parse()
+                .ok()
+                .filter(|x: &f64| x.is_finite() && *x >= 0.0)
+                .ok_or_else(|| SloError::Limit(item.to_string()))?;
+            let unknown = || SloError::Name {
+                item: item.to_string(),
+                name: name.to_string(),
+            };
+            let (percentile, metric) = match name.strip_prefix('p').and_then(|r| r.split_once('_'))
+            {
+                Some((p, metric)) => {
+                    let p: f64 = p.parse().map_err(|_| unknown())?;
+                    if !(p > 0.0 && p <= 100.0) {
+                        return Err(SloError::Percentile(item.to_string()));
+                    }
+                    (Some(p), metric)
+                }
+                None => (None, name),
+            };
+            let metric = SloMetric::parse(metric).ok_or_else(unknown)?;
+            objectives.push(Objective {
+                metric,
+                percentile,
+                limit_ms,
+            });
+        }
+        if objectives.is_empty() {
+            return Err(SloError::Empty);
+        }
+        Ok(CapacitySlo {
+            objectives,
+            min_good_fraction: min_good_pct / 100.0,
+        })
+    }
+}
+
+impl fmt::Display for CapacitySlo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, o) in self.objectives.iter().enumerate() {
+            if i > 0 {
+                f.write_str(" ")?;
+            }
+            write!(f, "{o}")?;
+        }
+        write!(
+            f,
+            ", at least {}% of requests good",
+            self.min_good_fraction * 100.0
+        )
+    }
+}
+
+/// What a probe's verdict needs of one request in its window.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RequestOutcome {
+    /// Whether it succeeded; a failure is never good and has no latencies.
+    pub ok: bool,
+    /// Time to first token, ms.
+    pub ttft_ms: f64,
+    /// Time per output token, ms.
+    pub tpot_ms: f64,
+    /// Inter-token latencies, ms.
+    pub itl_ms: Vec<f64>,
+    /// End-to-end latency, ms.
+    pub e2el_ms: f64,
+}
+
+impl RequestOutcome {
+    fn value(&self, m: SloMetric) -> f64 {
+        match m {
+            SloMetric::Ttft => self.ttft_ms,
+            SloMetric::Tpot => self.tpot_ms,
+            SloMetric::Itl => self.itl_ms.iter().copied().fold(0.0, f64::max),
+            SloMetric::E2el => self.e2el_ms,
+        }
+    }
+}
+
+/// One objective's measured value against its bound.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ObjectiveCheck {
+    /// The objective.
+    pub objective: Objective,
+    /// The measured percentile (ms); for a per-request objective, the share of requests that met
+    /// it, in percent.
+    pub measured: Option<f64>,
+    /// Whether it was met.
+    pub met: bool,
+}
+
+/// Whether a probe met the objectives, and by how much each.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Verdict {
+    /// Requests judged (those of the steady window).
+    pub requests: usize,
+    /// Good requests: succeeded and within every per-request bound.
+    pub good: usize,
+    /// Each objective's check, in order.
+    pub checks: Vec<ObjectiveCheck>,
+    /// All met, and enough requests good.
+    pub passed: bool,
+}
+
+impl Verdict {
+    /// Good requests as a fraction of those judged (0 when none).
+    pub fn good_fraction(&self) -> f64 {
+        if self.requests == 0 {
+            0.0
+        } else {
+            self.good as f64 / self.requests as f64
+        }
+    }
+}
+
+/// Judges a probe's requests against the objectives. With no request at all the probe fails.
+pub fn judge(slo: &CapacitySlo, requests: &[RequestOutcome]) -> Verdict {
+    let per_request: Vec<&Objective> = slo
+        .objectives
+        .iter()
+        .filter(|o| o.percentile.is_none())
+        .collect();
+    let good = requests
+        .iter()
+        .filter(|r| r.ok && per_request.iter().all(|o| r.value(o.metric) <= o.limit_ms))
+        .count();
+    let mut checks = Vec::with_capacity(slo.objectives.len());
+    for o in &slo.objectives {
+        let check = match o.percentile {
+            None => {
+                let met_by = requests
+                    .iter()
+                    .filter(|r| r.ok && r.value(o.metric) <= o.limit_ms)
+                    .count();
+                let share =
+                    (!requests.is_empty()).then(|| met_by as f64 / requests.len() as f64 * 100.0);
+                ObjectiveCheck {
+                    objective: *o,
+                    measured: share,
+                    met: share.is_some_and(|s| s >= slo.min_good_fraction * 100.0),
+                }
+            }
+            Some(p) => {
+                // A failed request has no latency: it counts as beyond every bound, so failures
+                // cannot make a percentile look better.
+                let mut values: Vec<f64> = Vec::with_capacity(requests.len());
+                for r in requests {
+                    if !r.ok {
+                        values.push(f64::INFINITY);
+                    } else if o.metric == SloMetric::Itl {
+                        values.extend_from_slice(&r.itl_ms);
+                    } else {
+                        values.push(r.value(o.metric));
+                    }
+                }
+                values.sort_by(f64::total_cmp);
+                let measured = percentile_sorted(&values, p);
+                ObjectiveCheck {
+                    objective: *o,
+                    measured,
+                    met: measured.is_some_and(|v| v <= o.limit_ms),
+                }
+            }
+        };
+        checks.push(check);
+    }
+    let enough_good =
+        !requests.is_empty() && good as f64 >= slo.min_good_fraction * requests.len() as f64;
+    Verdict {
+        requests: requests.len(),
+        good,
+        passed: enough_good && checks.iter().all(|c| c.met),
+        checks,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn items(s: &str) -> Vec<String> {
+        vec![s.to_string()]
+    }
+
+    #[test]
+    fn objectives_parse_in_vllm_and_percentile_forms() {
+        let slo = CapacitySlo::parse(&items("ttft:500 p99_ttft:800 p95.5_itl:40"), 99.0).unwrap();
+        assert_eq!(
+            slo.objectives,
+            vec![
+                Objective {
+                    metric: SloMetric::Ttft,
+                    percentile: None,
+                    limit_ms: 500.0
+                },
+                Objective {
+                    metric: SloMetric::Ttft,
+                    percentile: Some(99.0),
+                    limit_ms: 800.0
+                },
+                Objective {
+                    metric: SloMetric::Itl,
+                    percentile: Some(95.5),
+                    limit_ms: 40.0
+                },
+            ]
+        );
+        assert_eq!(slo.min_good_fraction, 0.99);
+        assert_eq!(
+            slo.to_string(),
+            "ttft:500 p99_ttft:800 p95.5_itl:40, at least 99% of requests good"
+        );
+    }
+
+    #[test]
+    fn bad_objectives_say_which_item() {
+        assert_eq!(
+            CapacitySlo::parse(&items("ttft=5"), 99.0),
+            Err(SloError::Shape("ttft=5".into()))
+        );
+        assert_eq!(
+            CapacitySlo::parse(&items("p0_ttft:5"), 99.0),
+            Err(SloError::Percentile("p0_ttft:5".into()))
+        );
+        assert_eq!(
+            CapacitySlo::parse(&items("p101_ttft:5"), 99.0),
+            Err(SloError::Percentile("p101_ttft:5".into()))
+        );
+        assert!(matches!(
+            CapacitySlo::parse(&items("p99_speed:5"), 99.0),
+            Err(SloError::Name { .. })
+        ));
+        assert!(matches!(
+            CapacitySlo::parse(&items("pxx_ttft:5"), 99.0),
+            Err(SloError::Name { .. })
+        ));
+        assert_eq!(
+            CapacitySlo::parse(&items("ttft:-1"), 99.0),
+            Err(SloError::Limit("ttft:-1".into()))
+        );
+        assert_eq!(
+            CapacitySlo::parse(&items("ttft:nan"), 99.0),
+            Err(SloError::Limit("ttft:nan".into()))
+        );
+        assert_eq!(CapacitySlo::parse(&[], 99.0), Err(SloError::Empty));
+        assert_eq!(
+            CapacitySlo::parse(&items("ttft:5"), 101.0),
+            Err(SloError::GoodShare(101.0))
+        );
+    }
+
+    fn ok(ttft: f64) -> RequestOutcome {
+        RequestOutcome {
+            ok: true,
+            ttft_ms: ttft,
+            tpot_ms: 10.0,
+            itl_ms: vec![10.0, 12.0],
+            e2el_ms: ttft + 20.0,
+        }
+    }
+
+    #[test]
+    fn judge_counts_failures_as_beyond_every_bound() {
+        let slo = CapacitySlo::parse(&items("p50_ttft:100"), 0.0).unwrap();
+        // Two fast successes and two failures: the median sits among the failures.
+        let mut reqs = vec![
+            ok(10.0),
+            ok(20.0),
+            RequestOutcome::default(),
+            RequestOutcome::default(),
+        ];
+        let v = judge(&slo, &reqs);
+        assert!(!v.passed);
+        assert_eq!(v.good, 2);
+        reqs.truncate(3);
+        let v = judge(&slo, &reqs);
+        assert_eq!(v.checks[0].measured, Some(20.0));
+        assert!(v.passed);
+    }
+
+    #[test]
+    fn judge_needs_the_share_of_good_requests() {
+        let slo = CapacitySlo::parse(&items("ttft:100"), 75.0).unwrap();
+        let reqs = vec![ok(10.0), ok(20.0), ok(30.0), ok(200.0)];
+        let v = judge(&slo, &reqs);
+        assert_eq!((v.good, v.requests), (3, 4));
+        assert_eq!(v.checks[0].measured, Some(75.0));
+        assert!(v.passed);
+        let strict = CapacitySlo::parse(&items("ttft:100"), 80.0).unwrap();
+        assert!(!judge(&strict, &reqs).passed);
+        assert!(!judge(&slo, &[]).passed, "no request, no pass");
+    }
+
+    #[test]
+    fn itl_percentiles_pool_every_token() {
+        let slo = CapacitySlo::parse(&items("p100_itl:11"), 0.0).unwrap();
+        let v = judge(&slo, &[ok(1.0)]);
+        assert_eq!(v.checks[0].measured, Some(12.0));
+        assert!(!v.passed);
+    }
+}

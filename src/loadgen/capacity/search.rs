@@ -1,0 +1,424 @@
+//! The bracket-then-bisect search over loads, fed one probe outcome at a time: brackets the
+//! capacity by multiplying the load until a probe fails, bisects (geometric midpoints) until
+//! the bracket is within the tolerance, then repeats the probes on both sides of the knee.
+
+use thiserror::Error;
+
+/// How the search moves.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SearchConfig {
+    /// The first load probed.
+    pub start: f64,
+    /// The search gives up above this load (the capacity is then "at least the last pass").
+    pub max: f64,
+    /// …and below this one (the capacity is then "below the minimum").
+    pub min: f64,
+    /// The bracket is narrow enough when `high / low - 1` is at most this.
+    pub tolerance: f64,
+    /// How many times each side of the final bracket is probed in all.
+    pub repeats: usize,
+    /// Factor between bracketing probes.
+    pub growth: f64,
+    /// Loads are whole numbers (a concurrency): probes are rounded, and a bracket of
+    /// neighbouring numbers is as narrow as it gets.
+    pub integer: bool,
+}
+
+impl Default for SearchConfig {
+    fn default() -> SearchConfig {
+        SearchConfig {
+            start: 1.0,
+            max: 10_000.0,
+            min: 0.01,
+            tolerance: 0.05,
+            repeats: 2,
+            growth: 2.0,
+            integer: false,
+        }
+    }
+}
+
+/// Why a search configuration is unusable.
+#[derive(Debug, Error, PartialEq)]
+pub enum SearchConfigError {
+    /// A load that is not a positive finite number, or min > start > max.
+    #[error(
+        "the loads must be positive and min ≤ start ≤ max (min {min}, start {start}, max {max})"
+    )]
+    Loads {
+        /// `min`.
+        min: f64,
+        /// `start`.
+        start: f64,
+        /// `max`.
+        max: f64,
+    },
+    /// A tolerance outside (0, 1).
+    #[error("the tolerance {0} must be above 0 and below 1")]
+    Tolerance(f64),
+    /// A growth factor of at most 1.
+    #[error("the growth factor {0} must be above 1")]
+    Growth(f64),
+}
+
+impl SearchConfig {
+    /// Checks the numbers.
+    pub fn validate(&self) -> Result<(), SearchConfigError> {
+        let ok = |x: f64| x.is_finite() && x > 0.0;
+        if !(ok(self.min) && ok(self.start) && ok(self.max))
+            || self.min > self.start
+            || self.start > self.max
+        {
+            return Err(SearchConfigError::Loads {
+                min: self.min,
+                start: self.start,
+                max: self.max,
+            });
+        }
+        if !(self.tolerance > 0.0 && self.tolerance < 1.0) {
+            return Err(SearchConfigError::Tolerance(self.tolerance));
+        }
+        if !(self.growth > 1.0 && self.growth.is_finite()) {
+            return Err(SearchConfigError::Growth(self.growth));
+        }
+        Ok(())
+    }
+}
+
+/// One probe's load and whether it passed.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ProbeOutcome {
+    /// The load probed.
+    pub load: f64,
+    /// Whether it met the objectives.
+    pub passed: bool,
+}
+
+/// The search's answer.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Capacity {
+    /// Found: the knee lies between `load` (passed every probe) and `failed_at`.
+    Found {
+        /// The highest load that passed every probe of it: the capacity.
+        load: f64,
+        /// The lowest load above it that failed a probe.
+        failed_at: f64,
+        /// Index (in probe order) of the last probe of `load`.
+        rests_on: usize,
+    },
+    /// Every load up to the maximum passed: the capacity is at least `load`.
+    AtLeast {
+        /// The highest load probed (and passed).
+        load: f64,
+        /// Index of its last probe.
+        rests_on: usize,
+    },
+    /// Even the minimum load failed.
+    BelowMin {
+        /// The lowest load probed (and failed).
+        load: f64,
+    },
+}
+
+impl Capacity {
+    /// The capacity in words, with its uncertainty.
+    pub fn describe(&self, unit: &str) -> String {
+        match self {
+            Capacity::Found {
+                load,
+                failed_at,
+                rests_on,
+            } => format!(
+                "capacity {load:.3} {unit}: every probe at {load:.3} met the objectives and one \
+                 at {failed_at:.3} did not, so the knee lies in [{load:.3}, {failed_at:.3}) \
+                 (+{:.1} %); it rests on probe {}",
+                (failed_at / load - 1.0) * 100.0,
+                rests_on + 1
+            ),
+            Capacity::AtLeast { load, rests_on } => format!(
+                "capacity at least {load:.3} {unit}: every probe up to the maximum met the \
+                 objectives (probe {})",
+                rests_on + 1
+            ),
+            Capacity::BelowMin { load } => format!(
+                "capacity below {load:.3} {unit}: even the lowest load probed missed the objectives"
+            ),
+        }
+    }
+}
+
+/// What the search wants next.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Step {
+    /// Probe this load.
+    Probe(f64),
+    /// The search is over.
+    Done(Capacity),
+}
+
+/// The bracket-then-bisect search, fed one probe outcome at a time.
+#[derive(Clone, Debug)]
+pub struct Search {
+    config: SearchConfig,
+    probes: Vec<ProbeOutcome>,
+}
+
+impl Search {
+    /// A search with a validated configuration.
+    pub fn new(config: SearchConfig) -> Result<Search, SearchConfigError> {
+        config.validate()?;
+        Ok(Search {
+            config,
+            probes: Vec::new(),
+        })
+    }
+
+    /// The probes so far, in order.
+    pub fn probes(&self) -> &[ProbeOutcome] {
+        &self.probes
+    }
+
+    /// Records the outcome of the probe [`next`](Search::next) asked for.
+    pub fn record(&mut self, load: f64, passed: bool) {
+        self.probes.push(ProbeOutcome { load, passed });
+    }
+
+    fn runs_at(&self, load: f64) -> (usize, bool) {
+        let at: Vec<&ProbeOutcome> = self.probes.iter().filter(|p| p.load == load).collect();
+        (at.len(), at.iter().all(|p| p.passed))
+    }
+
+    fn last_index_at(&self, load: f64) -> usize {
+        self.probes
+            .iter()
+            .rposition(|p| p.load == load)
+            .unwrap_or_default()
+    }
+
+    /// The highest load whose every probe passed, below the lowest load that failed any.
+    fn bracket(&self) -> (Option<f64>, Option<f64>) {
+        let failed = self
+            .probes
+            .iter()
+            .filter(|p| !p.passed)
+            .map(|p| p.load)
+            .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.min(x))));
+        let passed = self
+            .probes
+            .iter()
+            .map(|p| p.load)
+            .filter(|&l| failed.is_none_or(|f| l < f) && self.runs_at(l).1)
+            .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))));
+        (passed, failed)
+    }
+
+    fn round_up(&self, load: f64) -> f64 {
+        if self.config.integer {
+            load.ceil()
+        } else {
+            load
+        }
+    }
+
+    fn round_down(&self, load: f64) -> f64 {
+        if self.config.integer {
+            load.floor().max(1.0)
+        } else {
+            load
+        }
+    }
+
+    /// The next step: a load to probe, or the answer.
+    pub fn next(&self) -> Step {
+        let c = &self.config;
+        let (low, high) = self.bracket();
+        match (low, high) {
+            (None, None) => Step::Probe(c.start),
+            // Still bracketing upwards.
+            (Some(lo), None) => {
+                if lo >= c.max {
+                    Step::Done(Capacity::AtLeast {
+                        load: lo,
+                        rests_on: self.last_index_at(lo),
+                    })
+                } else {
+                    Step::Probe(self.round_up(lo * c.growth).min(c.max))
+                }
+            }
+            // Still bracketing downwards.
+            (None, Some(hi)) => {
+                if hi <= c.min {
+                    Step::Done(Capacity::BelowMin { load: hi })
+                } else {
+                    Step::Probe(self.round_down(hi / c.growth).max(c.min))
+                }
+            }
+            (Some(lo), Some(hi)) => {
+                let adjacent = c.integer && hi - lo <= 1.0;
+                if hi / lo - 1.0 > c.tolerance && !adjacent {
+                    let mid = (lo * hi).sqrt();
+                    let mid = if c.integer {
+                        mid.round().clamp(lo + 1.0, hi - 1.0)
+                    } else {
+                        mid
+                    };
+                    return Step::Probe(mid);
+                }
+                // Narrow enough: repeat the passing side until it has passed `repeats` times
+                // (one failure moves the bracket down), and the failing side until it has been
+                // probed as often (a failure stands: one miss is enough to leave a load out).
+                let (lo_runs, _) = self.runs_at(lo);
+                if lo_runs < c.repeats {
+                    return Step::Probe(lo);
+                }
+                let (hi_runs, _) = self.runs_at(hi);
+                if hi_runs < c.repeats {
+                    return Step::Probe(hi);
+                }
+                Step::Done(Capacity::Found {
+                    load: lo,
+                    failed_at: hi,
+                    rests_on: self.last_index_at(lo),
+                })
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs a search against a system whose capacity is `knee`, with `flaky` loads failing once.
+    fn search(
+        config: SearchConfig,
+        knee: f64,
+        mut flaky: Vec<f64>,
+    ) -> (Capacity, Vec<ProbeOutcome>) {
+        let mut s = Search::new(config).unwrap();
+        for _ in 0..200 {
+            match s.next() {
+                Step::Probe(load) => {
+                    let passed = if let Some(i) = flaky.iter().position(|&f| f == load) {
+                        flaky.remove(i);
+                        false
+                    } else {
+                        load <= knee
+                    };
+                    s.record(load, passed);
+                }
+                Step::Done(c) => return (c, s.probes().to_vec()),
+            }
+        }
+        panic!("the search did not end in 200 probes");
+    }
+
+    #[test]
+    fn search_brackets_bisects_and_repeats() {
+        let (c, probes) = search(SearchConfig::default(), 21.6, vec![]);
+        let Capacity::Found {
+            load,
+            failed_at,
+            rests_on,
+        } = c
+        else {
+            panic!("{c:?}");
+        };
+        assert!(load <= 21.6 && failed_at > 21.6, "{load} {failed_at}");
+        assert!(failed_at / load - 1.0 <= 0.05);
+        // Bracketing 1, 2, 4, 8, 16, 32, then bisection, then one repeat of each side.
+        let loads: Vec<f64> = probes.iter().map(|p| p.load).collect();
+        assert_eq!(&loads[..6], &[1.0, 2.0, 4.0, 8.0, 16.0, 32.0]);
+        assert_eq!(probes.iter().filter(|p| p.load == load).count(), 2);
+        assert_eq!(probes.iter().filter(|p| p.load == failed_at).count(), 2);
+        assert_eq!(probes[rests_on].load, load);
+    }
+
+    #[test]
+    fn a_failed_repeat_moves_the_capacity_down() {
+        let (first, _) = search(SearchConfig::default(), 21.6, vec![]);
+        let Capacity::Found { load: clean, .. } = first else {
+            panic!();
+        };
+        // The same system, but the knee-side load fails on its repeat.
+        let (c, probes) = search(SearchConfig::default(), 21.6, vec![clean, clean]);
+        let Capacity::Found {
+            load, failed_at, ..
+        } = c
+        else {
+            panic!("{c:?}");
+        };
+        assert!(load < clean, "{load} {clean}");
+        assert!(failed_at <= clean);
+        // Every probe of the reported capacity passed.
+        assert!(probes.iter().filter(|p| p.load == load).all(|p| p.passed));
+    }
+
+    #[test]
+    fn search_ends_at_the_limits() {
+        let cfg = SearchConfig {
+            start: 4.0,
+            max: 16.0,
+            min: 1.0,
+            ..SearchConfig::default()
+        };
+        let (c, _) = search(cfg.clone(), 1000.0, vec![]);
+        assert!(
+            matches!(c, Capacity::AtLeast { load, .. } if load == 16.0),
+            "{c:?}"
+        );
+        let (c, probes) = search(cfg, 0.5, vec![]);
+        assert_eq!(c, Capacity::BelowMin { load: 1.0 });
+        assert_eq!(probes.len(), 3, "4, 2, 1");
+    }
+
+    #[test]
+    fn whole_number_loads_stop_at_neighbours() {
+        let cfg = SearchConfig {
+            start: 1.0,
+            max: 1024.0,
+            min: 1.0,
+            integer: true,
+            ..SearchConfig::default()
+        };
+        let (c, probes) = search(cfg, 11.0, vec![]);
+        assert_eq!(
+            c,
+            Capacity::Found {
+                load: 11.0,
+                failed_at: 12.0,
+                rests_on: probes.iter().rposition(|p| p.load == 11.0).unwrap()
+            }
+        );
+        assert!(probes.iter().all(|p| p.load.fract() == 0.0), "{probes:?}");
+    }
+
+    #[test]
+    fn bad_configurations_are_refused() {
+        let bad = |f: fn(&mut SearchConfig)| {
+            let mut c = SearchConfig::default();
+            f(&mut c);
+            Search::new(c).is_err()
+        };
+        assert!(bad(|c| c.start = 0.0));
+        assert!(bad(|c| c.start = f64::NAN));
+        assert!(bad(|c| c.max = 0.5));
+        assert!(bad(|c| c.tolerance = 0.0));
+        assert!(bad(|c| c.growth = 1.0));
+        assert!(!bad(|_| ()));
+    }
+
+    #[test]
+    fn capacity_in_words() {
+        let c = Capacity::Found {
+            load: 20.0,
+            failed_at: 21.0,
+            rests_on: 9,
+        };
+        assert_eq!(
+            c.describe("req/s"),
+            "capacity 20.000 req/s: every probe at 20.000 met the objectives and one at 21.000 \
+             did not, so the knee lies in [20.000, 21.000) (+5.0 %); it rests on probe 10"
+        );
+    }
+}
