@@ -373,7 +373,8 @@ fn merge_stage(stage: usize, shards: Vec<(String, ShardStage)>) -> (Record, Vec<
         partial,
     };
     let mut record = report::stage_record(&info, &m, &measured, &view);
-    record.series = timeline::series(&measured);
+    let series = timeline::series(&measured);
+    record.series = (!series.is_empty()).then(|| Box::new(series));
     record
         .metrics
         .insert(MetricKey::Extra("stage_start_unix_s".into()), base);
