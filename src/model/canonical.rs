@@ -615,14 +615,16 @@ mod tests {
 
     #[test]
     fn series_round_trip_and_bad_columns_are_named() {
-        let mut r = Record::default();
-        r.series = Some(Box::new(
-            [
-                ("t_s".to_string(), vec![0.0, 1.0]),
-                ("ttft_p50_ms".to_string(), vec![12.5, f64::NAN]),
-            ]
-            .into(),
-        ));
+        let r = Record {
+            series: Some(Box::new(
+                [
+                    ("t_s".to_string(), vec![0.0, 1.0]),
+                    ("ttft_p50_ms".to_string(), vec![12.5, f64::NAN]),
+                ]
+                .into(),
+            )),
+            ..Record::default()
+        };
         let back = from_json(&to_json(&[r])).unwrap();
         assert!(back.warnings.is_empty(), "{:?}", back.warnings);
         let s = back.records[0].series.as_deref().unwrap();
