@@ -1,48 +1,14 @@
 //! The `benchlens run` and `benchlens mock` command lines, as a user runs them.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
-use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use benchlens::loadgen::{MockOpts, MockServer};
 use benchlens::model::{canonical, MetricKey};
 
-const BIN: &str = env!("CARGO_BIN_EXE_benchlens");
-
-/// A child process that is killed when the test ends, even by a panic.
-struct Killed(std::process::Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Starts `benchlens mock --port 0` with `args` and returns it with the address it printed
-/// (the first word of its first line that starts with `scheme://127.0.0.1:`).
-fn spawn_mock(args: &[&str], scheme: &str) -> (Killed, String) {
-    let mut mock = Killed(
-        Command::new(BIN)
-            .args(["mock", "--port", "0"])
-            .args(args)
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap(),
-    );
-    let mut line = String::new();
-    BufReader::new(mock.0.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let prefix = format!("{scheme}://127.0.0.1:");
-    let url = line
-        .split_whitespace()
-        .find(|w| w.starts_with(&prefix))
-        .unwrap_or_else(|| panic!("no {prefix} address in {line:?}"))
-        .to_string();
-    (mock, url)
-}
+mod support;
+use support::{spawn_mock, Killed, BIN};
 
 #[test]
 fn run_with_mock_writes_canonical_json_to_stdout_and_the_summary_to_stderr() {

@@ -12,17 +12,8 @@ use std::time::{Duration, Instant};
 
 use benchlens::model::{canonical, MetricKey};
 
-const BIN: &str = env!("CARGO_BIN_EXE_benchlens");
-
-/// A child process that is killed when the test ends, even by a panic.
-struct Killed(std::process::Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+mod support;
+use support::{Killed, BIN};
 
 /// A 127.0.0.1 listener that accepts every connection, reads what comes and never answers.
 /// Returns its URL and the number of connections on which request bytes arrived so far. The

@@ -4,24 +4,14 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
 use benchlens::model::{canonical, LatencyMetric, MetricKey, Percentile, Record, Stat};
 use serde_json::Value;
 
-const BIN: &str = env!("CARGO_BIN_EXE_benchlens");
-
-/// A child process that is killed when the test ends, even by a panic.
-struct Killed(std::process::Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+mod support;
+use support::{spawn_mock, BIN};
 
 const RUN: &[&str] = &[
     "run",
@@ -75,22 +65,7 @@ fn four_shards_merge_to_the_single_run() {
     let dir = std::env::temp_dir().join(format!("benchlens-shards-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    let mut mock = Killed(
-        Command::new(BIN)
-            .args(["mock", "--port", "0", "--ttft-ms", "5", "--itl-ms", "1"])
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap(),
-    );
-    let mut line = String::new();
-    BufReader::new(mock.0.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line
-        .split_whitespace()
-        .find(|w| w.starts_with("http://127.0.0.1:"))
-        .unwrap()
-        .to_string();
+    let (_mock, url) = spawn_mock(&["--ttft-ms", "5", "--itl-ms", "1"], "http");
     let run = |extra: &[&str], name: &str| {
         Command::new(BIN)
             .args(RUN)
