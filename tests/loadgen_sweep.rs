@@ -89,7 +89,11 @@ fn sweep_finds_the_mock_capacity_worked_out_on_paper() {
         stdout.matches(" req/s: passed").count() + stdout.matches(" req/s: failed").count();
     assert_eq!(records.len(), probes);
     for (i, r) in records.iter().enumerate() {
-        assert_eq!(r.tags.get("probe"), Some(&(i + 1).to_string()));
+        assert_eq!(r.metrics[&MetricKey::Extra("probe".into())], (i + 1) as f64);
+        // Nothing that differs from probe to probe but the load and the verdict is a dimension.
+        assert_eq!(r.date, records[0].date);
+        assert_eq!(r.tags.get("server_url"), records[0].tags.get("server_url"));
+        assert!(!r.tags.contains_key("stage"));
         let verdict = r.tags.get("verdict").map(String::as_str);
         assert!(matches!(verdict, Some("passed" | "failed")), "{verdict:?}");
         assert_eq!(

@@ -23,4 +23,6 @@ pub use objectives::{
     judge, CapacitySlo, Objective, ObjectiveCheck, RequestOutcome, SloError, SloMetric, Verdict,
 };
 pub use search::{Capacity, ProbeOutcome, Search, SearchConfig, SearchConfigError, Step};
-pub use window::{steady_window, RequestSpan, SteadyWindow, MIN_WINDOW_REQUESTS};
+pub use window::{
+    steady_window, RequestSpan, SteadyWindow, MIN_WINDOW_REQUESTS, STEADY_RULE, WHOLE_RULE,
+};

@@ -437,10 +437,11 @@ async fn run_inner(
             record.tags.insert("shard".into(), s.to_string());
         }
         if let Some(w) = &window {
-            record.tags.insert("steady_window".into(), w.rule.clone());
+            record.tags.insert("steady_window".into(), w.rule.into());
             let mut put = |k: &str, v: f64| record.metrics.insert(MetricKey::Extra(k.into()), v);
             put("window_start_s", w.start_s);
             put("window_end_s", w.end_s);
+            put("window_lifetime_s", w.lifetime_s);
         }
         outcome.records.push(record);
         for r in &all_reqs {

@@ -233,6 +233,17 @@ pub async fn sweep(
             search.record(load, verdict.passed);
         }
         tag_probe(&mut record, k, load, &slo, &verdict);
+        // One sweep, one configuration: what `run` records per stage (its number, date, seed,
+        // and the in-process mock's fresh port) is the first probe's on every probe.
+        record.tags.remove("stage");
+        if let Some(first) = out.records.first() {
+            record.date = first.date.clone();
+            for key in ["seed", "server_url"] {
+                if let Some(v) = first.tags.get(key) {
+                    record.tags.insert(key.into(), v.clone());
+                }
+            }
+        }
         for r in requests {
             request_lines.push_str(&report::request_line(k, r));
             request_lines.push('\n');
@@ -302,7 +313,11 @@ fn print_verdict(k: usize, load: f64, unit: &str, v: &Verdict) {
 /// Marks a probe's record with what the explorer and a reader need: its place in the search,
 /// the objectives, the verdict and each objective's measured value.
 fn tag_probe(record: &mut Record, k: usize, load: f64, slo: &CapacitySlo, v: &Verdict) {
-    record.tags.insert("probe".into(), (k + 1).to_string());
+    // Per-probe values are metrics, not tags: a tag that differs from probe to probe would
+    // split the curve into one series per probe in the explorer.
+    record
+        .metrics
+        .insert(MetricKey::Extra("probe".into()), (k + 1) as f64);
     record.tags.insert("objectives".into(), slo.to_string());
     record.tags.insert(
         "verdict".into(),

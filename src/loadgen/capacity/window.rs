@@ -22,9 +22,21 @@ pub struct SteadyWindow {
     pub end_s: f64,
     /// Indices of the requests in the window, in the order given.
     pub indices: Vec<usize>,
-    /// The rule, in words, with its numbers.
-    pub rule: String,
+    /// The rule, in words: the same for every stage measured the same way, so that records
+    /// compare (the numbers are in `start_s`, `end_s` and `lifetime_s`).
+    pub rule: &'static str,
+    /// The median request lifetime the warm-up and drain were sized by, seconds.
+    pub lifetime_s: f64,
 }
+
+/// The rule of a steady window.
+pub const STEADY_RULE: &str = "warm-up: the larger of one median request lifetime (of the first \
+     tenth of requests) and a tenth of the arrivals; drain: the last median request lifetime of \
+     the arrivals";
+
+/// The rule when the steady window would be too small.
+pub const WHOLE_RULE: &str =
+    "whole stage: the steady window would have held fewer than 20 requests";
 
 /// The fewest requests a window may hold; with fewer the whole probe is used (and the rule says so).
 pub const MIN_WINDOW_REQUESTS: usize = 20;
@@ -59,22 +71,16 @@ pub fn steady_window(spans: &[RequestSpan], arrivals_end_s: f64) -> SteadyWindow
         return SteadyWindow {
             start_s: 0.0,
             end_s: arrivals_end_s,
-            rule: format!(
-                "whole probe: the steady window ({start_s:.2}–{end_s:.2} s) would hold {} \
-                 request(s), fewer than {MIN_WINDOW_REQUESTS}",
-                indices.len()
-            ),
+            rule: WHOLE_RULE,
+            lifetime_s,
             indices: all(),
         };
     }
     SteadyWindow {
         start_s,
         end_s,
-        rule: format!(
-            "warm-up: the first {start_s:.2} s (max of one median request lifetime, \
-             {lifetime_s:.3} s, and a tenth of the {arrivals_end_s:.2} s of arrivals); \
-             drain: the last {lifetime_s:.3} s of arrivals"
-        ),
+        rule: STEADY_RULE,
+        lifetime_s,
         indices,
     }
 }
@@ -101,11 +107,7 @@ mod tests {
         assert_eq!(w.indices.first(), Some(&20));
         assert_eq!(w.indices.last(), Some(&79));
         assert_eq!(w.indices.len(), 60);
-        assert!(
-            w.rule.starts_with("warm-up: the first 2.00 s"),
-            "{}",
-            w.rule
-        );
+        assert_eq!((w.rule, w.lifetime_s), (STEADY_RULE, 2.0));
         // Short lives: the warm-up is a tenth of the arrivals.
         let w = steady_window(&spans(100, 0.1, 0.05), 10.0);
         assert_eq!((w.start_s, w.end_s), (1.0, 9.95));
@@ -117,7 +119,7 @@ mod tests {
         let s = spans(30, 0.1, 1.5);
         let w = steady_window(&s, 3.0);
         assert_eq!(w.indices.len(), 30);
-        assert!(w.rule.starts_with("whole probe"), "{}", w.rule);
+        assert_eq!(w.rule, WHOLE_RULE);
         assert_eq!(steady_window(&[], 3.0).indices.len(), 0);
     }
 }

@@ -273,9 +273,9 @@ pub struct RunOpts {
     pub scrape_metrics: Option<String>,
     /// Measure each stage over its steady state only: requests sent during the warm-up (the
     /// server filling, about one request lifetime) and the drain (the last request lifetime of
-    /// the arrivals) are left out of the metrics, though kept in the per-request file. The
-    /// window and the rule that chose it are recorded with the stage (`tag.steady_window`,
-    /// `window_start_s`, `window_end_s`).
+    /// the arrivals) are left out of the metrics, though kept in the per-request file. The rule
+    /// is recorded as `tag.steady_window`, the window as `window_start_s`, `window_end_s` and
+    /// `window_lifetime_s`.
     #[arg(long)]
     pub steady_window: bool,
     /// Write the result files (false when another command, such as `sweep`, writes them).
