@@ -374,7 +374,7 @@ fn merge_stage(stage: usize, shards: Vec<(String, ShardStage)>) -> (Record, Vec<
     };
     let mut record = report::stage_record(&info, &m, &measured, &view);
     let series = timeline::series(&measured);
-    record.series = (!series.is_empty()).then(|| Box::new(series));
+    record.series = series;
     record
         .metrics
         .insert(MetricKey::Extra("stage_start_unix_s".into()), base);

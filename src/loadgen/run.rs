@@ -428,7 +428,7 @@ async fn run_inner(
         }
         outcome.summaries.push(text);
         let mut record = report::stage_record(&info, &m, &reqs, &view);
-        record.series = (!series.is_empty()).then(|| Box::new(series));
+        record.series = series;
         record.metrics.insert(
             MetricKey::Extra("stage_start_unix_s".into()),
             stage_start_unix_s,

@@ -169,7 +169,8 @@ pub fn record_to_json(r: &Record) -> Value {
     for (k, v) in &r.metrics {
         m.insert(k.name(), number_to_json(*v));
     }
-    if let Some(cols) = r.series.as_deref().filter(|s| !s.is_empty()) {
+    if !r.series.is_empty() {
+        let cols = &r.series;
         let series: Map<String, Value> = cols
             .iter()
             .map(|(k, v)| {
@@ -345,7 +346,7 @@ pub fn record_from_json(obj: &Map<String, Value>, at: &str, warnings: &mut Vec<S
             "series" => match value.as_object() {
                 Some(cols) => {
                     let series = series_from_json(cols, &format!("{at}.series"), warnings);
-                    r.series = (!series.is_empty()).then(|| Box::new(series));
+                    r.series = series;
                 }
                 None => warnings.push(format!("{at}.series: not an object, ignored")),
             },
@@ -616,30 +617,23 @@ mod tests {
     #[test]
     fn series_round_trip_and_bad_columns_are_named() {
         let r = Record {
-            series: Some(Box::new(
-                [
-                    ("t_s".to_string(), vec![0.0, 1.0]),
-                    ("ttft_p50_ms".to_string(), vec![12.5, f64::NAN]),
-                ]
-                .into(),
-            )),
+            series: [
+                ("t_s".to_string(), vec![0.0, 1.0]),
+                ("ttft_p50_ms".to_string(), vec![12.5, f64::NAN]),
+            ]
+            .into(),
             ..Record::default()
         };
         let back = from_json(&to_json(&[r])).unwrap();
         assert!(back.warnings.is_empty(), "{:?}", back.warnings);
-        let s = back.records[0].series.as_deref().unwrap();
+        let s = &back.records[0].series;
         assert_eq!(s["t_s"], vec![0.0, 1.0]);
         assert_eq!(s["ttft_p50_ms"][0], 12.5);
         assert!(s["ttft_p50_ms"][1].is_nan());
         let bad = r#"{"schema_version": 1, "records": [{"series": {"t_s": [0, 1], "sent": [1], "x": 3}}]}"#;
         let back = from_json(bad).unwrap();
         assert_eq!(
-            back.records[0]
-                .series
-                .as_deref()
-                .unwrap()
-                .keys()
-                .collect::<Vec<_>>(),
+            back.records[0].series.keys().collect::<Vec<_>>(),
             vec!["t_s"]
         );
         assert_eq!(
