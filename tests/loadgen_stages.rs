@@ -259,6 +259,9 @@ async fn api_key_and_headers_reach_the_server_and_duration_stages_end_on_time() 
     assert!((8..=40).contains(&m.completed), "{}", m.completed);
     assert!(out.requests[0].iter().all(|r| r.intended_at_s < 0.5));
     assert_eq!(out.records[0].model.as_deref(), Some("benchlens-mock"));
+    // How many requests a timed stage sent is an outcome, not a dimension to compare by.
+    assert_eq!(out.records[0].num_prompts, None);
+    assert_eq!(out.records[0].tags["duration_s"], "0.5");
     mock.shutdown().await;
 }
 

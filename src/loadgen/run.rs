@@ -429,6 +429,12 @@ async fn run_inner(
         outcome.summaries.push(text);
         let mut record = report::stage_record(&info, &m, &reqs, &view);
         record.series = series;
+        if let Some(d) = opts.duration {
+            // A stage of a given length sends as many requests as arrive in it: that count is
+            // an outcome (in `completed` and `failed`), not a configuration to compare by.
+            record.num_prompts = None;
+            record.tags.insert("duration_s".into(), d.to_string());
+        }
         record.metrics.insert(
             MetricKey::Extra("stage_start_unix_s".into()),
             stage_start_unix_s,

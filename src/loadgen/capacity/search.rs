@@ -260,7 +260,9 @@ impl Search {
                     let mid = if c.integer {
                         mid.round().clamp(lo + 1.0, hi - 1.0)
                     } else {
-                        mid
+                        // Four significant digits: loads a reader can quote, still well inside
+                        // any bracket wider than the tolerance.
+                        round_significant(mid, 4)
                     };
                     return Step::Probe(mid);
                 }
@@ -283,6 +285,15 @@ impl Search {
             }
         }
     }
+}
+
+/// `x` rounded to `digits` significant digits.
+fn round_significant(x: f64, digits: i32) -> f64 {
+    if x == 0.0 || !x.is_finite() {
+        return x;
+    }
+    let scale = 10f64.powi(digits - 1 - x.abs().log10().floor() as i32);
+    (x * scale).round() / scale
 }
 
 #[cfg(test)]
@@ -391,6 +402,16 @@ mod tests {
             }
         );
         assert!(probes.iter().all(|p| p.load.fract() == 0.0), "{probes:?}");
+    }
+
+    #[test]
+    fn bisection_loads_have_four_significant_digits() {
+        let (_, probes) = search(SearchConfig::default(), 21.6, vec![]);
+        for p in probes {
+            assert_eq!(p.load, round_significant(p.load, 4), "{}", p.load);
+        }
+        assert_eq!(round_significant(47.568284600108846, 4), 47.57);
+        assert_eq!(round_significant(0.012345, 2), 0.012);
     }
 
     #[test]
