@@ -3,7 +3,7 @@
 //! The page decodes records batch by batch between frames, so decoding must be cheap: a batch
 //! names each dimension and metric it uses once, in a key table, and records then refer to
 //! keys by number, with numbers as raw little-endian `f64` and per-request inter-token
-//! latencies as packed runs. Decoding is copying bytes and setting fields through
+//! latencies and time-series columns as packed runs. Decoding is copying bytes and setting fields through
 //! [`Record`]'s public API; nothing is parsed from text. On the browser bench's files this
 //! decodes several times faster than canonical JSON text (measured by `benches/wire.rs`:
 //! `cargo bench --bench wire`).
@@ -175,6 +175,16 @@ pub fn encode_records(records: &[Record]) -> Vec<u8> {
                 None => body.push(0),
             }
         }
+        // The run's time series, column by column.
+        put_u32(&mut body, r.series.len() as u32);
+        for (name, column) in &r.series {
+            put_str(&mut body, name);
+            put_u32(&mut body, column.len() as u32);
+            body.reserve(8 * column.len());
+            for v in column {
+                put_f64(&mut body, *v);
+            }
+        }
     }
     let mut out = Vec::with_capacity(4 + keys.len() + body.len());
     put_u32(&mut out, n_keys);
@@ -264,6 +274,14 @@ pub fn decode_records(bytes: &[u8]) -> Result<Vec<Record>, WireError> {
                 e2el_ms,
                 error,
             });
+        }
+        for _ in 0..reader.u32()? {
+            let name = reader.str()?.to_string();
+            let len = reader.u32()? as usize;
+            let raw = reader.take(len.saturating_mul(8))?;
+            record
+                .series
+                .insert(name, raw.chunks_exact(8).map(f64_of).collect());
         }
         records.push(record);
     }
