@@ -16,6 +16,7 @@ use thiserror::Error;
 use super::measure::compute;
 use super::record::{ChunkArrival, Failure, FailureKind, RequestRecord};
 use super::report::{self, PercentileMetric, StageInfo, SummaryView};
+use super::shard::Shard;
 use super::timeline;
 use super::LoadgenError;
 use crate::model::{canonical, MetricKey, Record};
@@ -122,10 +123,8 @@ pub fn merge_files(paths: &[PathBuf]) -> Result<(Vec<Record>, String), MergeErro
 fn check_complete(stage: usize, shards: &[(String, ShardStage)]) -> Result<(), MergeError> {
     let mut seen: Vec<(usize, usize)> = shards
         .iter()
-        .filter_map(|(s, _)| {
-            let (i, n) = s.split_once('/')?;
-            Some((i.parse().ok()?, n.parse().ok()?))
-        })
+        .filter_map(|(s, _)| s.parse::<Shard>().ok())
+        .map(|s| (s.index, s.count))
         .collect();
     seen.sort_unstable();
     let count = seen.first().map_or(0, |s| s.1);
@@ -234,7 +233,7 @@ fn parse_request_line(line: &str) -> Result<(usize, RequestRecord), String> {
     let failure = match v.get("error_kind").and_then(Value::as_str) {
         None => None,
         Some(kind) => Some(Failure {
-            kind: failure_kind(kind).ok_or(format!("unknown error_kind {kind:?}"))?,
+            kind: FailureKind::from_name(kind).ok_or(format!("unknown error_kind {kind:?}"))?,
             message: v
                 .get("error")
                 .and_then(Value::as_str)
@@ -269,31 +268,6 @@ fn parse_request_line(line: &str) -> Result<(usize, RequestRecord), String> {
         ..RequestRecord::default()
     };
     Ok((stage, r))
-}
-
-/// A failure kind from its name (`http_503`, `idle_timeout`, …).
-fn failure_kind(name: &str) -> Option<FailureKind> {
-    if let Some(code) = name.strip_prefix("http_") {
-        return code.parse().ok().map(FailureKind::Http);
-    }
-    [
-        FailureKind::ConnectRefused,
-        FailureKind::Connect,
-        FailureKind::ConnectTimeout,
-        FailureKind::Tls,
-        FailureKind::FirstTokenTimeout,
-        FailureKind::IdleTimeout,
-        FailureKind::TotalTimeout,
-        FailureKind::Truncated,
-        FailureKind::NotAStream,
-        FailureKind::Reset,
-        FailureKind::MalformedSse,
-        FailureKind::ServerError,
-        FailureKind::Io,
-        FailureKind::Cancelled,
-    ]
-    .into_iter()
-    .find(|k| k.name() == name)
 }
 
 /// Percentiles of the merged record: `run`'s defaults.
@@ -432,8 +406,11 @@ mod tests {
         };
         let (_, back) = parse_request_line(&report::request_line(0, &failed)).unwrap();
         assert_eq!(back.failure, failed.failure);
-        assert_eq!(failure_kind("idle_timeout"), Some(FailureKind::IdleTimeout));
-        assert_eq!(failure_kind("http_x"), None);
+        assert_eq!(
+            FailureKind::from_name("idle_timeout"),
+            Some(FailureKind::IdleTimeout)
+        );
+        assert_eq!(FailureKind::from_name("http_x"), None);
         assert!(parse_request_line("{}").unwrap_err().contains("stage"));
     }
 }

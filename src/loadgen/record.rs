@@ -62,6 +62,31 @@ impl FailureKind {
             FailureKind::Cancelled => "cancelled".into(),
         }
     }
+
+    /// The kind a [`name`](FailureKind::name) stands for (per-request files read back).
+    pub fn from_name(name: &str) -> Option<FailureKind> {
+        if let Some(code) = name.strip_prefix("http_") {
+            return code.parse().ok().map(FailureKind::Http);
+        }
+        [
+            FailureKind::ConnectRefused,
+            FailureKind::Connect,
+            FailureKind::ConnectTimeout,
+            FailureKind::Tls,
+            FailureKind::FirstTokenTimeout,
+            FailureKind::IdleTimeout,
+            FailureKind::TotalTimeout,
+            FailureKind::Truncated,
+            FailureKind::NotAStream,
+            FailureKind::Reset,
+            FailureKind::MalformedSse,
+            FailureKind::ServerError,
+            FailureKind::Io,
+            FailureKind::Cancelled,
+        ]
+        .into_iter()
+        .find(|k| k.name() == name)
+    }
 }
 
 /// A failed request: the kind and a message naming what happened.
