@@ -99,6 +99,10 @@ impl fmt::Display for Warning {
 }
 
 /// Why a file could not be read at all. Messages name the file and, where known, the line.
+///
+/// The parser's own error is kept as its text with its position, not as a `source`: these
+/// errors are cloned into the page's file list and compared in tests, and neither
+/// `serde_json::Error` nor `csv::Error` is `Clone` or `PartialEq`.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum IngestError {
     /// Zero bytes, or only whitespace.

@@ -54,6 +54,9 @@ pub struct Decoded {
 }
 
 /// Why a canonical file could not be read at all.
+///
+/// Parser errors are kept as text with their position, not as a `source`, for the reason
+/// given on [`crate::ingest::IngestError`]: the error is `Clone` and `PartialEq`.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum CanonicalError {
     /// Not valid JSON.
