@@ -10,6 +10,7 @@ use std::process::Command;
 
 use benchlens::model::{canonical, MetricKey, Record};
 use serde_json::Value;
+use tokio::sync::watch;
 
 const BIN: &str = env!("CARGO_BIN_EXE_benchlens");
 
@@ -293,4 +294,57 @@ fn multi_turn_options_are_checked() {
         "invalid --multi-turn",
     );
     refuse(&["--shard", "0/2"], "--shard");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_during_think_times_stops_at_once_and_keeps_the_turns_done() {
+    use benchlens::loadgen::{run_with_stop, MockOpts, MockServer, RunOpts};
+    let mock = MockServer::start(MockOpts {
+        ttft_ms: 5.0,
+        itl_ms: 1.0,
+        ..MockOpts::default()
+    })
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let o = RunOpts {
+        base_url: mock.base_url(),
+        result_dir: dir.path().to_path_buf(),
+        no_progress: true,
+        num_prompts: 4,
+        multi_turn: true,
+        turns: "5".into(),
+        turn_input_len: Some("8".into()),
+        turn_output_len: Some("4".into()),
+        // Every conversation thinks for a minute after its first reply.
+        think_time: "60".into(),
+        model: Some("m".into()),
+        tokenizer: "words".into(),
+        ..RunOpts::default()
+    };
+    let (tx, rx) = watch::channel(false);
+    let stopper = tokio::spawn(async move {
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        let _ = tx.send(true);
+        tx
+    });
+    let started = std::time::Instant::now();
+    let out = run_with_stop(o, rx).await.unwrap();
+    let _tx = stopper.await.unwrap();
+    assert!(
+        started.elapsed().as_secs_f64() < 5.0,
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(out.partial);
+    let reqs = &out.requests[0];
+    assert_eq!(
+        reqs.len(),
+        4,
+        "each conversation's first turn, then the stop"
+    );
+    assert!(reqs
+        .iter()
+        .all(|r| r.failure.is_none() && r.turn.map(|t| t.turn) == Some(0)));
+    assert!(out.result_path.as_ref().is_some_and(|p| p.exists()));
 }
