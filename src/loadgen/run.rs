@@ -471,6 +471,22 @@ async fn run_inner(
         if let Some(s) = opts.shard {
             record.tags.insert("shard".into(), s.to_string());
         }
+        if let Some((list, _)) = workload
+            .conversations
+            .as_ref()
+            .filter(|(l, _)| !l.is_empty())
+        {
+            // Dispatch i plays conversation i modulo their number.
+            let planned: usize = (0..released)
+                .map(|i| list[i % list.len()].turns.len())
+                .sum();
+            record
+                .tags
+                .insert("conversations".into(), released.to_string());
+            record
+                .tags
+                .insert("conversation_turns".into(), planned.to_string());
+        }
         if let Some(w) = &window {
             record.tags.insert("steady_window".into(), w.rule.into());
             let mut put = |k: &str, v: f64| record.metrics.insert(MetricKey::Extra(k.into()), v);

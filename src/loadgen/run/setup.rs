@@ -34,7 +34,7 @@ pub(super) struct Loaded {
 pub(super) struct Conversations {
     /// The conversations, in starting order.
     pub(super) list: Vec<Conversation>,
-    /// `tag.*` pairs saying how they were made.
+    /// `tag.*` pairs saying how they were made (each stage adds how many it started).
     pub(super) tags: Vec<(String, String)>,
 }
 
@@ -107,9 +107,6 @@ fn load_conversations(
         }
         tags.push(("max_turns".into(), m.to_string()));
     }
-    let turns: usize = list.iter().map(|c| c.turns.len()).sum();
-    tags.push(("conversations".into(), list.len().to_string()));
-    tags.push(("conversation_turns".into(), turns.to_string()));
     // Rate and concurrency apply to conversations, not to each turn.
     tags.push(("arrivals".into(), "conversation_starts".into()));
     let prompts = list
