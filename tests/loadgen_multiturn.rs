@@ -294,6 +294,16 @@ fn multi_turn_options_are_checked() {
         "invalid --multi-turn",
     );
     refuse(&["--shard", "0/2"], "--shard");
+    // The conversation options mean nothing without --multi-turn: refused, not ignored.
+    let out = Command::new(BIN)
+        .args(["run", "--mock", "--model", "m", "--think-time", "1"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("--multi-turn"),
+        "{err}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

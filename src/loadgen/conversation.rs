@@ -99,7 +99,7 @@ impl Dist {
             Dist::Constant(v) => v,
             Dist::Uniform { min, max } if min == max => min,
             Dist::Uniform { min, max } => rng.random_range(min..=max),
-            Dist::Exponential { mean } if mean == 0.0 => 0.0,
+            Dist::Exponential { mean: 0.0 } => 0.0,
             Dist::Exponential { mean } => Exp::new(1.0 / mean).map_or(mean, |e| e.sample(rng)),
         }
     }

@@ -193,19 +193,29 @@ pub struct RunOpts {
     pub max_turns: Option<usize>,
     /// `--multi-turn --dataset random`: user turns per conversation, a distribution: `N`,
     /// `uniform:MIN:MAX` or `exponential:MEAN`.
-    #[arg(long, value_name = "DIST", default_value = "3")]
+    #[arg(
+        long,
+        value_name = "DIST",
+        requires = "multi_turn",
+        default_value = "3"
+    )]
     pub turns: String,
     /// `--multi-turn --dataset random`: tokens of each turn's new user text, a distribution
     /// (default: `--input-len`). Exact in the `--tokenizer`'s tokens.
-    #[arg(long, value_name = "DIST")]
+    #[arg(long, value_name = "DIST", requires = "multi_turn")]
     pub turn_input_len: Option<String>,
     /// `--multi-turn --dataset random`: output tokens asked for per turn, a distribution
     /// (default: `--output-len`, else 128).
-    #[arg(long, value_name = "DIST")]
+    #[arg(long, value_name = "DIST", requires = "multi_turn")]
     pub turn_output_len: Option<String>,
     /// `--multi-turn`: seconds between a reply's end and the next turn, a distribution
     /// (`0.5`, `uniform:0.2:1`, `exponential:1`).
-    #[arg(long, value_name = "DIST", default_value = "0")]
+    #[arg(
+        long,
+        value_name = "DIST",
+        requires = "multi_turn",
+        default_value = "0"
+    )]
     pub think_time: String,
     /// Tokenizer for prompt lengths: a local Hugging Face `tokenizer.json`, `cl100k_base` or
     /// `o200k_base` (BPE ranks built into the binary) or `words` (whitespace-separated words,
