@@ -35,6 +35,7 @@
 pub mod body;
 pub mod capacity;
 pub mod client;
+pub mod conversation;
 pub mod dataset;
 mod deadline;
 mod exchange;

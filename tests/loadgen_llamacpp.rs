@@ -1003,3 +1003,213 @@ fn sorted_pairs(mut v: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
     v.sort_unstable();
     v
 }
+
+/// `--multi-turn` on the chat endpoint, then a short `benchlens sweep`.
+///
+/// The multi-turn run meets the server as it starts by default, with `interrupt_requests` on:
+/// a running stream is cut off (`[DONE]` without a `finish_reason`) as soon as another request
+/// arrives. So the run holds one conversation at a time (`--max-concurrency 1`); within a
+/// conversation benchlens sends a turn only after the previous reply ended, so no reply is
+/// ever cut, which the rows show. The server has no Prometheus `/metrics` (llama-cpp-python
+/// 0.3.36's `llama_cpp/server/app.py` routes only `/v1/*` and `/extras/*`), so
+/// `--scrape-metrics` warns once and the run goes on.
+///
+/// The sweep needs replies to queue rather than be cut, so it meets a second server started
+/// with `--interrupt_requests False`; it is bounded to a handful of 2-second probes.
+#[test]
+fn multi_turn_chat_and_a_short_sweep_against_llama_cpp() {
+    let Some(python) = llama_python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&python, dir.path(), &[]);
+    let proxy = RecordingProxy::start(server.addr);
+    let proxy_url = format!("http://{}", proxy.addr);
+    let mut args: Vec<String> = ["--base-url", &proxy_url, "--backend", "openai-chat"]
+        .map(String::from)
+        .into();
+    args.extend(["--tokenizer".into(), server.tokenizer.display().to_string()]);
+    args.extend(
+        [
+            "--multi-turn",
+            "--num-prompts",
+            "3",
+            "--max-concurrency",
+            "1",
+            "--turns",
+            "3",
+            "--turn-input-len",
+            "uniform:10:20",
+            "--turn-output-len",
+            "8",
+            "--think-time",
+            "0.05",
+            "--ignore-eos",
+            "--seed",
+            "3",
+            "--request-timeout",
+            "60",
+            "--no-progress",
+            "--scrape-metrics",
+        ]
+        .map(String::from),
+    );
+    let run = bench_run(dir.path(), "multi-turn", &args);
+    assert_eq!(metric(&run.record, "completed"), 9.0, "{}", run.stderr);
+    assert_eq!(metric(&run.record, "failed"), 0.0);
+    assert!(
+        run.stderr.contains("warning: scraping /metrics failed"),
+        "{}",
+        run.stderr
+    );
+    for row in &run.rows {
+        assert_eq!(
+            row["finish_reason_missing"], false,
+            "a reply was cut: {row}"
+        );
+        assert_eq!(row["output_chunks_client"].as_u64(), Some(8), "{row}");
+    }
+    // On the wire: each turn's messages are the previous turn's, the reply the server streamed
+    // for it, and the new user text, whose length the client counted exactly (the server's
+    // tokenizer puts a BOS before any text: a first turn counts it, a later one does not).
+    let exchanges = streamed(&proxy, "/v1/chat/completions");
+    assert_eq!(exchanges.len(), 9);
+    let mut by_start: std::collections::BTreeMap<String, Vec<&Streamed>> = Default::default();
+    for s in &exchanges {
+        let first = s.request["messages"][0]["content"].as_str().unwrap();
+        by_start.entry(first.to_string()).or_default().push(s);
+    }
+    assert_eq!(by_start.len(), 3);
+    let new_lens: Vec<u64> = run
+        .rows
+        .iter()
+        .map(|r| r["turn_input_len"].as_u64().unwrap())
+        .collect();
+    let mut server_new_lens = Vec::new();
+    for turns in by_start.values_mut() {
+        turns.sort_by_key(|s| s.request["messages"].as_array().unwrap().len());
+        for (k, s) in turns.iter().enumerate() {
+            let messages = s.request["messages"].as_array().unwrap();
+            assert_eq!(messages.len(), 2 * k + 1);
+            let new_text = messages[2 * k]["content"].as_str().unwrap();
+            let with_bos = server.tokenize(new_text).len() as u64;
+            server_new_lens.push(if k == 0 { with_bos } else { with_bos - 1 });
+            if k > 0 {
+                let before = turns[k - 1];
+                let earlier = before.request["messages"].as_array().unwrap();
+                assert_eq!(&messages[..2 * k - 1], &earlier[..]);
+                assert_eq!(messages[2 * k - 1]["role"], "assistant");
+                assert_eq!(
+                    messages[2 * k - 1]["content"].as_str(),
+                    Some(before.text.as_str())
+                );
+            }
+        }
+    }
+    assert_eq!(sorted(new_lens), sorted(server_new_lens));
+
+    // A short capacity search: each probe a stage, and an answer or a plain "none".
+    let queueing = Server::start(&python, dir.path(), &["--interrupt_requests", "False"]);
+    let result = dir.path().join("sweep.json");
+    let mut args: Vec<String> = [
+        "sweep",
+        "--base-url",
+        &queueing.url(),
+        "--backend",
+        "openai",
+    ]
+    .map(String::from)
+    .into();
+    args.extend([
+        "--tokenizer".into(),
+        queueing.tokenizer.display().to_string(),
+    ]);
+    args.extend(
+        [
+            "--input-len",
+            "32",
+            "--output-len",
+            "8",
+            "--ignore-eos",
+            "--burstiness",
+            "1000",
+            "--duration",
+            "2",
+            "--start",
+            "4",
+            "--max-load",
+            "64",
+            "--tolerance-pct",
+            "50",
+            "--repeats",
+            "1",
+            "--max-probes",
+            "5",
+            "--goodput",
+            "p90_ttft:300",
+            "--no-progress",
+            "--result-filename",
+        ]
+        .map(String::from),
+    );
+    args.push(result.display().to_string());
+    let start = Instant::now();
+    let mut child = Killed(
+        Command::new(BIN)
+            .args(&args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let status = loop {
+        if let Some(status) = child.0.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            start.elapsed() < RUN_LIMIT,
+            "the sweep took over {RUN_LIMIT:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut stdout = String::new();
+    let mut stderr = String::new();
+    child
+        .0
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut stdout)
+        .unwrap();
+    child
+        .0
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    eprintln!(
+        "sweep: {:.1} s\n{stdout}{stderr}",
+        start.elapsed().as_secs_f64()
+    );
+    let probes = stdout
+        .lines()
+        .filter(|l| l.starts_with("sweep: probe ") && l.ends_with(" req/s"))
+        .count();
+    assert!((1..=5).contains(&probes), "{stdout}");
+    let records = canonical::from_json(&std::fs::read_to_string(&result).unwrap())
+        .unwrap()
+        .records;
+    assert_eq!(records.len(), probes, "every probe is a stage");
+    assert!(records.iter().all(|r| r.tags.contains_key("verdict")));
+    let answered = stdout.lines().any(|l| l.starts_with("sweep: capacity"));
+    if answered {
+        assert!(status.success(), "{stderr}");
+        assert!(records.iter().all(|r| r.tags.contains_key("capacity")));
+    } else {
+        assert!(!status.success());
+        assert!(
+            stderr.contains("without an answer") && stderr.contains("ended without a capacity"),
+            "{stderr}"
+        );
+    }
+}

@@ -92,6 +92,51 @@ pub fn request_body(
     sampling: &Sampling,
     extra: Option<&Map<String, Value>>,
 ) -> Bytes {
+    let prompt = match backend {
+        Backend::OpenAiChat => json!([{"role": "user", "content": prompt}]),
+        _ => json!(prompt),
+    };
+    body_of(backend, model, prompt, max_tokens, sampling, extra)
+}
+
+/// [`request_body`] for a prompt given as chat messages, `(role, content)` pairs: sent as
+/// `messages` to `openai-chat`, and to the other backends as their contents joined by
+/// `separator` (those APIs take one text).
+pub fn messages_body(
+    backend: Backend,
+    model: &str,
+    messages: &[(&str, &str)],
+    separator: &str,
+    max_tokens: u64,
+    sampling: &Sampling,
+    extra: Option<&Map<String, Value>>,
+) -> Bytes {
+    let prompt = match backend {
+        Backend::OpenAiChat => Value::Array(
+            messages
+                .iter()
+                .map(|(role, content)| json!({"role": role, "content": content}))
+                .collect(),
+        ),
+        _ => json!(messages
+            .iter()
+            .map(|(_, c)| *c)
+            .collect::<Vec<_>>()
+            .join(separator)),
+    };
+    body_of(backend, model, prompt, max_tokens, sampling, extra)
+}
+
+/// The body with `prompt` in the backend's prompt field (`messages` for chat, a string
+/// elsewhere).
+fn body_of(
+    backend: Backend,
+    model: &str,
+    prompt: Value,
+    max_tokens: u64,
+    sampling: &Sampling,
+    extra: Option<&Map<String, Value>>,
+) -> Bytes {
     let stream_options = json!({"include_usage": true, "continuous_usage_stats": true});
     let mut body = match backend {
         Backend::OpenAi => json!({
@@ -100,7 +145,7 @@ pub fn request_body(
         }),
         // Servers read one or the other: OpenAI's current name and the older one.
         Backend::OpenAiChat => json!({
-            "model": model, "messages": [{"role": "user", "content": prompt}],
+            "model": model, "messages": prompt,
             "max_completion_tokens": max_tokens, "max_tokens": max_tokens,
             "stream": true, "stream_options": stream_options,
         }),
@@ -214,6 +259,51 @@ mod tests {
         let v = body(Backend::Tgi, &set, "");
         assert!(v["parameters"].get("ignore_eos").is_none());
         assert_eq!(v["parameters"]["temperature"], 0.0);
+    }
+
+    #[test]
+    fn a_conversation_is_messages_for_chat_and_one_text_elsewhere() {
+        let history = [("user", "a b"), ("assistant", "c"), ("user", "d")];
+        let parse = |b: Bytes| serde_json::from_slice::<Value>(&b).unwrap();
+        let plain = Sampling::default();
+        let v = parse(messages_body(
+            Backend::OpenAiChat,
+            "m",
+            &history,
+            "\n",
+            4,
+            &plain,
+            None,
+        ));
+        assert_eq!(
+            v["messages"],
+            json!([{"role": "user", "content": "a b"}, {"role": "assistant", "content": "c"},
+                   {"role": "user", "content": "d"}])
+        );
+        let v = parse(messages_body(
+            Backend::OpenAi,
+            "m",
+            &history,
+            "\n",
+            4,
+            &plain,
+            None,
+        ));
+        assert_eq!(v["prompt"], "a b\nc\nd");
+        let v = parse(messages_body(
+            Backend::Sglang,
+            "m",
+            &history,
+            "\n",
+            4,
+            &plain,
+            None,
+        ));
+        assert_eq!(v["text"], "a b\nc\nd");
+        assert_eq!(
+            body(Backend::OpenAiChat, &plain, "")["messages"],
+            json!([{"role": "user", "content": "hi"}])
+        );
     }
 
     #[test]

@@ -175,6 +175,21 @@ pub struct RequestRecord {
     pub output_tokens_text: Option<u64>,
     /// Why it failed, if it did.
     pub failure: Option<Failure>,
+    /// `--multi-turn`: which turn of which conversation this request is.
+    pub turn: Option<TurnOf>,
+}
+
+/// Where a request stands in a multi-turn conversation.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct TurnOf {
+    /// The conversation's number in the run (as requests are numbered without `--multi-turn`).
+    pub conversation: usize,
+    /// The turn, from 0.
+    pub turn: usize,
+    /// Tokens of the turn's new user text (the rest of `input_len` is the history).
+    pub new_input_len: u64,
+    /// Seconds the client waited after the previous turn's reply ended (0 for the first turn).
+    pub think_time_s: f64,
 }
 
 impl RequestRecord {

@@ -17,7 +17,8 @@ use tokio::sync::watch;
 
 use super::body::{request_body, Sampling};
 use super::capacity::{steady_window, RequestSpan, SteadyWindow};
-use super::client::{Client, Transport};
+use super::client::{Backend, Client, Transport};
+use super::conversation;
 use super::measure::{compute, StageMetrics};
 use super::mock::{MockOpts, MockServer};
 use super::record::{FailureKind, RequestRecord};
@@ -43,7 +44,7 @@ pub use vllm_command::vllm_command_line;
 
 use prepare::{headers, invalid, prepare};
 use setup::{first_model, load_prompts, result_paths, Loaded, ResultPaths};
-use stage::{progress_bar, run_stage, Workload};
+use stage::{progress_bar, run_stage, TurnBodies, Workload};
 
 /// What a run produced.
 #[derive(Debug, Default)]
@@ -220,7 +221,9 @@ async fn run_inner(
         name: dataset_name,
         prompts,
         arrivals: trace_arrivals,
+        conversations,
     } = load_prompts(&opts, count, &tokenizer)?;
+    let conversation_tags = conversations.as_ref().map(|c| c.tags.clone());
     let bodies = prompts
         .iter()
         .map(|p| {
@@ -243,7 +246,22 @@ async fn run_inner(
         prompts,
         ignore_eos: opts.ignore_eos,
         shard: opts.shard,
+        conversations: conversations.map(|c| {
+            (
+                c.list,
+                TurnBodies {
+                    backend: opts.backend,
+                    model: model.clone(),
+                    sampling: Sampling {
+                        ignore_eos: opts.ignore_eos,
+                        ..Sampling::default()
+                    },
+                    extra: prep.extra.clone(),
+                },
+            )
+        }),
     });
+    let conversational = workload.conversations.is_some();
 
     let mut tags = prep.tags.clone();
     tags.insert("server_url".into(), base_url.clone());
@@ -251,6 +269,7 @@ async fn run_inner(
     tags.insert("backend".into(), opts.backend.name().into());
     tags.insert("http_version".into(), workload.client.http_version().into());
     tags.insert("tokenizer".into(), tokenizer.name().into());
+    tags.extend(conversation_tags.into_iter().flatten());
 
     if opts.warmup > 0 {
         let plan = Arrivals::Fixed(vec![Duration::ZERO; opts.warmup as usize]);
@@ -260,7 +279,8 @@ async fn run_inner(
             .copied()
             .flatten()
             .map(|c| c as usize);
-        let (reqs, _, stopped, _) = run_stage(&workload, &plan, limit, &mut stop, None).await;
+        let (reqs, _, stopped, _) =
+            run_stage(&workload, &plan, limit, &mut stop, None, false).await;
         if stopped {
             eprintln!("interrupted during the warm-up: nothing was measured");
             settled();
@@ -356,6 +376,7 @@ async fn run_inner(
             conc.map(|c| c as usize),
             &mut stop,
             pb.clone(),
+            conversational,
         )
         .await;
         if let Some(pb) = pb {
@@ -365,6 +386,14 @@ async fn run_inner(
         // Counted after the stage so tokenizing never delays a measurement.
         for r in all_reqs.iter_mut().filter(|r| r.failure.is_none()) {
             r.output_tokens_text = Some(tokenizer.count(&r.generated_text));
+        }
+        if let Some((list, bodies)) = &workload.conversations {
+            conversation::count_histories(
+                &mut all_reqs,
+                list,
+                &tokenizer,
+                bodies.backend == Backend::OpenAiChat,
+            );
         }
         // Requests cut off by Ctrl-C are neither successes nor failures: they go to the JSON
         // Lines only.
@@ -441,6 +470,22 @@ async fn run_inner(
         );
         if let Some(s) = opts.shard {
             record.tags.insert("shard".into(), s.to_string());
+        }
+        if let Some((list, _)) = workload
+            .conversations
+            .as_ref()
+            .filter(|(l, _)| !l.is_empty())
+        {
+            // Dispatch i plays conversation i modulo their number.
+            let planned: usize = (0..released)
+                .map(|i| list[i % list.len()].turns.len())
+                .sum();
+            record
+                .tags
+                .insert("conversations".into(), released.to_string());
+            record
+                .tags
+                .insert("conversation_turns".into(), planned.to_string());
         }
         if let Some(w) = &window {
             record.tags.insert("steady_window".into(), w.rule.into());

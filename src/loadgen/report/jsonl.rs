@@ -23,13 +23,16 @@ use crate::loadgen::record::RequestRecord;
 /// | `finish_reason_missing` | the stream ended with `[DONE]` but no `finish_reason` (maybe cut off by the server) |
 /// | `length_flag` | `over_length` (more tokens than asked), `short_reply` (fewer despite `--ignore-eos`) or `null` |
 /// | `error_kind`, `error` | failure kind (`http_503`, `idle_timeout`...) and message, or `null` |
+/// | `conversation`, `turn` | `--multi-turn` only: the conversation's number and the turn (from 0); rows of a run are in send order, a conversation's turns in turn order |
+/// | `turn_input_len` | `--multi-turn` only: tokens of the turn's new user text (`input_len` is the whole history) |
+/// | `think_time_s` | `--multi-turn` only: seconds waited after the previous turn's reply ended (0 for turn 0) |
 pub fn request_line(stage: usize, r: &RequestRecord) -> String {
     let chunks: Vec<Value> = r
         .chunks
         .iter()
         .map(|c| json!([c.at_s * 1e3, c.tokens]))
         .collect();
-    json!({
+    let mut line = json!({
         "stage": stage,
         "index": r.index,
         "input_len": r.input_len,
@@ -52,6 +55,13 @@ pub fn request_line(stage: usize, r: &RequestRecord) -> String {
         "finish_reason_missing": r.finish_reason_missing,
         "error_kind": r.failure.as_ref().map(|f| f.kind.name()),
         "error": r.failure.as_ref().map(|f| f.message.clone()),
-    })
-    .to_string()
+    });
+    // Only multi-turn runs carry the conversation keys.
+    if let (Some(t), Some(obj)) = (r.turn, line.as_object_mut()) {
+        obj.insert("conversation".into(), json!(t.conversation));
+        obj.insert("turn".into(), json!(t.turn));
+        obj.insert("turn_input_len".into(), json!(t.new_input_len));
+        obj.insert("think_time_s".into(), json!(t.think_time_s));
+    }
+    line.to_string()
 }

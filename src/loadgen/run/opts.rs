@@ -174,6 +174,49 @@ pub struct RunOpts {
     /// (cache-hostile: round-robin over the groups) or `shuffled`.
     #[arg(long, value_enum, default_value = "grouped")]
     pub prefix_order: PrefixOrder,
+    /// Replay conversations turn by turn: each conversation's turns go in order on one session
+    /// (a turn is sent once the previous reply has ended and the think time passed), each
+    /// carrying the history (earlier user turns and the replies actually received: chat
+    /// messages for `openai-chat`, one text joined by newlines for the other backends).
+    /// `--dataset sharegpt` replays the file's conversations; `--dataset random` makes synthetic
+    /// ones (`--turns`, `--turn-input-len`, `--turn-output-len`, `--think-time`). Arrivals are
+    /// conversation starts: `--request-rate` starts conversations per second, `--max-concurrency`
+    /// caps the conversations in flight (one holds its slot through its think times),
+    /// `--num-prompts` counts conversations, and with `--duration` conversations start within
+    /// it and each runs to its last turn. A failed turn ends its conversation (its later turns
+    /// are not sent); Ctrl-C cancels the turns in flight.
+    #[arg(long, conflicts_with = "shard")]
+    pub multi_turn: bool,
+    /// `--multi-turn`: at most N user turns per conversation (vLLM's multi-turn benchmark's
+    /// `--max-turns` counts user and assistant messages, twice this).
+    #[arg(long, value_name = "N", requires = "multi_turn")]
+    pub max_turns: Option<usize>,
+    /// `--multi-turn --dataset random`: user turns per conversation, a distribution: `N`,
+    /// `uniform:MIN:MAX` or `exponential:MEAN`.
+    #[arg(
+        long,
+        value_name = "DIST",
+        requires = "multi_turn",
+        default_value = "3"
+    )]
+    pub turns: String,
+    /// `--multi-turn --dataset random`: tokens of each turn's new user text, a distribution
+    /// (default: `--input-len`). Exact in the `--tokenizer`'s tokens.
+    #[arg(long, value_name = "DIST", requires = "multi_turn")]
+    pub turn_input_len: Option<String>,
+    /// `--multi-turn --dataset random`: output tokens asked for per turn, a distribution
+    /// (default: `--output-len`, else 128).
+    #[arg(long, value_name = "DIST", requires = "multi_turn")]
+    pub turn_output_len: Option<String>,
+    /// `--multi-turn`: seconds between a reply's end and the next turn, a distribution
+    /// (`0.5`, `uniform:0.2:1`, `exponential:1`).
+    #[arg(
+        long,
+        value_name = "DIST",
+        requires = "multi_turn",
+        default_value = "0"
+    )]
+    pub think_time: String,
     /// Tokenizer for prompt lengths: a local Hugging Face `tokenizer.json`, `cl100k_base` or
     /// `o200k_base` (BPE ranks built into the binary) or `words` (whitespace-separated words,
     /// as the mock counts). Prompts count the special tokens the tokenizer adds (a BOS), as

@@ -9,6 +9,7 @@ use serde_json::Value;
 use super::opts::{DatasetKind, RunOpts};
 use super::prepare::invalid;
 use crate::loadgen::client::Client;
+use crate::loadgen::conversation::{self, Conversation, Dist, SyntheticSpec};
 use crate::loadgen::dataset::{self, Prompt, RandomSpec};
 use crate::loadgen::record::FailureKind;
 use crate::loadgen::report;
@@ -24,6 +25,104 @@ pub(super) struct Loaded {
     pub(super) prompts: Vec<Prompt>,
     /// A trace's arrival offsets (scaled by `--trace-speed`), one per prompt.
     pub(super) arrivals: Option<Vec<Duration>>,
+    /// `--multi-turn`: the conversations (then `prompts` are their first turns, for the
+    /// warm-up) and what made them, as tags.
+    pub(super) conversations: Option<Conversations>,
+}
+
+/// `--multi-turn`'s conversations and their description for the result file.
+pub(super) struct Conversations {
+    /// The conversations, in starting order.
+    pub(super) list: Vec<Conversation>,
+    /// `tag.*` pairs saying how they were made (each stage adds how many it started).
+    pub(super) tags: Vec<(String, String)>,
+}
+
+/// A distribution option, checked.
+fn dist(option: &'static str, text: &str) -> Result<Dist, LoadgenError> {
+    text.parse::<Dist>()
+        .map_err(|e| invalid(option, e.to_string()))
+}
+
+/// `--multi-turn`: `count` conversations of the chosen dataset.
+fn load_conversations(
+    opts: &RunOpts,
+    count: usize,
+    tok: &Tokenizer,
+    read: impl Fn() -> Result<(PathBuf, String), LoadgenError>,
+) -> Result<Loaded, LoadgenError> {
+    let think = dist("think-time", &opts.think_time)?;
+    let mut tags = vec![("think_time_s".to_string(), think.to_string())];
+    let (name, mut list) = match opts.dataset {
+        DatasetKind::Random => {
+            let or_len =
+                |given: &Option<String>, len: u64| given.clone().unwrap_or_else(|| len.to_string());
+            let spec = SyntheticSpec {
+                turns: dist("turns", &opts.turns)?,
+                input_len: dist(
+                    "turn-input-len",
+                    &or_len(&opts.turn_input_len, opts.input_len),
+                )?,
+                output_len: dist(
+                    "turn-output-len",
+                    &or_len(&opts.turn_output_len, opts.output_len.unwrap_or(128)),
+                )?,
+                think_time_s: think,
+            };
+            tags.push(("turns".into(), spec.turns.to_string()));
+            tags.push(("turn_input_len".into(), spec.input_len.to_string()));
+            tags.push(("turn_output_len".into(), spec.output_len.to_string()));
+            (
+                "random-multi-turn",
+                conversation::synthetic(spec, count, opts.seed, tok),
+            )
+        }
+        DatasetKind::Sharegpt => {
+            let (path, text) = read()?;
+            let mut list = conversation::sharegpt(
+                &path,
+                &text,
+                opts.output_len,
+                opts.max_turns,
+                think,
+                opts.seed,
+                tok,
+            )?;
+            list.truncate(count);
+            ("sharegpt-multi-turn", list)
+        }
+        _ => {
+            return Err(invalid(
+                "multi-turn",
+                "replays --dataset sharegpt or makes synthetic conversations with --dataset random",
+            ))
+        }
+    };
+    if let Some(m) = opts.max_turns {
+        if m == 0 {
+            return Err(invalid("max-turns", "must be at least 1"));
+        }
+        for c in &mut list {
+            c.turns.truncate(m);
+        }
+        tags.push(("max_turns".into(), m.to_string()));
+    }
+    // Rate and concurrency apply to conversations, not to each turn.
+    tags.push(("arrivals".into(), "conversation_starts".into()));
+    let prompts = list
+        .iter()
+        .map(|c| Prompt {
+            text: c.turns[0].text.clone(),
+            input_len: c.turns[0].new_input_len,
+            output_len: c.turns[0].output_len,
+        })
+        .collect();
+    Ok(Loaded {
+        name: name.into(),
+        prompts,
+        arrivals: None,
+        conversations: Some(Conversations { list, tags }),
+    })
 }
 
 pub(super) fn load_prompts(
@@ -46,7 +145,11 @@ pub(super) fn load_prompts(
         name: name.into(),
         prompts,
         arrivals: None,
+        conversations: None,
     };
+    if opts.multi_turn {
+        return load_conversations(opts, count, tok, read);
+    }
     Ok(match opts.dataset {
         DatasetKind::Random => {
             let spec = RandomSpec {
@@ -111,6 +214,7 @@ fn load_trace(
     Ok(Loaded {
         name: format!("trace-{}", trace.layout.name()),
         prompts,
+        conversations: None,
         arrivals: Some(
             requests
                 .iter()

@@ -1,17 +1,22 @@
-//! One stage on the wire: drives its arrival schedule through the client, records every
+//! One stage on the wire: drives its arrival schedule through the client (one request per
+//! arrival, or with `--multi-turn` one conversation, its turns in order), records every
 //! request (cancelled ones too when the run is interrupted) and draws the progress bar.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use bytes::Bytes;
+use serde_json::{Map, Value};
 use tokio::sync::watch;
 use tokio::time::Instant;
 
-use crate::loadgen::client::Client;
+use crate::loadgen::body::{messages_body, Sampling};
+use crate::loadgen::client::{Backend, Client};
+use crate::loadgen::conversation::{self, Conversation};
 use crate::loadgen::dataset::Prompt;
-use crate::loadgen::record::{Failure, FailureKind, RequestRecord};
-use crate::loadgen::schedule::{drive, stop_requested, Arrivals};
+use crate::loadgen::record::{Failure, FailureKind, RequestRecord, TurnOf};
+use crate::loadgen::schedule::{drive, stop_requested, Arrivals, Dispatch};
 use crate::loadgen::shard::Shard;
 
 /// Running totals for the progress bar.
@@ -34,17 +39,125 @@ pub(super) struct Workload {
     pub(super) ignore_eos: bool,
     /// `--shard`: this process's requests are every N-th of the run's, numbered run-wide.
     pub(super) shard: Option<Shard>,
+    /// `--multi-turn`: the conversations (dispatch `i` plays conversation `i` modulo their
+    /// number) and how their turns' bodies are made (each carries its history, so it is built
+    /// when the turn is due).
+    pub(super) conversations: Option<(Vec<Conversation>, TurnBodies)>,
 }
 
+/// What a turn's request body is made of besides its history.
+pub(super) struct TurnBodies {
+    /// The API.
+    pub(super) backend: Backend,
+    /// The model name sent.
+    pub(super) model: String,
+    /// The sampling settings.
+    pub(super) sampling: Sampling,
+    /// `--extra-body`.
+    pub(super) extra: Option<Map<String, Value>>,
+}
+
+/// Sends conversation `number`'s turns one after the other on its dispatch: turn `k + 1` once
+/// turn `k`'s reply has ended and turn `k + 1`'s think time has passed, its prompt the history
+/// with the replies received. Each turn's record is kept as soon as it ends; a failed or
+/// cancelled turn ends the conversation. Returns the turns' records' output tokens and
+/// failures for the progress bar.
+async fn converse(
+    workload: &Workload,
+    number: usize,
+    d: &Dispatch,
+    next_index: &AtomicUsize,
+    stop: &mut watch::Receiver<bool>,
+    results: &Mutex<Vec<RequestRecord>>,
+) -> (u64, u64) {
+    let Some((list, bodies)) = workload
+        .conversations
+        .as_ref()
+        .filter(|(l, _)| !l.is_empty())
+    else {
+        return (0, 0);
+    };
+    let conv = &list[number % list.len()];
+    let mut replies: Vec<String> = Vec::with_capacity(conv.turns.len());
+    let (mut due, mut woke, mut lag) = (d.intended, d.dispatched, d.lag);
+    let (mut tokens, mut failed) = (0, 0);
+    for (k, turn) in conv.turns.iter().enumerate() {
+        if k > 0 {
+            due = Instant::now() + Duration::from_secs_f64(turn.think_time_s);
+            tokio::select! {
+                () = tokio::time::sleep_until(due) => {}
+                () = stop_requested(stop) => break,
+            }
+            woke = Instant::now();
+            lag = woke.saturating_duration_since(due);
+        }
+        let history = conversation::messages(&conv.turns, &replies, k);
+        let body = messages_body(
+            bodies.backend,
+            &bodies.model,
+            &history,
+            conversation::TEXT_SEPARATOR,
+            turn.output_len,
+            &bodies.sampling,
+            bodies.extra.as_ref(),
+        );
+        let mut rec = RequestRecord {
+            index: next_index.fetch_add(1, Ordering::Relaxed),
+            // The new text alone until the run counts the whole history, after the stage.
+            input_len: turn.new_input_len,
+            max_tokens: turn.output_len,
+            ignore_eos: workload.ignore_eos,
+            intended_at_s: (due - d.stage_start).as_secs_f64(),
+            dispatched_at_s: (woke - d.stage_start).as_secs_f64(),
+            schedule_lag_s: lag.as_secs_f64(),
+            chunks: Vec::with_capacity(turn.output_len.min(4096) as usize + 1),
+            turn: Some(TurnOf {
+                conversation: number,
+                turn: k,
+                new_input_len: turn.new_input_len,
+                think_time_s: turn.think_time_s,
+            }),
+            ..RequestRecord::default()
+        };
+        let cancelled = tokio::select! {
+            () = workload.client.stream(body, d.stage_start, &mut rec) => false,
+            () = stop_requested(stop) => true,
+        };
+        if cancelled {
+            rec.failure = Some(Failure {
+                kind: FailureKind::Cancelled,
+                message: "cancelled: the run was interrupted (Ctrl-C)".into(),
+            });
+        }
+        let ended = rec.failure.is_some();
+        failed += u64::from(ended && !cancelled);
+        tokens += rec.output_tokens();
+        replies.push(rec.generated_text.clone());
+        if let Ok(mut r) = results.lock() {
+            r.push(rec);
+        }
+        if ended {
+            break;
+        }
+    }
+    (tokens, failed)
+}
+
+/// Runs one stage: the plan's dispatches are requests, or with `conversational` whole
+/// conversations (see [`converse`]). Returns the records in index order, the stage's seconds,
+/// whether it was stopped, and how many dispatches were released.
 pub(super) async fn run_stage(
     workload: &Arc<Workload>,
     plan: &Arrivals,
     limit: Option<usize>,
     stop: &mut watch::Receiver<bool>,
     progress: Option<indicatif::ProgressBar>,
+    conversational: bool,
 ) -> (Vec<RequestRecord>, f64, bool, usize) {
     let results = Arc::new(Mutex::new(Vec::with_capacity(plan.len().unwrap_or(1024))));
     let counters = Arc::new(Counters::default());
+    // Multi-turn requests are numbered in the order they are sent.
+    let next_index = Arc::new(AtomicUsize::new(0));
     let start = Instant::now();
     let summary = {
         let results = results.clone();
@@ -56,7 +169,23 @@ pub(super) async fn run_stage(
             let progress = progress.clone();
             let counters = counters.clone();
             let mut stop_rx = stop_rx.clone();
+            let next_index = next_index.clone();
             async move {
+                if conversational {
+                    let (tokens, failed) =
+                        converse(&workload, d.index, &d, &next_index, &mut stop_rx, &results).await;
+                    if let Some(pb) = progress.as_ref() {
+                        let failed = counters.failed.fetch_add(failed, Ordering::Relaxed) + failed;
+                        let tokens = counters.tokens.fetch_add(tokens, Ordering::Relaxed) + tokens;
+                        let secs = start.elapsed().as_secs_f64().max(1e-3);
+                        pb.inc(1);
+                        pb.set_message(format!(
+                            "conversations, {failed} failed, {:.0} tok/s",
+                            tokens as f64 / secs
+                        ));
+                    }
+                    return;
+                }
                 let index = workload.shard.map_or(d.index, |s| s.global_index(d.index));
                 let i = index % workload.prompts.len();
                 let p = &workload.prompts[i];
