@@ -304,6 +304,34 @@ fn multi_turn_options_are_checked() {
         !out.status.success() && err.contains("--multi-turn"),
         "{err}"
     );
+    // ... and the single-prompt generator's options mean nothing with it: refused too.
+    for extra in [
+        ["--range-ratio", "0.5"],
+        ["--prefix-len", "16"],
+        ["--prefix-groups", "4"],
+    ] {
+        let out = Command::new(BIN)
+            .args([
+                "run",
+                "--mock",
+                "--model",
+                "m",
+                "--multi-turn",
+                "--num-prompts",
+                "2",
+            ])
+            .args(extra)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        let option = extra[0].trim_start_matches('-');
+        assert!(
+            !out.status.success()
+                && err.contains(option)
+                && err.contains("not used by --multi-turn"),
+            "{extra:?}: {err}"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -51,6 +51,19 @@ fn load_conversations(
     tok: &Tokenizer,
     read: impl Fn() -> Result<(PathBuf, String), LoadgenError>,
 ) -> Result<Loaded, LoadgenError> {
+    // Options of the single-prompt generator that conversations do not use: refused rather
+    // than silently ignored.
+    let unused = [
+        ("range-ratio", opts.range_ratio != 0.0),
+        ("prefix-len", opts.prefix_len != 0),
+        ("prefix-groups", opts.prefix_groups != 1),
+    ];
+    if let Some((option, _)) = unused.into_iter().find(|(_, given)| *given) {
+        return Err(invalid(
+            option,
+            "not used by --multi-turn (vary turn lengths with --turn-input-len uniform:MIN:MAX)",
+        ));
+    }
     let think = dist("think-time", &opts.think_time)?;
     let mut tags = vec![("think_time_s".to_string(), think.to_string())];
     let (name, mut list) = match opts.dataset {
