@@ -15,15 +15,20 @@ pub mod compare;
 pub mod convert;
 pub mod error;
 pub mod inspect;
+pub mod results_dir;
+pub mod site;
+pub mod trend;
 pub mod vllm_flags;
 
 /// How errors are printed and what the exit codes mean, shown at the end of `--help`.
 const ERRORS_AND_EXIT_CODES: &str =
     "Errors are one line on stderr each: `error: ` then what failed and each cause after `: `.
 Exit codes: 0 success; 1 an unreadable input (convert, inspect), a regression beyond
---fail-on-regression (compare), a failed or unusable run, a mock that cannot serve;
-2 bad arguments (compare: also unreadable files or nothing to compare; convert: an
-unwritable output); 130 an interrupted run.";
+--fail-on-regression (compare), a configuration whose latest point is at a regressed
+level (compare --trend), a failed or unusable run, a mock that cannot serve; 2 bad
+arguments (compare: also unreadable files, no dated results or nothing to compare;
+convert: an unwritable output; site: no explorer build or an unwritable output);
+130 an interrupted run.";
 
 /// benchlens: explore and produce LLM inference benchmark results.
 #[derive(Debug, Parser)]
@@ -43,6 +48,9 @@ pub enum Command {
     Compare(compare::CompareArgs),
     /// Show what each result file holds: format, records, dimensions, metrics, warnings.
     Inspect(inspect::InspectArgs),
+    /// Write a static site: the explorer, the result files under DIR and their index,
+    /// opening on the trends view (for GitHub Pages).
+    Site(site::SiteArgs),
     /// Benchmark an inference server (or the built-in mock with `--mock`).
     Run(Box<crate::loadgen::RunOpts>),
     /// Serve the OpenAI-compatible mock inference server.
@@ -75,6 +83,7 @@ pub fn main() -> ExitCode {
             Command::Convert(args) => exit_code(convert::run(&args)),
             Command::Inspect(args) => inspect::run(&args),
             Command::Compare(args) => exit_code(compare::run(&args)),
+            Command::Site(args) => exit_code(site::run(&args)),
             Command::Run(opts) => run_async(async move {
                 let fail_on_error = opts.fail_on_error;
                 let outcome = crate::loadgen::run(*opts).await?;
