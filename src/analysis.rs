@@ -29,6 +29,7 @@ pub mod slo;
 pub mod stats;
 pub mod tradeoff;
 pub mod trend;
+pub mod trend_plot;
 
 pub use matching::{default_ignored, DuplicateKey, MatchKey, MatchSummary};
 

@@ -132,6 +132,28 @@ pub fn parse_date_s(text: &str) -> Option<i64> {
     to_epoch_s(y, mo, d, h, mi, s, offset_s)
 }
 
+/// `YYYY-MM-DD HH:MM:SS` (UTC) of seconds since the epoch, the form plotly reads as a date.
+pub fn iso_of_epoch_s(time_s: i64) -> String {
+    let days = time_s.div_euclid(86_400);
+    let secs = time_s.rem_euclid(86_400);
+    // Civil from days (H. Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}",
+        secs / 3600,
+        secs % 3600 / 60,
+        secs % 60
+    )
+}
+
 /// Seconds since the epoch of a checked civil date and time (UTC minus `offset_s`).
 fn to_epoch_s(y: i64, mo: i64, d: i64, h: i64, mi: i64, s: i64, offset_s: i64) -> Option<i64> {
     let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
@@ -201,8 +223,10 @@ fn median(values: &mut [f64]) -> f64 {
     }
 }
 
-/// The run-to-run noise σ of a series (see the module doc), never 0: at least 1e-9 of the
-/// series' median magnitude, so float rounding in a constant series is no shift.
+/// The run-to-run noise σ of a series (see the module doc), never 0: when over half the
+/// successive differences are equal the mean absolute deviation stands in for the median
+/// one, and σ is at least 1e-9 of the series' median magnitude, so float rounding in a
+/// constant series is no shift.
 pub fn noise_sigma(values: &[f64]) -> f64 {
     let mut diffs: Vec<f64> = values.windows(2).map(|w| w[1] - w[0]).collect();
     let mut magnitudes: Vec<f64> = values.iter().map(|v| v.abs()).collect();
@@ -216,7 +240,14 @@ pub fn noise_sigma(values: &[f64]) -> f64 {
     }
     let centre = median(&mut diffs);
     let mut dev: Vec<f64> = diffs.iter().map(|d| (d - centre).abs()).collect();
-    (MAD_TO_SIGMA * median(&mut dev) / std::f64::consts::SQRT_2).max(floor)
+    let mad = MAD_TO_SIGMA * median(&mut dev) / std::f64::consts::SQRT_2;
+    if mad > floor {
+        return mad;
+    }
+    // Over half the differences equal (quantized or repeating values): the mean absolute
+    // deviation, scaled to a σ for normal data, still sees the spread the median ignores.
+    let mean_dev = mean_of(&dev) * (std::f64::consts::PI / 2.0).sqrt() / std::f64::consts::SQRT_2;
+    mean_dev.max(floor)
 }
 
 fn mean_of(v: &[f64]) -> f64 {
@@ -564,7 +595,15 @@ pub fn is_history(records: &[Record]) -> bool {
     if dates.len() < MIN_POINTS {
         return false;
     }
-    trends(records, &TrendSpec::default())
+    // One metric is enough to see the configurations' lengths.
+    let Some(metric) = records.iter().find_map(|r| r.metrics.keys().next()) else {
+        return false;
+    };
+    let spec = TrendSpec {
+        metrics: vec![metric.clone()],
+        ..TrendSpec::default()
+    };
+    trends(records, &spec)
         .map(|t| t.series.iter().any(|s| s.points.len() >= MIN_POINTS))
         .unwrap_or(false)
 }
@@ -856,6 +895,8 @@ mod tests {
                 format!("not enough history: {n} points, at least {MIN_POINTS} needed")
             );
         }
+        // Repeating values whose differences are mostly equal still have a noise.
+        assert!(noise_sigma(&[0.0, 0.5, 1.0, 0.0, 0.5, 1.0, 0.0, 0.5]) > 0.3);
         // A constant series has no shift, and an exact step in it is one.
         let flat = detect_shifts(&[5.0; 10], DEFAULT_THRESHOLD_SIGMA).unwrap();
         assert!(flat.shifts.is_empty());
@@ -878,6 +919,12 @@ mod tests {
             Some(parse_date_s("2024-02-29").unwrap())
         );
         assert_eq!(iso, 1_795_463_276);
+        assert_eq!(iso_of_epoch_s(iso), "2026-11-23 19:47:56");
+        assert_eq!(iso_of_epoch_s(0), "1970-01-01 00:00:00");
+        assert_eq!(
+            iso_of_epoch_s(parse_date_s("2024-02-29").unwrap()),
+            "2024-02-29 00:00:00"
+        );
         for bad in [
             "",
             "yesterday",
@@ -952,6 +999,11 @@ mod tests {
         );
         assert!(is_history(&recs));
         assert!(!is_history(&recs[..8]));
+        let ds = crate::model::Dataset::new(recs.clone());
+        assert_eq!(
+            crate::analysis::defaults::default_view(&ds),
+            crate::analysis::defaults::View::Trends
+        );
     }
 
     #[test]
