@@ -611,6 +611,11 @@ pub fn is_history(records: &[Record]) -> bool {
 /// The series of every configuration and metric over the records' dates, with their change
 /// points. Errors when no record has a readable date.
 pub fn trends(records: &[Record], spec: &TrendSpec) -> Result<TrendReport, AnalysisError> {
+    trends_of(&records.iter().collect::<Vec<&Record>>(), spec)
+}
+
+/// [`trends`] of borrowed records (a filtered selection); indices refer to `records`.
+pub fn trends_of(records: &[&Record], spec: &TrendSpec) -> Result<TrendReport, AnalysisError> {
     let mut undated = Vec::new();
     let mut dated: Vec<(usize, i64)> = Vec::new();
     for (i, r) in records.iter().enumerate() {
@@ -624,7 +629,7 @@ pub fn trends(records: &[Record], spec: &TrendSpec) -> Result<TrendReport, Analy
             what: "follow over time: no record has a readable date".into(),
         });
     }
-    let measured = super::points::measured_dims_of(dated.iter().map(|(i, _)| &records[*i]));
+    let measured = super::points::measured_dims_of(dated.iter().map(|(i, _)| records[*i]));
     let mut dims: BTreeSet<DimKey> = BTreeSet::new();
     for (i, _) in &dated {
         dims.extend(records[*i].dims().map(|(k, _)| k));
@@ -730,7 +735,7 @@ pub fn trends(records: &[Record], spec: &TrendSpec) -> Result<TrendReport, Analy
 }
 
 /// Whether `d` is a run dimension: text or tag, one value at each date, several overall.
-fn is_run_dim(records: &[Record], dated: &[(usize, i64)], d: &DimKey) -> bool {
+fn is_run_dim(records: &[&Record], dated: &[(usize, i64)], d: &DimKey) -> bool {
     let text = match d {
         DimKey::Known(k) => k.kind() == DimKind::Text && *k != Dim::Model,
         DimKey::Tag(_) => true,
@@ -748,7 +753,7 @@ fn is_run_dim(records: &[Record], dated: &[(usize, i64)], d: &DimKey) -> bool {
 
 /// One configuration's point at one date: the mean of the records that have the metric.
 fn point_of(
-    records: &[Record],
+    records: &[&Record],
     time_s: i64,
     idx: &[usize],
     metric: &MetricKey,
@@ -758,7 +763,7 @@ fn point_of(
         .copied()
         .filter(|i| records[*i].metric(metric).is_some_and(f64::is_finite))
         .collect();
-    let first = records.get(*with.first()?)?;
+    let first = *records.get(*with.first()?)?;
     let values: Vec<f64> = with
         .iter()
         .filter_map(|i| records[*i].metric(metric))
@@ -766,7 +771,7 @@ fn point_of(
     Some(TrendPoint {
         time_s,
         date: first.date.as_deref().unwrap_or_default().to_string(),
-        commit: with.iter().find_map(|i| commit_of(&records[*i])),
+        commit: with.iter().find_map(|i| commit_of(records[*i])),
         value: mean_of(&values),
         records: with,
     })

@@ -1,16 +1,13 @@
 //! A folder of result files: every file under it that may hold results, found recursively
 //! for `compare --trend` and `site`.
 //!
-//! Taken: regular files ending in `.json`, `.jsonl`, `.csv`, `.tsv` or `.txt`, in path
-//! order; skipped: hidden files and folders (`.git`), symbolic links to folders (no loops) and
-//! the site index itself ([`crate::share::index::INDEX_FILE_NAME`]).
+//! Taken: regular files ending in `.json`, `.jsonl`, `.csv`, `.tsv` or `.txt`
+//! ([`crate::share::index::is_result_file_name`]), in path order; skipped: hidden files and
+//! folders (`.git`), symbolic links to folders (no loops) and the site index itself.
 
 use std::path::{Path, PathBuf};
 
 use super::error::CliError;
-
-/// File name endings that are read as result files.
-pub const RESULT_EXTENSIONS: [&str; 5] = ["json", "jsonl", "csv", "tsv", "txt"];
 
 /// Every result file under `dir`, sorted by path. Errors when `dir` cannot be listed.
 pub fn result_files(dir: &Path) -> Result<Vec<PathBuf>, CliError> {
@@ -43,11 +40,7 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), CliError> {
         if kind.is_dir() {
             walk(&path, out)?;
         } else if (kind.is_file() || (kind.is_symlink() && path.is_file()))
-            && name != crate::share::index::INDEX_FILE_NAME
-            && path
-                .extension()
-                .and_then(|e| e.to_str())
-                .is_some_and(|e| RESULT_EXTENSIONS.contains(&e.to_ascii_lowercase().as_str()))
+            && crate::share::index::is_result_file_name(&name)
         {
             out.push(path);
         }

@@ -15,6 +15,20 @@
 /// The index's file name in a site.
 pub const INDEX_FILE_NAME: &str = "index.json";
 
+/// File name endings read as result files when a folder is read (`compare --trend`, `site`,
+/// a folder dropped on the explorer).
+pub const RESULT_EXTENSIONS: [&str; 5] = ["json", "jsonl", "csv", "tsv", "txt"];
+
+/// Whether a file of a folder is read as results: a [`RESULT_EXTENSIONS`] ending, not hidden,
+/// not an index.
+pub fn is_result_file_name(name: &str) -> bool {
+    !name.starts_with('.')
+        && name != INDEX_FILE_NAME
+        && name.rsplit_once('.').is_some_and(|(_, ext)| {
+            RESULT_EXTENSIONS.contains(&ext.to_ascii_lowercase().as_str())
+        })
+}
+
 /// The index version this explorer writes and reads.
 pub const INDEX_VERSION: u64 = 1;
 
@@ -178,5 +192,8 @@ mod tests {
             "http://h:8/r.json"
         );
         assert_eq!(path_reference("a b/c#1.json"), "a%20b/c%231.json");
+        assert!(is_result_file_name("run.JSON") && is_result_file_name("t.csv"));
+        assert!(!is_result_file_name("index.json") && !is_result_file_name(".x.json"));
+        assert!(!is_result_file_name("README.md") && !is_result_file_name("json"));
     }
 }
