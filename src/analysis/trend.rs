@@ -12,7 +12,8 @@
 //! **Configurations.** Records are grouped on matching's key (every dimension except `source`,
 //! `format`, `date`, `label`, measured token lengths and the caller's ignores), less the *run
 //! dimensions*: text dimensions and tags that are constant at every date but change between
-//! dates (the engine version of a nightly build, a commit, a host name). They describe the run,
+//! dates (the engine version of a nightly build, a commit, a host name; never the model). They
+//! describe the run,
 //! not the configuration, as a tied dimension does in a two-run comparison; they are listed in
 //! [`TrendReport::run_dims`].
 //!

@@ -87,15 +87,19 @@ async fn parse_here(state: AppState, id: u32, name: &str, bytes: Vec<u8>) {
 
 /// Reads and parses files the user picked or dropped, one after the other.
 pub async fn load_files(state: AppState, files: Vec<web_sys::File>) {
-    let queued: Vec<(u32, web_sys::File)> = files
+    load_named_files(state, files.into_iter().map(|f| (f.name(), f)).collect()).await;
+}
+
+/// Like [`load_files`], each file shown and read under the given name (its path in a folder).
+pub async fn load_named_files(state: AppState, files: Vec<(String, web_sys::File)>) {
+    let queued: Vec<(u32, String, web_sys::File)> = files
         .into_iter()
-        .map(|f| {
-            let id = state.add_loading(&f.name(), Origin::Local, "waiting");
-            (id, f)
+        .map(|(name, f)| {
+            let id = state.add_loading(&name, Origin::Local, "waiting");
+            (id, name, f)
         })
         .collect();
-    for (id, file) in queued {
-        let name = file.name();
+    for (id, name, file) in queued {
         state.set_status(
             id,
             FileStatus::Loading(format!("reading {}", human_size(file.size() as u64))),

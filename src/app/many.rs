@@ -8,7 +8,7 @@ use leptos::task::spawn_local;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
-use super::load::{fetch_bytes, load_files, parse_into};
+use super::load::{fetch_bytes, load_files, load_named_files, parse_into};
 use super::state::{AppState, FileStatus, Origin};
 use crate::share::index::{is_result_file_name, parse_index, resolve_reference};
 use crate::share::{decode_component, file_name_of};
@@ -71,8 +71,8 @@ pub fn has_folder(entries: &[JsValue]) -> bool {
     entries.iter().any(|e| flag(e, "isDirectory"))
 }
 
-/// Every result file under the entries (folders walked), in path order.
-async fn files_under(entries: Vec<JsValue>) -> Vec<web_sys::File> {
+/// Every result file under the entries (folders walked) with its path, in path order.
+async fn files_under(entries: Vec<JsValue>) -> Vec<(String, web_sys::File)> {
     let mut stack = entries;
     let mut found: Vec<(String, web_sys::File)> = Vec::new();
     while let Some(entry) = stack.pop() {
@@ -101,18 +101,18 @@ async fn files_under(entries: Vec<JsValue>) -> Vec<web_sys::File> {
                 .and_then(|v| v.as_string())
                 .unwrap_or(name);
             if let Ok(f) = callback(&entry, "file").await {
-                found.push((path, f.unchecked_into()));
+                found.push((path.trim_start_matches('/').to_string(), f.unchecked_into()));
             }
         }
     }
     found.sort_by(|a, b| a.0.cmp(&b.0));
-    found.into_iter().map(|(_, f)| f).collect()
+    found
 }
 
 /// Loads a drop: a folder's result files when it holds folders, else the dropped files.
 pub async fn load_drop(state: AppState, entries: Vec<JsValue>, files: Vec<web_sys::File>) {
     if has_folder(&entries) {
-        load_files(state, files_under(entries).await).await;
+        load_named_files(state, files_under(entries).await).await;
     } else if !files.is_empty() {
         load_files(state, files).await;
     }
@@ -142,8 +142,15 @@ pub async fn load_index(state: AppState, index_id: u32, index_url: &str, listed:
         .map(|reference| {
             let url = resolve_reference(index_url, reference);
             let name = decode_component(reference);
-            let name = if name.is_empty() { file_name_of(&url) } else { name };
-            (state.add_loading(&name, Origin::Listed(url.clone()), "waiting"), url)
+            let name = if name.is_empty() {
+                file_name_of(&url)
+            } else {
+                name
+            };
+            (
+                state.add_loading(&name, Origin::Listed(url.clone()), "waiting"),
+                url,
+            )
         })
         .collect();
     for (id, url) in queued {
@@ -173,6 +180,15 @@ pub fn absolute_address(input: &str) -> String {
     }
 }
 
+/// A picked folder's file's path inside it (`webkitRelativePath`), else its name.
+fn relative_path(f: &web_sys::File) -> String {
+    js_sys::Reflect::get(f, &JsValue::from_str("webkitRelativePath"))
+        .ok()
+        .and_then(|v| v.as_string())
+        .filter(|p| !p.is_empty())
+        .unwrap_or_else(|| f.name())
+}
+
 /// A "choose a folder" button: every result file in the folder (and below) is loaded.
 #[component]
 pub fn FolderPicker() -> impl IntoView {
@@ -193,12 +209,14 @@ pub fn FolderPicker() -> impl IntoView {
                 node_ref=input
                 multiple=true
                 on:change=move |ev| {
-                    let files: Vec<web_sys::File> = super::load::picked_files(&ev)
+                    let mut files: Vec<(String, web_sys::File)> = super::load::picked_files(&ev)
                         .into_iter()
                         .filter(|f| is_result_file_name(&f.name()))
+                        .map(|f| (relative_path(&f), f))
                         .collect();
+                    files.sort_by(|a, b| a.0.cmp(&b.0));
                     if !files.is_empty() {
-                        spawn_local(load_files(state, files));
+                        spawn_local(load_named_files(state, files));
                     }
                 }
             />

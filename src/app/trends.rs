@@ -72,7 +72,8 @@ pub fn TrendsView() -> impl IntoView {
                 threshold_sigma,
                 ..TrendSpec::default()
             };
-            let report = trends_of(&records, &spec).map_err(|e| format!("Nothing to follow: {e}."))?;
+            let report =
+                trends_of(&records, &spec).map_err(|e| format!("Nothing to follow: {e}."))?;
             Ok(TrendsShown {
                 figure: trend_plot(&report.series, &m, theme).to_json(),
                 summary: report.summary(),

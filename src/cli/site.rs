@@ -120,11 +120,12 @@ pub fn start_page(explorer_index: &str) -> String {
     let script = format!(
         "<script>if(!location.search&&!location.hash){{history.replaceState(null,\"\",\"?{START_QUERY}\")}}</script>"
     );
-    match explorer_index.find("<head>") {
-        Some(i) => {
-            let at = i + "<head>".len();
-            format!("{}{script}{}", &explorer_index[..at], &explorer_index[at..])
-        }
+    // Right after `<head …>`, so it runs before any of the page's own scripts.
+    let head_end = explorer_index
+        .find("<head")
+        .and_then(|i| explorer_index[i..].find('>').map(|j| i + j + 1));
+    match head_end {
+        Some(at) => format!("{}{script}{}", &explorer_index[..at], &explorer_index[at..]),
         None => format!("{script}{explorer_index}"),
     }
 }
@@ -226,6 +227,11 @@ mod tests {
         assert!(page.starts_with("<html><head><script>if(!location.search"));
         assert!(page.contains(START_QUERY));
         assert!(page.ends_with("<link rel=x></head><body></body></html>"));
+        let with_attrs = start_page("<html><head lang=en><title>t</title></head></html>");
+        assert!(
+            with_attrs.starts_with("<html><head lang=en><script>"),
+            "{with_attrs}"
+        );
     }
 
     #[test]

@@ -24,9 +24,9 @@ pub const RESULT_EXTENSIONS: [&str; 5] = ["json", "jsonl", "csv", "tsv", "txt"];
 pub fn is_result_file_name(name: &str) -> bool {
     !name.starts_with('.')
         && name != INDEX_FILE_NAME
-        && name.rsplit_once('.').is_some_and(|(_, ext)| {
-            RESULT_EXTENSIONS.contains(&ext.to_ascii_lowercase().as_str())
-        })
+        && name
+            .rsplit_once('.')
+            .is_some_and(|(_, ext)| RESULT_EXTENSIONS.contains(&ext.to_ascii_lowercase().as_str()))
 }
 
 /// The index version this explorer writes and reads.
