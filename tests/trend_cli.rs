@@ -73,11 +73,11 @@ fn a_planted_regression_in_vllm_files_fails_the_trend_check() {
         .arg(dir.path())
         .assert()
         .code(1)
-        .stdout(predicate::str::contains("30 files; 1 series over 30 dates"))
+        .stdout(predicate::str::contains("30 files; 1 series over 30 dates; 1 change point beyond 5.00 noise units; 1 series ends at a regressed level"))
         .stdout(predicate::str::contains("Latest regressions:"))
         .stdout(predicate::str::is_match(r"\| all \| output_throughput \| (99\d|100\d)(\.\d+)? \| 8[45]\d(\.\d+)? \| -1[456]\.\d\d \| -\d+\.\d \| 20261121-020000 \| abc20 \|").unwrap())
         .stderr(predicate::str::contains(
-            "error: 1 configuration metric end at a regressed level",
+            "error: 1 series ends at a regressed level",
         ));
     // TTFT did not move: following it alone passes; JSON output names what was followed.
     benchlens()
@@ -125,7 +125,7 @@ fn steady_canonical_files_pass_and_bad_folders_are_named() {
         .assert()
         .code(0)
         .stdout(predicate::str::contains(
-            "2 series over 30 dates; 0 change points",
+            "2 series over 30 dates; 0 change points beyond 5.00 noise units; 0 series end",
         ))
         .stdout(predicate::str::contains(
             "Not part of a configuration (one value per date): engine_version.",

@@ -518,12 +518,15 @@ impl TrendReport {
     /// A one-line summary.
     pub fn summary(&self) -> String {
         let changes: usize = self.series.iter().map(|s| s.changes().len()).sum();
+        let plural =
+            |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
         let mut s = format!(
-            "{} series over {} dates; {changes} change points beyond {} noise units; {} series end at a regressed level",
-            self.series.len(),
-            self.dates,
+            "{} over {}; {} beyond {} noise units; {} at a regressed level",
+            plural(self.series.len(), "series", "series"),
+            plural(self.dates, "date", "dates"),
+            plural(changes, "change point", "change points"),
             format_value(self.threshold_sigma),
-            self.latest_regressions().len(),
+            plural(self.latest_regressions().len(), "series ends", "series end"),
         );
         let short = self.short_series();
         if short > 0 {
@@ -999,7 +1002,7 @@ mod tests {
         );
         assert!(md.contains("| 20261121-020000 | c20 |"), "{md}");
         assert!(
-            t.summary().contains("1 series end at a regressed level"),
+            t.summary().contains("1 series ends at a regressed level"),
             "{}",
             t.summary()
         );

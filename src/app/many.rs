@@ -137,7 +137,7 @@ pub async fn load_index(state: AppState, index_id: u32, index_url: &str, listed:
         Vec::new(),
         Some(format!("lists {} files, loaded below", listed.len())),
     );
-    let queued: Vec<(u32, String)> = listed
+    let queued: Vec<(u32, String, String)> = listed
         .iter()
         .map(|reference| {
             let url = resolve_reference(index_url, reference);
@@ -149,13 +149,13 @@ pub async fn load_index(state: AppState, index_id: u32, index_url: &str, listed:
             };
             (
                 state.add_loading(&name, Origin::Listed(url.clone()), "waiting"),
+                name,
                 url,
             )
         })
         .collect();
-    for (id, url) in queued {
+    for (id, name, url) in queued {
         state.set_status(id, FileStatus::Loading("fetching".into()));
-        let name = file_name_of(&url);
         match fetch_bytes(&url).await {
             Ok(bytes) => parse_into(state, id, &name, bytes).await,
             Err(e) => state.set_status(id, FileStatus::Failed(e)),

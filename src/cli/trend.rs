@@ -59,8 +59,8 @@ pub fn run(
     }
     // A finding, not a failure to run: the one line every error has, exit code 1.
     eprintln!(
-        "error: {regressions} configuration metric{} end at a regressed level",
-        if regressions == 1 { "" } else { "s" }
+        "error: {regressions} series {} at a regressed level",
+        if regressions == 1 { "ends" } else { "end" }
     );
     Ok(ExitCode::FAILURE)
 }

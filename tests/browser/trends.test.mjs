@@ -83,7 +83,7 @@ async function assertFlagged(page) {
   assert.match(rows[0], /-1[456]\.\d\d/);
   assert.match(rows[0], /2026-11-21T02:00:00Z/);
   assert.match(rows[0], /c20/);
-  assert.match(await page.textContent('#trends-summary'), /2 series over 30 dates; 1 change points/);
+  assert.match(await page.textContent('#trends-summary'), /2 series over 30 dates; 1 change point beyond 5\.00 noise units; 1 series ends at a regressed level/);
   assert.match(await page.textContent('#trends-run-dims'), /engine_version, tag\.commit/);
   assert.equal(await page.getAttribute('button[data-view="trends"]', 'class'), 'active');
 }
@@ -111,6 +111,8 @@ test('a picked folder loads every result file under it', async (t) => {
   });
   await assertFlagged(page);
   assert.equal(await page.locator('#file-list > li').count(), NIGHTS);
+  // Rows are named by the path inside the folder, in path order.
+  assert.match(await page.getAttribute('#file-list > li:first-child', 'data-file'), /benchlens-trends-\w+\/2026-11-01\/result\.json$/);
   assert.deepEqual(page.errors, []);
 });
 
@@ -127,6 +129,7 @@ test('a dropped folder is walked', async (t) => {
     timeout: 30000,
   });
   await assertFlagged(page);
+  assert.match(await page.getAttribute('#file-list > li:last-child', 'data-file'), /benchlens-trends-\w+\/2026-11-30\/result\.json$/);
   assert.deepEqual(page.errors, []);
 });
 
