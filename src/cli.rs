@@ -30,6 +30,11 @@ arguments (compare: also unreadable files, no dated results or nothing to compar
 convert: an unwritable output; site: no explorer build or an unwritable output);
 130 an interrupted run.";
 
+/// `compare`'s exit codes, shown at the end of `benchlens compare --help`.
+const COMPARE_EXIT_CODES: &str = "Exit codes: 0 success (no regression); 1 a regression beyond
+--fail-on-regression (OLD NEW), or with --trend a configuration whose latest point is at a
+regressed level; 2 bad arguments, unreadable files, no dated results or nothing to compare.";
+
 /// benchlens: explore and produce LLM inference benchmark results.
 #[derive(Debug, Parser)]
 #[command(name = "benchlens", version, about, long_about = None, after_help = ERRORS_AND_EXIT_CODES)]
@@ -44,7 +49,9 @@ pub struct Cli {
 pub enum Command {
     /// Convert result files of any supported format into canonical JSON or CSV.
     Convert(convert::ConvertArgs),
-    /// Compare two values of a dimension (improvement %) or two runs (regression check).
+    /// Compare two values of a dimension (improvement %) or two runs (regression check), or
+    /// follow a folder of results over time (`--trend DIR`).
+    #[command(after_help = COMPARE_EXIT_CODES)]
     Compare(compare::CompareArgs),
     /// Show what each result file holds: format, records, dimensions, metrics, warnings.
     Inspect(inspect::InspectArgs),

@@ -133,6 +133,13 @@ fn steady_canonical_files_pass_and_bad_folders_are_named() {
         .stdout(predicate::str::contains(
             "No configuration ends at a regressed level.",
         ));
+    benchlens()
+        .args(["compare", "--help"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "or with --trend a configuration whose latest point is at a\nregressed level",
+        ));
     let empty = tempfile::tempdir().unwrap();
     benchlens()
         .args(["compare", "--trend"])
