@@ -54,6 +54,10 @@ pub const MIN_POINTS: usize = 6;
 /// The fewest points of a segment between two change points (and before the first).
 pub const MIN_SEGMENT_POINTS: usize = 2;
 
+/// More distinct dates than this are a time stamp per row, not a history of runs
+/// ([`is_history`]): ten years of nightly runs stay under it.
+pub const MAX_HISTORY_DATES: usize = 5000;
+
 /// The tags whose value names the commit a run measured, first present wins.
 pub const COMMIT_TAGS: [&str; 5] = ["commit", "git_sha", "git_commit", "sha", "revision"];
 
@@ -589,13 +593,21 @@ pub fn commit_of(r: &Record) -> Option<String> {
         .cloned()
 }
 
-/// Whether the records span several dates with at least one configuration seen at
-/// [`MIN_POINTS`] of them: the data is a history, and the trends view is its first picture.
+/// Whether the records span several dates (at least [`MIN_POINTS`], at most
+/// [`MAX_HISTORY_DATES`]) with at least one configuration seen at [`MIN_POINTS`] of them: the
+/// data is a history, and the trends view is its first picture.
 pub fn is_history(records: &[Record]) -> bool {
-    let dates: BTreeSet<i64> = records
+    let mut dates: BTreeSet<i64> = BTreeSet::new();
+    for t in records
         .iter()
         .filter_map(|r| r.date.as_deref().and_then(parse_date_s))
-        .collect();
+    {
+        dates.insert(t);
+        // A time stamp per row (a request log) is not a history of runs.
+        if dates.len() > MAX_HISTORY_DATES {
+            return false;
+        }
+    }
     if dates.len() < MIN_POINTS {
         return false;
     }
@@ -1008,6 +1020,21 @@ mod tests {
         );
         assert!(is_history(&recs));
         assert!(!is_history(&recs[..8]));
+        let log: Vec<Record> = (0..=MAX_HISTORY_DATES as i64)
+            .map(|s| Record {
+                date: Some(
+                    format!(
+                        "2026-11-01T{:02}:{:02}:{:02}Z",
+                        s / 3600,
+                        s / 60 % 60,
+                        s % 60
+                    )
+                    .into(),
+                ),
+                ..nightly(0, 1.0, 1.0, 1.0)
+            })
+            .collect();
+        assert!(!is_history(&log));
         let ds = crate::model::Dataset::new(recs.clone());
         assert_eq!(
             crate::analysis::defaults::default_view(&ds),
