@@ -8,7 +8,8 @@
 //! ([`distribution`], [`stats`]), data-quality flags ([`quality`]), the rule for what a chart
 //! point means ([`points`]: one configuration, never a silent average of several), the
 //! defaults every view and `benchlens compare` start from ([`defaults`]), and exporting any of these
-//! tables as GitHub-flavoured Markdown, CSV or JSON ([`export`]). The trade-off and
+//! tables as GitHub-flavoured Markdown, CSV or JSON ([`export`]), and many runs over time with
+//! their change points ([`trend`]). The trade-off and
 //! distribution figures are built here with [`crate::charts`]' palette and base layout; the
 //! improvement figures live in [`crate::charts`] itself.
 //!
@@ -27,6 +28,8 @@ pub mod regression;
 pub mod slo;
 pub mod stats;
 pub mod tradeoff;
+pub mod trend;
+pub mod trend_plot;
 
 pub use matching::{default_ignored, DuplicateKey, MatchKey, MatchSummary};
 

@@ -1,7 +1,8 @@
 //! The explorer: a Leptos single-page app that loads result files, filters them and charts them.
 //!
 //! Browser only. Owns the reactive state ([`state`]), getting bytes into the page (files,
-//! drag-and-drop, paste, URLs, bundled samples: [`load`], [`worker`]), the bridge to plotly.js
+//! drag-and-drop, paste, URLs, bundled samples: [`load`], [`worker`]; folders and index files:
+//! [`many`]), the bridge to plotly.js
 //! ([`plotly`]) and the components: the page shell ([`page`]), file list ([`files`]), filters
 //! ([`filters`]), chart panel ([`chart_panel`]) and the views in it. It holds no business
 //! logic: parsing is [`crate::ingest`], filtering is [`crate::model::Dataset`], chart contents
@@ -19,10 +20,12 @@ pub mod filters;
 pub mod improve;
 pub mod links;
 pub mod load;
+pub mod many;
 pub mod page;
 pub mod plotly;
 pub mod record_table;
 pub mod state;
+pub mod trends;
 pub mod widgets;
 pub mod worker;
 

@@ -15,15 +15,25 @@ pub mod compare;
 pub mod convert;
 pub mod error;
 pub mod inspect;
+pub mod results_dir;
+pub mod site;
+pub mod trend;
 pub mod vllm_flags;
 
 /// How errors are printed and what the exit codes mean, shown at the end of `--help`.
 const ERRORS_AND_EXIT_CODES: &str =
     "Errors are one line on stderr each: `error: ` then what failed and each cause after `: `.
 Exit codes: 0 success; 1 an unreadable input (convert, inspect), a regression beyond
---fail-on-regression (compare), a failed or unusable run, a mock that cannot serve;
-2 bad arguments (compare: also unreadable files or nothing to compare; convert: an
-unwritable output); 130 an interrupted run.";
+--fail-on-regression (compare), a configuration whose latest point is at a regressed
+level (compare --trend), a failed or unusable run, a mock that cannot serve; 2 bad
+arguments (compare: also unreadable files, no dated results or nothing to compare;
+convert: an unwritable output; site: no explorer build or an unwritable output);
+130 an interrupted run.";
+
+/// `compare`'s exit codes, shown at the end of `benchlens compare --help`.
+const COMPARE_EXIT_CODES: &str = "Exit codes: 0 success (no regression); 1 a regression beyond
+--fail-on-regression (OLD NEW), or with --trend a configuration whose latest point is at a
+regressed level; 2 bad arguments, unreadable files, no dated results or nothing to compare.";
 
 /// benchlens: explore and produce LLM inference benchmark results.
 #[derive(Debug, Parser)]
@@ -39,10 +49,15 @@ pub struct Cli {
 pub enum Command {
     /// Convert result files of any supported format into canonical JSON or CSV.
     Convert(convert::ConvertArgs),
-    /// Compare two values of a dimension (improvement %) or two runs (regression check).
+    /// Compare two values of a dimension (improvement %) or two runs (regression check), or
+    /// follow a folder of results over time (`--trend DIR`).
+    #[command(after_help = COMPARE_EXIT_CODES)]
     Compare(compare::CompareArgs),
     /// Show what each result file holds: format, records, dimensions, metrics, warnings.
     Inspect(inspect::InspectArgs),
+    /// Write a static site: the explorer, the result files under DIR and their index,
+    /// opening on the trends view (for GitHub Pages).
+    Site(site::SiteArgs),
     /// Benchmark an inference server (or the built-in mock with `--mock`).
     Run(Box<crate::loadgen::RunOpts>),
     /// Serve the OpenAI-compatible mock inference server.
@@ -75,6 +90,7 @@ pub fn main() -> ExitCode {
             Command::Convert(args) => exit_code(convert::run(&args)),
             Command::Inspect(args) => inspect::run(&args),
             Command::Compare(args) => exit_code(compare::run(&args)),
+            Command::Site(args) => exit_code(site::run(&args)),
             Command::Run(opts) => run_async(async move {
                 let fail_on_error = opts.fail_on_error;
                 let outcome = crate::loadgen::run(*opts).await?;

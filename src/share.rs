@@ -5,10 +5,12 @@
 //! Shared and pure (string in, string out); the browser does the fetching.
 //!
 //! One file per job: [`view`] (the view state in a query string), [`address`] (fetchable
-//! addresses, percent-encoding, query strings) and [`link_data`] (files carried inside a link).
+//! addresses, percent-encoding, query strings), [`link_data`] (files carried inside a link) and
+//! [`index`] (the index file listing many result files).
 //! Everything public is re-exported here.
 
 pub(crate) mod address;
+pub mod index;
 pub(crate) mod link_data;
 pub(crate) mod view;
 

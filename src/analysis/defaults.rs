@@ -52,6 +52,8 @@ pub enum View {
     Distribution,
     /// Changes between two runs of the same configurations.
     Regression,
+    /// Many runs of the same configurations over time, with their change points.
+    Trends,
 }
 
 impl View {
@@ -75,11 +77,12 @@ impl View {
             View::Slo => "SLO",
             View::Distribution => "Distribution",
             View::Regression => "Regression",
+            View::Trends => "Trends",
         }
     }
 
     /// Every view, in tab order.
-    pub const ALL: [View; 9] = [
+    pub const ALL: [View; 10] = [
         View::Latency,
         View::Throughput,
         View::Scaling,
@@ -89,6 +92,7 @@ impl View {
         View::Slo,
         View::Distribution,
         View::Regression,
+        View::Trends,
     ];
 
     /// The view with this id.
@@ -108,6 +112,7 @@ impl View {
             View::Slo => "slo",
             View::Distribution => "distribution",
             View::Regression => "regression",
+            View::Trends => "trends",
         }
     }
 }
@@ -439,6 +444,10 @@ pub fn default_view(ds: &Dataset) -> View {
     let metrics = ds.metric_keys();
     if metrics.is_empty() {
         return View::Table;
+    }
+    // Many dates of the same configurations: a history, whose question is what changed.
+    if super::trend::is_history(ds.records()) {
+        return View::Trends;
     }
     let all: Vec<usize> = (0..ds.len()).collect();
     if let Some(c) = default_comparison(ds, &all) {

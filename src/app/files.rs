@@ -6,13 +6,16 @@ use leptos::prelude::*;
 use super::state::{AppState, FileStatus};
 use crate::model::{Dim, DimKey};
 
+/// More files than this make the list scroll in a box of its own.
+const MANY_FILES: usize = 8;
+
 /// The loaded, loading and failed files, each with its status and a remove button.
 #[component]
 pub fn FileList() -> impl IntoView {
     let state = expect_context::<AppState>();
     view! {
         <section class="files">
-            <ul id="file-list">
+            <ul id="file-list" class:many=move || state.files.with(|f| f.len() > MANY_FILES)>
                 <For
                     each=move || state.files.get()
                     key=|f| (f.id, f.revision)

@@ -87,15 +87,19 @@ async fn parse_here(state: AppState, id: u32, name: &str, bytes: Vec<u8>) {
 
 /// Reads and parses files the user picked or dropped, one after the other.
 pub async fn load_files(state: AppState, files: Vec<web_sys::File>) {
-    let queued: Vec<(u32, web_sys::File)> = files
+    load_named_files(state, files.into_iter().map(|f| (f.name(), f)).collect()).await;
+}
+
+/// Like [`load_files`], each file shown and read under the given name (its path in a folder).
+pub async fn load_named_files(state: AppState, files: Vec<(String, web_sys::File)>) {
+    let queued: Vec<(u32, String, web_sys::File)> = files
         .into_iter()
-        .map(|f| {
-            let id = state.add_loading(&f.name(), Origin::Local, "waiting");
-            (id, f)
+        .map(|(name, f)| {
+            let id = state.add_loading(&name, Origin::Local, "waiting");
+            (id, name, f)
         })
         .collect();
-    for (id, file) in queued {
-        let name = file.name();
+    for (id, name, file) in queued {
         state.set_status(
             id,
             FileStatus::Loading(format!("reading {}", human_size(file.size() as u64))),
@@ -130,10 +134,12 @@ pub async fn load_text(state: AppState, text: String) {
     parse_into(state, id, "pasted text", data).await;
 }
 
-/// Fetches and parses a file from an address typed or linked by the user.
+/// Fetches and parses a file from an address typed or linked by the user; an index file
+/// ([`crate::share::index`]) loads every file it lists instead.
 pub async fn load_url(state: AppState, input: String) {
     let name = file_name_of(input.trim());
-    let url = match raw_url(&input) {
+    // A relative address (`results/index.json` on a published site) is the page's.
+    let url = match raw_url(&super::many::absolute_address(&input)) {
         Ok(u) => u,
         Err(e) => {
             let id = state.add_loading(&name, Origin::Url(input.clone()), "");
@@ -143,7 +149,11 @@ pub async fn load_url(state: AppState, input: String) {
     };
     let id = state.add_loading(&name, Origin::Url(input.trim().to_string()), "fetching");
     match fetch_bytes(&url).await {
-        Ok(bytes) => parse_into(state, id, &name, bytes).await,
+        Ok(bytes) => match super::many::index_of(&bytes) {
+            Some(Ok(listed)) => super::many::load_index(state, id, &url, listed).await,
+            Some(Err(e)) => state.set_status(id, FileStatus::Failed(format!("{url}: {e}"))),
+            None => parse_into(state, id, &name, bytes).await,
+        },
         Err(e) => state.set_status(id, FileStatus::Failed(e)),
     }
 }
@@ -158,7 +168,7 @@ pub async fn load_sample(state: AppState, file: &'static str) {
 }
 
 /// GETs an address, explaining failures in plain words with what to do.
-async fn fetch_bytes(url: &str) -> Result<js_sys::ArrayBuffer, String> {
+pub(super) async fn fetch_bytes(url: &str) -> Result<js_sys::ArrayBuffer, String> {
     let response = gloo_net::http::Request::get(url)
         .send()
         .await

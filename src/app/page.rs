@@ -12,6 +12,7 @@ use super::files::FileList;
 use super::filters::Filters;
 use super::links::NeedsFiles;
 use super::load::{self, SAMPLES};
+use super::many;
 use super::state::{AppState, ViewPinned};
 use crate::analysis::defaults::default_view;
 
@@ -75,10 +76,10 @@ pub fn App() -> impl IntoView {
             on:drop=move |ev: web_sys::DragEvent| {
                 ev.prevent_default();
                 dragging.set(false);
+                // Entries first: a dropped folder is walked, its files loaded.
+                let entries = many::dropped_entries(&ev);
                 let files = load::dropped_files(&ev);
-                if !files.is_empty() {
-                    spawn_local(load::load_files(state, files));
-                }
+                spawn_local(many::load_drop(state, entries, files));
             }
         >
             <Header/>
@@ -130,6 +131,7 @@ fn Loaders() -> impl IntoView {
                 <strong>"Drop result files anywhere on the page"</strong>
                 " — vLLM / SGLang JSON and JSON Lines, CSV, markdown tables, console output. "
                 <load::FilePicker id="file-input" label="Choose files…"/>
+                <many::FolderPicker/>
                 <button class="ghost" on:click=move |_| show_paste.update(|s| *s = !*s)>
                     "Paste text"
                 </button>

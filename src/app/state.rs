@@ -20,6 +20,8 @@ pub enum Origin {
     Url(String),
     /// One of the bundled samples.
     Sample(String),
+    /// Fetched from this address because an index file listed it (links keep the index).
+    Listed(String),
 }
 
 /// A file in the file list.
@@ -208,7 +210,7 @@ impl AppState {
                 match &f.origin {
                     Origin::Url(u) => link.data.push(u.clone()),
                     Origin::Sample(s) => link.samples.push(s.clone()),
-                    Origin::Local => {}
+                    Origin::Local | Origin::Listed(_) => {}
                 }
             }
         });

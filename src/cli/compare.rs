@@ -10,9 +10,14 @@
 //!   that changed by more than the threshold between two runs of the same configurations, and
 //!   with `--fail-on-regression P` exits 1 when any got worse by more than P %.
 //!
+//! - `benchlens compare --trend DIR [--metric M]... [--noise-threshold 5]` follows every
+//!   configuration over the dates of the result files under DIR and exits 1 when one ends at a
+//!   regressed level ([`super::trend`]).
+//!
 //! The mode follows the flags: `--by`, `--baseline` or `--candidate` mean improvement; exactly
 //! two files without them mean a regression check; any other number of files without them
-//! means an improvement with every choice picked by default. Exit codes: 0 success, 1 regression found, 2 bad arguments, unreadable
+//! means an improvement with every choice picked by default. Exit codes: 0 success, 1 regression found
+//! (or, with `--trend`, a configuration ending at a regressed level), 2 bad arguments, unreadable
 //! files or nothing to compare; every error is one `error:` line on stderr
 //! ([`super::error::print_error`]). The work is done by [`crate::analysis`].
 
@@ -44,9 +49,19 @@ pub enum TableFormat {
 #[derive(Debug, Args)]
 pub struct CompareArgs {
     /// Result files (`-` reads stdin). With `--by`: any number, all compared together;
-    /// without: exactly two, OLD then NEW.
-    #[arg(required = true)]
+    /// without: exactly two, OLD then NEW. None with `--trend`.
+    #[arg(required_unless_present = "trend", conflicts_with = "trend")]
     pub files: Vec<String>,
+    /// Trend check for CI: every result file under DIR (recursively; .json, .jsonl, .csv,
+    /// .tsv, .txt) is one history ordered by each record's date. Prints the configurations
+    /// whose latest point is at a regressed level (a change beyond the run-to-run noise
+    /// measured from the data) and exits 1 when there is one.
+    #[arg(long, value_name = "DIR")]
+    pub trend: Option<std::path::PathBuf>,
+    /// Trend check: a change point is a shift whose size over its standard error exceeds
+    /// this many noise units.
+    #[arg(long, value_name = "SIGMA", default_value_t = crate::analysis::trend::DEFAULT_THRESHOLD_SIGMA)]
+    pub noise_threshold: f64,
     /// The dimension whose two values are compared (`gpu`, `engine`, `tag.node`).
     #[arg(long)]
     pub by: Option<String>,
@@ -59,8 +74,9 @@ pub struct CompareArgs {
     /// The metric to compare (canonical name); default: the first present of
     /// output_throughput, total_token_throughput, request_throughput, then any other
     /// throughput (extra.throughput), then any higher-is-better metric, then any metric.
+    /// With `--trend` it may be repeated, or `all` for every metric.
     #[arg(long)]
-    pub metric: Option<String>,
+    pub metric: Vec<String>,
     /// Leave a dimension out of the match key (repeatable). source, format, date and label
     /// are always left out.
     #[arg(long = "ignore", value_name = "DIM")]
@@ -105,7 +121,7 @@ fn parse_value(dim: &DimKey, text: &str) -> DimValue {
     }
 }
 
-fn render(table: &TextTable, format: TableFormat, meta: serde_json::Value) -> String {
+pub(crate) fn render(table: &TextTable, format: TableFormat, meta: serde_json::Value) -> String {
     match format {
         TableFormat::Markdown => table.to_markdown(),
         TableFormat::Csv => table.to_csv(),
@@ -296,9 +312,15 @@ pub fn run(args: &CompareArgs) -> Result<ExitCode, CliError> {
     for name in &args.ignore {
         ignore.insert(parse_dim(name)?);
     }
+    if let Some(dir) = &args.trend {
+        return super::trend::run(dir, args, ignore);
+    }
+    if args.metric.len() > 1 {
+        return Err(CliError::Usage("--metric is repeated only with --trend"));
+    }
     let metric = args
         .metric
-        .as_deref()
+        .first()
         .map(|n| MetricKey::from_name(n).ok_or_else(|| CliError::UnknownMetric { name: n.into() }))
         .transpose()?;
     let improvement_mode = args.by.is_some()

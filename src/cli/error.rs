@@ -50,6 +50,12 @@ pub enum CliError {
     /// Flags that do not go together.
     #[error("{0}")]
     Usage(&'static str),
+    /// A results folder holds no result file.
+    #[error("{dir}: no result files (.json, .jsonl, .csv, .tsv, .txt) in this folder or below")]
+    NoResultFiles {
+        /// The folder as given.
+        dir: String,
+    },
     /// The files hold no metric at all.
     #[error("the files have no metrics to compare")]
     NoMetrics,
@@ -68,6 +74,9 @@ pub enum CliError {
         /// How many.
         count: usize,
     },
+    /// `site` could not write the site.
+    #[error(transparent)]
+    Site(#[from] super::site::SiteError),
     /// The comparison itself refused the records (e.g. a value that no record has).
     #[error(transparent)]
     Analysis(#[from] AnalysisError),

@@ -1,0 +1,199 @@
+//! The index file: a JSON list of result files that the explorer fetches in one go, written by
+//! `benchlens site` and accepted wherever an address is (`?data=…/index.json`).
+//!
+//! Schema (version 1):
+//!
+//! ```json
+//! {"benchlens_index": 1, "files": ["2026-11-01/result.json", "2026-11-02/result.json"]}
+//! ```
+//!
+//! `files` are URL references relative to the index file's own address (percent-encoded, `/`
+//! separated; `../` allowed) or absolute `http(s)://` addresses. An object with `files` as its
+//! only key is read as an index too. `benchlens_index` above 1 is refused, so an older
+//! explorer says so instead of misreading a newer index.
+
+/// The index's file name in a site.
+pub const INDEX_FILE_NAME: &str = "index.json";
+
+/// File name endings read as result files when a folder is read (`compare --trend`, `site`,
+/// a folder dropped on the explorer).
+pub const RESULT_EXTENSIONS: [&str; 5] = ["json", "jsonl", "csv", "tsv", "txt"];
+
+/// Whether a file of a folder is read as results: a [`RESULT_EXTENSIONS`] ending, not hidden,
+/// not an index.
+pub fn is_result_file_name(name: &str) -> bool {
+    !name.starts_with('.')
+        && name != INDEX_FILE_NAME
+        && name
+            .rsplit_once('.')
+            .is_some_and(|(_, ext)| RESULT_EXTENSIONS.contains(&ext.to_ascii_lowercase().as_str()))
+}
+
+/// The index version this explorer writes and reads.
+pub const INDEX_VERSION: u64 = 1;
+
+/// Why an index file cannot be used.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum IndexError {
+    /// `files` is missing or not a list of strings.
+    #[error("the index's \"files\" must be a list of file addresses (strings)")]
+    BadFiles,
+    /// Written by a newer benchlens.
+    #[error("index version {0} is newer than this explorer reads ({INDEX_VERSION})")]
+    Version(u64),
+}
+
+/// The files an index lists, as written (relative references or absolute addresses).
+///
+/// `None` when `bytes` is not an index (any other file, to be read as results); `Some(Err)`
+/// when it is one that cannot be used.
+pub fn parse_index(bytes: &[u8]) -> Option<Result<Vec<String>, IndexError>> {
+    let first = bytes.iter().find(|b| !b.is_ascii_whitespace())?;
+    if *first != b'{' {
+        return None;
+    }
+    let value: serde_json::Value = serde_json::from_slice(bytes).ok()?;
+    let obj = value.as_object()?;
+    let version = obj.get("benchlens_index");
+    if version.is_none() && !(obj.len() == 1 && obj.contains_key("files")) {
+        return None;
+    }
+    if let Some(v) = version.and_then(serde_json::Value::as_u64) {
+        if v > INDEX_VERSION {
+            return Some(Err(IndexError::Version(v)));
+        }
+    }
+    let files = obj.get("files").and_then(serde_json::Value::as_array);
+    let Some(files) = files else {
+        return Some(Err(IndexError::BadFiles));
+    };
+    Some(
+        files
+            .iter()
+            .map(|f| f.as_str().map(str::to_string).ok_or(IndexError::BadFiles))
+            .collect(),
+    )
+}
+
+/// The index file's text for `files` (already relative references).
+pub fn index_json(files: &[String]) -> String {
+    let mut s = serde_json::to_string_pretty(&serde_json::json!({
+        "benchlens_index": INDEX_VERSION,
+        "files": files,
+    }))
+    .unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+/// A relative reference for a relative file path: each `/`-separated segment
+/// percent-encoded.
+pub fn path_reference(relative_path: &str) -> String {
+    relative_path
+        .split('/')
+        .map(super::address::encode_component)
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// Resolves `reference` against the absolute address `base` (RFC 3986's merge and dot-segment
+/// removal, without query or fragment on the result's base): an absolute `http(s)://`
+/// reference is returned as is, `/path` keeps `base`'s scheme and host.
+pub fn resolve_reference(base: &str, reference: &str) -> String {
+    if reference.contains("://") {
+        return reference.to_string();
+    }
+    let base = base.split(['?', '#']).next().unwrap_or(base);
+    let (origin, base_path) = match base.split_once("://") {
+        Some((scheme, rest)) => {
+            let (host, path) = rest.find('/').map_or((rest, "/"), |i| rest.split_at(i));
+            (format!("{scheme}://{host}"), path.to_string())
+        }
+        None => (String::new(), base.to_string()),
+    };
+    let merged = if reference.starts_with('/') {
+        reference.to_string()
+    } else {
+        let dir = base_path.rfind('/').map_or("/", |i| &base_path[..=i]);
+        format!("{dir}{reference}")
+    };
+    let mut out: Vec<&str> = Vec::new();
+    let segments: Vec<&str> = merged.split('/').collect();
+    for (i, seg) in segments.iter().enumerate() {
+        let last = i + 1 == segments.len();
+        match *seg {
+            "." => {
+                if last {
+                    out.push("");
+                }
+            }
+            ".." => {
+                if out.len() > 1 {
+                    out.pop();
+                }
+                if last {
+                    out.push("");
+                }
+            }
+            s => out.push(s),
+        }
+    }
+    format!("{origin}{}", out.join("/"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn index_round_trip_and_what_is_not_one() {
+        let files = vec!["2026-11-01/a b.json".to_string(), "x.json".to_string()];
+        let text = index_json(&files);
+        assert_eq!(parse_index(text.as_bytes()), Some(Ok(files)));
+        assert_eq!(
+            parse_index(br#"{"files": ["r.json"]}"#),
+            Some(Ok(vec!["r.json".to_string()]))
+        );
+        assert_eq!(parse_index(br#"{"files": ["r.json"], "date": "x"}"#), None);
+        assert_eq!(parse_index(br#"{"date": "20261101-000000"}"#), None);
+        assert_eq!(parse_index(b"a,b\n1,2\n"), None);
+        assert_eq!(parse_index(b""), None);
+        assert_eq!(
+            parse_index(br#"{"benchlens_index": 1, "files": [3]}"#),
+            Some(Err(IndexError::BadFiles))
+        );
+        assert_eq!(
+            parse_index(br#"{"benchlens_index": 2, "files": []}"#),
+            Some(Err(IndexError::Version(2)))
+        );
+    }
+
+    #[test]
+    fn references_resolve_against_the_index_address() {
+        let base = "https://o.github.io/site/results/index.json?x=1";
+        assert_eq!(
+            resolve_reference(base, "2026-11-01/r.json"),
+            "https://o.github.io/site/results/2026-11-01/r.json"
+        );
+        assert_eq!(
+            resolve_reference(base, "../other/./r.json"),
+            "https://o.github.io/site/other/r.json"
+        );
+        assert_eq!(
+            resolve_reference(base, "/r.json"),
+            "https://o.github.io/r.json"
+        );
+        assert_eq!(
+            resolve_reference(base, "http://h:8/r.json"),
+            "http://h:8/r.json"
+        );
+        assert_eq!(
+            resolve_reference("http://h:8", "r.json"),
+            "http://h:8/r.json"
+        );
+        assert_eq!(path_reference("a b/c#1.json"), "a%20b/c%231.json");
+        assert!(is_result_file_name("run.JSON") && is_result_file_name("t.csv"));
+        assert!(!is_result_file_name("index.json") && !is_result_file_name(".x.json"));
+        assert!(!is_result_file_name("README.md") && !is_result_file_name("json"));
+    }
+}
