@@ -5,7 +5,8 @@
 //! than Tesla, configuration by configuration?"), regression checks between two runs of the same
 //! configurations ([`regression`]), throughput/latency trade-offs with Pareto frontiers
 //! ([`tradeoff`]), SLO capacity ([`slo`]), the pure parts of `benchlens sweep`'s capacity
-//! search ([`capacity`]: objectives, steady window, bracket then bisect), per-request
+//! search ([`capacity`]: objectives, steady window, bracket then bisect) and the curve of its
+//! result files ([`capacity_curve`], drawn by [`capacity_figure`]), per-request
 //! distributions and percentiles ([`distribution`], [`stats`]), data-quality flags
 //! ([`quality`]), the rule for what a chart point means ([`points`]: one configuration, never a
 //! silent average of several), the defaults every view and `benchlens compare` start from
@@ -18,6 +19,8 @@
 //! slice or [`Dataset`](crate::model::Dataset) the caller passed in.
 
 pub mod capacity;
+pub mod capacity_curve;
+pub mod capacity_figure;
 pub mod defaults;
 pub mod distribution;
 pub mod export;

@@ -10,7 +10,8 @@
 //!   what still merges is said on the point. Files of one sweep (same configuration but for
 //!   the load) therefore stay one series; `source` splits series only when two files measured
 //!   the same points.
-//! - **view**: improvement when one dimension takes two values and the matched pairs vary in
+//! - **view**: the capacity curve when every record is a probe of a `benchlens sweep`;
+//!   improvement when one dimension takes two values and the matched pairs vary in
 //!   more dimensions than a chart shows (x, series and panels), or the file prints its own
 //!   improvement figures; otherwise latency bars, throughput bars, or lines when there would
 //!   be more bars than a reader can compare.
@@ -52,6 +53,8 @@ pub enum View {
     Distribution,
     /// Changes between two runs of the same configurations.
     Regression,
+    /// A capacity sweep's goodput and objectives against the load, with its knee.
+    Capacity,
 }
 
 impl View {
@@ -75,11 +78,12 @@ impl View {
             View::Slo => "SLO",
             View::Distribution => "Distribution",
             View::Regression => "Regression",
+            View::Capacity => "Capacity",
         }
     }
 
     /// Every view, in tab order.
-    pub const ALL: [View; 9] = [
+    pub const ALL: [View; 10] = [
         View::Latency,
         View::Throughput,
         View::Scaling,
@@ -89,6 +93,7 @@ impl View {
         View::Slo,
         View::Distribution,
         View::Regression,
+        View::Capacity,
     ];
 
     /// The view with this id.
@@ -108,6 +113,7 @@ impl View {
             View::Slo => "slo",
             View::Distribution => "distribution",
             View::Regression => "regression",
+            View::Capacity => "capacity",
         }
     }
 }
@@ -439,6 +445,9 @@ pub fn default_view(ds: &Dataset) -> View {
     let metrics = ds.metric_keys();
     if metrics.is_empty() {
         return View::Table;
+    }
+    if super::capacity_curve::is_sweep_data(ds) {
+        return View::Capacity;
     }
     let all: Vec<usize> = (0..ds.len()).collect();
     if let Some(c) = default_comparison(ds, &all) {

@@ -4,6 +4,7 @@
 use leptos::prelude::*;
 
 use super::analyze::{DistributionView, RegressionView, SloView, TradeoffView};
+use super::capacity::CapacityView;
 use super::exports::Exports;
 use super::improve::ImproveView;
 use super::plotly;
@@ -66,6 +67,7 @@ pub fn ChartPanel() -> impl IntoView {
             || is_view(View::Slo)
             || is_view(View::Distribution)
             || is_view(View::Regression)
+            || is_view(View::Capacity)
     };
     let is_table = move || state.chart.with(|c| c.view == View::Table);
     let is_improve = move || state.chart.with(|c| c.view == View::Improvement);
@@ -105,6 +107,9 @@ pub fn ChartPanel() -> impl IntoView {
             </Show>
             <Show when=move || is_view(View::Regression)>
                 <RegressionView/>
+            </Show>
+            <Show when=move || is_view(View::Capacity)>
+                <CapacityView/>
             </Show>
             <div class="chart-area" class:hidden=move || is_table() || is_improve() || is_analysis()>
             <ChartControls contents=contents/>
