@@ -5,8 +5,9 @@
 //! - **A probe** is a record with `tag.verdict` (`passed` or `failed`; `tag.partial` marks a
 //!   probe cut short, drawn but not judged). Its load is `extra.probe_load`, else its request
 //!   rate (or its concurrency, for a sweep over concurrency).
-//! - **A sweep** is the probes that share every configuration dimension but the load and the
-//!   verdict: the file, the command line, the date, the server, the objectives and the
+//! - **A sweep** is the probes that share every configuration dimension but the load, the
+//!   verdict and the steady window's rule (`tag.steady_window`: the whole stage when a slow
+//!   probe's window would hold too few requests): the file, the command line, the date, the server, the objectives and the
 //!   deployment (engine, GPU, model, label, ...). `benchlens sweep` writes the first probe's
 //!   date, seed and server on every probe, so one file's probes are one sweep, and two files
 //!   are two sweeps.
@@ -44,16 +45,21 @@ pub const OBJECTIVES_TAG: &str = "objectives";
 pub const CAPACITY_TAG: &str = "capacity";
 /// The tag marking a probe cut short (Ctrl-C): kept, not judged.
 const PARTIAL_TAG: &str = "partial";
+/// The tag naming the rule of a probe's steady window: the whole stage when the window would
+/// hold too few requests (a sweep's slowest probe), so it may differ from probe to probe.
+const STEADY_WINDOW_TAG: &str = "steady_window";
+
+/// Tags that belong to one probe, not to its sweep.
+const PROBE_TAGS: [&str; 3] = [VERDICT_TAG, PARTIAL_TAG, STEADY_WINDOW_TAG];
 
 /// Tags that say how or where a sweep was run rather than what was measured: they name a
 /// sweep only when nothing else tells two apart.
-const RUN_TAGS: [&str; 7] = [
+const RUN_TAGS: [&str; 6] = [
     CAPACITY_TAG,
     "command_line",
     "server_url",
     "seed",
     "benchlens_version",
-    "steady_window",
     "stage",
 ];
 
@@ -367,7 +373,7 @@ pub fn capacity_curves(ds: &Dataset, indices: &[usize]) -> CapacityCurves {
     let identity: Vec<DimKey> = configuration_dims(ds)
         .into_iter()
         .filter(|k| {
-            !matches!(k, DimKey::Tag(t) if t == VERDICT_TAG || t == PARTIAL_TAG)
+            !matches!(k, DimKey::Tag(t) if PROBE_TAGS.contains(&t.as_str()))
                 && !matches!(k, DimKey::Known(Dim::RequestRate | Dim::MaxConcurrency))
         })
         .collect();
@@ -1006,6 +1012,27 @@ mod tests {
         );
         assert!(notes.contains("define no goodput"), "{notes}");
         assert!(selection_notes(&c).is_empty());
+    }
+
+    #[test]
+    fn the_two_mock_fixtures_overlay_by_model() {
+        let bytes = include_bytes!("../../tests/fixtures/loadgen/sweep-mock-small.json");
+        let mut records = fixture().into_records();
+        records.extend(
+            crate::ingest::read("sweep-mock-small.json", bytes)
+                .unwrap()
+                .records,
+        );
+        let ds = Dataset::new(records);
+        assert_eq!(default_view(&ds), View::Capacity);
+        let c = capacity_curves(&ds, &all(&ds));
+        assert_eq!(c.series_by, [DimKey::Known(Dim::Model)]);
+        assert_eq!(sweep_names(&c), ["tiny-mock", "tiny-mock-small"]);
+        let knees: Vec<_> = c.sweeps.iter().map(Sweep::knee).collect();
+        assert_eq!(
+            knees,
+            [Some((51.88, Some(54.17))), Some((25.93, Some(27.08)))]
+        );
     }
 
     #[test]
