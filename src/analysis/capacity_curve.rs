@@ -237,10 +237,9 @@ pub struct ObjectivePanel {
     pub title: String,
     /// Each sweep's limit line (by sweep; `None` for a sweep without this objective).
     pub limits: Vec<Option<f64>>,
-    /// How the limit reads: `P90 TTFT ≤ 100 ms`, `99 % of requests within TTFT ≤ 500 ms`.
+    /// How the limit reads (short: it names a legend entry): `P90 TTFT ≤ 100 ms`,
+    /// `99 % with TTFT ≤ 500 ms` (of requests).
     pub limit_labels: Vec<Option<String>>,
-    /// Whether larger values are better (a share of requests within a bound).
-    pub higher_is_better: bool,
 }
 
 /// The capacity curves of the probes among some records.
@@ -313,7 +312,7 @@ fn latency_of(m: SloMetric) -> LatencyMetric {
 }
 
 /// The panel an objective is drawn in: its key, title, limit and how the limit reads.
-fn panel_of(o: &Objective, slo: &CapacitySlo) -> (String, String, f64, String, bool) {
+fn panel_of(o: &Objective, slo: &CapacitySlo) -> (String, String, f64, String) {
     let short = latency_of(o.metric).short_label();
     let bound = format_bound(o.limit_ms);
     match o.percentile {
@@ -322,7 +321,6 @@ fn panel_of(o: &Objective, slo: &CapacitySlo) -> (String, String, f64, String, b
             format!("P{} {short} (ms)", format_bound(p)),
             o.limit_ms,
             format!("P{} {short} ≤ {bound} ms", format_bound(p)),
-            false,
         ),
         None => {
             let share = slo.min_good_fraction * 100.0;
@@ -330,11 +328,7 @@ fn panel_of(o: &Objective, slo: &CapacitySlo) -> (String, String, f64, String, b
                 o.to_string(),
                 format!("Requests with {short} ≤ {bound} ms (%)"),
                 share,
-                format!(
-                    "{} % of requests with {short} ≤ {bound} ms",
-                    format_bound(share)
-                ),
-                true,
+                format!("{} % with {short} ≤ {bound} ms", format_bound(share)),
             )
         }
     }
@@ -438,7 +432,7 @@ pub fn capacity_curves(ds: &Dataset, indices: &[usize]) -> CapacityCurves {
         }
         if let Some(slo) = &objectives {
             for o in &slo.objectives {
-                let (key, title, limit, label, higher) = panel_of(o, slo);
+                let (key, title, limit, label) = panel_of(o, slo);
                 let at = match panels.iter().position(|p| p.key == key) {
                     Some(at) => at,
                     None if panels.len() + 1 < MAX_CURVE_PANELS => {
@@ -447,7 +441,6 @@ pub fn capacity_curves(ds: &Dataset, indices: &[usize]) -> CapacityCurves {
                             title,
                             limits: vec![None; si + 1],
                             limit_labels: vec![None; si + 1],
-                            higher_is_better: higher,
                         });
                         panel_objectives.push(vec![None; si + 1]);
                         panels.len() - 1
@@ -1033,6 +1026,9 @@ mod tests {
             knees,
             [Some((51.88, Some(54.17))), Some((25.93, Some(27.08)))]
         );
+        // Its first probe was judged over the whole stage (too few requests for a window):
+        // still a probe of the same sweep.
+        assert_eq!(c.sweeps[1].probes.len(), 9);
     }
 
     #[test]
@@ -1224,7 +1220,6 @@ mod tests {
         assert_eq!(share.key, "ttft:500");
         assert_eq!(share.title, "Requests with TTFT ≤ 500 ms (%)");
         assert_eq!(share.limits, [Some(95.0)]);
-        assert!(share.higher_is_better);
         assert_eq!(at_8.values, [Some(99.0), Some(40.0)]);
         let words = capacity_words(&c);
         assert!(words[0]

@@ -273,7 +273,13 @@ pub fn capacity_plot(c: &CapacityCurves, theme: Theme) -> Plot {
                 plot.add_trace(
                     Scatter::new(vec![load], vec![at.mean])
                         .name(format!(
-                            "{name}: capacity {} {}",
+                            "{}capacity {} {}",
+                            // One sweep: the legend needs no name (long file names get cut).
+                            if c.sweeps.len() > 1 {
+                                format!("{name}: ")
+                            } else {
+                                String::new()
+                            },
                             format_value(load),
                             c.axis.unit()
                         ))

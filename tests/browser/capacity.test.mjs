@@ -57,7 +57,7 @@ test('the bundled sweep opens on the capacity view from the start page', async (
   assert.equal(layout.xaxis3.title.text, 'Request rate (req/s)');
   assert.equal(layout.xaxis2.matches, 'x');
   const names = data.map((d) => d.name);
-  const limit95 = data.find((d) => d.name === 'limit: 95 % of requests with TTFT ≤ 100 ms');
+  const limit95 = data.find((d) => d.name === 'limit: 95 % with TTFT ≤ 100 ms');
   assert.ok(limit95, JSON.stringify(names));
   assert.deepEqual(limit95.y, [95, 95]);
   assert.equal(limit95.yaxis, 'y2');
