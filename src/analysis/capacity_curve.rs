@@ -1240,6 +1240,17 @@ mod tests {
         assert!(c.sweeps[0].probes.iter().all(|p| p.goodput == Some(1.5)));
         let fig = figure(&c);
         assert_eq!(fig["layout"]["yaxis"]["title"]["text"], "Goodput (req/s)");
+        assert!(fig["layout"]["title"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("dotted: request throughput"));
+        let dotted = fig["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["line"]["dash"] == "dot")
+            .unwrap();
+        assert_eq!(dotted["y"][1], 8.0, "request throughput at 8 req/s");
     }
 
     #[test]

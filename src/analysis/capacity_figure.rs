@@ -362,11 +362,16 @@ pub fn capacity_plot(c: &CapacityCurves, theme: Theme) -> Plot {
     let gap = 0.05;
     let height = (1.0 - gap * (n_panels - 1) as f64) / n_panels as f64;
     let mut shapes = Vec::new();
+    let dotted = if first_title.starts_with("Goodput") {
+        "; dotted: request throughput"
+    } else {
+        ""
+    };
     let mut layout = Layout::new()
         .title(Title::with_text(format!(
             "Capacity: {} and objectives by {}<br><sup>● passed ✕ failed probe; \
-             line: mean per load, bars: its repeats' spread; shaded: the knee, from the \
-             capacity (★) to the first failing load</sup>",
+             line: mean per load, bars: its repeats' spread{dotted}; shaded: the knee, from \
+             the capacity (★) to the first failing load</sup>",
             escape_html(&first_title.replace(" (req/s)", "").to_lowercase()),
             escape_html(&c.axis.label().to_lowercase()),
         )))
