@@ -370,15 +370,15 @@ pub fn capacity_plot(c: &CapacityCurves, theme: Theme) -> Plot {
     let mut layout = Layout::new()
         .title(Title::with_text(format!(
             "Capacity: {} and objectives by {}<br><sup>● passed ✕ failed probe; \
-             line: mean per load, bars: its repeats' spread{dotted}; shaded: the knee, from \
-             the capacity (★) to the first failing load</sup>",
+             line: mean per load, bars: its repeats' spread{dotted}</sup><br><sup>shaded: \
+             the knee, from the capacity (★) to the first failing load</sup>",
             escape_html(&first_title.replace(" (req/s)", "").to_lowercase()),
             escape_html(&c.axis.label().to_lowercase()),
         )))
         .height(capacity_figure_height_px(c))
         .hover_mode(HoverMode::Closest)
         .legend(Legend::new().title(Title::with_text(escape_html(&series_title(&c.series_by)))))
-        .margin(Margin::new().left(70).right(20).top(90).bottom(60))
+        .margin(Margin::new().left(70).right(20).top(110).bottom(60))
         .paper_background_color(colors.background)
         .plot_background_color(colors.background)
         .font(plotly::common::Font::new().color(colors.text));
