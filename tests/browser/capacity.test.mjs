@@ -1,7 +1,8 @@
 // The capacity view: a `benchlens sweep` file opens on it, with a goodput (or throughput) panel
 // and one panel per objective on one load axis, the objectives' limits, the knee and the
 // capacity in words; filters narrow it; two deployments' sweeps are two curves.
-// Screenshots: test-artifacts/capacity-sample.png, capacity-fixture.png, capacity-overlay.png.
+// Screenshots: test-artifacts/capacity-sample.png, capacity-fixture.png, capacity-overlay.png
+// (and capacity-overlay-1000px.png, the narrowest page).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
@@ -139,6 +140,10 @@ test('two deployments\' sweeps are two curves, named by what differs', async (t)
   assert.match(words[0].headline, /^tiny-mock: capacity 51\.880 req\/s/);
   assert.match(words[1].headline, /^tiny-mock-small: capacity 25\.930 req\/s/);
   await screenshot(page, 'capacity-overlay');
+  // The narrowest page the explorer is laid out for: the chart follows the width.
+  await page.setViewportSize({ width: 1000, height: 1000 });
+  await page.waitForFunction(() => document.querySelector('#capacity-chart .main-svg')?.getAttribute('width') < 900);
+  await screenshot(page, 'capacity-overlay-1000px');
   // A filter on the model leaves one curve.
   await page.click('fieldset[data-dim="model"] input[data-value="tiny-mock-small"]');
   await page.waitForFunction(() => document.querySelectorAll('#capacity-words .capacity-sweep').length === 1);
