@@ -4,19 +4,24 @@
 //! Owns matching records across a compared dimension ([`improvement`]: "how much faster is A100
 //! than Tesla, configuration by configuration?"), regression checks between two runs of the same
 //! configurations ([`regression`]), throughput/latency trade-offs with Pareto frontiers
-//! ([`tradeoff`]), SLO capacity ([`slo`]), per-request distributions and percentiles
-//! ([`distribution`], [`stats`]), data-quality flags ([`quality`]), the rule for what a chart
-//! point means ([`points`]: one configuration, never a silent average of several), the
-//! defaults every view and `benchlens compare` start from ([`defaults`]), and exporting any of these
-//! tables as GitHub-flavoured Markdown, CSV or JSON ([`export`]), and many runs over time with
-//! their change points ([`trend`]). The trade-off and
-//! distribution figures are built here with [`crate::charts`]' palette and base layout; the
+//! ([`tradeoff`]), SLO capacity ([`slo`]), the pure parts of `benchlens sweep`'s capacity
+//! search ([`capacity`]: objectives, steady window, bracket then bisect) and the curve of its
+//! result files ([`capacity_curve`], drawn by [`capacity_figure`]), per-request
+//! distributions and percentiles ([`distribution`], [`stats`]), data-quality flags
+//! ([`quality`]), the rule for what a chart point means ([`points`]: one configuration, never a
+//! silent average of several), the defaults every view and `benchlens compare` start from
+//! ([`defaults`]), exporting any of these tables as GitHub-flavoured Markdown, CSV or JSON
+//! ([`export`]), and many runs over time with their change points ([`trend`]). The trade-off
+//! and distribution figures are built here with [`crate::charts`]' palette and base layout; the
 //! improvement figures live in [`crate::charts`] itself.
 //!
 //! Shared by both faces and pure: it must not import leptos, web-sys, tokio or an HTTP client,
 //! touch the filesystem or read the clock. Record indices in results always refer to the
 //! slice or [`Dataset`](crate::model::Dataset) the caller passed in.
 
+pub mod capacity;
+pub mod capacity_curve;
+pub mod capacity_figure;
 pub mod defaults;
 pub mod distribution;
 pub mod export;

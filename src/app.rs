@@ -13,6 +13,7 @@
 
 pub mod analyze;
 pub mod browser;
+pub mod capacity;
 pub mod chart_panel;
 pub mod exports;
 pub mod files;

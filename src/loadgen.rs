@@ -33,7 +33,9 @@
 //! measures the client's own speed against the mock.
 
 pub mod body;
-pub mod capacity;
+/// The capacity search's pure parts (objectives, steady window, search), shared with the
+/// explorer's capacity view: [`crate::analysis::capacity`].
+pub use crate::analysis::capacity;
 pub mod client;
 pub mod conversation;
 pub mod dataset;

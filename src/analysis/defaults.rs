@@ -10,7 +10,8 @@
 //!   what still merges is said on the point. Files of one sweep (same configuration but for
 //!   the load) therefore stay one series; `source` splits series only when two files measured
 //!   the same points.
-//! - **view**: improvement when one dimension takes two values and the matched pairs vary in
+//! - **view**: the capacity curve when every record is a probe of a `benchlens sweep`;
+//!   improvement when one dimension takes two values and the matched pairs vary in
 //!   more dimensions than a chart shows (x, series and panels), or the file prints its own
 //!   improvement figures; otherwise latency bars, throughput bars, or lines when there would
 //!   be more bars than a reader can compare.
@@ -54,6 +55,8 @@ pub enum View {
     Regression,
     /// Many runs of the same configurations over time, with their change points.
     Trends,
+    /// A capacity sweep's goodput and objectives against the load, with its knee.
+    Capacity,
 }
 
 impl View {
@@ -78,11 +81,12 @@ impl View {
             View::Distribution => "Distribution",
             View::Regression => "Regression",
             View::Trends => "Trends",
+            View::Capacity => "Capacity",
         }
     }
 
     /// Every view, in tab order.
-    pub const ALL: [View; 10] = [
+    pub const ALL: [View; 11] = [
         View::Latency,
         View::Throughput,
         View::Scaling,
@@ -93,6 +97,7 @@ impl View {
         View::Distribution,
         View::Regression,
         View::Trends,
+        View::Capacity,
     ];
 
     /// The view with this id.
@@ -113,6 +118,7 @@ impl View {
             View::Distribution => "distribution",
             View::Regression => "regression",
             View::Trends => "trends",
+            View::Capacity => "capacity",
         }
     }
 }
@@ -448,6 +454,9 @@ pub fn default_view(ds: &Dataset) -> View {
     // Many dates of the same configurations: a history, whose question is what changed.
     if super::trend::is_history(ds.records()) {
         return View::Trends;
+    }
+    if super::capacity_curve::is_sweep_data(ds) {
+        return View::Capacity;
     }
     let all: Vec<usize> = (0..ds.len()).collect();
     if let Some(c) = default_comparison(ds, &all) {

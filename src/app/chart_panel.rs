@@ -4,6 +4,7 @@
 use leptos::prelude::*;
 
 use super::analyze::{DistributionView, RegressionView, SloView, TradeoffView};
+use super::capacity::CapacityView;
 use super::exports::Exports;
 use super::improve::ImproveView;
 use super::plotly;
@@ -67,6 +68,7 @@ pub fn ChartPanel() -> impl IntoView {
             || is_view(View::Distribution)
             || is_view(View::Regression)
             || is_view(View::Trends)
+            || is_view(View::Capacity)
     };
     let is_table = move || state.chart.with(|c| c.view == View::Table);
     let is_improve = move || state.chart.with(|c| c.view == View::Improvement);
@@ -109,6 +111,9 @@ pub fn ChartPanel() -> impl IntoView {
             </Show>
             <Show when=move || is_view(View::Trends)>
                 <super::trends::TrendsView/>
+            </Show>
+            <Show when=move || is_view(View::Capacity)>
+                <CapacityView/>
             </Show>
             <div class="chart-area" class:hidden=move || is_table() || is_improve() || is_analysis()>
             <ChartControls contents=contents/>

@@ -25,8 +25,9 @@ pub struct Sample {
     pub about: &'static str,
 }
 
-/// The bundled samples (the user-supplied example files).
-pub const SAMPLES: [Sample; 5] = [
+/// The bundled samples: the user-supplied example files, and a capacity sweep made against the
+/// mock (`scripts/make-sample-sweep.sh`).
+pub const SAMPLES: [Sample; 6] = [
     Sample {
         file: "001_b815cef7710eda19.txt",
         title: "vLLM vs SGLang report",
@@ -51,6 +52,11 @@ pub const SAMPLES: [Sample; 5] = [
         file: "004_adfd865e97a7b47c.txt",
         title: "vLLM suite template",
         about: "the performance-suite description (a template without numbers)",
+    },
+    Sample {
+        file: "005_benchlens_sweep.json",
+        title: "Capacity sweep against the mock",
+        about: "benchlens sweep: goodput and SLOs per request rate, the knee, per-request detail and server telemetry",
     },
 ];
 

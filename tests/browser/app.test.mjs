@@ -12,8 +12,9 @@ test('the shell offers the bundled samples', async (t) => {
   assert.equal(await page.textContent('h1'), 'benchlens');
   assert.ok(await page.isVisible('#drop-zone'));
   const samples = await page.$$eval('button.sample', (b) => b.map((x) => x.dataset.sample));
-  assert.equal(samples.length, 5);
+  assert.equal(samples.length, 6);
   assert.ok(samples.includes('001_b815cef7710eda19.txt'));
+  assert.ok(samples.includes('005_benchlens_sweep.json'));
   await screenshot(page, 'empty-state');
   assert.deepEqual(page.errors, []);
 });

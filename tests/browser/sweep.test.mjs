@@ -1,6 +1,7 @@
-// A `benchlens sweep` file (made against the mock: tests/fixtures/loadgen/README.md) opens as
-// one curve: one point per probed load in numeric order, the repeated probes at the knee shown
-// as "mean of 2", nothing that differs from probe to probe split into series.
+// A `benchlens sweep` file (made against the mock: tests/fixtures/loadgen/README.md) opens on the
+// capacity view (tests/browser/capacity.test.mjs); in the latency view it is one curve: one point
+// per probed load in numeric order, the repeated probes at the knee shown as "mean of 2", nothing
+// that differs from probe to probe split into series.
 // Screenshot: test-artifacts/sweep-chart.png.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -14,6 +15,7 @@ test('a sweep opens as one curve over the probed loads', async (t) => {
   await pickFiles(page, ['tests/fixtures/loadgen/sweep-mock.json']);
   await page.waitForSelector('#file-list > li.loaded');
   assert.match(await page.textContent('#file-list > li.loaded'), /9 records/);
+  await page.click('button[data-view="latency"]');
   await waitForTraces(page, 1);
   const traces = await chartTraces(page);
   assert.equal(traces.length, 1, JSON.stringify(traces.map((tr) => tr.name)));

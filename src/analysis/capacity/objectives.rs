@@ -93,6 +93,11 @@ pub enum SloError {
         "no objective given: a capacity needs at least one (for example --goodput p99_ttft:500)"
     )]
     Empty,
+    /// Recorded objectives (`tag.objectives`) not in the form a sweep writes.
+    #[error(
+        "{0:?} is not ITEMS, at least N% of requests good (as a sweep records its objectives)"
+    )]
+    Recorded(String),
 }
 
 /// The objectives a probe must meet.
@@ -153,6 +158,26 @@ impl CapacitySlo {
     }
 }
 
+/// What [`CapacitySlo`]'s text says after its objectives.
+const GOOD_SHARE_PREFIX: &str = ", at least ";
+/// ...and after the share.
+const GOOD_SHARE_SUFFIX: &str = "% of requests good";
+
+impl CapacitySlo {
+    /// Reads objectives back from their text, as [`Display`](fmt::Display) writes it and a
+    /// sweep records it in `tag.objectives` (`p99_ttft:500 ttft:800, at least 99% of requests
+    /// good`).
+    pub fn from_recorded(text: &str) -> Result<CapacitySlo, SloError> {
+        let recorded = || SloError::Recorded(text.to_string());
+        let (items, share) = text.rsplit_once(GOOD_SHARE_PREFIX).ok_or_else(recorded)?;
+        let pct: f64 = share
+            .strip_suffix(GOOD_SHARE_SUFFIX)
+            .and_then(|p| p.trim().parse().ok())
+            .ok_or_else(recorded)?;
+        CapacitySlo::parse(&[items.to_string()], pct)
+    }
+}
+
 impl fmt::Display for CapacitySlo {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for (i, o) in self.objectives.iter().enumerate() {
@@ -163,7 +188,7 @@ impl fmt::Display for CapacitySlo {
         }
         write!(
             f,
-            ", at least {}% of requests good",
+            "{GOOD_SHARE_PREFIX}{}{GOOD_SHARE_SUFFIX}",
             self.min_good_fraction * 100.0
         )
     }
@@ -364,6 +389,40 @@ mod tests {
         assert_eq!(
             CapacitySlo::parse(&items("ttft:5"), 101.0),
             Err(SloError::GoodShare(101.0))
+        );
+    }
+
+    #[test]
+    fn recorded_objectives_read_back() {
+        for (items, pct) in [
+            ("ttft:500 p99_ttft:800 p95.5_itl:40", 99.0),
+            ("p90_e2el:2.5", 0.0),
+        ] {
+            let slo =
+                CapacitySlo::parse(&items.split(' ').map(String::from).collect::<Vec<_>>(), pct)
+                    .unwrap();
+            assert_eq!(CapacitySlo::from_recorded(&slo.to_string()), Ok(slo));
+        }
+        let read =
+            CapacitySlo::from_recorded("p90_ttft:100, at least 95% of requests good").unwrap();
+        assert_eq!(read.min_good_fraction, 0.95);
+        for bad in [
+            "",
+            "p90_ttft:100",
+            "p90_ttft:100, at least many% of requests good",
+            "p90_ttft:100, at least 99%",
+            "<script>, at least 99% of requests good",
+            ", at least 99% of requests good",
+            "p90_ttft:100, at least 120% of requests good",
+        ] {
+            assert!(CapacitySlo::from_recorded(bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(
+            CapacitySlo::from_recorded("p90_ttft:100")
+                .unwrap_err()
+                .to_string(),
+            "\"p90_ttft:100\" is not ITEMS, at least N% of requests good (as a sweep records its \
+             objectives)"
         );
     }
 

@@ -195,21 +195,8 @@ impl Search {
             .unwrap_or_default()
     }
 
-    /// The highest load whose every probe passed, below the lowest load that failed any.
     fn bracket(&self) -> (Option<f64>, Option<f64>) {
-        let failed = self
-            .probes
-            .iter()
-            .filter(|p| !p.passed)
-            .map(|p| p.load)
-            .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.min(x))));
-        let passed = self
-            .probes
-            .iter()
-            .map(|p| p.load)
-            .filter(|&l| failed.is_none_or(|f| l < f) && self.runs_at(l).1)
-            .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))));
-        (passed, failed)
+        bracket(&self.probes)
     }
 
     fn round_up(&self, load: f64) -> f64 {
@@ -283,6 +270,53 @@ impl Search {
                     rests_on: self.last_index_at(lo),
                 })
             }
+        }
+    }
+}
+
+/// The highest load whose every probe passed, below the lowest load that failed any; and that
+/// lowest failing load.
+fn bracket(probes: &[ProbeOutcome]) -> (Option<f64>, Option<f64>) {
+    let failed = probes
+        .iter()
+        .filter(|p| !p.passed)
+        .map(|p| p.load)
+        .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.min(x))));
+    let passed = probes
+        .iter()
+        .map(|p| p.load)
+        .filter(|&l| {
+            failed.is_none_or(|f| l < f) && probes.iter().filter(|p| p.load == l).all(|p| p.passed)
+        })
+        .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))));
+    (passed, failed)
+}
+
+impl Capacity {
+    /// What a finished list of probes (a sweep's records, read back) says by the search's own
+    /// rule, whatever the order: found between the highest load that passed every one of its
+    /// probes below the lowest failing load, and that load; at least the highest pass when no
+    /// probe failed; below the lowest failure when none passed. `rests_on` is the index in
+    /// `probes` of the last probe at the capacity. `None` without probes.
+    pub fn from_probes(probes: &[ProbeOutcome]) -> Option<Capacity> {
+        let last_at = |load: f64| {
+            probes
+                .iter()
+                .rposition(|p| p.load == load)
+                .unwrap_or_default()
+        };
+        match bracket(probes) {
+            (Some(load), Some(failed_at)) => Some(Capacity::Found {
+                load,
+                failed_at,
+                rests_on: last_at(load),
+            }),
+            (Some(load), None) => Some(Capacity::AtLeast {
+                load,
+                rests_on: last_at(load),
+            }),
+            (None, Some(load)) => Some(Capacity::BelowMin { load }),
+            (None, None) => None,
         }
     }
 }
@@ -427,6 +461,62 @@ mod tests {
         assert!(bad(|c| c.tolerance = 0.0));
         assert!(bad(|c| c.growth = 1.0));
         assert!(!bad(|_| ()));
+    }
+
+    #[test]
+    fn capacity_from_probes_agrees_with_the_search() {
+        let cfg = SearchConfig {
+            min: 0.25,
+            ..SearchConfig::default()
+        };
+        let (clean, _) = search(cfg.clone(), 21.6, vec![]);
+        let Capacity::Found { load: clean, .. } = clean else {
+            panic!("{clean:?}");
+        };
+        // A clean search, one whose knee-side repeat fails, one that never passes.
+        for (knee, flaky) in [(21.6, vec![]), (21.6, vec![clean, clean]), (0.1, vec![])] {
+            let (c, probes) = search(cfg.clone(), knee, flaky);
+            assert_eq!(
+                Capacity::from_probes(&probes),
+                Some(c.clone()),
+                "{probes:?}"
+            );
+            // Read back in another order, the loads are the same and the probe it rests on
+            // is found again.
+            let mut reversed = probes.clone();
+            reversed.reverse();
+            match (Capacity::from_probes(&reversed), c) {
+                (
+                    Some(Capacity::Found {
+                        load,
+                        failed_at,
+                        rests_on,
+                    }),
+                    Capacity::Found {
+                        load: l,
+                        failed_at: f,
+                        ..
+                    },
+                ) => {
+                    assert_eq!((load, failed_at), (l, f));
+                    assert_eq!(reversed[rests_on].load, load);
+                }
+                (got, want) => assert_eq!(got, Some(want)),
+            }
+        }
+        assert!(matches!(
+            Capacity::from_probes(&search(cfg, 0.1, vec![]).1),
+            Some(Capacity::BelowMin { load }) if load == 0.25
+        ));
+        let passes = [1.0, 2.0].map(|load| ProbeOutcome { load, passed: true });
+        assert_eq!(
+            Capacity::from_probes(&passes),
+            Some(Capacity::AtLeast {
+                load: 2.0,
+                rests_on: 1
+            })
+        );
+        assert_eq!(Capacity::from_probes(&[]), None);
     }
 
     #[test]
