@@ -35,10 +35,12 @@ lint: setup
 	cargo clippy --all-targets --locked -- -D warnings
 	cargo clippy --lib --bin benchlens --bin benchlens-worker --locked --target wasm32-unknown-unknown -- -D warnings
 
-# The real-server test (tests/loadgen_llamacpp.rs) must run here: it fails, rather than skips,
-# when the llama.cpp venv that `scripts/setup.sh test` builds is missing.
+# The real-server test (tests/loadgen_llamacpp.rs) and the vLLM-scripts test
+# (tests/loadgen_vllm_scripts.rs) must run here: they fail, rather than skip, when the llama.cpp
+# venv or vLLM's scripts that `scripts/setup.sh test` puts in place are missing.
 unit:
-	BENCHLENS_LLAMA_PYTHON="$$(bash scripts/setup.sh llama-python)" BENCHLENS_REQUIRE_REAL_SERVER=1 \
+	BENCHLENS_LLAMA_PYTHON="$$(bash scripts/setup.sh llama-python)" \
+		BENCHLENS_VLLM_SCRIPTS="$$(bash scripts/setup.sh vllm-scripts-dir)" BENCHLENS_REQUIRE_REAL_SERVER=1 \
 		cargo test --locked
 
 browser-test: setup-test build build-subpath

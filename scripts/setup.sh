@@ -4,10 +4,13 @@
 # crates.io (cargo install), npm, PyPI (pip), Debian (apt-get), rustup's own components.
 #
 #   scripts/setup.sh build   wasm32 target, trunk, wasm-bindgen-cli, npm packages
-#   scripts/setup.sh test    the above plus Debian's chromium for the browser tests and a Python
+#   scripts/setup.sh test    the above plus Debian's chromium for the browser tests, a Python
 #                            venv with llama.cpp's OpenAI-compatible server for the real-server test
+#                            and vLLM's result scripts for tests/loadgen_vllm_scripts.rs
 #   scripts/setup.sh llama-server   only that venv
 #   scripts/setup.sh llama-python   prints the path of that venv's python (for the Makefile)
+#   scripts/setup.sh vllm-scripts   only vLLM's result scripts and their Python packages
+#   scripts/setup.sh vllm-scripts-dir   prints where those scripts are (for the Makefile)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,6 +23,16 @@ WASM_BINDGEN_VERSION=$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/version =
 LLAMA_CPP_PYTHON_VERSION=0.3.36
 GGUF_VERSION=0.19.0
 LLAMA_VENV="${BENCHLENS_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/benchlens}/llama-cpp-python-$LLAMA_CPP_PYTHON_VERSION"
+
+# vLLM's own result scripts (tests/loadgen_vllm_scripts.rs runs them on benchlens's files) come
+# from vLLM's source package on PyPI, checked by its hash, and run in the venv above with the
+# packages they import; tests/fixtures/vllm-scripts/README.md says which files and their licence.
+VLLM_SDIST_VERSION=0.33.0
+VLLM_SDIST_URL=https://files.pythonhosted.org/packages/f7/25/aa5684e9c59d6fc75f78926b7f15e8d9adc7de2d9e6e7575b80776ad8169/vllm-$VLLM_SDIST_VERSION.tar.gz
+VLLM_SDIST_SHA256=f4c33c2503d52bb411146afa9618a4f48bed68912f617e6803ac8d76e4c74112
+# plotly: compare-json-results.py asks importlib for plotly.express, which fails without plotly.
+VLLM_SCRIPTS_PACKAGES="pandas==2.3.3 tabulate==0.9.0 psutil==7.0.0 regex==2024.11.6 plotly==5.24.1"
+VLLM_SCRIPTS_DIR="${BENCHLENS_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/benchlens}/vllm-scripts-$VLLM_SDIST_VERSION"
 
 say() { printf '\033[1m[setup]\033[0m %s\n' "$*"; }
 
@@ -90,6 +103,28 @@ ensure_llama_server() {
   echo "$want" > "$stamp"
 }
 
+ensure_vllm_scripts() {
+  local stamp="$LLAMA_VENV/.benchlens-vllm-scripts-stamp"
+  if ! { [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$VLLM_SCRIPTS_PACKAGES" ]; }; then
+    say "installing $VLLM_SCRIPTS_PACKAGES into $LLAMA_VENV for vLLM's result scripts"
+    "$LLAMA_VENV/bin/python" -m pip install -q $VLLM_SCRIPTS_PACKAGES
+    echo "$VLLM_SCRIPTS_PACKAGES" > "$stamp"
+  fi
+  if [ -f "$VLLM_SCRIPTS_DIR/.benchlens-stamp" ]; then return; fi
+  say "taking vLLM's result scripts from its $VLLM_SDIST_VERSION source package on PyPI into $VLLM_SCRIPTS_DIR"
+  local tmp; tmp=$(mktemp -d)
+  curl -sSfL --retry 3 --max-time 600 -o "$tmp/vllm.tar.gz" "$VLLM_SDIST_URL"
+  echo "$VLLM_SDIST_SHA256  $tmp/vllm.tar.gz" | sha256sum -c --quiet -
+  rm -rf "$VLLM_SCRIPTS_DIR"; mkdir -p "$VLLM_SCRIPTS_DIR"
+  tar -xzf "$tmp/vllm.tar.gz" -C "$VLLM_SCRIPTS_DIR" --strip-components=1 \
+    "vllm-$VLLM_SDIST_VERSION/LICENSE" \
+    "vllm-$VLLM_SDIST_VERSION/.buildkite/performance-benchmarks/scripts/convert-results-json-to-markdown.py" \
+    "vllm-$VLLM_SDIST_VERSION/.buildkite/performance-benchmarks/scripts/compare-json-results.py" \
+    "vllm-$VLLM_SDIST_VERSION/.buildkite/performance-benchmarks/performance-benchmarks-descriptions.md"
+  rm -rf "$tmp"
+  echo "$VLLM_SDIST_SHA256" > "$VLLM_SCRIPTS_DIR/.benchlens-stamp"
+}
+
 ensure_build() {
   if [ -z "$WASM_BINDGEN_VERSION" ]; then
     echo "no wasm-bindgen in Cargo.lock" >&2; exit 1
@@ -106,8 +141,10 @@ ensure_build() {
 
 case "${1:-build}" in
   build) ensure_build ;;
-  test) ensure_build; ensure_chromium; ensure_llama_server ;;
+  test) ensure_build; ensure_chromium; ensure_llama_server; ensure_vllm_scripts ;;
   llama-server) ensure_llama_server ;;
   llama-python) echo "$LLAMA_VENV/bin/python" ;;
-  *) echo "usage: $0 build|test|llama-server|llama-python" >&2; exit 2 ;;
+  vllm-scripts) ensure_llama_server; ensure_vllm_scripts ;;
+  vllm-scripts-dir) echo "$VLLM_SCRIPTS_DIR" ;;
+  *) echo "usage: $0 build|test|llama-server|llama-python|vllm-scripts|vllm-scripts-dir" >&2; exit 2 ;;
 esac

@@ -68,11 +68,7 @@ fn read_table(t: &Table, user: Option<&[ColumnMapping]>, at: &str, out: &mut Ing
                 .insert("engine".into(), "vLLM performance suite".into());
         }
     }
-    for m in mapping {
-        if !out.mapping.iter().any(|x| x.column == m.column) {
-            out.mapping.push(m);
-        }
-    }
+    super::table::push_mapping(mapping, out);
 }
 
 /// Reads the suite's markdown report (or notes that it is the empty template).

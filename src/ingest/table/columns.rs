@@ -2,6 +2,8 @@
 //! unit (dimension synonyms, latency families and statistics, throughput units), with wide
 //! column groups (one per GPU) melted, and the user's mapping taking precedence.
 
+use std::collections::{HashMap, HashSet};
+
 use super::words::{gpu_display, is_gpu_word};
 use super::{ColumnMapping, Table};
 use crate::ingest::text::{parse_quantity, snake, to_ms_factor};
@@ -297,15 +299,14 @@ pub(crate) fn auto_mapping(t: &Table) -> Vec<ColumnMapping> {
                 .filter(|(s, g)| !s.is_empty() && is_gpu_word(g))
         })
         .collect();
-    let mut multi_stems: Vec<&str> = Vec::new();
-    for (i, s) in split.iter().enumerate() {
-        if let Some((stem, suffix)) = s {
-            let others = split.iter().enumerate().any(|(j, o)| {
-                j != i && o.is_some_and(|(st, su)| st == *stem && !su.eq_ignore_ascii_case(suffix))
-            });
-            if others && !multi_stems.contains(stem) {
-                multi_stems.push(stem);
-            }
+    // A stem is multi when two of its columns differ in suffix (ignoring case): each stem's
+    // first suffix is kept in a map, so this is one pass rather than a pass per column.
+    let mut first_suffix: HashMap<&str, &str> = HashMap::new();
+    let mut multi_stems: HashSet<&str> = HashSet::new();
+    for &(stem, suffix) in split.iter().flatten() {
+        let first = *first_suffix.entry(stem).or_insert(suffix);
+        if !first.eq_ignore_ascii_case(suffix) {
+            multi_stems.insert(stem);
         }
     }
     t.headers
@@ -337,9 +338,14 @@ pub(super) fn merge_mapping(
     user: Option<&[ColumnMapping]>,
 ) -> Vec<ColumnMapping> {
     let Some(user) = user else { return auto };
+    // The first of the user's entries for a column wins, as a scan in order would find it.
+    let mut by_column: HashMap<&str, &ColumnMapping> = HashMap::with_capacity(user.len());
+    for u in user {
+        by_column.entry(u.column.as_str()).or_insert(u);
+    }
     auto.into_iter()
-        .map(|a| match user.iter().find(|u| u.column == a.column) {
-            Some(u) => u.clone(),
+        .map(|a| match by_column.get(a.column.as_str()) {
+            Some(u) => (*u).clone(),
             None => a,
         })
         .collect()
