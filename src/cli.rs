@@ -98,11 +98,11 @@ pub fn main() -> ExitCode {
             }),
             Command::Merge(args) => match crate::loadgen::merge::run_merge(&args) {
                 Ok((stages, requests)) => {
-                    println!(
+                    crate::stdout::println(&format!(
                         "merged {} files: {stages} stage(s), {requests} requests, into {}",
                         args.files.len(),
                         args.output.display()
-                    );
+                    ));
                     ExitCode::SUCCESS
                 }
                 Err(e) => {

@@ -43,3 +43,6 @@ pub mod cli;
 
 #[cfg(not(target_arch = "wasm32"))]
 pub mod loadgen;
+
+#[cfg(not(target_arch = "wasm32"))]
+pub mod stdout;

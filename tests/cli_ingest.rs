@@ -126,3 +126,27 @@ fn inspect_shows_the_note_of_an_empty_template() {
             "note: no records: this is the vLLM performance-suite template",
         ));
 }
+
+/// `benchlens inspect … | head`: the reader closes the pipe before everything is written. The
+/// command stops quietly instead of panicking ("failed printing to stdout: Broken pipe").
+#[test]
+fn inspect_into_a_closed_pipe_stops_without_a_panic() {
+    use std::process::Stdio;
+    let files: Vec<String> = std::fs::read_dir(fixture("seeds"))
+        .unwrap()
+        .map(|e| e.unwrap().path().display().to_string())
+        .collect();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("benchlens"))
+        .arg("inspect")
+        .args(&files)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Closing the read end at once: every write the command makes meets a broken pipe.
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(out.status.success(), "{:?}: {err}", out.status);
+}

@@ -376,7 +376,7 @@ pub fn run(args: &CompareArgs) -> Result<ExitCode, CliError> {
             ignore,
         };
         let t = improvement(&ds, &all, &spec)?;
-        print!("{}", improvement_output(&t, picked, args.format));
+        crate::stdout::print(&improvement_output(&t, picked, args.format));
         Ok(ExitCode::SUCCESS)
     } else {
         let (old, failed_old) = read_all(&args.files[..1], args.verbose);
@@ -392,7 +392,7 @@ pub fn run(args: &CompareArgs) -> Result<ExitCode, CliError> {
             metrics: metric.into_iter().collect(),
         };
         let report = regression(&old, &new, &spec)?;
-        print!("{}", regression_output(&report, args.format));
+        crate::stdout::print(&regression_output(&report, args.format));
         let Some(limit) = args.fail_on_regression else {
             return Ok(ExitCode::SUCCESS);
         };

@@ -106,8 +106,11 @@ pub fn describe(path: &str, got: &Ingested) -> String {
 pub fn run(args: &InspectArgs) -> ExitCode {
     let mut failed = 0;
     for path in &args.files {
+        if crate::stdout::closed() {
+            break;
+        }
         match ingest_input(path) {
-            Ok(got) => print!("{}", describe(path, &got)),
+            Ok(got) => crate::stdout::print(&describe(path, &got)),
             Err(e) => {
                 print_error(&e);
                 failed += 1;

@@ -202,7 +202,7 @@ pub fn write_site(dir: &Path, out: &Path, explorer: &Path) -> Result<SiteSummary
 pub fn run(args: &SiteArgs) -> Result<ExitCode, CliError> {
     let explorer = find_explorer(args.explorer.as_deref())?;
     let s = write_site(&args.dir, &args.output, &explorer)?;
-    println!(
+    crate::stdout::println(&format!(
         "wrote {}: the explorer from {}, {} result files{} and {}/{INDEX_FILE_NAME}; serve it over HTTP (index.html opens on the trends)",
         args.output.display(),
         explorer.display(),
@@ -213,7 +213,7 @@ pub fn run(args: &SiteArgs) -> Result<ExitCode, CliError> {
             String::new()
         },
         RESULTS_DIR,
-    );
+    ));
     Ok(ExitCode::SUCCESS)
 }
 

@@ -52,7 +52,7 @@ pub fn run(
         threshold_sigma: args.noise_threshold,
     };
     let report = trends(&records, &spec)?;
-    print!("{}", output(&report, files.len(), failed, args.format));
+    crate::stdout::print(&output(&report, files.len(), failed, args.format));
     let regressions = report.latest_regressions().len();
     if regressions == 0 {
         return Ok(ExitCode::SUCCESS);

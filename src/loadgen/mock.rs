@@ -244,19 +244,19 @@ async fn serve_connection(
 /// Runs `benchlens mock` until Ctrl-C.
 pub async fn serve_until_ctrl_c(opts: MockOpts) -> Result<(), LoadgenError> {
     let server = MockServer::start(opts.clone()).await?;
-    println!(
+    crate::stdout::println(&format!(
         "benchlens mock listening on {} (HTTP/1.1 and HTTP/2{}; ttft {} ms, itl {} ms, {} token(s) per chunk)",
         server.base_url(),
         if opts.tls_cert.is_some() { " over TLS" } else { ", h2c by prior knowledge" },
         opts.ttft_ms,
         opts.itl_ms,
         opts.tokens_per_chunk
-    );
+    ));
     let _ = tokio::signal::ctrl_c().await;
     if let Some((n, mean, p99)) = server.first_chunk_latency() {
-        println!(
+        crate::stdout::println(&format!(
             "mock first-chunk latency: {n} streamed requests, mean {mean:.2} ms, p99 {p99:.2} ms"
-        );
+        ));
     }
     server.shutdown().await;
     Ok(())

@@ -453,7 +453,7 @@ async fn run_inner(
         if to_stdout {
             eprint!("{text}");
         } else {
-            print!("{text}");
+            crate::stdout::print(&text);
         }
         outcome.summaries.push(text);
         let mut record = report::stage_record(&info, &m, &reqs, &view);

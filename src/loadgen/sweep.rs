@@ -190,7 +190,7 @@ pub async fn sweep(
 ) -> Result<SweepOutcome, LoadgenError> {
     let (slo, mut search) = prepare(&opts)?;
     let unit = opts.over.unit();
-    println!("sweep: objectives {slo}; searching the {unit}");
+    crate::stdout::println(&format!("sweep: objectives {slo}; searching the {unit}"));
     let mut out = SweepOutcome::default();
     let mut request_lines = String::new();
     let mut paths: Option<(PathBuf, PathBuf)> = None;
@@ -210,7 +210,7 @@ pub async fn sweep(
             Step::Probe(load) => load,
         };
         let k = out.records.len();
-        println!("sweep: probe {} at {load:.3} {unit}", k + 1);
+        crate::stdout::println(&format!("sweep: probe {} at {load:.3} {unit}", k + 1));
         let probe = run_with_stop(probe_opts(&opts, &slo, k, load), stop.clone()).await?;
         out.interrupted = probe.partial;
         let (Some(mut record), Some(requests)) =
@@ -260,7 +260,7 @@ pub async fn sweep(
     }
     if let Some(c) = &out.capacity {
         let words = c.describe(unit);
-        println!("sweep: {words}");
+        crate::stdout::println(&format!("sweep: {words}"));
         for r in &mut out.records {
             r.tags.insert("capacity".into(), words.clone());
         }
@@ -268,7 +268,7 @@ pub async fn sweep(
     }
     out.result_path = paths.map(|(p, _)| p);
     if let Some(p) = &out.result_path {
-        println!("sweep: wrote {}", p.display());
+        crate::stdout::println(&format!("sweep: wrote {}", p.display()));
     }
     Ok(out)
 }
@@ -300,14 +300,14 @@ fn print_verdict(k: usize, load: f64, unit: &str, v: &Verdict) {
             format!("{} {measured} {mark}", c.objective)
         })
         .collect();
-    println!(
+    crate::stdout::println(&format!(
         "sweep: probe {} at {load:.3} {unit}: {} ({} of {} requests good; {})",
         k + 1,
         if v.passed { "passed" } else { "failed" },
         v.good,
         v.requests,
         checks.join(", ")
-    );
+    ));
 }
 
 /// Marks a probe's record with what the explorer and a reader need: its place in the search,
