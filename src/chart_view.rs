@@ -177,6 +177,63 @@ pub fn metric_options(view: View, metrics: &[MetricKey]) -> Vec<MetricKey> {
         .collect()
 }
 
+/// The most metrics the metric menu lists at once. A file with 100,000 columns has as many
+/// metrics, and a `<select>` of them all took seconds of the page's thread to build; beyond
+/// this the menu lists the metrics matching what the user types.
+pub const METRIC_MENU_LIMIT: usize = 200;
+
+/// What the metric menu lists: the options matching the typed text, at most a limit, with the
+/// chosen metric always among them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MetricMenu {
+    /// The metrics listed, in the options' order (the chosen one first when it would not have
+    /// been listed otherwise).
+    pub shown: Vec<MetricKey>,
+    /// How many options match the typed text.
+    pub matching: usize,
+    /// How many options there are.
+    pub total: usize,
+}
+
+impl MetricMenu {
+    /// Whether some matching options are not listed, so the menu needs its search box.
+    pub fn is_cut(&self) -> bool {
+        self.total > METRIC_MENU_LIMIT
+    }
+}
+
+/// The metric menu for `options` under the typed `query` (case-insensitive, on the name or the
+/// label), listing at most `limit` metrics and always `current`.
+pub fn metric_menu(
+    options: &[MetricKey],
+    query: &str,
+    current: &MetricKey,
+    limit: usize,
+) -> MetricMenu {
+    let needle = query.trim().to_lowercase();
+    let matches = |m: &MetricKey| {
+        needle.is_empty()
+            || m.name().to_lowercase().contains(&needle)
+            || m.label().to_lowercase().contains(&needle)
+    };
+    let mut matching = 0;
+    let mut shown = Vec::new();
+    for m in options.iter().filter(|m| matches(m)) {
+        matching += 1;
+        if shown.len() < limit {
+            shown.push(m.clone());
+        }
+    }
+    if !shown.contains(current) && options.contains(current) {
+        shown.insert(0, current.clone());
+    }
+    MetricMenu {
+        shown,
+        matching,
+        total: options.len(),
+    }
+}
+
 /// The dimensions the x axis menu offers: the numeric well-known ones.
 pub fn numeric_dims(dims: &[DimKey]) -> Vec<DimKey> {
     dims.iter()
@@ -192,6 +249,34 @@ pub fn numeric_dims(dims: &[DimKey]) -> Vec<DimKey> {
 mod tests {
     use super::*;
     use crate::model::{Dim, LatencyMetric, Record, Stat};
+
+    #[test]
+    fn the_metric_menu_lists_a_bounded_number_and_keeps_the_choice() {
+        let options: Vec<MetricKey> = (0..100_000)
+            .map(|i| MetricKey::Extra(format!("col_{i}").into()))
+            .collect();
+        let current = options[99_999].clone();
+        let all = metric_menu(&options, "", &current, METRIC_MENU_LIMIT);
+        assert_eq!(all.total, 100_000);
+        assert_eq!(all.matching, 100_000);
+        assert_eq!(all.shown.len(), METRIC_MENU_LIMIT + 1);
+        assert_eq!(all.shown[0], current, "the chosen metric stays listed");
+        assert!(all.is_cut());
+        // Typing narrows: "col_4242" matches col_4242 and col_42420..col_42429.
+        let some = metric_menu(&options, " COL_4242 ", &current, METRIC_MENU_LIMIT);
+        assert_eq!(some.matching, 11);
+        assert_eq!(some.shown.len(), 12);
+        assert!(some.shown[1..]
+            .iter()
+            .all(|m| m.name().starts_with("extra.col_4242")));
+        // Nothing matches: only the chosen metric, so the menu never goes empty.
+        let none = metric_menu(&options, "ttft", &current, METRIC_MENU_LIMIT);
+        assert_eq!((none.matching, none.shown), (0, vec![current.clone()]));
+        // A few options: all listed, no search box.
+        let few = metric_menu(&options[..3], "", &options[0], METRIC_MENU_LIMIT);
+        assert_eq!(few.shown, options[..3].to_vec());
+        assert!(!few.is_cut());
+    }
 
     /// Two engines at two request rates, with mean TTFT and output throughput.
     fn engines() -> Dataset {

@@ -13,7 +13,9 @@ use super::state::{AppState, View, ViewPinned};
 use super::widgets::{markdown_export, options, shared_notes};
 use crate::analysis::export::comparison_text_table;
 use crate::analysis::quality::comparison_notes;
-use crate::chart_view::{chart_contents, metric_options, numeric_dims, ChartContents};
+use crate::chart_view::{
+    chart_contents, metric_menu, metric_options, numeric_dims, ChartContents, METRIC_MENU_LIMIT,
+};
 use crate::charts::{self, format_value};
 use crate::model::{DimKey, DimValue, MetricKey};
 
@@ -150,11 +152,19 @@ fn ChartControls(
 ) -> impl IntoView {
     let state = expect_context::<AppState>();
     let choice = move || state.chart.get();
+    // What the user typed to narrow a metric menu too long to list whole.
+    let metric_query = RwSignal::new(String::new());
     view! {
         {move || {
             let r = contents.get()?;
             let c = choice();
-            let metrics = metric_options(c.view, &r.metrics);
+            let menu = metric_menu(
+                &metric_options(c.view, &r.metrics),
+                &metric_query.get(),
+                &r.spec.metric,
+                METRIC_MENU_LIMIT,
+            );
+            let metrics = &menu.shown;
             let current_metric = r.spec.metric.name();
             let current_x = r.spec.x.name();
             let current_series = r.spec.series_by.first().map(DimKey::name).unwrap_or_default();
@@ -170,6 +180,21 @@ fn ChartControls(
                             {options(metrics.iter().map(|m| (m.name(), m.label())), &current_metric)}
                         </select>
                     </label>
+                    {menu.is_cut().then(|| view! {
+                        <label>
+                            <input type="search" id="metric-search" placeholder="find a metric"
+                                prop:value=metric_query.get_untracked()
+                                on:change=move |ev| metric_query.set(event_target_value(&ev))/>
+                            <span class="muted" id="metric-count">
+                                {format!(
+                                    " {} of {} matching ({} metrics)",
+                                    menu.matching.min(METRIC_MENU_LIMIT),
+                                    menu.matching,
+                                    menu.total
+                                )}
+                            </span>
+                        </label>
+                    })}
                     <label>"X axis "
                         <select id="x-select" on:change=move |ev| {
                             let x = DimKey::from_name(&event_target_value(&ev));

@@ -2,6 +2,7 @@
 // 100k-row tidy CSV and a ~10 MB vLLM serving JSON with per-request arrays, filter change to
 // redrawn chart, the longest pause in frames while a file loads, and the wasm sizes (page and
 // parse worker). Run by `make bench` after `make build`.
+import { wideCsv, dropAndTimeChart } from './wide.mjs';
 import { readdir, stat } from 'node:fs/promises';
 import { gzipSync } from 'node:zlib';
 import { readFileSync } from 'node:fs';
@@ -136,6 +137,16 @@ try {
   await page2.goto(server.url);
   await page2.waitForSelector('#empty-state');
   const jsonRun = await dropAndTime(page2, 'vllm-serving-10mb.json', json);
+  // Width: two-row CSVs of 25k, 50k and 100k metric columns, each on a fresh page.
+  const wide = [];
+  for (const columns of [25_000, 50_000, 100_000]) {
+    const p = await browser.newPage();
+    await p.goto(server.url);
+    await p.waitForSelector('#empty-state');
+    const text = wideCsv(columns);
+    wide.push([columns, text.length, await dropAndTimeChart(p, `wide-${columns}.csv`, text)]);
+    await p.close();
+  }
 
   const dist = resolve(ROOT, DIST);
   const files = await readdir(dist);
@@ -153,6 +164,9 @@ try {
   };
   run(`100k-row tidy CSV (${mb(csv)} MB, ${records})`, csv.length, csvRun);
   run(`vLLM serving JSON with per-request arrays (${mb(json)} MB)`, json.length, jsonRun);
+  for (const [columns, bytes, r] of wide) {
+    console.log(`  drop -> first chart, ${columns} columns (${(bytes / 1e6).toFixed(1)} MB): ${r.ms.toFixed(0)} ms (${(columns / (r.ms / 1000) / 1000).toFixed(0)}k columns/s, ${(r.ms / wide[0][2].ms).toFixed(2)}x the ${wide[0][0]}-column time); longest main-thread task ${r.longestMs.toFixed(0)} ms`);
+  }
   console.log(`  filter change -> redrawn chart on 100k records: median ${filter.median.toFixed(1)} ms, max ${filter.max.toFixed(1)} ms over ${filter.n} changes`);
   console.log(`  wasm: ${(wasmBytes / 1e6).toFixed(2)} MB, ${(wasmGz / 1e6).toFixed(3)} MB gzip (plotly.js not included: ${(plotlyGz / 1e6).toFixed(3)} MB gzip)`);
   if (worker) console.log(`  parse worker wasm: ${(worker[0] / 1e6).toFixed(2)} MB, ${(worker[1] / 1e6).toFixed(3)} MB gzip`);
