@@ -253,7 +253,7 @@ mod tests {
     #[test]
     fn the_metric_menu_lists_a_bounded_number_and_keeps_the_choice() {
         let options: Vec<MetricKey> = (0..100_000)
-            .map(|i| MetricKey::Extra(format!("col_{i}").into()))
+            .map(|i| MetricKey::Extra(format!("col_{i}")))
             .collect();
         let current = options[99_999].clone();
         let all = metric_menu(&options, "", &current, METRIC_MENU_LIMIT);
