@@ -14,7 +14,9 @@ use plotly::{Bar, Plot, Scatter};
 
 use super::export::{Cell, TextColumn, TextTable};
 use super::series_name;
-use super::stats::{ecdf, histogram_range, mean, percentile_sorted, sorted_finite, HistogramBin};
+use super::stats::{
+    ecdf_thinned, histogram_range, mean, percentile_sorted, sorted_finite, HistogramBin,
+};
 use crate::charts::style::base_layout;
 use crate::charts::style::{escape_html, format_value, series_title, Theme, PALETTE};
 use crate::model::{Dataset, DimKey, RequestDetail};
@@ -190,6 +192,10 @@ fn legend(series_by: &[DimKey]) -> Legend {
     Legend::new().title(Title::with_text(escape_html(&series_title(series_by))))
 }
 
+/// The most steps a CDF trace has: a million requests draw as this many points (each exact),
+/// within 1 / 2000 of the whole CDF (see [`ecdf_thinned`]).
+pub const CDF_MAX_POINTS: usize = 2000;
+
 /// The empirical CDF per series (a step line: fraction of values ≤ x).
 pub fn cdf_plot(
     dists: &[Distribution],
@@ -199,7 +205,7 @@ pub fn cdf_plot(
 ) -> Plot {
     let mut plot = Plot::new();
     for (si, d) in dists.iter().enumerate() {
-        let points = ecdf(&d.sorted);
+        let points = ecdf_thinned(&d.sorted, CDF_MAX_POINTS);
         let hover: Vec<String> = points
             .iter()
             .map(|(v, f)| {

@@ -69,6 +69,30 @@ pub fn ecdf(sorted: &[f64]) -> Vec<(f64, f64)> {
     out
 }
 
+/// The empirical CDF of ascending `sorted` values in at most `max_points` steps: the exact
+/// [`ecdf`] when it has that few, else its points at evenly spaced fractions (each the exact
+/// fraction of values ≤ that value), always with the smallest and the largest value. Drawn as
+/// steps, it is within `1 / max_points` of the whole CDF everywhere, so a million requests make
+/// a chart of a few thousand points instead of a million.
+pub fn ecdf_thinned(sorted: &[f64], max_points: usize) -> Vec<(f64, f64)> {
+    let n = sorted.len();
+    if n <= max_points || max_points < 2 {
+        return ecdf(sorted);
+    }
+    let frac_at = |v: f64| sorted.partition_point(|x| *x <= v) as f64 / n as f64;
+    let mut out: Vec<(f64, f64)> = Vec::with_capacity(max_points + 1);
+    let mut push = |v: f64| match out.last() {
+        Some(last) if last.0 == v => {}
+        _ => out.push((v, frac_at(v))),
+    };
+    push(sorted[0]);
+    for k in 1..=max_points {
+        // The value below which a share k / max_points of the values lie.
+        push(sorted[(k * n).div_ceil(max_points) - 1]);
+    }
+    out
+}
+
 /// One histogram bin: values in `[lo_value, hi_value)` (the last bin includes its upper edge).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct HistogramBin {
@@ -130,6 +154,34 @@ pub fn histogram_range(
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_thinned_ecdf_is_bounded_exact_at_its_points_and_close_everywhere() {
+        // A million values with ties (a thousand distinct ones repeated) and a long tail.
+        let mut v: Vec<f64> = (0..1_000_000u64)
+            .map(|i| ((i * 7919) % 1000) as f64 + if i % 1000 == 0 { i as f64 } else { 0.0 })
+            .collect();
+        v.sort_by(f64::total_cmp);
+        let full = ecdf(&v);
+        let thin = ecdf_thinned(&v, 2000);
+        assert!(thin.len() <= 2001, "{}", thin.len());
+        assert_eq!(thin.first().map(|p| p.0), v.first().copied());
+        assert_eq!(thin.last(), full.last());
+        // Every point is a point of the whole CDF.
+        for p in &thin {
+            let i = full.partition_point(|q| q.0 < p.0);
+            assert_eq!(full[i], *p);
+        }
+        // As steps, never further than 1 / 2000 from the whole CDF.
+        for (x, f) in &full {
+            let i = thin.partition_point(|q| q.0 <= *x);
+            let drawn = if i == 0 { 0.0 } else { thin[i - 1].1 };
+            assert!(f - drawn <= 1.0 / 2000.0 + 1e-12, "at {x}: {f} vs {drawn}");
+        }
+        // Few values: the whole CDF.
+        assert_eq!(ecdf_thinned(&v[..10], 2000), ecdf(&v[..10]));
+        assert!(ecdf_thinned(&[], 2000).is_empty());
+    }
     use super::*;
     use proptest::prelude::*;
 
