@@ -11,6 +11,7 @@
 //! I/O, and must not read the clock.
 
 pub mod canonical;
+pub mod civil;
 mod dim;
 mod metric;
 mod metrics;

@@ -7,12 +7,11 @@
 use plotly::common::{
     DashType, ErrorData, ErrorType, HoverInfo, Line, Marker, MarkerSymbol, Mode, Title,
 };
-use plotly::layout::{
-    Axis, AxisType, HoverMode, Layout, Legend, Margin, Shape, ShapeLine, ShapeType,
-};
+use plotly::layout::{AxisType, HoverMode, Layout, Legend, Margin, Shape, ShapeLine, ShapeType};
 use plotly::{Plot, Scatter};
 
 use super::capacity_curve::{CapacityCurves, LoadAxis, Probe, ProbeVerdict, Sweep};
+use crate::charts::figure::with_axes;
 use crate::charts::style::{escape_html, format_value, series_title, themed_axis, Theme, PALETTE};
 
 /// Height of one panel, pixels.
@@ -36,20 +35,6 @@ fn axis_ids(n: usize) -> (String, String) {
         ("x".into(), "y".into())
     } else {
         (format!("x{n}"), format!("y{n}"))
-    }
-}
-
-/// Sets the n-th (1-based) x and y axes; plotly numbers them `xaxis`, `xaxis2`, ...
-fn with_axes(layout: Layout, n: usize, x: Axis, y: Axis) -> Layout {
-    match n {
-        1 => layout.x_axis(x).y_axis(y),
-        2 => layout.x_axis2(x).y_axis2(y),
-        3 => layout.x_axis3(x).y_axis3(y),
-        4 => layout.x_axis4(x).y_axis4(y),
-        5 => layout.x_axis5(x).y_axis5(y),
-        6 => layout.x_axis6(x).y_axis6(y),
-        7 => layout.x_axis7(x).y_axis7(y),
-        _ => layout.x_axis8(x).y_axis8(y),
     }
 }
 

@@ -41,6 +41,7 @@ use super::matching::MatchKey;
 use super::regression::Verdict;
 use super::{default_ignored, AnalysisError};
 use crate::charts::style::format_value;
+use crate::model::civil::{civil_from_days, days_from_civil};
 use crate::model::{Dim, DimKey, DimKind, DimValue, Direction, MetricKey, Record};
 
 /// The default change threshold: a shift whose t statistic (shift over its standard error, in
@@ -141,16 +142,7 @@ pub fn parse_date_s(text: &str) -> Option<i64> {
 pub fn iso_of_epoch_s(time_s: i64) -> String {
     let days = time_s.div_euclid(86_400);
     let secs = time_s.rem_euclid(86_400);
-    // Civil from days (H. Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
+    let (y, m, d) = civil_from_days(days);
     format!(
         "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}",
         secs / 3600,
@@ -172,14 +164,7 @@ fn to_epoch_s(y: i64, mo: i64, d: i64, h: i64, mi: i64, s: i64, offset_s: i64) -
     if !(1..=days_in_month).contains(&d) || h > 23 || mi > 59 || s > 60 {
         return None;
     }
-    // Days from civil (H. Hinnant's algorithm), proleptic Gregorian.
-    let yy = if mo <= 2 { y - 1 } else { y };
-    let era = yy.div_euclid(400);
-    let yoe = yy - era * 400;
-    let mp = (mo + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
+    let days = days_from_civil(y, mo, d);
     Some(days * 86_400 + h * 3600 + mi * 60 + s - offset_s)
 }
 

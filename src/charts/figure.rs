@@ -72,7 +72,7 @@ const PANELS_PER_ROW: usize = 4;
 pub const MAX_PANELS: usize = 8;
 
 /// Sets the n-th (1-based) x and y axes of a layout; plotly numbers them `xaxis`, `xaxis2`, ...
-fn with_axes(layout: Layout, n: usize, x: Axis, y: Axis) -> Layout {
+pub(crate) fn with_axes(layout: Layout, n: usize, x: Axis, y: Axis) -> Layout {
     match n {
         1 => layout.x_axis(x).y_axis(y),
         2 => layout.x_axis2(x).y_axis2(y),
