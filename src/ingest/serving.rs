@@ -200,6 +200,7 @@ fn from_arrays(a: RequestArrays, at: &str, r: &mut Record, out: &mut Ingested) {
             itl_ms,
             e2el_ms: None,
             error: errors.next().flatten(),
+            ..RequestDetail::default()
         });
     }
 }
