@@ -54,6 +54,8 @@ pub enum View {
     Regression,
     /// Many runs of the same configurations over time, with their change points.
     Trends,
+    /// One stage as it unfolded: its request timeline and time series.
+    Run,
 }
 
 impl View {
@@ -78,11 +80,12 @@ impl View {
             View::Distribution => "Distribution",
             View::Regression => "Regression",
             View::Trends => "Trends",
+            View::Run => "Run",
         }
     }
 
     /// Every view, in tab order.
-    pub const ALL: [View; 10] = [
+    pub const ALL: [View; 11] = [
         View::Latency,
         View::Throughput,
         View::Scaling,
@@ -93,6 +96,7 @@ impl View {
         View::Distribution,
         View::Regression,
         View::Trends,
+        View::Run,
     ];
 
     /// The view with this id.
@@ -113,6 +117,7 @@ impl View {
             View::Distribution => "distribution",
             View::Regression => "regression",
             View::Trends => "trends",
+            View::Run => "run",
         }
     }
 }

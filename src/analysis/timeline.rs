@@ -226,6 +226,21 @@ pub fn has_run_detail(r: &Record) -> bool {
     r.series.contains_key("t_s") || r.requests.iter().any(|q| q.sent_s.is_some())
 }
 
+/// A stage's name in the stage menu: its file, load and request count.
+pub fn stage_label(r: &Record) -> String {
+    let mut parts = vec![r.source.as_deref().unwrap_or("(no file)").to_string()];
+    if let Some(rate) = r.request_rate {
+        parts.push(format!("{} req/s", crate::model::format_number(rate)));
+    }
+    if let Some(c) = r.max_concurrency {
+        parts.push(format!("concurrency {c}"));
+    }
+    if !r.requests.is_empty() {
+        parts.push(format!("{} requests", r.requests.len()));
+    }
+    parts.join(" · ")
+}
+
 /// The steady-state window of a record (`window_start_s`, `window_end_s`), when it has one.
 pub fn steady_window_s(r: &Record) -> Option<(f64, f64)> {
     let get = |n: &str| {
@@ -256,11 +271,12 @@ pub struct Panel {
     pub lines: Vec<Line>,
 }
 
-/// A record's time series grouped into panels, on the times `t_s`.
+/// A record's time series grouped into panels.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SeriesPanels {
-    /// Seconds from the stage's start, one per value.
-    pub t_s: Vec<f64>,
+    /// Where each value is drawn, seconds from the stage's start: the middle of its bin (the
+    /// series' `t_s` is each bin's start), so a bin lines up with the requests it counts.
+    pub x_s: Vec<f64>,
     /// The panels, in display order.
     pub panels: Vec<Panel>,
 }
@@ -305,12 +321,13 @@ pub fn series_panels(r: &Record) -> Option<SeriesPanels> {
         });
     }
     for (prefix, title) in [("ttft_", "TTFT (ms)"), ("itl_", "ITL (ms)")] {
+        let quantity = &title[..title.len() - 5];
         let lines: Vec<Line> = r
             .series
             .iter()
             .filter(|(k, _)| k.starts_with(prefix) && k.ends_with("_ms"))
             .map(|(k, v)| Line {
-                name: k[prefix.len()..k.len() - 3].to_string(),
+                name: format!("{quantity} {}", &k[prefix.len()..k.len() - 3]),
                 values: v.clone(),
             })
             .collect();
@@ -338,7 +355,8 @@ pub fn series_panels(r: &Record) -> Option<SeriesPanels> {
             });
         }
     }
-    Some(SeriesPanels { t_s, panels })
+    let x_s = t_s.iter().map(|t| t + width_s / 2.0).collect();
+    Some(SeriesPanels { x_s, panels })
 }
 
 #[cfg(test)]
@@ -436,7 +454,9 @@ mod tests {
         );
         assert_eq!(p.panels[0].lines[0].values, [20.0, 40.0, 60.0]);
         let ttft: Vec<&str> = p.panels[3].lines.iter().map(|l| l.name.as_str()).collect();
-        assert_eq!(ttft, ["p50", "p99"]);
+        assert_eq!(ttft, ["TTFT p50", "TTFT p99"]);
+        // Drawn at the middle of each bin.
+        assert_eq!(p.x_s, [0.25, 0.75, 1.25]);
         assert!(series_panels(&Record::default()).is_none());
     }
 
@@ -452,5 +472,7 @@ mod tests {
         r.metrics
             .insert(MetricKey::Extra("window_end_s".into()), 2.5);
         assert_eq!(steady_window_s(&r), Some((0.5, 2.5)));
+        r.request_rate = Some(f64::INFINITY);
+        assert_eq!(stage_label(&r), "(no file) · inf req/s · 1 requests");
     }
 }

@@ -254,7 +254,7 @@ pub fn run_figure(
     }
     let mut panels: Vec<(&[f64], &Panel)> = Vec::new();
     if let Some(s) = series {
-        panels.extend(s.panels.iter().map(|p| (s.t_s.as_slice(), p)));
+        panels.extend(s.panels.iter().map(|p| (s.x_s.as_slice(), p)));
     }
     panels.extend(extra_panels.iter().map(|(t, p)| (t.as_slice(), p)));
     let mut color = 0usize;

@@ -67,6 +67,7 @@ pub fn ChartPanel() -> impl IntoView {
             || is_view(View::Distribution)
             || is_view(View::Regression)
             || is_view(View::Trends)
+            || is_view(View::Run)
     };
     let is_table = move || state.chart.with(|c| c.view == View::Table);
     let is_improve = move || state.chart.with(|c| c.view == View::Improvement);
@@ -109,6 +110,9 @@ pub fn ChartPanel() -> impl IntoView {
             </Show>
             <Show when=move || is_view(View::Trends)>
                 <super::trends::TrendsView/>
+            </Show>
+            <Show when=move || is_view(View::Run)>
+                <super::run_view::RunView/>
             </Show>
             <div class="chart-area" class:hidden=move || is_table() || is_improve() || is_analysis()>
             <ChartControls contents=contents/>

@@ -4,7 +4,8 @@
 //! Summary keys map to canonical metrics (`mean_ttft_ms`, any `p{P}_{m}_ms`, SGLang's
 //! `*_e2e_latency_ms` → `*_e2el_ms`), run settings to dimensions (`model_id` → model,
 //! `duration` → `duration_s`, `"inf"` request rate), the per-request arrays (`input_lens`,
-//! `output_lens`, `ttfts` and `itls` in seconds, `errors`) to [`RequestDetail`]s in ms, and
+//! `output_lens`, `ttfts` and `itls` in seconds, `errors`, `start_times` counted from the first)
+//! to [`RequestDetail`]s in ms, and
 //! unknown top-level scalars (`--metadata k=v`) to tags (or to the dimension of that name).
 
 use serde_json::{Map, Value};
@@ -76,7 +77,8 @@ pub(crate) fn read_object(
             | "accept_length" => {
                 set_metric_json(&mut r, MetricKey::Extra(key.clone()), v, 1.0, &here, out)
             }
-            "input_lens" | "output_lens" | "ttfts" | "itls" | "errors" | "generated_texts" => {}
+            "input_lens" | "output_lens" | "ttfts" | "itls" | "errors" | "start_times"
+            | "generated_texts" => {}
             _ => {
                 if let Some(metric) = serving_metric_name(key) {
                     set_metric_json(&mut r, metric, v, 1.0, &here, out);
@@ -183,6 +185,14 @@ fn from_arrays(a: RequestArrays, at: &str, r: &mut Record, out: &mut Ingested) {
     };
     let mut itls = a.itls.unwrap_or_default().into_iter();
     let mut errors = a.errors.unwrap_or_default().into_iter();
+    // vLLM's start times are readings of a clock of its own: counted from the first send.
+    let starts = a.start_times.unwrap_or_default();
+    let first_start = starts
+        .iter()
+        .flatten()
+        .copied()
+        .filter(|v| v.is_finite())
+        .fold(f64::INFINITY, f64::min);
     r.requests.reserve(n);
     for i in 0..n {
         let mut itl_ms = itls.next().unwrap_or_default();
@@ -200,6 +210,12 @@ fn from_arrays(a: RequestArrays, at: &str, r: &mut Record, out: &mut Ingested) {
             itl_ms,
             e2el_ms: None,
             error: errors.next().flatten(),
+            sent_s: starts
+                .get(i)
+                .copied()
+                .flatten()
+                .filter(|v| v.is_finite())
+                .map(|v| v - first_start),
             ..RequestDetail::default()
         });
     }
@@ -231,6 +247,7 @@ fn arrays_from_object(o: &Map<String, Value>) -> RequestArrays {
             })
             .collect()
     });
+    let start_times = list("start_times").map(numbers);
     let errors = list("errors").map(|items| {
         items
             .iter()
@@ -243,6 +260,7 @@ fn arrays_from_object(o: &Map<String, Value>) -> RequestArrays {
         ttfts,
         itls,
         errors,
+        start_times,
         ..a
     }
 }
