@@ -20,7 +20,7 @@ async function runFigure(page) {
     const yaxes = Object.keys(layout).filter((k) => /^yaxis\d*$/.test(k)).sort();
     return {
       traces: div.data.map((t) => ({
-        name: t.name, type: t.type, color: t.line?.color ?? t.marker?.color,
+        name: t.name, type: t.type, mode: t.mode, color: t.line?.color ?? t.marker?.color,
         points: t.x.length, yaxis: t.yaxis ?? 'y', stackgroup: t.stackgroup,
       })),
       yTitles: yaxes.map((k) => layout[k].title?.text ?? ''),
@@ -92,18 +92,19 @@ test('a sweep stage shows its request bars, series panels and the shaded window'
 });
 
 /** A benchlens canonical file of `n` requests at 1,000 req/s, every 50th failing. */
-function bigRun(n) {
+function bigRun(n, failEvery = 50, kinds = ['http_503']) {
   const rate = 1000;
   const requests = [];
   for (let i = 0; i < n; i++) {
     const intended = i / rate;
     const sent = intended + (i % 7) * 1e-4;
-    const failed = i % 50 === 0;
+    const failed = i % failEvery === 0;
+    const kind = kinds[(i / failEvery) % kinds.length];
     requests.push({
       input_len: 128, output_len: failed ? 0 : 64,
       ttft_ms: 40 + (i % 13), itl_ms: [], e2el_ms: failed ? null : 400 + (i % 97),
-      error: failed ? 'http_503: busy' : null, intended_s: intended, sent_s: sent,
-      ...(failed ? { error_kind: 'http_503' } : {}),
+      error: failed ? `${kind}: busy` : null, intended_s: intended, sent_s: sent,
+      ...(failed ? { error_kind: kind } : {}),
     });
   }
   const seconds = Math.ceil(n / rate) + 1;
@@ -120,7 +121,7 @@ function bigRun(n) {
     schema_version: 1,
     records: [{
       format: 'benchlens', model: 'big-run', request_rate: rate, num_prompts: n,
-      'extra.window_start_s': 10, 'extra.window_end_s': 90, requests, series,
+      'extra.window_start_s': 0.1 * n / rate, 'extra.window_end_s': 0.9 * n / rate, requests, series,
     }],
   });
 }
@@ -150,5 +151,33 @@ test('10^5 requests: the timeline is binned and the view draws in under a second
   assert.equal(fig.shapes.length, fig.yTitles.length);
   assert.match(await page.textContent('#run-summary'), /100000 requests, binned/);
   await screenshot(page, 'run-view-100k');
+  assert.deepEqual(page.errors, []);
+});
+
+test('failed requests are drawn in their failure kind\'s colour, in either theme', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'benchlens-run-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const file = join(dir, 'failing-run.json');
+  await writeFile(file, bigRun(300, 10, ['http_503', 'first_token_timeout']));
+  const page = await newPage(app.browser, t);
+  await page.goto(app.server.url);
+  await page.click('#theme-toggle');
+  await pickFiles(page, [file]);
+  await page.waitForSelector('#file-list > li.loaded');
+  await clickRunAndTime(page);
+  const fig = await runFigure(page);
+  const failedBars = fig.traces.filter((tr) => tr.name.startsWith('failed') && tr.mode === 'lines');
+  const byName = Object.fromEntries(failedBars.map((tr) => [tr.name, tr]));
+  // 30 failures alternating between two kinds: 15 bars (3 points each) per kind, in two colours.
+  assert.deepEqual(Object.keys(byName).sort(), ['failed: first_token_timeout', 'failed: http_503']);
+  assert.equal(byName['failed: http_503'].points, 15 * 3);
+  assert.notEqual(byName['failed: http_503'].color, byName['failed: first_token_timeout'].color);
+  assert.notEqual(byName['failed: http_503'].color, fig.traces.find((tr) => tr.name === 'decoding').color);
+  // A cross where each failed request ended.
+  const crosses = fig.traces.filter((tr) => tr.name.startsWith('failed') && tr.mode === 'markers');
+  assert.deepEqual(crosses.map((tr) => tr.points), [15, 15], JSON.stringify(fig.traces));
+  assert.deepEqual(crosses.map((tr) => tr.color), failedBars.map((tr) => tr.color));
+  assert.match(await page.textContent('#run-summary'), /300 requests, one bar each/);
+  await screenshot(page, 'run-view-failures-dark');
   assert.deepEqual(page.errors, []);
 });
