@@ -21,24 +21,26 @@ const RUNS: usize = 7;
 /// A stage of [`REQUESTS`] at 1,000 req/s, every 50th failing, with per-second series.
 fn stage() -> Record {
     let rate = 1000.0;
-    let mut r = Record::default();
-    r.requests = (0..REQUESTS)
-        .map(|i| {
-            let failed = i % 50 == 0;
-            let intended = i as f64 / rate;
-            RequestDetail {
-                input_len: Some(128),
-                output_len: Some(64),
-                ttft_ms: Some(40.0 + (i % 13) as f64),
-                itl_ms: vec![6.0; 63],
-                e2el_ms: (!failed).then_some(400.0 + (i % 97) as f64),
-                error: failed.then(|| "http_503: busy".into()),
-                intended_s: Some(intended),
-                sent_s: Some(intended + (i % 7) as f64 * 1e-4),
-                error_kind: failed.then(|| "http_503".into()),
-            }
-        })
-        .collect();
+    let mut r = Record {
+        requests: (0..REQUESTS)
+            .map(|i| {
+                let failed = i % 50 == 0;
+                let intended = i as f64 / rate;
+                RequestDetail {
+                    input_len: Some(128),
+                    output_len: Some(64),
+                    ttft_ms: Some(40.0 + (i % 13) as f64),
+                    itl_ms: vec![6.0; 63],
+                    e2el_ms: (!failed).then_some(400.0 + (i % 97) as f64),
+                    error: failed.then(|| "http_503: busy".into()),
+                    intended_s: Some(intended),
+                    sent_s: Some(intended + (i % 7) as f64 * 1e-4),
+                    error_kind: failed.then(|| "http_503".into()),
+                }
+            })
+            .collect(),
+        ..Record::default()
+    };
     let seconds = REQUESTS / 1000 + 1;
     let t: Vec<f64> = (0..seconds).map(|s| s as f64).collect();
     for (name, v) in [

@@ -363,15 +363,17 @@ mod tests {
     }
 
     fn record(n: usize, failing_every: usize) -> Record {
-        let mut r = Record::default();
-        r.requests = (0..n)
-            .map(|i| {
-                req(
-                    i as f64 * 1e-2,
-                    (i % failing_every == 0).then_some("http_503"),
-                )
-            })
-            .collect();
+        let mut r = Record {
+            requests: (0..n)
+                .map(|i| {
+                    req(
+                        i as f64 * 1e-2,
+                        (i % failing_every == 0).then_some("http_503"),
+                    )
+                })
+                .collect(),
+            ..Record::default()
+        };
         let secs = (n as f64 * 1e-2).ceil() as usize + 1;
         r.series
             .insert("t_s".into(), (0..secs).map(|s| s as f64).collect());
