@@ -69,6 +69,7 @@ pub fn ChartPanel() -> impl IntoView {
             || is_view(View::Trends)
             || is_view(View::Run)
     };
+    let run_available = super::run_view::run_available(state);
     let is_table = move || state.chart.with(|c| c.view == View::Table);
     let is_improve = move || state.chart.with(|c| c.view == View::Improvement);
     let improve_choice = state.improve;
@@ -82,6 +83,7 @@ pub fn ChartPanel() -> impl IntoView {
                             role="tab"
                             data-view=v.id()
                             class:active=move || state.chart.with(|c| c.view == v)
+                            class:hidden=move || v == View::Run && !run_available.get()
                             on:click=move |_| set_view(v)
                         >
                             {v.label()}

@@ -26,6 +26,19 @@ struct RunShown {
     summary: String,
 }
 
+/// Whether any filtered record can be shown in the run view (its tab is hidden otherwise).
+pub fn run_available(state: AppState) -> Memo<bool> {
+    Memo::new(move |_| {
+        let filter = state.filter.get();
+        state.dataset.with(|h| {
+            let ds = &h.dataset;
+            ds.matching(&filter)
+                .into_iter()
+                .any(|i| ds.records().get(i).is_some_and(has_run_detail))
+        })
+    })
+}
+
 /// The run view.
 #[component]
 pub fn RunView() -> impl IntoView {

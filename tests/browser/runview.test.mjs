@@ -181,3 +181,15 @@ test('failed requests are drawn in their failure kind\'s colour, in either theme
   await screenshot(page, 'run-view-failures-dark');
   assert.deepEqual(page.errors, []);
 });
+
+test('the Run tab is offered only when a filtered record has timing or a series', async (t) => {
+  const page = await newPage(app.browser, t);
+  await page.goto(app.server.url);
+  await pickFiles(page, ['tests/fixtures/vllm/throughput.json']);
+  await page.waitForSelector('#file-list > li.loaded');
+  await page.waitForSelector('button[data-view="latency"]', { state: 'visible' });
+  assert.equal(await page.isVisible('button[data-view="run"]'), false);
+  await pickFiles(page, ['tests/fixtures/loadgen/sweep-mock.json']);
+  await page.waitForSelector('button[data-view="run"]', { state: 'visible' });
+  assert.deepEqual(page.errors, []);
+});
