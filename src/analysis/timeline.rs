@@ -5,7 +5,9 @@
 //! grid (mean requests in each phase per time bin), so the figure's size does not grow with
 //! the request count. Pure.
 
+use crate::analysis::stats::percentile_sorted;
 use crate::model::{MetricKey, Record, RequestDetail};
+use std::collections::BTreeMap;
 
 /// Most requests drawn one bar each; more are binned (there are not more pixels than this).
 pub const MAX_BARS: usize = 2000;
@@ -202,6 +204,60 @@ pub fn phase_grid(spans: &[Span], bins: usize) -> PhaseGrid {
     }
 }
 
+/// Most bins of a series derived from requests (an hour of seconds); longer runs get wider bins.
+const MAX_DERIVED_BINS: usize = 3600;
+
+/// A series derived from request spans, for sources that carry timing but no series (vLLM's
+/// `--save-detailed`): per bin of 1 s (wider past [`MAX_DERIVED_BINS`]) from 0, `sent`,
+/// `in_flight` (mean, each request counted from its send to its last known moment) and
+/// `ttft_p50_ms`/`ttft_p90_ms`/`ttft_p99_ms` of the first tokens that arrived in the bin. Empty
+/// when no span has a send time at or after 0.
+pub fn series_from_spans(spans: &[Span]) -> BTreeMap<String, Vec<f64>> {
+    let end_s = spans
+        .iter()
+        .map(Span::last_s)
+        .fold(f64::NEG_INFINITY, f64::max);
+    if !end_s.is_finite() || end_s < 0.0 {
+        return BTreeMap::new();
+    }
+    let whole = end_s.floor() as usize + 1;
+    let bin_s = (whole as f64 / MAX_DERIVED_BINS as f64).ceil().max(1.0);
+    let bins = ((end_s / bin_s).floor() as usize + 1).min(MAX_DERIVED_BINS);
+    let at = |t: f64| ((t / bin_s).floor().max(0.0) as usize).min(bins - 1);
+    let mut sent = vec![0.0; bins];
+    let mut in_flight = vec![0.0; bins];
+    let mut full = vec![0.0; bins];
+    let mut ttft: Vec<Vec<f64>> = vec![Vec::new(); bins];
+    for s in spans {
+        sent[at(s.sent_s)] += 1.0;
+        spread(&mut in_flight, &mut full, 0.0, bin_s, s.sent_s, s.last_s());
+        if let (Some(f), Outcome::Ok) = (s.first_token_s, &s.outcome) {
+            ttft[at(f)].push((f - s.sent_s) * 1e3);
+        }
+    }
+    let mut running = 0.0;
+    for (v, d) in in_flight.iter_mut().zip(&full) {
+        running += d;
+        *v += running;
+    }
+    let mut out = BTreeMap::new();
+    out.insert("t_s".into(), (0..bins).map(|i| i as f64 * bin_s).collect());
+    out.insert("sent".into(), sent);
+    out.insert("in_flight".into(), in_flight);
+    for v in &mut ttft {
+        v.sort_by(f64::total_cmp);
+    }
+    for p in [50.0, 90.0, 99.0] {
+        out.insert(
+            format!("ttft_p{p}_ms"),
+            ttft.iter()
+                .map(|v| percentile_sorted(v, p).unwrap_or(f64::NAN))
+                .collect(),
+        );
+    }
+    out
+}
+
 /// The timeline of a stage's requests: bars one by one, or binned past [`MAX_BARS`].
 #[derive(Clone, Debug, PartialEq)]
 pub enum Timeline {
@@ -291,7 +347,19 @@ fn bin_width_s(t: &[f64]) -> f64 {
 
 /// The series of `r` as panels: output tokens/s, requests sent/s, requests in flight, TTFT
 /// and ITL quantiles, then every other column (the `server.*` telemetry among them) alone.
+/// A record with no series but request timing gets [`series_from_spans`].
 pub fn series_panels(r: &Record) -> Option<SeriesPanels> {
+    if !r.series.contains_key("t_s") {
+        let derived = series_from_spans(&spans(&r.requests));
+        if derived.is_empty() {
+            return None;
+        }
+        let stand_in = Record {
+            series: derived,
+            ..Record::default()
+        };
+        return series_panels(&stand_in);
+    }
     let t_s = r.series.get("t_s")?.clone();
     let width_s = bin_width_s(&t_s);
     let mut used = vec!["t_s".to_string()];
@@ -458,6 +526,31 @@ mod tests {
         // Drawn at the middle of each bin.
         assert_eq!(p.x_s, [0.25, 0.75, 1.25]);
         assert!(series_panels(&Record::default()).is_none());
+    }
+
+    #[test]
+    fn series_derived_from_spans_count_sends_presence_and_first_tokens() {
+        // Sent at 0.5 s and 1.5 s, each in flight for 1 s, first tokens 100 ms and 300 ms later.
+        let rs = [req(0.5, 0.5, 100.0, 1000.0), req(1.5, 1.5, 300.0, 1000.0)];
+        let c = series_from_spans(&spans(&rs));
+        assert_eq!(c["t_s"], [0.0, 1.0, 2.0]);
+        assert_eq!(c["sent"], [1.0, 1.0, 0.0]);
+        assert_eq!(c["in_flight"], [0.5, 1.0, 0.5]);
+        assert!((c["ttft_p50_ms"][0] - 100.0).abs() < 1e-9);
+        assert!((c["ttft_p50_ms"][1] - 300.0).abs() < 1e-9);
+        assert!(c["ttft_p99_ms"][2].is_nan());
+        // A record with timing but no series gets these as its panels.
+        let r = Record {
+            requests: rs.to_vec(),
+            ..Record::default()
+        };
+        let p = series_panels(&r).unwrap();
+        let titles: Vec<&str> = p.panels.iter().map(|p| p.title.as_str()).collect();
+        assert_eq!(
+            titles,
+            ["requests sent/s", "requests in flight", "TTFT (ms)"]
+        );
+        assert!(series_from_spans(&[]).is_empty());
     }
 
     #[test]

@@ -193,3 +193,36 @@ test('the Run tab is offered only when a filtered record has timing or a series'
   await page.waitForSelector('button[data-view="run"]', { state: 'visible' });
   assert.deepEqual(page.errors, []);
 });
+
+test('a vLLM --save-detailed file: bars from its start_times and latencies, series derived', async (t) => {
+  const n = 200;
+  const run = {
+    backend: 'vllm', model_id: 'm', request_rate: 20, max_concurrency: null, completed: n - 4,
+    failed: 4, mean_ttft_ms: 30,
+    input_lens: Array(n).fill(100), output_lens: Array(n).fill(20),
+    ttfts: Array.from({ length: n }, (_, i) => 0.03 + (i % 5) * 0.01),
+    itls: Array.from({ length: n }, () => [0.01, 0.01]),
+    // perf_counter readings: a clock of vLLM's own.
+    start_times: Array.from({ length: n }, (_, i) => 5000 + i / 20),
+    latencies: Array.from({ length: n }, (_, i) => (i % 50 === 7 ? 0 : 0.5 + (i % 3) * 0.1)),
+    errors: Array.from({ length: n }, (_, i) => (i % 50 === 7 ? 'Bad Gateway' : '')),
+  };
+  const dir = await mkdtemp(join(tmpdir(), 'benchlens-run-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const file = join(dir, 'vllm-detailed.json');
+  await writeFile(file, JSON.stringify(run));
+  const page = await newPage(app.browser, t);
+  await page.goto(app.server.url);
+  await pickFiles(page, [file]);
+  await page.waitForSelector('button[data-view="run"]', { state: 'visible' });
+  await clickRunAndTime(page);
+  const fig = await runFigure(page);
+  const trace = (name) => fig.traces.find((tr) => tr.name === name && tr.mode === 'lines');
+  assert.equal(trace('decoding').points, (n - 4) * 3);
+  assert.equal(trace('failed: error').points, 4 * 3);
+  for (const title of ['requests sent/s', 'requests in flight', 'TTFT (ms)']) {
+    assert.ok(fig.yTitles.includes(title), JSON.stringify(fig.yTitles));
+  }
+  await screenshot(page, 'run-view-vllm');
+  assert.deepEqual(page.errors, []);
+});
