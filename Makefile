@@ -54,6 +54,7 @@ bench: setup-test build
 	cargo bench --locked --bench store
 	cargo bench --locked --bench ingest
 	cargo bench --locked --bench wire
+	cargo bench --locked --bench timeline
 	bash scripts/bench-ingest-cli.sh
 	node tests/browser/bench.mjs
 	bash scripts/bench-loadgen.sh

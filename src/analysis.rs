@@ -11,8 +11,10 @@
 //! ([`quality`]), the rule for what a chart point means ([`points`]: one configuration, never a
 //! silent average of several), the defaults every view and `benchlens compare` start from
 //! ([`defaults`]), exporting any of these tables as GitHub-flavoured Markdown, CSV or JSON
-//! ([`export`]), and many runs over time with their change points ([`trend`]). The trade-off
-//! and distribution figures are built here with [`crate::charts`]' palette and base layout; the
+//! ([`export`]), many runs over time with their change points ([`trend`]), and one stage as
+//! it unfolded: its request timeline and time series ([`timeline`], drawn by
+//! [`timeline_plot`]). The trade-off and distribution figures are built here with
+//! [`crate::charts`]' palette and base layout; the
 //! improvement figures live in [`crate::charts`] itself.
 //!
 //! Shared by both faces and pure: it must not import leptos, web-sys, tokio or an HTTP client,
@@ -32,6 +34,8 @@ pub mod quality;
 pub mod regression;
 pub mod slo;
 pub mod stats;
+pub mod timeline;
+pub mod timeline_plot;
 pub mod tradeoff;
 pub mod trend;
 pub mod trend_plot;

@@ -25,6 +25,7 @@ pub mod many;
 pub mod page;
 pub mod plotly;
 pub mod record_table;
+pub mod run_view;
 pub mod state;
 pub mod trends;
 pub mod widgets;

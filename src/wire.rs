@@ -174,6 +174,15 @@ pub fn encode_records(records: &[Record]) -> Vec<u8> {
                 }
                 None => body.push(0),
             }
+            put_opt_f64(&mut body, q.intended_s);
+            put_opt_f64(&mut body, q.sent_s);
+            match &q.error_kind {
+                Some(k) => {
+                    body.push(1);
+                    put_str(&mut body, k);
+                }
+                None => body.push(0),
+            }
         }
         // The run's time series, column by column.
         put_u32(&mut body, r.series.len() as u32);
@@ -266,6 +275,12 @@ pub fn decode_records(bytes: &[u8]) -> Result<Vec<Record>, WireError> {
                 0 => None,
                 _ => Some(reader.str()?.to_string()),
             };
+            let intended_s = reader.opt_f64()?;
+            let sent_s = reader.opt_f64()?;
+            let error_kind = match reader.u8()? {
+                0 => None,
+                _ => Some(reader.str()?.to_string()),
+            };
             record.requests.push(RequestDetail {
                 input_len,
                 output_len,
@@ -273,6 +288,9 @@ pub fn decode_records(bytes: &[u8]) -> Result<Vec<Record>, WireError> {
                 itl_ms,
                 e2el_ms,
                 error,
+                intended_s,
+                sent_s,
+                error_kind,
             });
         }
         for _ in 0..reader.u32()? {

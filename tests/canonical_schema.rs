@@ -58,6 +58,9 @@ fn full_record() -> Record {
         itl_ms: vec![1.0, 2.0],
         e2el_ms: Some(3.0),
         error: Some("HTTP 500".into()),
+        intended_s: Some(0.5),
+        sent_s: Some(0.75),
+        error_kind: Some("http_500".into()),
     });
     r
 }

@@ -57,6 +57,8 @@ pub enum View {
     Trends,
     /// A capacity sweep's goodput and objectives against the load, with its knee.
     Capacity,
+    /// One stage as it unfolded: its request timeline and time series.
+    Run,
 }
 
 impl View {
@@ -82,11 +84,12 @@ impl View {
             View::Regression => "Regression",
             View::Trends => "Trends",
             View::Capacity => "Capacity",
+            View::Run => "Run",
         }
     }
 
     /// Every view, in tab order.
-    pub const ALL: [View; 11] = [
+    pub const ALL: [View; 12] = [
         View::Latency,
         View::Throughput,
         View::Scaling,
@@ -98,6 +101,7 @@ impl View {
         View::Regression,
         View::Trends,
         View::Capacity,
+        View::Run,
     ];
 
     /// The view with this id.
@@ -119,6 +123,7 @@ impl View {
             View::Regression => "regression",
             View::Trends => "trends",
             View::Capacity => "capacity",
+            View::Run => "run",
         }
     }
 }

@@ -71,7 +71,9 @@ pub fn ChartPanel() -> impl IntoView {
             || is_view(View::Regression)
             || is_view(View::Trends)
             || is_view(View::Capacity)
+            || is_view(View::Run)
     };
+    let run_available = super::run_view::run_available(state);
     let is_table = move || state.chart.with(|c| c.view == View::Table);
     let is_improve = move || state.chart.with(|c| c.view == View::Improvement);
     let improve_choice = state.improve;
@@ -85,6 +87,7 @@ pub fn ChartPanel() -> impl IntoView {
                             role="tab"
                             data-view=v.id()
                             class:active=move || state.chart.with(|c| c.view == v)
+                            class:hidden=move || v == View::Run && !run_available.get()
                             on:click=move |_| set_view(v)
                         >
                             {v.label()}
@@ -116,6 +119,9 @@ pub fn ChartPanel() -> impl IntoView {
             </Show>
             <Show when=move || is_view(View::Capacity)>
                 <CapacityView/>
+            </Show>
+            <Show when=move || is_view(View::Run)>
+                <super::run_view::RunView/>
             </Show>
             <div class="chart-area" class:hidden=move || is_table() || is_improve() || is_analysis()>
             <ChartControls contents=contents/>

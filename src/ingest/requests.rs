@@ -1,5 +1,5 @@
 //! Fast parsing of a run object's per-request arrays (`input_lens`, `output_lens`, `ttfts`,
-//! `itls`, `errors`; `generated_texts` skipped): straight into typed vectors while the
+//! `itls`, `errors`, `start_times`; `generated_texts` skipped): straight into typed vectors while the
 //! document is parsed, instead of through `serde_json::Value` (a large, slow detour for
 //! millions of numbers). Everything else in the document is parsed as `Value` as usual.
 //!
@@ -22,6 +22,8 @@ pub(crate) struct RequestArrays {
     pub ttfts: Option<Vec<Option<f64>>>,
     pub itls: Option<Vec<Vec<f64>>>,
     pub errors: Option<Vec<Option<String>>>,
+    /// vLLM's `start_times` (`--save-detailed`): each request's send time on a clock of its own.
+    pub start_times: Option<Vec<Option<f64>>>,
     /// Keys whose value was not an array of the expected shape.
     pub malformed: Vec<String>,
 }
@@ -33,6 +35,7 @@ impl RequestArrays {
             && self.ttfts.is_none()
             && self.itls.is_none()
             && self.errors.is_none()
+            && self.start_times.is_none()
             && self.malformed.is_empty()
     }
 }
@@ -220,6 +223,10 @@ impl<'de> Deserialize<'de> for Doc {
                         "ttfts" => {
                             arrays.ttfts = numbers(map.next_value()?);
                             arrays.ttfts.is_some()
+                        }
+                        "start_times" => {
+                            arrays.start_times = numbers(map.next_value()?);
+                            arrays.start_times.is_some()
                         }
                         "itls" => {
                             let l: Lenient<Gaps> = map.next_value()?;

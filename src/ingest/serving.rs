@@ -4,7 +4,8 @@
 //! Summary keys map to canonical metrics (`mean_ttft_ms`, any `p{P}_{m}_ms`, SGLang's
 //! `*_e2e_latency_ms` → `*_e2el_ms`), run settings to dimensions (`model_id` → model,
 //! `duration` → `duration_s`, `"inf"` request rate), the per-request arrays (`input_lens`,
-//! `output_lens`, `ttfts` and `itls` in seconds, `errors`) to [`RequestDetail`]s in ms, and
+//! `output_lens`, `ttfts` and `itls` in seconds, `errors`, `start_times` counted from the first,
+//! and beside them `latencies` as each successful request's E2EL) to [`RequestDetail`]s in ms, and
 //! unknown top-level scalars (`--metadata k=v`) to tags (or to the dimension of that name).
 
 use serde_json::{Map, Value};
@@ -76,7 +77,10 @@ pub(crate) fn read_object(
             | "accept_length" => {
                 set_metric_json(&mut r, MetricKey::Extra(key.clone()), v, 1.0, &here, out)
             }
-            "input_lens" | "output_lens" | "ttfts" | "itls" | "errors" | "generated_texts" => {}
+            "input_lens" | "output_lens" | "ttfts" | "itls" | "errors" | "start_times"
+            | "generated_texts" => {}
+            // Read with the other per-request arrays below, when they are there.
+            "latencies" if has_request_arrays(arrays.as_deref(), o) => {}
             _ => {
                 if let Some(metric) = serving_metric_name(key) {
                     set_metric_json(&mut r, metric, v, 1.0, &here, out);
@@ -131,9 +135,13 @@ pub(crate) fn read_object(
             );
         }
     }
+    let with_arrays = has_request_arrays(arrays.as_deref(), o);
     match arrays {
         Some(a) => from_arrays(*a, at, &mut r, out),
         None => from_arrays(arrays_from_object(o), at, &mut r, out),
+    }
+    if with_arrays {
+        e2el_from_latencies(o.get("latencies"), &place(at, "latencies"), &mut r, out);
     }
     if r.requests
         .iter()
@@ -146,6 +154,35 @@ pub(crate) fn read_object(
         ["total_input_tokens", "total_output_tokens", "completed"],
     );
     out.records.push(r);
+}
+
+/// Whether the run carries per-request arrays beside `latencies` (vLLM's `--save-detailed`).
+fn has_request_arrays(arrays: Option<&RequestArrays>, o: &Map<String, Value>) -> bool {
+    arrays.is_some_and(|a| !a.is_empty())
+        || ["input_lens", "output_lens", "ttfts", "itls", "start_times"]
+            .iter()
+            .any(|k| o.get(*k).is_some_and(Value::is_array))
+}
+
+/// vLLM's `latencies` (seconds, always written; 0 for a failed request) as the E2EL of each
+/// successful request, when there is one per request.
+fn e2el_from_latencies(v: Option<&Value>, at: &str, r: &mut Record, out: &mut Ingested) {
+    let Some(v) = v.filter(|v| !v.is_null()) else {
+        return;
+    };
+    let Some(items) = v.as_array().filter(|a| a.len() == r.requests.len()) else {
+        out.warnings.push(Warning::at(
+            at.to_string(),
+            "not one number per request, ignored",
+        ));
+        return;
+    };
+    for (q, item) in r.requests.iter_mut().zip(items) {
+        let seconds = number_from_json(item).filter(|s| s.is_finite() && *s > 0.0);
+        if q.error.is_none() {
+            q.e2el_ms = seconds.map(|s| s * 1000.0);
+        }
+    }
 }
 
 /// Per-request arrays parsed straight into vectors (seconds → ms).
@@ -183,6 +220,14 @@ fn from_arrays(a: RequestArrays, at: &str, r: &mut Record, out: &mut Ingested) {
     };
     let mut itls = a.itls.unwrap_or_default().into_iter();
     let mut errors = a.errors.unwrap_or_default().into_iter();
+    // vLLM's start times are readings of a clock of its own: counted from the first send.
+    let starts = a.start_times.unwrap_or_default();
+    let first_start = starts
+        .iter()
+        .flatten()
+        .copied()
+        .filter(|v| v.is_finite())
+        .fold(f64::INFINITY, f64::min);
     r.requests.reserve(n);
     for i in 0..n {
         let mut itl_ms = itls.next().unwrap_or_default();
@@ -200,6 +245,13 @@ fn from_arrays(a: RequestArrays, at: &str, r: &mut Record, out: &mut Ingested) {
             itl_ms,
             e2el_ms: None,
             error: errors.next().flatten(),
+            sent_s: starts
+                .get(i)
+                .copied()
+                .flatten()
+                .filter(|v| v.is_finite())
+                .map(|v| v - first_start),
+            ..RequestDetail::default()
         });
     }
 }
@@ -230,6 +282,7 @@ fn arrays_from_object(o: &Map<String, Value>) -> RequestArrays {
             })
             .collect()
     });
+    let start_times = list("start_times").map(numbers);
     let errors = list("errors").map(|items| {
         items
             .iter()
@@ -242,6 +295,7 @@ fn arrays_from_object(o: &Map<String, Value>) -> RequestArrays {
         ttfts,
         itls,
         errors,
+        start_times,
         ..a
     }
 }

@@ -16,7 +16,8 @@
 //!       "extra.throughput": 126.34,
 //!       "inferred": {"gpu": "user"},
 //!       "requests": [{"input_len": 1000, "output_len": 100, "ttft_ms": 51.2,
-//!                     "itl_ms": [7.1, 6.9], "e2el_ms": 780.4, "error": null}]
+//!                     "itl_ms": [7.1, 6.9], "e2el_ms": 780.4, "error": null,
+//!                     "intended_s": 0.5, "sent_s": 0.52}]
 //!     }
 //!   ]
 //! }
@@ -155,6 +156,16 @@ fn request_to_json(r: &RequestDetail) -> Value {
         "error".into(),
         r.error.clone().map_or(Value::Null, Value::String),
     );
+    // Timing on the stage's clock only when known, so files without it stay as they were.
+    if let Some(v) = r.intended_s {
+        m.insert("intended_s".into(), number_to_json(v));
+    }
+    if let Some(v) = r.sent_s {
+        m.insert("sent_s".into(), number_to_json(v));
+    }
+    if let Some(k) = &r.error_kind {
+        m.insert("error_kind".into(), Value::String(k.clone()));
+    }
     Value::Object(m)
 }
 
@@ -291,6 +302,12 @@ fn request_from_json(v: &Value, at: &str, warnings: &mut Vec<String>) -> Option<
             .unwrap_or_default(),
         e2el_ms: real("e2el_ms"),
         error: obj.get("error").and_then(Value::as_str).map(str::to_string),
+        intended_s: real("intended_s"),
+        sent_s: real("sent_s"),
+        error_kind: obj
+            .get("error_kind")
+            .and_then(Value::as_str)
+            .map(str::to_string),
     })
 }
 
@@ -573,9 +590,13 @@ mod tests {
             itl_ms: vec![7.5, f64::INFINITY],
             e2el_ms: Some(70.0),
             error: None,
+            intended_s: Some(0.25),
+            sent_s: Some(0.5),
+            error_kind: None,
         });
         a.requests.push(RequestDetail {
             error: Some("HTTP 500: boom".into()),
+            error_kind: Some("http_500".into()),
             ..RequestDetail::default()
         });
         let b = Record {

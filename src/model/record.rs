@@ -89,6 +89,26 @@ pub struct RequestDetail {
     pub e2el_ms: Option<f64>,
     /// Error text when the request failed.
     pub error: Option<String>,
+    /// Scheduled send time, seconds from the stage's start.
+    pub intended_s: Option<f64>,
+    /// When the request went on the wire, seconds from the stage's start; TTFT and E2EL count
+    /// from here ([`RequestDetail::first_token_s`], [`RequestDetail::end_s`]).
+    pub sent_s: Option<f64>,
+    /// Why the request failed, as a short snake_case name (`http_503`, `first_token_timeout`,
+    /// the load generator's failure kinds); `None` when it succeeded or the source did not say.
+    pub error_kind: Option<String>,
+}
+
+impl RequestDetail {
+    /// When the first token arrived, seconds from the stage's start (`sent_s` + TTFT).
+    pub fn first_token_s(&self) -> Option<f64> {
+        Some(self.sent_s? + self.ttft_ms? / 1000.0)
+    }
+
+    /// When the request ended, seconds from the stage's start (`sent_s` + E2EL).
+    pub fn end_s(&self) -> Option<f64> {
+        Some(self.sent_s? + self.e2el_ms? / 1000.0)
+    }
 }
 
 /// Why a dimension value could not be set.

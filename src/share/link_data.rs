@@ -428,6 +428,7 @@ mod tests {
             itl_ms: vec![1.25, 2.5],
             e2el_ms: Some(16.25),
             error: None,
+            ..crate::model::RequestDetail::default()
         });
         let files = [
             ShareFile {

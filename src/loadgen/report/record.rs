@@ -58,6 +58,10 @@ pub fn request_detail(r: &RequestRecord) -> RequestDetail {
             .failure
             .as_ref()
             .map(|f| format!("{}: {}", f.kind.name(), f.message)),
+        intended_s: Some(r.intended_at_s),
+        // The stage's own series count latencies from here too (`loadgen::timeline`).
+        sent_s: Some(r.sent_at_s),
+        error_kind: r.failure.as_ref().map(|f| f.kind.name()),
     }
 }
 

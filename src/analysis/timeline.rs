@@ -1,0 +1,571 @@
+//! A stage as it unfolded: each request's span on the stage's clock (intended send → sent →
+//! first token → end) and the stage's time series grouped into panels for the run view.
+//!
+//! Up to [`MAX_BARS`] requests are kept one by one; past that they are binned into a bounded
+//! grid (mean requests in each phase per time bin), so the figure's size does not grow with
+//! the request count. Pure.
+
+use crate::analysis::stats::percentile_sorted;
+use crate::model::{MetricKey, Record, RequestDetail};
+use std::collections::BTreeMap;
+
+/// Most requests drawn one bar each; more are binned (there are not more pixels than this).
+pub const MAX_BARS: usize = 2000;
+/// Time bins of a binned timeline.
+pub const MAX_BINS: usize = 400;
+
+/// How a request ended.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Outcome {
+    /// It completed.
+    Ok,
+    /// It failed, with its failure kind (`http_503`), or `error` when the source gave none.
+    Failed(String),
+}
+
+impl Outcome {
+    /// The outcome's name: `ok` or the failure kind.
+    pub fn name(&self) -> &str {
+        match self {
+            Outcome::Ok => "ok",
+            Outcome::Failed(k) => k,
+        }
+    }
+}
+
+/// One request on the stage's clock, in seconds from the stage's start.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Span {
+    /// Index of the request in its record.
+    pub index: usize,
+    /// Scheduled send time, when known.
+    pub intended_s: Option<f64>,
+    /// When it was sent.
+    pub sent_s: f64,
+    /// When its first token arrived.
+    pub first_token_s: Option<f64>,
+    /// When it ended.
+    pub end_s: Option<f64>,
+    /// How it ended.
+    pub outcome: Outcome,
+}
+
+impl Span {
+    /// The last moment known of the request (end, else first token, else send).
+    pub fn last_s(&self) -> f64 {
+        self.end_s.or(self.first_token_s).unwrap_or(self.sent_s)
+    }
+}
+
+fn outcome_of(r: &RequestDetail) -> Outcome {
+    match (&r.error_kind, &r.error) {
+        (Some(k), _) => Outcome::Failed(k.clone()),
+        (None, Some(_)) => Outcome::Failed("error".into()),
+        (None, None) => Outcome::Ok,
+    }
+}
+
+/// The requests that have a send time, sorted by it (ties by index).
+pub fn spans(requests: &[RequestDetail]) -> Vec<Span> {
+    let finite = |v: Option<f64>| v.filter(|v| v.is_finite());
+    let mut out: Vec<Span> = requests
+        .iter()
+        .enumerate()
+        .filter_map(|(index, r)| {
+            let sent_s = finite(r.sent_s)?;
+            Some(Span {
+                index,
+                intended_s: finite(r.intended_s),
+                sent_s,
+                first_token_s: finite(r.first_token_s()),
+                end_s: finite(r.end_s()),
+                outcome: outcome_of(r),
+            })
+        })
+        .collect();
+    out.sort_by(|a, b| a.sent_s.total_cmp(&b.sent_s).then(a.index.cmp(&b.index)));
+    out
+}
+
+/// Requests binned in time: in each bin, the mean number of requests in each phase and the
+/// failures that ended in it. All vectors have the same length.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PhaseGrid {
+    /// Start of the first bin, seconds.
+    pub start_s: f64,
+    /// Width of every bin, seconds.
+    pub bin_s: f64,
+    /// Mean requests waiting to be sent (intended → sent).
+    pub waiting: Vec<f64>,
+    /// Mean requests waiting for their first token (sent → first token).
+    pub prefill: Vec<f64>,
+    /// Mean requests decoding (first token → end).
+    pub decoding: Vec<f64>,
+    /// Requests that failed in the bin, per second.
+    pub failed_per_s: Vec<f64>,
+    /// Requests binned.
+    pub requests: usize,
+}
+
+impl PhaseGrid {
+    /// The centre of each bin, seconds.
+    pub fn centers_s(&self) -> Vec<f64> {
+        (0..self.waiting.len())
+            .map(|i| self.start_s + (i as f64 + 0.5) * self.bin_s)
+            .collect()
+    }
+}
+
+/// Adds `[a, b)`'s overlap with each bin, in bins, to `acc` through a difference array
+/// (`full`) for the bins it covers whole, so each interval costs O(1) besides its two ends.
+fn spread(acc: &mut [f64], full: &mut [f64], start_s: f64, bin_s: f64, a: f64, b: f64) {
+    let n = acc.len();
+    if n == 0 || b.partial_cmp(&a) != Some(std::cmp::Ordering::Greater) {
+        return;
+    }
+    let pos = |t: f64| ((t - start_s) / bin_s).clamp(0.0, n as f64);
+    let (x, y) = (pos(a), pos(b));
+    let (i, j) = (x.floor() as usize, y.floor() as usize);
+    if i == j || i >= n {
+        if i < n {
+            acc[i] += y - x;
+        }
+        return;
+    }
+    acc[i] += (i + 1) as f64 - x;
+    if j < n {
+        acc[j] += y - j as f64;
+    }
+    // Bins i+1 .. j-1 are covered whole.
+    if i + 1 < j {
+        full[i + 1] += 1.0;
+        if j < n {
+            full[j] -= 1.0;
+        }
+    }
+}
+
+/// Bins `spans` into at most `bins` time bins covering their whole extent.
+pub fn phase_grid(spans: &[Span], bins: usize) -> PhaseGrid {
+    let start_s = spans
+        .iter()
+        .map(|s| s.intended_s.unwrap_or(s.sent_s).min(s.sent_s))
+        .fold(f64::INFINITY, f64::min);
+    let end_s = spans
+        .iter()
+        .map(Span::last_s)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let bins = bins.max(1);
+    if !start_s.is_finite() || !end_s.is_finite() {
+        return PhaseGrid {
+            start_s: 0.0,
+            bin_s: 1.0,
+            waiting: Vec::new(),
+            prefill: Vec::new(),
+            decoding: Vec::new(),
+            failed_per_s: Vec::new(),
+            requests: 0,
+        };
+    }
+    let bin_s = ((end_s - start_s) / bins as f64).max(1e-6);
+    let mut phases = [vec![0.0; bins], vec![0.0; bins], vec![0.0; bins]];
+    let mut full = [vec![0.0; bins], vec![0.0; bins], vec![0.0; bins]];
+    let mut failed_per_s = vec![0.0; bins];
+    for s in spans {
+        let mut put = |k: usize, a: Option<f64>, b: Option<f64>| {
+            if let (Some(a), Some(b)) = (a, b) {
+                spread(&mut phases[k], &mut full[k], start_s, bin_s, a, b);
+            }
+        };
+        put(0, s.intended_s, Some(s.sent_s));
+        put(1, Some(s.sent_s), s.first_token_s.or(s.end_s));
+        put(2, s.first_token_s, s.end_s);
+        if s.outcome != Outcome::Ok {
+            let i = (((s.last_s() - start_s) / bin_s).floor().max(0.0) as usize).min(bins - 1);
+            failed_per_s[i] += 1.0 / bin_s;
+        }
+    }
+    for (phase, full) in phases.iter_mut().zip(&full) {
+        let mut running = 0.0;
+        for (v, d) in phase.iter_mut().zip(full) {
+            running += d;
+            *v += running;
+        }
+    }
+    let [waiting, prefill, decoding] = phases;
+    PhaseGrid {
+        start_s,
+        bin_s,
+        waiting,
+        prefill,
+        decoding,
+        failed_per_s,
+        requests: spans.len(),
+    }
+}
+
+/// Most bins of a series derived from requests (an hour of seconds); longer runs get wider bins.
+const MAX_DERIVED_BINS: usize = 3600;
+
+/// A series derived from request spans, for sources that carry timing but no series (vLLM's
+/// `--save-detailed`): per bin of 1 s (wider past [`MAX_DERIVED_BINS`]) from 0, `sent`,
+/// `in_flight` (mean, each request counted from its send to its last known moment) and
+/// `ttft_p50_ms`/`ttft_p90_ms`/`ttft_p99_ms` of the first tokens that arrived in the bin. Empty
+/// when no span has a send time at or after 0.
+pub fn series_from_spans(spans: &[Span]) -> BTreeMap<String, Vec<f64>> {
+    let end_s = spans
+        .iter()
+        .map(Span::last_s)
+        .fold(f64::NEG_INFINITY, f64::max);
+    if !end_s.is_finite() || end_s < 0.0 {
+        return BTreeMap::new();
+    }
+    let whole = end_s.floor() as usize + 1;
+    let bin_s = (whole as f64 / MAX_DERIVED_BINS as f64).ceil().max(1.0);
+    let bins = ((end_s / bin_s).floor() as usize + 1).min(MAX_DERIVED_BINS);
+    let at = |t: f64| ((t / bin_s).floor().max(0.0) as usize).min(bins - 1);
+    let mut sent = vec![0.0; bins];
+    let mut in_flight = vec![0.0; bins];
+    let mut full = vec![0.0; bins];
+    let mut ttft: Vec<Vec<f64>> = vec![Vec::new(); bins];
+    for s in spans {
+        sent[at(s.sent_s)] += 1.0;
+        spread(&mut in_flight, &mut full, 0.0, bin_s, s.sent_s, s.last_s());
+        if let (Some(f), Outcome::Ok) = (s.first_token_s, &s.outcome) {
+            ttft[at(f)].push((f - s.sent_s) * 1e3);
+        }
+    }
+    let mut running = 0.0;
+    for (v, d) in in_flight.iter_mut().zip(&full) {
+        running += d;
+        *v += running;
+    }
+    let mut out = BTreeMap::new();
+    out.insert("t_s".into(), (0..bins).map(|i| i as f64 * bin_s).collect());
+    out.insert("sent".into(), sent);
+    out.insert("in_flight".into(), in_flight);
+    for v in &mut ttft {
+        v.sort_by(f64::total_cmp);
+    }
+    for p in [50.0, 90.0, 99.0] {
+        out.insert(
+            format!("ttft_p{p}_ms"),
+            ttft.iter()
+                .map(|v| percentile_sorted(v, p).unwrap_or(f64::NAN))
+                .collect(),
+        );
+    }
+    out
+}
+
+/// The timeline of a stage's requests: bars one by one, or binned past [`MAX_BARS`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum Timeline {
+    /// Every request, sorted by send time.
+    Bars(Vec<Span>),
+    /// Too many requests for bars: binned.
+    Binned(PhaseGrid),
+}
+
+/// The timeline of `requests` (those with a send time).
+pub fn timeline(requests: &[RequestDetail]) -> Timeline {
+    let spans = spans(requests);
+    if spans.len() > MAX_BARS {
+        Timeline::Binned(phase_grid(&spans, MAX_BINS))
+    } else {
+        Timeline::Bars(spans)
+    }
+}
+
+/// Whether a record can be shown in the run view: requests with a send time, or a series.
+pub fn has_run_detail(r: &Record) -> bool {
+    r.series.contains_key("t_s") || r.requests.iter().any(|q| q.sent_s.is_some())
+}
+
+/// A stage's name in the stage menu: its file, load and request count.
+pub fn stage_label(r: &Record) -> String {
+    let mut parts = vec![r.source.as_deref().unwrap_or("(no file)").to_string()];
+    if let Some(rate) = r.request_rate {
+        parts.push(format!("{} req/s", crate::model::format_number(rate)));
+    }
+    if let Some(c) = r.max_concurrency {
+        parts.push(format!("concurrency {c}"));
+    }
+    if !r.requests.is_empty() {
+        parts.push(format!("{} requests", r.requests.len()));
+    }
+    parts.join(" · ")
+}
+
+/// The steady-state window of a record (`window_start_s`, `window_end_s`), when it has one.
+pub fn steady_window_s(r: &Record) -> Option<(f64, f64)> {
+    let get = |n: &str| {
+        r.metrics
+            .get(&MetricKey::Extra(n.into()))
+            .copied()
+            .filter(|v| v.is_finite())
+    };
+    let (a, b) = (get("window_start_s")?, get("window_end_s")?);
+    (b > a).then_some((a, b))
+}
+
+/// One line of a series panel.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Line {
+    /// Legend name.
+    pub name: String,
+    /// One value per time of the panel's series (NaN for none).
+    pub values: Vec<f64>,
+}
+
+/// A panel of time series sharing a y axis.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Panel {
+    /// The y axis title (quantity and unit).
+    pub title: String,
+    /// The lines drawn.
+    pub lines: Vec<Line>,
+}
+
+/// A record's time series grouped into panels.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SeriesPanels {
+    /// Where each value is drawn, seconds from the stage's start: the middle of its bin (the
+    /// series' `t_s` is each bin's start), so a bin lines up with the requests it counts.
+    pub x_s: Vec<f64>,
+    /// The panels, in display order.
+    pub panels: Vec<Panel>,
+}
+
+/// Width of each series bin, seconds (the step of `t_s`; 1 s when it cannot be told).
+fn bin_width_s(t: &[f64]) -> f64 {
+    t.windows(2)
+        .map(|w| w[1] - w[0])
+        .find(|d| d.is_finite() && *d > 0.0)
+        .unwrap_or(1.0)
+}
+
+/// The series of `r` as panels: output tokens/s, requests sent/s, requests in flight, TTFT
+/// and ITL quantiles, then every other column (the `server.*` telemetry among them) alone.
+/// A record with no series but request timing gets [`series_from_spans`].
+pub fn series_panels(r: &Record) -> Option<SeriesPanels> {
+    if !r.series.contains_key("t_s") {
+        let derived = series_from_spans(&spans(&r.requests));
+        if derived.is_empty() {
+            return None;
+        }
+        let stand_in = Record {
+            series: derived,
+            ..Record::default()
+        };
+        return series_panels(&stand_in);
+    }
+    let t_s = r.series.get("t_s")?.clone();
+    let width_s = bin_width_s(&t_s);
+    let mut used = vec!["t_s".to_string()];
+    let mut panels = Vec::new();
+    let rate = |col: &str, title: &str, used: &mut Vec<String>, panels: &mut Vec<Panel>| {
+        if let Some(v) = r.series.get(col) {
+            used.push(col.into());
+            panels.push(Panel {
+                title: title.into(),
+                lines: vec![Line {
+                    name: title.into(),
+                    values: v.iter().map(|x| x / width_s).collect(),
+                }],
+            });
+        }
+    };
+    rate("output_tokens", "output tok/s", &mut used, &mut panels);
+    rate("sent", "requests sent/s", &mut used, &mut panels);
+    if let Some(v) = r.series.get("in_flight") {
+        used.push("in_flight".into());
+        panels.push(Panel {
+            title: "requests in flight".into(),
+            lines: vec![Line {
+                name: "in flight".into(),
+                values: v.clone(),
+            }],
+        });
+    }
+    for (prefix, title) in [("ttft_", "TTFT (ms)"), ("itl_", "ITL (ms)")] {
+        let quantity = &title[..title.len() - 5];
+        let lines: Vec<Line> = r
+            .series
+            .iter()
+            .filter(|(k, _)| k.starts_with(prefix) && k.ends_with("_ms"))
+            .map(|(k, v)| Line {
+                name: format!("{quantity} {}", &k[prefix.len()..k.len() - 3]),
+                values: v.clone(),
+            })
+            .collect();
+        if !lines.is_empty() {
+            used.extend(
+                r.series
+                    .keys()
+                    .filter(|k| k.starts_with(prefix) && k.ends_with("_ms"))
+                    .cloned(),
+            );
+            panels.push(Panel {
+                title: title.into(),
+                lines,
+            });
+        }
+    }
+    for (k, v) in &r.series {
+        if !used.contains(k) {
+            panels.push(Panel {
+                title: k.clone(),
+                lines: vec![Line {
+                    name: k.clone(),
+                    values: v.clone(),
+                }],
+            });
+        }
+    }
+    let x_s = t_s.iter().map(|t| t + width_s / 2.0).collect();
+    Some(SeriesPanels { x_s, panels })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(intended: f64, sent: f64, ttft_ms: f64, e2el_ms: f64) -> RequestDetail {
+        RequestDetail {
+            intended_s: Some(intended),
+            sent_s: Some(sent),
+            ttft_ms: Some(ttft_ms),
+            e2el_ms: Some(e2el_ms),
+            ..RequestDetail::default()
+        }
+    }
+
+    #[test]
+    fn spans_derive_first_token_and_end_and_sort_by_send() {
+        let mut failed = req(0.0, 0.5, 100.0, f64::NAN);
+        failed.e2el_ms = None;
+        failed.error = Some("HTTP 503".into());
+        failed.error_kind = Some("http_503".into());
+        let no_time = RequestDetail::default();
+        let s = spans(&[req(1.0, 1.25, 250.0, 1000.0), failed, no_time]);
+        assert_eq!(s.len(), 2);
+        assert_eq!(s[0].index, 1);
+        assert_eq!(s[0].outcome, Outcome::Failed("http_503".into()));
+        assert_eq!(s[0].first_token_s, Some(0.6));
+        assert_eq!(s[0].end_s, None);
+        assert_eq!(s[0].last_s(), 0.6);
+        assert_eq!(s[1].first_token_s, Some(1.5));
+        assert_eq!(s[1].end_s, Some(2.25));
+        assert_eq!(s[1].outcome.name(), "ok");
+    }
+
+    #[test]
+    fn few_requests_are_bars_many_are_a_bounded_grid() {
+        let few: Vec<_> = (0..10)
+            .map(|i| req(i as f64, i as f64, 10.0, 20.0))
+            .collect();
+        assert!(matches!(timeline(&few), Timeline::Bars(b) if b.len() == 10));
+        let many: Vec<_> = (0..100_000)
+            .map(|i| req(i as f64 * 1e-3, i as f64 * 1e-3, 10.0, 20.0))
+            .collect();
+        match timeline(&many) {
+            Timeline::Binned(g) => {
+                assert_eq!(g.waiting.len(), MAX_BINS);
+                assert_eq!(g.requests, 100_000);
+            }
+            Timeline::Bars(_) => panic!("10^5 requests must be binned"),
+        }
+    }
+
+    #[test]
+    fn grid_keeps_the_time_spent_in_each_phase() {
+        // Request-seconds in a phase = sum over bins of mean count × bin width.
+        let rs = [req(0.0, 1.0, 500.0, 2000.0), req(0.5, 0.5, 1500.0, 3500.0)];
+        let g = phase_grid(&spans(&rs), 7);
+        let total = |v: &[f64]| v.iter().sum::<f64>() * g.bin_s;
+        assert!((total(&g.waiting) - 1.0).abs() < 1e-9, "{:?}", g.waiting);
+        assert!((total(&g.prefill) - 2.0).abs() < 1e-9, "{:?}", g.prefill);
+        assert!((total(&g.decoding) - 3.5).abs() < 1e-9, "{:?}", g.decoding);
+        // Never more requests in a phase than there are.
+        assert!(g.prefill.iter().all(|v| *v <= 2.0 + 1e-9));
+        assert_eq!(g.centers_s().len(), 7);
+    }
+
+    #[test]
+    fn series_are_grouped_into_panels_and_rates_divide_by_the_bin() {
+        let mut r = Record::default();
+        for (k, v) in [
+            ("t_s", vec![0.0, 0.5, 1.0]),
+            ("output_tokens", vec![10.0, 20.0, 30.0]),
+            ("sent", vec![1.0, 2.0, 3.0]),
+            ("in_flight", vec![1.0, 2.0, 1.5]),
+            ("ttft_p50_ms", vec![5.0, 6.0, 7.0]),
+            ("ttft_p99_ms", vec![9.0, 9.5, 10.0]),
+            ("itl_p50_ms", vec![1.0, 1.0, f64::NAN]),
+            ("server.kv_cache_usage", vec![0.1, 0.2, 0.3]),
+        ] {
+            r.series.insert(k.into(), v);
+        }
+        let p = series_panels(&r).unwrap();
+        let titles: Vec<&str> = p.panels.iter().map(|p| p.title.as_str()).collect();
+        assert_eq!(
+            titles,
+            [
+                "output tok/s",
+                "requests sent/s",
+                "requests in flight",
+                "TTFT (ms)",
+                "ITL (ms)",
+                "server.kv_cache_usage"
+            ]
+        );
+        assert_eq!(p.panels[0].lines[0].values, [20.0, 40.0, 60.0]);
+        let ttft: Vec<&str> = p.panels[3].lines.iter().map(|l| l.name.as_str()).collect();
+        assert_eq!(ttft, ["TTFT p50", "TTFT p99"]);
+        // Drawn at the middle of each bin.
+        assert_eq!(p.x_s, [0.25, 0.75, 1.25]);
+        assert!(series_panels(&Record::default()).is_none());
+    }
+
+    #[test]
+    fn series_derived_from_spans_count_sends_presence_and_first_tokens() {
+        // Sent at 0.5 s and 1.5 s, each in flight for 1 s, first tokens 100 ms and 300 ms later.
+        let rs = [req(0.5, 0.5, 100.0, 1000.0), req(1.5, 1.5, 300.0, 1000.0)];
+        let c = series_from_spans(&spans(&rs));
+        assert_eq!(c["t_s"], [0.0, 1.0, 2.0]);
+        assert_eq!(c["sent"], [1.0, 1.0, 0.0]);
+        assert_eq!(c["in_flight"], [0.5, 1.0, 0.5]);
+        assert!((c["ttft_p50_ms"][0] - 100.0).abs() < 1e-9);
+        assert!((c["ttft_p50_ms"][1] - 300.0).abs() < 1e-9);
+        assert!(c["ttft_p99_ms"][2].is_nan());
+        // A record with timing but no series gets these as its panels.
+        let r = Record {
+            requests: rs.to_vec(),
+            ..Record::default()
+        };
+        let p = series_panels(&r).unwrap();
+        let titles: Vec<&str> = p.panels.iter().map(|p| p.title.as_str()).collect();
+        assert_eq!(
+            titles,
+            ["requests sent/s", "requests in flight", "TTFT (ms)"]
+        );
+        assert!(series_from_spans(&[]).is_empty());
+    }
+
+    #[test]
+    fn run_detail_and_window() {
+        let mut r = Record::default();
+        assert!(!has_run_detail(&r));
+        r.requests.push(req(0.0, 0.1, 1.0, 2.0));
+        assert!(has_run_detail(&r));
+        assert_eq!(steady_window_s(&r), None);
+        r.metrics
+            .insert(MetricKey::Extra("window_start_s".into()), 0.5);
+        r.metrics
+            .insert(MetricKey::Extra("window_end_s".into()), 2.5);
+        assert_eq!(steady_window_s(&r), Some((0.5, 2.5)));
+        r.request_rate = Some(f64::INFINITY);
+        assert_eq!(stage_label(&r), "(no file) · inf req/s · 1 requests");
+    }
+}

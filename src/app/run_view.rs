@@ -1,0 +1,128 @@
+//! The run view: one stage as it unfolded, its request timeline over its time series, with a
+//! stage menu when several filtered records have per-request timing or series. The numbers and
+//! the figure are [`crate::analysis::timeline`]'s and [`crate::analysis::timeline_plot`]'s;
+//! this only lays them out.
+
+use leptos::prelude::*;
+
+use super::plotly;
+use super::state::AppState;
+use super::widgets::options;
+use crate::analysis::timeline::{
+    has_run_detail, series_panels, stage_label, steady_window_s, timeline, Timeline,
+};
+use crate::analysis::timeline_plot::run_figure;
+
+/// What the view shows for the current filter and stage.
+#[derive(Clone, Debug, PartialEq)]
+struct RunShown {
+    /// (record index, label) of every stage that can be shown.
+    stages: Vec<(usize, String)>,
+    /// The stage shown.
+    stage: usize,
+    /// The plotly figure.
+    figure: String,
+    /// One line on what is drawn.
+    summary: String,
+}
+
+/// Whether any filtered record can be shown in the run view (its tab is hidden otherwise).
+pub fn run_available(state: AppState) -> Memo<bool> {
+    Memo::new(move |_| {
+        let filter = state.filter.get();
+        state.dataset.with(|h| {
+            let ds = &h.dataset;
+            ds.matching(&filter)
+                .into_iter()
+                .any(|i| ds.records().get(i).is_some_and(has_run_detail))
+        })
+    })
+}
+
+/// The run view.
+#[component]
+pub fn RunView() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let stage = RwSignal::new(state.param("stage").and_then(|s| s.parse::<usize>().ok()));
+    let node = NodeRef::<leptos::html::Div>::new();
+    let result = Memo::new(move |_| -> Result<RunShown, String> {
+        let filter = state.filter.get();
+        let theme = state.theme();
+        let chosen = stage.get();
+        state.dataset.with(|h| {
+            let ds = &h.dataset;
+            let stages: Vec<(usize, String)> = ds
+                .matching(&filter)
+                .into_iter()
+                .filter_map(|i| ds.records().get(i).map(|r| (i, r)))
+                .filter(|(_, r)| has_run_detail(r))
+                .map(|(i, r)| (i, stage_label(r)))
+                .collect();
+            let shown = chosen
+                .filter(|c| stages.iter().any(|(i, _)| i == c))
+                .or_else(|| stages.first().map(|(i, _)| *i))
+                .ok_or(
+                    "No filtered record has per-request timing or a time series \
+                     (benchlens run's files have both; vLLM's with --save-detailed have timing).",
+                )?;
+            let r = ds.records().get(shown).ok_or("The chosen stage is gone.")?;
+            let tl = timeline(&r.requests);
+            let series = series_panels(r);
+            let window_s = steady_window_s(r);
+            let summary = match &tl {
+                Timeline::Bars(s) if s.is_empty() => {
+                    "No request has a send time; series only.".into()
+                }
+                Timeline::Bars(s) => format!("{} requests, one bar each, by send time.", s.len()),
+                Timeline::Binned(g) => format!(
+                    "{} requests, binned: mean requests in each phase per {:.3} s.",
+                    g.requests, g.bin_s
+                ),
+            };
+            let summary = match window_s {
+                Some((a, b)) => format!("{summary} Steady-state window {a:.2}–{b:.2} s shaded."),
+                None => summary,
+            };
+            let title = stages
+                .iter()
+                .find(|(i, _)| *i == shown)
+                .map(|(_, l)| l.clone())
+                .unwrap_or_default();
+            Ok(RunShown {
+                figure: run_figure(&title, Some(&tl), series.as_ref(), window_s, theme).to_string(),
+                stages,
+                stage: shown,
+                summary,
+            })
+        })
+    });
+    let chart_error = RwSignal::new(None::<String>);
+    Effect::new(move |_| {
+        let figure = result.with(|r| r.as_ref().ok().map(|s| s.figure.clone()));
+        chart_error.set(plotly::draw(node, figure.as_deref()).err());
+    });
+    view! {
+        <div class="controls">
+            {move || result.with(|r| r.as_ref().ok().filter(|s| s.stages.len() > 1).map(|s| {
+                let current = s.stage.to_string();
+                view! {
+                    <label>"Stage "
+                        <select id="run-stage" on:change=move |ev| {
+                            let value = event_target_value(&ev);
+                            stage.set(value.parse().ok());
+                            state.set_param("stage", value);
+                        }>
+                            {options(s.stages.iter().map(|(i, l)| (i.to_string(), l.clone())), &current)}
+                        </select>
+                    </label>
+                }
+            }))}
+        </div>
+        {plotly::error_note(chart_error)}
+        {move || result.with(|r| match r {
+            Err(e) => view! { <p class="muted" id="run-message">{e.to_string()}</p> }.into_any(),
+            Ok(s) => view! { <p id="run-summary">{s.summary.clone()}</p> }.into_any(),
+        })}
+        <div class="chart" id="run-chart" style="height: auto" node_ref=node></div>
+    }
+}
