@@ -1,0 +1,155 @@
+//! Canonical CSV: one row per record, a column per dimension and metric present (canonical
+//! names, sorted), `inferred` last; written and read back here, described in the parent
+//! module's doc.
+
+use std::collections::BTreeSet;
+
+use super::super::dim::{format_number, DimKey, DimValue};
+use super::super::metric::MetricKey;
+use super::super::record::Record;
+use super::{parse_number_text, CanonicalError, Decoded};
+
+fn cell_for(r: &Record, column: &Column) -> String {
+    match column {
+        Column::Dim(key) => r.dim(key).map(|v| v.to_string()).unwrap_or_default(),
+        Column::Metric(key) => r.metric(key).map(format_number).unwrap_or_default(),
+        Column::Inferred => r
+            .inferred
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(";"),
+    }
+}
+
+enum Column {
+    Dim(DimKey),
+    Metric(MetricKey),
+    Inferred,
+}
+
+impl Column {
+    fn name(&self) -> String {
+        match self {
+            Column::Dim(k) => k.name(),
+            Column::Metric(k) => k.name(),
+            Column::Inferred => "inferred".into(),
+        }
+    }
+}
+
+/// The canonical CSV text for `records`.
+pub fn to_csv(records: &[Record]) -> String {
+    let mut dims: BTreeSet<DimKey> = BTreeSet::new();
+    let mut metrics: BTreeSet<MetricKey> = BTreeSet::new();
+    let mut any_inferred = false;
+    for r in records {
+        dims.extend(r.dims().map(|(k, _)| k));
+        metrics.extend(r.metrics.keys().cloned());
+        any_inferred |= !r.inferred.is_empty();
+    }
+    let mut columns: Vec<Column> = dims.into_iter().map(Column::Dim).collect();
+    columns.extend(metrics.into_iter().map(Column::Metric));
+    if any_inferred {
+        columns.push(Column::Inferred);
+    }
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let header: Vec<String> = columns.iter().map(Column::name).collect();
+    // Writing to a Vec cannot fail.
+    let _ = w.write_record(&header);
+    for r in records {
+        let row: Vec<String> = columns.iter().map(|c| cell_for(r, c)).collect();
+        let _ = w.write_record(&row);
+    }
+    let bytes = w.into_inner().unwrap_or_default();
+    String::from_utf8(bytes).unwrap_or_default()
+}
+
+/// Whether a CSV header row is canonical: every column is a canonical name and at least one
+/// is a metric.
+pub fn header_is_canonical(header: &[&str]) -> bool {
+    let known = |h: &&str| {
+        *h == "inferred" || DimKey::from_name(h).is_some() || MetricKey::from_name(h).is_some()
+    };
+    !header.is_empty()
+        && header.iter().all(known)
+        && header.iter().any(|h| MetricKey::from_name(h).is_some())
+}
+
+/// Reads canonical CSV text. Unknown columns and unusable cells are skipped with warnings
+/// naming the line and column.
+pub fn from_csv(text: &str) -> Result<Decoded, CanonicalError> {
+    let mut rdr = csv::ReaderBuilder::new()
+        .flexible(true)
+        .from_reader(text.as_bytes());
+    let header: Vec<String> = rdr
+        .headers()
+        .map_err(|e| CanonicalError::Csv {
+            line: 1,
+            message: e.to_string(),
+        })?
+        .iter()
+        .map(|h| h.trim().to_string())
+        .collect();
+    let mut out = Decoded::default();
+    let mut columns: Vec<Option<Column>> = Vec::new();
+    for h in &header {
+        let c = if h == "inferred" {
+            Some(Column::Inferred)
+        } else if let Some(k) = DimKey::from_name(h) {
+            Some(Column::Dim(k))
+        } else if let Some(k) = MetricKey::from_name(h) {
+            Some(Column::Metric(k))
+        } else {
+            out.warnings
+                .push(format!("line 1: unknown column {h:?}, ignored"));
+            None
+        };
+        columns.push(c);
+    }
+    for row in rdr.records() {
+        let row = row.map_err(|e| CanonicalError::Csv {
+            line: e.position().map_or(0, |p| p.line()),
+            message: e.to_string(),
+        })?;
+        let line = row.position().map_or(0, |p| p.line());
+        if row.len() != header.len() {
+            out.warnings.push(format!(
+                "line {line}: {} fields where the header has {}",
+                row.len(),
+                header.len()
+            ));
+        }
+        let mut r = Record::default();
+        for (cell, column) in row.iter().zip(&columns) {
+            let (Some(column), cell) = (column, cell.trim()) else {
+                continue;
+            };
+            if cell.is_empty() {
+                continue;
+            }
+            match column {
+                Column::Dim(key) => {
+                    if let Err(e) = r.set_dim(key, Some(DimValue::Text(cell.to_string()))) {
+                        out.warnings.push(format!("line {line}: {e}, ignored"));
+                    }
+                }
+                Column::Metric(key) => match parse_number_text(cell) {
+                    Some(v) => r.set_metric(key.clone(), v),
+                    None => out.warnings.push(format!(
+                        "line {line}: {}: {cell:?} is not a number, ignored",
+                        key.name()
+                    )),
+                },
+                Column::Inferred => {
+                    for pair in cell.split(';').filter(|p| !p.is_empty()) {
+                        let (k, v) = pair.split_once('=').unwrap_or((pair, "unknown"));
+                        r.inferred.insert(k.to_string(), v.to_string());
+                    }
+                }
+            }
+        }
+        out.records.push(r);
+    }
+    Ok(out)
+}
