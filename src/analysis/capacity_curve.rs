@@ -30,9 +30,7 @@
 //!   probes.
 
 use super::capacity::{Capacity, CapacitySlo, Objective, ProbeOutcome, SloMetric};
-use super::defaults::SERIES_PREFERENCE;
 use super::points::configuration_dims;
-use crate::charts::style::NO_VALUE;
 use crate::model::{
     natural_cmp, Dataset, Dim, DimKey, DimValue, LatencyMetric, MetricKey, Percentile, Record, Stat,
 };
@@ -65,9 +63,6 @@ const RUN_TAGS: [&str; 6] = [
 
 /// Most panels: the goodput panel and up to seven objectives (the figure lays out eight axes).
 pub const MAX_CURVE_PANELS: usize = 8;
-
-/// Most dimensions joined into one sweep's name.
-const MAX_NAME_DIMS: usize = 3;
 
 /// What a sweep varies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -362,10 +357,10 @@ fn judged_value(r: &Record, o: &Objective) -> Option<f64> {
 }
 
 /// A sweep as first gathered: its identity, axis and records.
-struct Gathered {
-    key: Vec<Option<DimValue>>,
+pub(super) struct Gathered {
+    pub(super) key: Vec<Option<DimValue>>,
     axis: LoadAxis,
-    records: Vec<(usize, f64)>,
+    pub(super) records: Vec<(usize, f64)>,
 }
 
 /// The probes among `indices` grouped into sweeps, with the dimensions of their identity (the
@@ -610,102 +605,15 @@ fn capacity_of(probes: &[Probe]) -> Option<Capacity> {
     })
 }
 
-/// Where a dimension ranks when naming sweeps: the deployment's dimensions first (in
-/// [`SERIES_PREFERENCE`] order, then the label, then tags), then the file, the date and the
-/// tags that say how a sweep was run.
-fn name_rank(k: &DimKey) -> (u8, usize) {
-    match k {
-        DimKey::Known(Dim::Source) => (2, 0),
-        DimKey::Known(Dim::Date) => (2, 1),
-        DimKey::Known(Dim::Label) => (1, 0),
-        DimKey::Known(d) => (
-            0,
-            SERIES_PREFERENCE
-                .iter()
-                .position(|p| p == d)
-                .unwrap_or(SERIES_PREFERENCE.len()),
-        ),
-        DimKey::Tag(t) => match RUN_TAGS.iter().position(|r| r == t) {
-            Some(at) => (3, at),
-            None => (1, 1),
-        },
-    }
-}
-
-/// The dimensions naming the sweeps and each sweep's name: the deployment dimensions that
-/// differ between sweeps (at most [`MAX_NAME_DIMS`]), then, while two sweeps share a name,
-/// the next differing dimension. One sweep is named by its file.
-fn name_sweeps(
-    key_dims: &[DimKey],
-    gathered: &[Gathered],
-    ds: &Dataset,
-) -> (Vec<DimKey>, Vec<String>) {
-    let value = |g: &Gathered, d: usize| {
-        g.key
-            .get(d)
-            .cloned()
-            .flatten()
-            .map_or(NO_VALUE.to_string(), |v| v.to_string())
-    };
-    if gathered.len() <= 1 {
-        let name = gathered
-            .first()
-            .and_then(|g| g.records.first())
-            .and_then(|&(i, _)| ds.records().get(i))
-            .and_then(|r| r.source.as_deref().map(str::to_string))
-            .unwrap_or_else(|| "sweep".to_string());
-        return (Vec::new(), gathered.iter().map(|_| name.clone()).collect());
-    }
-    let mut varying: Vec<usize> = (0..key_dims.len())
-        .filter(|&d| {
-            let first = value(&gathered[0], d);
-            gathered.iter().any(|g| value(g, d) != first)
-        })
-        .collect();
-    varying.sort_by_key(|&d| name_rank(&key_dims[d]));
-    let mut chosen: Vec<usize> = varying
-        .iter()
-        .copied()
-        .filter(|&d| name_rank(&key_dims[d]).0 <= 1)
-        .take(MAX_NAME_DIMS)
-        .collect();
-    let names_of = |chosen: &[usize]| -> Vec<String> {
-        gathered
-            .iter()
-            .map(|g| {
-                chosen
-                    .iter()
-                    .map(|&d| value(g, d))
-                    .collect::<Vec<_>>()
-                    .join(" · ")
-            })
-            .collect()
-    };
-    let distinct = |names: &[String]| {
-        let mut seen: Vec<&String> = names.iter().collect();
-        seen.sort();
-        seen.dedup();
-        seen.len() == names.len()
-    };
-    for &d in &varying {
-        if !chosen.is_empty() && distinct(&names_of(&chosen)) {
-            break;
-        }
-        if !chosen.contains(&d) {
-            chosen.push(d);
-        }
-    }
-    let names = names_of(&chosen);
-    (chosen.iter().map(|&d| key_dims[d].clone()).collect(), names)
-}
-
 /// Sweep names in order, for the legend title and tests.
 pub fn sweep_names(c: &CapacityCurves) -> Vec<&str> {
     c.sweeps.iter().map(|s| s.name.as_str()).collect()
 }
 
+mod names;
 mod words;
 
+use names::name_sweeps;
 pub use words::{capacity_words, selection_notes, SweepWords};
 
 #[cfg(test)]
