@@ -152,6 +152,17 @@ fn steady_canonical_files_pass_and_bad_folders_are_named() {
         .arg(empty.path())
         .assert()
         .code(2);
+    // A missing folder is a broken set-up, not a regression: exit 2, naming the folder.
+    let missing = empty.path().join("no-such-folder");
+    benchlens()
+        .args(["compare", "--trend"])
+        .arg(&missing)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(format!(
+            "{}: cannot list the folder",
+            missing.display()
+        )));
 }
 
 #[test]

@@ -20,6 +20,15 @@ pub enum CliError {
         /// The system's reason.
         source: std::io::Error,
     },
+    /// A folder of results (`compare --trend DIR`, `site DIR`) could not be listed: a usage
+    /// error (exit 2), so that `compare --trend`'s exit 1 always means a regression.
+    #[error("{path}: cannot list the folder")]
+    ReadDir {
+        /// The folder as the user named it (or a subfolder of it).
+        path: String,
+        /// The system's reason.
+        source: std::io::Error,
+    },
     /// A result file was read but not understood (the error names the file and line).
     #[error(transparent)]
     Ingest(#[from] IngestError),
@@ -84,8 +93,8 @@ pub enum CliError {
 
 impl CliError {
     /// The exit code this error ends the process with: 1 when input files could not be read
-    /// by `convert`/`inspect`, 2 otherwise (bad arguments, unwritable output, nothing to
-    /// compare), as documented per subcommand.
+    /// by `convert`/`inspect`, 2 otherwise (bad arguments, a folder that cannot be listed,
+    /// unwritable output, nothing to compare), as documented per subcommand.
     pub fn exit_code(&self) -> ExitCode {
         match self {
             CliError::Read { .. } | CliError::Ingest(_) => ExitCode::FAILURE,
@@ -118,6 +127,15 @@ mod tests {
             source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
         };
         assert_eq!(chain_text(&e), "x.json: cannot read: no such file");
+        let dir = CliError::ReadDir {
+            path: "results".into(),
+            source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
+        };
+        assert_eq!(
+            chain_text(&dir),
+            "results: cannot list the folder: no such file"
+        );
+        assert_eq!(dir.exit_code(), ExitCode::from(2));
         // anyhow's alternate form, which `run` and `mock` print, reads the same.
         let a = anyhow::Error::from(e);
         assert_eq!(chain_text(a.as_ref()), format!("{a:#}"));

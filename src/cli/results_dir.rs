@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 
 use super::error::CliError;
 
-/// Every result file under `dir`, sorted by path. Errors when `dir` cannot be listed.
+/// Every result file under `dir`, sorted by path. Errors ([`CliError::ReadDir`], exit 2) when
+/// `dir` or a folder under it cannot be listed.
 pub fn result_files(dir: &Path) -> Result<Vec<PathBuf>, CliError> {
     let mut out = Vec::new();
     walk(dir, &mut out)?;
@@ -18,12 +19,12 @@ pub fn result_files(dir: &Path) -> Result<Vec<PathBuf>, CliError> {
 }
 
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), CliError> {
-    let entries = std::fs::read_dir(dir).map_err(|source| CliError::Read {
+    let entries = std::fs::read_dir(dir).map_err(|source| CliError::ReadDir {
         path: dir.display().to_string(),
         source,
     })?;
     for entry in entries {
-        let entry = entry.map_err(|source| CliError::Read {
+        let entry = entry.map_err(|source| CliError::ReadDir {
             path: dir.display().to_string(),
             source,
         })?;
@@ -84,6 +85,10 @@ mod tests {
             ]
         );
         let e = result_files(&root.join("missing")).unwrap_err();
-        assert!(e.to_string().ends_with("missing: cannot read"), "{e}");
+        assert!(
+            e.to_string().ends_with("missing: cannot list the folder"),
+            "{e}"
+        );
+        assert_eq!(e.exit_code(), std::process::ExitCode::from(2));
     }
 }
