@@ -297,6 +297,73 @@ pub fn stage_label(r: &Record) -> String {
     parts.join(" · ")
 }
 
+/// The run view's stages: every record among `matching` with per-request timing or a series
+/// ([`has_run_detail`]), labelled, and the one shown.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunStages {
+    /// (record index, [`stage_label`]) of every stage that can be shown, in `matching`'s order.
+    pub stages: Vec<(usize, String)>,
+    /// The record shown: the chosen one while it is still among the stages, else the first.
+    pub shown: usize,
+}
+
+impl RunStages {
+    /// The label of the stage shown.
+    pub fn shown_label(&self) -> &str {
+        self.stages
+            .iter()
+            .find(|(i, _)| *i == self.shown)
+            .map_or("", |(_, l)| l.as_str())
+    }
+}
+
+/// Why the run view has nothing to show.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "No filtered record has per-request timing or a time series \
+     (benchlens run's files have both; vLLM's with --save-detailed have timing)."
+)]
+pub struct NoRunDetail;
+
+/// The stages among the records at `matching` (indices into `records`, the filter's result)
+/// and the one shown: `chosen` (from the address or the stage menu) when it is one of them,
+/// else the first. A chosen stage that the filter hides falls back to the first, it is never
+/// shown outside the filter.
+pub fn run_stages(
+    records: &[Record],
+    matching: &[usize],
+    chosen: Option<usize>,
+) -> Result<RunStages, NoRunDetail> {
+    let stages: Vec<(usize, String)> = matching
+        .iter()
+        .filter_map(|&i| records.get(i).map(|r| (i, r)))
+        .filter(|(_, r)| has_run_detail(r))
+        .map(|(i, r)| (i, stage_label(r)))
+        .collect();
+    let shown = chosen
+        .filter(|c| stages.iter().any(|(i, _)| i == c))
+        .or_else(|| stages.first().map(|(i, _)| *i))
+        .ok_or(NoRunDetail)?;
+    Ok(RunStages { stages, shown })
+}
+
+/// The sentence under the run view's figure: how the timeline is drawn and the steady-state
+/// window shaded, if any.
+pub fn timeline_summary(tl: &Timeline, window_s: Option<(f64, f64)>) -> String {
+    let drawn = match tl {
+        Timeline::Bars(s) if s.is_empty() => "No request has a send time; series only.".into(),
+        Timeline::Bars(s) => format!("{} requests, one bar each, by send time.", s.len()),
+        Timeline::Binned(g) => format!(
+            "{} requests, binned: mean requests in each phase per {:.3} s.",
+            g.requests, g.bin_s
+        ),
+    };
+    match window_s {
+        Some((a, b)) => format!("{drawn} Steady-state window {a:.2}–{b:.2} s shaded."),
+        None => drawn,
+    }
+}
+
 /// The steady-state window of a record (`window_start_s`, `window_end_s`), when it has one.
 pub fn steady_window_s(r: &Record) -> Option<(f64, f64)> {
     let get = |n: &str| {
@@ -567,5 +634,74 @@ mod tests {
         assert_eq!(steady_window_s(&r), Some((0.5, 2.5)));
         r.request_rate = Some(f64::INFINITY);
         assert_eq!(stage_label(&r), "(no file) · inf req/s · 1 requests");
+    }
+
+    fn stage(source: &str, rate: f64, requests: Vec<RequestDetail>) -> Record {
+        Record {
+            source: Some(source.into()),
+            request_rate: Some(rate),
+            requests,
+            ..Record::default()
+        }
+    }
+
+    #[test]
+    fn the_chosen_stage_is_shown_only_while_the_filter_keeps_it() {
+        let timed = || vec![req(0.0, 0.0, 10.0, 20.0)];
+        let records = vec![
+            stage("a.json", 1.0, timed()),
+            // A summary point without detail is never a stage.
+            stage("b.json", 2.0, vec![RequestDetail::default()]),
+            stage("a.json", 4.0, timed()),
+        ];
+        let all = [0, 1, 2];
+        let s = run_stages(&records, &all, None).unwrap();
+        assert_eq!(
+            s.stages,
+            vec![
+                (0, "a.json · 1 req/s · 1 requests".to_string()),
+                (2, "a.json · 4 req/s · 1 requests".to_string())
+            ]
+        );
+        assert_eq!(s.shown, 0);
+        assert_eq!(run_stages(&records, &all, Some(2)).unwrap().shown, 2);
+        assert_eq!(
+            run_stages(&records, &all, Some(2)).unwrap().shown_label(),
+            "a.json · 4 req/s · 1 requests"
+        );
+        // Chosen but filtered out, or not a stage, or out of range: the first stage shown.
+        assert_eq!(run_stages(&records, &[0], Some(2)).unwrap().shown, 0);
+        assert_eq!(run_stages(&records, &all, Some(1)).unwrap().shown, 0);
+        assert_eq!(run_stages(&records, &[0, 7], Some(7)).unwrap().shown, 0);
+        assert_eq!(run_stages(&records, &[1], None), Err(NoRunDetail));
+        assert_eq!(run_stages(&records, &[], Some(0)), Err(NoRunDetail));
+    }
+
+    #[test]
+    fn the_summary_says_how_the_timeline_is_drawn() {
+        assert_eq!(
+            timeline_summary(&Timeline::Bars(Vec::new()), None),
+            "No request has a send time; series only."
+        );
+        let bars = timeline(&[req(0.0, 0.0, 10.0, 20.0), req(0.5, 0.5, 10.0, 20.0)]);
+        assert_eq!(
+            timeline_summary(&bars, Some((1.0, 2.5))),
+            "2 requests, one bar each, by send time. Steady-state window 1.00–2.50 s shaded."
+        );
+        let many: Vec<RequestDetail> = (0..MAX_BARS + 1)
+            .map(|i| req(i as f64 * 0.01, i as f64 * 0.01, 5.0, 10.0))
+            .collect();
+        let binned = timeline(&many);
+        let Timeline::Binned(g) = &binned else {
+            panic!("{} requests are binned", MAX_BARS + 1)
+        };
+        assert_eq!(
+            timeline_summary(&binned, None),
+            format!(
+                "{} requests, binned: mean requests in each phase per {:.3} s.",
+                MAX_BARS + 1,
+                g.bin_s
+            )
+        );
     }
 }

@@ -9,7 +9,7 @@ use super::plotly;
 use super::state::AppState;
 use super::widgets::options;
 use crate::analysis::timeline::{
-    has_run_detail, series_panels, stage_label, steady_window_s, timeline, Timeline,
+    run_stages, series_panels, steady_window_s, timeline, timeline_summary,
 };
 use crate::analysis::timeline_plot::run_figure;
 
@@ -51,55 +51,27 @@ pub fn RunView() -> impl IntoView {
         let chosen = stage.get();
         state.dataset.with(|h| {
             let ds = &h.dataset;
-            let stages: Vec<(usize, String)> = ds
-                .matching(&filter)
-                .into_iter()
-                .filter_map(|i| ds.records().get(i).map(|r| (i, r)))
-                .filter(|(_, r)| has_run_detail(r))
-                .map(|(i, r)| (i, stage_label(r)))
-                .collect();
-            let shown = chosen
-                .filter(|c| stages.iter().any(|(i, _)| i == c))
-                .or_else(|| stages.first().map(|(i, _)| *i))
-                .ok_or(
-                    "No filtered record has per-request timing or a time series \
-                     (benchlens run's files have both; vLLM's with --save-detailed have timing).",
-                )?;
-            let r = ds.records().get(shown).ok_or("The chosen stage is gone.")?;
+            let matching = ds.matching(&filter);
+            let chosen = run_stages(ds.records(), &matching, chosen).map_err(|e| e.to_string())?;
+            let r = ds
+                .records()
+                .get(chosen.shown)
+                .ok_or("The chosen stage is gone.")?;
             let tl = timeline(&r.requests);
             let series = series_panels(r);
             let window_s = steady_window_s(r);
-            let summary = match &tl {
-                Timeline::Bars(s) if s.is_empty() => {
-                    "No request has a send time; series only.".into()
-                }
-                Timeline::Bars(s) => format!("{} requests, one bar each, by send time.", s.len()),
-                Timeline::Binned(g) => format!(
-                    "{} requests, binned: mean requests in each phase per {:.3} s.",
-                    g.requests, g.bin_s
-                ),
-            };
-            let summary = match window_s {
-                Some((a, b)) => format!("{summary} Steady-state window {a:.2}–{b:.2} s shaded."),
-                None => summary,
-            };
-            let title = stages
-                .iter()
-                .find(|(i, _)| *i == shown)
-                .map(|(_, l)| l.clone())
-                .unwrap_or_default();
+            let summary = timeline_summary(&tl, window_s);
+            let title = chosen.shown_label().to_string();
             Ok(RunShown {
                 figure: run_figure(&title, Some(&tl), series.as_ref(), window_s, theme).to_string(),
-                stages,
-                stage: shown,
+                stage: chosen.shown,
+                stages: chosen.stages,
                 summary,
             })
         })
     });
-    let chart_error = RwSignal::new(None::<String>);
-    Effect::new(move |_| {
-        let figure = result.with(|r| r.as_ref().ok().map(|s| s.figure.clone()));
-        chart_error.set(plotly::draw(node, figure.as_deref()).err());
+    let chart_error = plotly::draw_when(node, move || {
+        result.with(|r| r.as_ref().ok().map(|s| s.figure.clone()))
     });
     view! {
         <div class="controls">
