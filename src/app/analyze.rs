@@ -108,8 +108,7 @@ pub fn TradeoffView() -> impl IntoView {
             (figure, frontier)
         })
     });
-    let chart_error = RwSignal::new(None::<String>);
-    Effect::new(move |_| chart_error.set(plotly::draw(node, result.get().0.as_deref()).err()));
+    let chart_error = plotly::draw_when(node, move || result.get().0);
     view! {
         <div class="controls">
             <label>"Throughput "

@@ -30,10 +30,8 @@ pub fn CapacityView() -> impl IntoView {
             (figure, capacity_words(&curves), selection_notes(&curves))
         })
     });
-    let chart_error = RwSignal::new(None::<String>);
-    Effect::new(move |_| {
-        let figure = result.with(|r| r.0.as_ref().map(|f| f.0.clone()));
-        chart_error.set(plotly::draw(node, figure.as_deref()).err());
+    let chart_error = plotly::draw_when(node, move || {
+        result.with(|r| r.0.as_ref().map(|f| f.0.clone()))
     });
     let height = move || {
         result.with(|r| {

@@ -88,6 +88,17 @@ pub fn draw(node: NodeRef<leptos::html::Div>, figure: Option<&str>) -> Result<()
     }
 }
 
+/// Draws `figure()` into `node` whenever what it reads changes, and returns the drawing's
+/// error for [`error_note`]: the one effect every single-chart view sets up.
+pub fn draw_when(
+    node: NodeRef<leptos::html::Div>,
+    figure: impl Fn() -> Option<String> + 'static,
+) -> RwSignal<Option<String>> {
+    let error = RwSignal::new(None::<String>);
+    Effect::new(move |_| error.set(draw(node, figure().as_deref()).err()));
+    error
+}
+
 /// A chart's drawing error, shown above it, or nothing.
 pub fn error_note(error: RwSignal<Option<String>>) -> impl IntoView {
     move || {

@@ -84,10 +84,8 @@ pub fn TrendsView() -> impl IntoView {
             })
         })
     });
-    let chart_error = RwSignal::new(None::<String>);
-    Effect::new(move |_| {
-        let figure = result.with(|r| r.as_ref().ok().map(|s| s.figure.clone()));
-        chart_error.set(plotly::draw(node, figure.as_deref()).err());
+    let chart_error = plotly::draw_when(node, move || {
+        result.with(|r| r.as_ref().ok().map(|s| s.figure.clone()))
     });
     view! {
         <div class="controls">
