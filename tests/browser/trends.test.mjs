@@ -2,7 +2,8 @@
 // request rate 4 down 15 % from night 20) loaded at once — picked, picked as a folder, dropped as
 // a folder — open on the trends view with the regression flagged at night 20 and listed in the
 // latest-regressions table. Then `benchlens site` publishes the same folder and the site opens
-// on the same picture. Screenshots: test-artifacts/trends-files.png, trends-site.png.
+// on the same picture, at the site's root and over the sub-path build (GitHub Pages) under its
+// sub-path. Screenshots: test-artifacts/trends-files.png, trends-site.png, trends-site-subpath.png.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, mkdir, writeFile, rm } from 'node:fs/promises';
@@ -132,16 +133,23 @@ test('a dropped folder is walked', async (t) => {
   assert.deepEqual(page.errors, []);
 });
 
-test('benchlens site publishes the folder and opens on the trends', async (t) => {
+/** Publishes the folder with `benchlens site` over the explorer build in `explorer`, serves it
+ * under `prefix` (a GitHub Pages project site lives under `/<repo>/`) and checks that it opens
+ * on the trends with the regression flagged. */
+async function checkSite(t, explorer, prefix, shot) {
   // The current command-line tool (a no-op when `cargo test` built it already).
   execFileSync('cargo', ['build', '--locked', '--quiet', '--bin', 'benchlens'], { cwd: ROOT, stdio: 'inherit' });
   const benchlens = join(ROOT, 'target', 'debug', 'benchlens');
-  const out = join(dir, '..', `${dir.split('/').pop()}-site`);
+  const out = join(dir, '..', `${dir.split('/').pop()}-${shot}`);
   await rm(out, { recursive: true, force: true });
-  execFileSync(benchlens, ['site', dir, '-o', out, '--explorer', join(ROOT, 'dist')], { stdio: 'pipe' });
-  const site = await serveDist(out, '/');
+  execFileSync(benchlens, ['site', dir, '-o', out, '--explorer', join(ROOT, explorer)], { stdio: 'pipe' });
+  const site = await serveDist(out, prefix);
   try {
     const page = await newPage(app.browser, t);
+    const failed = [];
+    page.on('response', (r) => {
+      if (r.status() >= 400) failed.push(`${r.status()} ${r.url()}`);
+    });
     await page.goto(site.url);
     // The index's own row and one per listed file.
     await page.waitForFunction((n) => document.querySelectorAll('#file-list > li.loaded').length === n, NIGHTS + 1, {
@@ -150,13 +158,25 @@ test('benchlens site publishes the folder and opens on the trends', async (t) =>
     await assertFlagged(page);
     // The address names the index, not 30 files, so a copied link reopens the same site.
     const url = new URL(page.url());
+    assert.equal(url.pathname, prefix);
     assert.deepEqual(url.searchParams.getAll('data'), ['results/index.json']);
     assert.equal(url.searchParams.get('view'), 'trends');
     assert.match(await page.textContent('#file-list'), /lists 30 files/);
-    await screenshot(page, 'trends-site');
+    assert.deepEqual(failed, []);
+    await screenshot(page, shot);
     assert.deepEqual(page.errors, []);
   } finally {
     site.close();
     await rm(out, { recursive: true, force: true });
   }
+}
+
+test('benchlens site publishes the folder and opens on the trends', async (t) => {
+  await checkSite(t, 'dist', '/', 'trends-site');
+});
+
+const PREFIX = process.env.PAGES_PATH ?? '/benchlens/';
+
+test(`the site over the sub-path build opens on the trends under ${PREFIX}`, async (t) => {
+  await checkSite(t, 'dist-subpath', PREFIX, 'trends-site-subpath');
 });
