@@ -1,5 +1,6 @@
 //! guidellm `benchmarks.json`: one record per benchmark, latency distributions per metric
-//! (guidellm's `inter_token_latency_ms` is vLLM's TPOT).
+//! (guidellm's `inter_token_latency_ms` is vLLM's TPOT), and the benchmark's request samples
+//! as its requests ([`super::guidellm_samples`]).
 
 use serde_json::{Map, Value};
 
@@ -175,6 +176,7 @@ pub(crate) fn read_guidellm(o: &Map<String, Value>, at: &str, out: &mut Ingested
                 .push(Warning::at(here.clone(), "no \"metrics\", skipped"));
             continue;
         }
+        super::guidellm_samples::read_samples(b, &here, &mut r, out);
         push(out, r);
     }
 }
