@@ -25,9 +25,14 @@ pub(crate) fn looks_like(o: &Map<String, Value>) -> bool {
         return false;
     };
     o.get("metrics").is_some_and(Value::is_object)
-        && ["timestamp_ns", "request_start_ns", "credit_phase", "benchmark_phase"]
-            .iter()
-            .any(|k| meta.contains_key(*k))
+        && [
+            "timestamp_ns",
+            "request_start_ns",
+            "credit_phase",
+            "benchmark_phase",
+        ]
+        .iter()
+        .any(|k| meta.contains_key(*k))
 }
 
 /// Reads every line (each `(line, value)`; a value may also be a list of such objects).
@@ -40,14 +45,28 @@ pub(crate) fn read_aiperf_records(values: &[(usize, Value)], out: &mut Ingested)
     for (line, v) in values {
         let here = format!("line {line}");
         match v {
-            Value::Object(o) => one(o, &here, &mut r, &mut times, &mut places, &mut warmup, &mut warn),
+            Value::Object(o) => one(
+                o,
+                &here,
+                &mut r,
+                &mut times,
+                &mut places,
+                &mut warmup,
+                &mut warn,
+            ),
             Value::Array(items) => {
                 for (i, item) in items.iter().enumerate() {
                     let at = format!("{here}: [{i}]");
                     match item.as_object() {
-                        Some(o) => {
-                            one(o, &at, &mut r, &mut times, &mut places, &mut warmup, &mut warn)
-                        }
+                        Some(o) => one(
+                            o,
+                            &at,
+                            &mut r,
+                            &mut times,
+                            &mut places,
+                            &mut warmup,
+                            &mut warn,
+                        ),
                         None => warn.at(at, "not a JSON object, skipped"),
                     }
                 }
@@ -187,7 +206,8 @@ fn one(
             &empty
         }
     };
-    let start = stamp(meta, "request_start_ns", at, warn).or_else(|| stamp(meta, "timestamp_ns", at, warn));
+    let start =
+        stamp(meta, "request_start_ns", at, warn).or_else(|| stamp(meta, "timestamp_ns", at, warn));
     let end = stamp(meta, "request_end_ns", at, warn);
     let issued = stamp(meta, "credit_issued_ns", at, warn);
     let mut q = RequestDetail {
@@ -217,7 +237,10 @@ fn one(
         Some(Value::String(s)) => q.error = Some(s.clone()),
         Some(_) => {
             q.error = Some("error".into());
-            warn.at(format!("{at}: error"), "not an {code, type, message} object");
+            warn.at(
+                format!("{at}: error"),
+                "not an {code, type, message} object",
+            );
         }
     }
     if q.error.is_none() && meta.get("was_cancelled").and_then(Value::as_bool) == Some(true) {
@@ -240,7 +263,10 @@ fn one(
         q.e2el_ms = None;
     }
     if start.is_none() {
-        warn.at(at, "no send time (request_start_ns / timestamp_ns), left off the timeline");
+        warn.at(
+            at,
+            "no send time (request_start_ns / timestamp_ns), left off the timeline",
+        );
     }
     times.push(Times {
         intended: issued.map(Stamp::Ns),

@@ -102,7 +102,10 @@ fn read_output(v: &Value) -> Output {
 
 /// The model named in the first request's payload (`request_inputs.payload`, a JSON string).
 fn payload_model(requests: &[Value]) -> Option<Value> {
-    let payload = requests.first()?.pointer("/request_inputs/payload")?.as_str()?;
+    let payload = requests
+        .first()?
+        .pointer("/request_inputs/payload")?
+        .as_str()?;
     let v: Value = serde_json::from_str(payload).ok()?;
     v.get("model").filter(|m| m.is_string()).cloned()
 }
@@ -125,7 +128,10 @@ pub(crate) fn read_genai_perf_raw(o: &Map<String, Value>, at: &str, out: &mut In
         };
         let mut r = Record::default();
         for k in ["service_kind", "endpoint"] {
-            if let Some(v) = o.get(k).filter(|v| v.as_str().is_some_and(|s| !s.is_empty())) {
+            if let Some(v) = o
+                .get(k)
+                .filter(|v| v.as_str().is_some_and(|s| !s.is_empty()))
+            {
                 set_tag(&mut r, k, v);
             }
         }

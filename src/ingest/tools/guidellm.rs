@@ -125,7 +125,11 @@ pub(crate) fn read_guidellm(o: &Map<String, Value>, at: &str, out: &mut Ingested
                 set_dim_json(&mut r, Dim::Model, m, &here, out);
             }
         }
-        if let Some(t) = b.pointer("/request_totals") {
+        // guidellm ≥ 0.4 keeps the totals under `metrics`.
+        if let Some(t) = b
+            .pointer("/request_totals")
+            .or_else(|| b.pointer("/metrics/request_totals"))
+        {
             if let Some(v) = t.get("successful") {
                 set_metric_json(&mut r, MetricKey::Completed, v, 1.0, &here, out);
             }

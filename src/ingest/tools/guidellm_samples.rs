@@ -32,7 +32,10 @@ fn time_at(v: &Value, paths: &[&str], at: &str, warn: &mut Warnings) -> Option<f
         Err(why) => {
             // guidellm 0.2–0.3 writes -1 for a time it never took.
             if number_from_json(x) != Some(-1.0) {
-                warn.at(format!("{at}{}", paths[i].replace('/', ".")), format!("{why}, ignored"));
+                warn.at(
+                    format!("{at}{}", paths[i].replace('/', ".")),
+                    format!("{why}, ignored"),
+                );
             }
             None
         }
@@ -88,7 +91,11 @@ pub(super) fn read_samples(b: &Value, here: &str, r: &mut Record, out: &mut Inge
             }
             let sent = time_at(
                 s,
-                &["/request_start_time", "/info/timings/request_start", "/start_time"],
+                &[
+                    "/request_start_time",
+                    "/info/timings/request_start",
+                    "/start_time",
+                ],
                 &at,
                 &mut warn,
             );
@@ -100,14 +107,21 @@ pub(super) fn read_samples(b: &Value, here: &str, r: &mut Record, out: &mut Inge
             );
             let end = time_at(
                 s,
-                &["/request_end_time", "/info/timings/request_end", "/end_time"],
+                &[
+                    "/request_end_time",
+                    "/info/timings/request_end",
+                    "/end_time",
+                ],
                 &at,
                 &mut warn,
             );
             let intended = if scheduled {
                 time_at(
                     s,
-                    &["/info/timings/targeted_start", "/scheduler_info/targeted_start_time"],
+                    &[
+                        "/info/timings/targeted_start",
+                        "/scheduler_info/targeted_start_time",
+                    ],
                     &at,
                     &mut warn,
                 )

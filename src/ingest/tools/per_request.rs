@@ -8,6 +8,7 @@
 //! mix-up, a zero, a corrupted digit): its request keeps its latencies but loses its place on
 //! the clock, with a warning.
 
+use crate::analysis::stats::{percentile_sorted, sorted_finite};
 use crate::ingest::{Ingested, Warning};
 use crate::model::{Dim, DimValue, LatencyMetric, MetricKey, Percentile, Record, Stat};
 
@@ -184,38 +185,28 @@ pub(super) fn failure_kind(code: Option<i64>, kind: Option<&str>) -> Option<Stri
         .filter(|k| !k.is_empty())
 }
 
-/// Linear-interpolation percentile of sorted values (numpy's default, as vLLM reports).
-fn percentile(sorted: &[f64], p: f64) -> Option<f64> {
-    let last = sorted.len().checked_sub(1)?;
-    let rank = p / 100.0 * last as f64;
-    let lo = rank.floor() as usize;
-    let hi = rank.ceil() as usize;
-    let (a, b) = (*sorted.get(lo)?, *sorted.get(hi)?);
-    Some(a + (b - a) * (rank - lo as f64))
-}
-
-fn set_family(r: &mut Record, f: LatencyMetric, mut values: Vec<f64>) {
-    values.retain(|v| v.is_finite());
+fn set_family(r: &mut Record, f: LatencyMetric, values: Vec<f64>) {
+    let values = sorted_finite(values);
     if values.is_empty() {
         return;
     }
-    values.sort_by(f64::total_cmp);
     let n = values.len() as f64;
     let mean = values.iter().sum::<f64>() / n;
     let var = values.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n;
     r.set_metric(MetricKey::Latency(f, Stat::Mean), mean);
     r.set_metric(MetricKey::Latency(f, Stat::Std), var.sqrt());
-    if let Some(m) = percentile(&values, 50.0) {
+    if let Some(m) = percentile_sorted(&values, 50.0) {
         r.set_metric(MetricKey::Latency(f, Stat::Median), m);
     }
     for p in [90.0, 95.0, 99.0] {
-        if let (Some(v), Some(key)) = (percentile(&values, p), Percentile::new(p)) {
+        if let (Some(v), Some(key)) = (percentile_sorted(&values, p), Percentile::new(p)) {
             r.set_metric(MetricKey::Latency(f, Stat::P(key)), v);
         }
     }
 }
 
-/// The run's summary from its requests, as vLLM computes it: completed and failed counts,
+/// The run's summary from its requests, as vLLM computes it (numpy's percentiles, through
+/// [`percentile_sorted`]): completed and failed counts,
 /// TTFT, TPOT, ITL and E2EL mean/std/median/p90/p95/p99 over the completed requests, the
 /// duration (first send to last end) and the request and output-token throughputs over it,
 /// and the mean input and output lengths. Sets only what the requests allow.
@@ -234,8 +225,16 @@ pub(super) fn summarise(r: &mut Record) {
             Some((q.e2el_ms? - q.ttft_ms?) / (out - 1) as f64)
         })
         .collect();
-    let inputs: Vec<f64> = done.iter().filter_map(|q| q.input_len).map(|n| n as f64).collect();
-    let outputs: Vec<f64> = done.iter().filter_map(|q| q.output_len).map(|n| n as f64).collect();
+    let inputs: Vec<f64> = done
+        .iter()
+        .filter_map(|q| q.input_len)
+        .map(|n| n as f64)
+        .collect();
+    let outputs: Vec<f64> = done
+        .iter()
+        .filter_map(|q| q.output_len)
+        .map(|n| n as f64)
+        .collect();
     let first = r
         .requests
         .iter()
@@ -283,14 +282,6 @@ mod tests {
         assert_eq!(ns_of(&json!(-5)), Err("negative timestamp"));
         assert!(ns_of(&json!("x")).is_err());
         assert!(ns_of(&json!(null)).is_err());
-    }
-
-    #[test]
-    fn percentiles_interpolate_like_numpy() {
-        let v = [1.0, 2.0, 3.0, 4.0];
-        assert_eq!(percentile(&v, 50.0), Some(2.5));
-        assert_eq!(percentile(&v, 99.0), Some(3.97));
-        assert_eq!(percentile(&[], 50.0), None);
     }
 
     #[test]
