@@ -74,7 +74,7 @@ fn aiperf_jsonl_of_the_later_schema() {
     assert_eq!(q.output_len, Some(200));
     assert_eq!(q.itl_ms.len(), 199);
     close(r.requests[9].sent_s, 35.737_186_585);
-    close(r.requests[9].end_s(), 35.737_186_585 + 3.6503018479999996);
+    close(r.requests[9].end_s(), 35.737_186_585 + 3.650_301_848);
     close(metric(r, "completed"), 10.0);
     close(metric(r, "failed"), 0.0);
 }

@@ -300,15 +300,16 @@ mod tests {
 
     #[test]
     fn an_absurd_timestamp_does_not_move_the_clock() {
+        // A Unix time read as if it were 1 s after 1970 is weeks from the others.
         let mut reqs = vec![crate::model::RequestDetail::default(); 3];
         let times = [
             Times {
                 intended: None,
-                sent: Some(Stamp::S(1000.5)),
+                sent: Some(Stamp::S(1_700_000_000.5)),
             },
             Times {
-                intended: Some(Stamp::S(1000.0)),
-                sent: Some(Stamp::S(1001.0)),
+                intended: Some(Stamp::S(1_700_000_000.0)),
+                sent: Some(Stamp::S(1_700_000_001.0)),
             },
             Times {
                 intended: None,
