@@ -32,6 +32,23 @@ const EXPECTED: &[(&str, Format)] = &[
     ("tools/profile_export_aiperf.json", Format::GenaiPerf),
     ("tools/profile_export_genai_perf.csv", Format::GenaiPerfCsv),
     (
+        "tools/aiperf_run1_profile_export.jsonl",
+        Format::AiperfRecords,
+    ),
+    (
+        "tools/aiperf_qwen_concurrency1_profile_export.jsonl",
+        Format::AiperfRecords,
+    ),
+    (
+        "tools/genai_perf_raw_openai_profile_export.json",
+        Format::GenaiPerfRaw,
+    ),
+    (
+        "tools/genai_perf_raw_triton_profile_export.json",
+        Format::GenaiPerfRaw,
+    ),
+    ("tools/guidellm_samples_benchmarks.json", Format::Guidellm),
+    (
         "tools/meta-llama-Llama-2-7b-chat-hf_550_150_summary.json",
         Format::Llmperf,
     ),

@@ -24,6 +24,10 @@ pub enum Format {
     GenaiPerf,
     /// genai-perf or AIPerf two-block CSV export.
     GenaiPerfCsv,
+    /// AIPerf `profile_export.jsonl`: one JSON object per request.
+    AiperfRecords,
+    /// genai-perf's raw `profile_export.json`: per-request timestamps by experiment.
+    GenaiPerfRaw,
     /// llmperf `*_summary.json`.
     Llmperf,
     /// guidellm `benchmarks.json`.
@@ -57,6 +61,8 @@ impl Format {
         Format::SglangServing,
         Format::GenaiPerf,
         Format::GenaiPerfCsv,
+        Format::AiperfRecords,
+        Format::GenaiPerfRaw,
         Format::Llmperf,
         Format::Guidellm,
         Format::HfBenchmarker,
@@ -80,6 +86,8 @@ impl Format {
             Format::SglangServing => "sglang_serving",
             Format::GenaiPerf => "genai_perf",
             Format::GenaiPerfCsv => "genai_perf_csv",
+            Format::AiperfRecords => "aiperf_records",
+            Format::GenaiPerfRaw => "genai_perf_raw",
             Format::Llmperf => "llmperf",
             Format::Guidellm => "guidellm",
             Format::HfBenchmarker => "hf_inference_benchmarker",
@@ -104,6 +112,8 @@ impl Format {
             Format::SglangServing => "SGLang bench_serving JSON Lines",
             Format::GenaiPerf => "genai-perf / AIPerf JSON",
             Format::GenaiPerfCsv => "genai-perf / AIPerf CSV",
+            Format::AiperfRecords => "AIPerf per-request JSON Lines",
+            Format::GenaiPerfRaw => "genai-perf per-request export",
             Format::Llmperf => "llmperf summary JSON",
             Format::Guidellm => "guidellm benchmarks JSON",
             Format::HfBenchmarker => "HF inference-benchmarker JSON",
@@ -139,6 +149,8 @@ impl Format {
                 | Format::VllmLatency
                 | Format::VllmThroughput
                 | Format::GenaiPerf
+                | Format::AiperfRecords
+                | Format::GenaiPerfRaw
                 | Format::Llmperf
                 | Format::Guidellm
                 | Format::HfBenchmarker

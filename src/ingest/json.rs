@@ -347,7 +347,7 @@ fn classify_object(v: &Value, o: &Map<String, Value>) -> Option<(Format, &'stati
             "vLLM serving keys (\"request_throughput\", \"mean_ttft_ms\", ...)",
         ));
     }
-    None
+    tools::classify_per_request(o)
 }
 
 fn canonical_record_keys(o: &Map<String, Value>) -> bool {
@@ -397,6 +397,11 @@ pub(crate) fn read_docs(
     docs: Docs,
     out: &mut Ingested,
 ) -> Result<(), IngestError> {
+    if format == Format::AiperfRecords {
+        // One request per line: every line goes into the one record.
+        tools::read_aiperf_records(&docs.values, out);
+        return Ok(());
+    }
     let many = docs.values.len() > 1;
     let arrays = docs
         .arrays
@@ -481,6 +486,7 @@ fn read_one(
         Format::VllmLatency => tools::read_vllm_latency(o, at, out),
         Format::VllmThroughput => tools::read_vllm_throughput(o, at, out),
         Format::GenaiPerf => tools::read_genai_perf(o, at, out),
+        Format::GenaiPerfRaw => tools::read_genai_perf_raw(o, at, out),
         Format::Llmperf => tools::read_llmperf(o, at, out),
         Format::Guidellm => tools::read_guidellm(o, at, out),
         Format::HfBenchmarker => tools::read_hf(o, at, out),

@@ -7,20 +7,32 @@
 //! first token and stays `extra.*`).
 //!
 //! One file per tool: [`vllm`], [`genai_perf`], [`llmperf`], [`guidellm`],
-//! [`inference_benchmarker`] and [`trtllm`]; the helpers they share are here.
+//! [`inference_benchmarker`] and [`trtllm`]; the helpers they share are here. Per-request
+//! exports: AIPerf's `profile_export.jsonl` ([`aiperf_records`]), genai-perf's raw
+//! `profile_export.json` ([`genai_perf_raw`]) and guidellm's request samples
+//! ([`guidellm_samples`]), with what they share in [`per_request`].
 
 use serde_json::Value;
 
 use super::fields::{scalar_text, set_tag};
-use super::{Ingested, Warning};
+use serde_json::Map;
+
+use super::{Format, Ingested, Warning};
 use crate::model::Record;
 
+mod aiperf_records;
 mod genai_perf;
+mod genai_perf_raw;
 mod guidellm;
+mod guidellm_samples;
 mod inference_benchmarker;
 mod llmperf;
+mod per_request;
 mod trtllm;
 mod vllm;
+
+pub(crate) use aiperf_records::read_aiperf_records;
+pub(crate) use genai_perf_raw::read_genai_perf_raw;
 
 pub(crate) use genai_perf::{read_genai_csv, read_genai_perf};
 pub(crate) use guidellm::read_guidellm;
@@ -28,6 +40,25 @@ pub(crate) use inference_benchmarker::read_hf;
 pub(crate) use llmperf::read_llmperf;
 pub(crate) use trtllm::read_trtllm;
 pub(crate) use vllm::{read_vllm_latency, read_vllm_throughput};
+
+/// The per-request export an object belongs to, with the evidence: a line of AIPerf's
+/// `profile_export.jsonl` or genai-perf's raw `profile_export.json`. Asked after every other
+/// JSON format, so it never takes a file another reader claims.
+pub(crate) fn classify_per_request(o: &Map<String, Value>) -> Option<(Format, &'static str)> {
+    if aiperf_records::looks_like(o) {
+        Some((
+            Format::AiperfRecords,
+            "per-request \"metadata\" and \"metrics\" objects",
+        ))
+    } else if genai_perf_raw::looks_like(o) {
+        Some((
+            Format::GenaiPerfRaw,
+            "\"experiments\" with per-request \"response_timestamps\"",
+        ))
+    } else {
+        None
+    }
+}
 
 fn push(out: &mut Ingested, r: Record) {
     out.records.push(r);

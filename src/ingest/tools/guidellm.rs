@@ -1,5 +1,6 @@
 //! guidellm `benchmarks.json`: one record per benchmark, latency distributions per metric
-//! (guidellm's `inter_token_latency_ms` is vLLM's TPOT).
+//! (guidellm's `inter_token_latency_ms` is vLLM's TPOT), and the benchmark's request samples
+//! as its requests ([`super::guidellm_samples`]).
 
 use serde_json::{Map, Value};
 
@@ -124,7 +125,11 @@ pub(crate) fn read_guidellm(o: &Map<String, Value>, at: &str, out: &mut Ingested
                 set_dim_json(&mut r, Dim::Model, m, &here, out);
             }
         }
-        if let Some(t) = b.pointer("/request_totals") {
+        // guidellm ≥ 0.4 keeps the totals under `metrics`.
+        if let Some(t) = b
+            .pointer("/request_totals")
+            .or_else(|| b.pointer("/metrics/request_totals"))
+        {
             if let Some(v) = t.get("successful") {
                 set_metric_json(&mut r, MetricKey::Completed, v, 1.0, &here, out);
             }
@@ -175,6 +180,7 @@ pub(crate) fn read_guidellm(o: &Map<String, Value>, at: &str, out: &mut Ingested
                 .push(Warning::at(here.clone(), "no \"metrics\", skipped"));
             continue;
         }
+        super::guidellm_samples::read_samples(b, &here, &mut r, out);
         push(out, r);
     }
 }
