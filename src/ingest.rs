@@ -31,7 +31,9 @@
 //! → HF benchmarker; `performance`+`engine` → trtllm-bench; `{unit, avg}` metric objects or
 //! `input_config` → genai-perf/AIPerf; `results_*` → llmperf; `avg_latency` → vLLM latency;
 //! `requests_per_second`+`elapsed_time` → vLLM throughput; `*_e2e_latency_ms`,
-//! `random_input_len` → SGLang; `request_throughput`, `mean_ttft_ms`, `model_id` → vLLM serving.
+//! `random_input_len` → SGLang; `request_throughput`, `mean_ttft_ms`, `model_id` → vLLM serving;
+//! asked last, per-request exports: `metadata`+`metrics` lines → AIPerf `profile_export.jsonl`,
+//! `experiments` with `requests` → genai-perf's raw `profile_export.json`.
 //!
 //! Dimensions the content lacks are then filled from the file name (`..._tp8_pp1_qps_16.json`,
 //! `{label}-{rate}qps-concurrency{N}-{model}-{date}.json`, `<model>_<in>_<out>_summary.json`)
