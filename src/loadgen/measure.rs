@@ -19,7 +19,7 @@
 use std::collections::BTreeMap;
 
 use super::record::{LengthFlag, RequestRecord};
-use super::stats::{summarize, Summary};
+use super::stats::{summarize, summarize_owned, Summary};
 
 /// Service-level objectives for goodput, in milliseconds (vLLM's `--goodput ttft:MS tpot:MS e2el:MS`).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -338,7 +338,8 @@ pub fn compute(
     }
     m.ttft = summarize(&ttft, percentiles);
     m.tpot = summarize(&tpot, percentiles);
-    m.itl = summarize(&itl, percentiles);
+    // Sorted where it lies: the stage's every ITL sample is held once, not twice.
+    m.itl = summarize_owned(itl, percentiles);
     m.e2el = summarize(&e2el, percentiles);
     m.ttft_from_intended = summarize(&ttft_i, percentiles);
     m.e2el_from_intended = summarize(&e2el_i, percentiles);
