@@ -109,7 +109,7 @@ scale_run() {
     --no-progress --result-dir "$work" --result-filename scale.json > "$work/scale.txt"
   local exited start dur
   exited="$(date +%s.%N)"
-  start="$(metric stage_start_unix_s "$work/scale.json")"
+  start="$(metric extra.stage_start_unix_s "$work/scale.json")"
   dur="$(metric duration_s "$work/scale.json")"
   awk -v e="$exited" -v s="$start" -v d="$dur" -v kb="$(tail -n1 "$work/rss.txt")" \
     'BEGIN { printf "%d %.2f\n", kb, e - (s + d) }'

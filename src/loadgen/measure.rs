@@ -240,7 +240,15 @@ pub fn compute(
         target_rate,
         ..StageMetrics::default()
     };
-    let (mut ttft, mut tpot, mut itl, mut e2el) = (vec![], vec![], vec![], vec![]);
+    let (mut ttft, mut tpot, mut e2el) = (vec![], vec![], vec![]);
+    // One ITL sample per token after the first: room for all of them at once (the stage's
+    // largest allocation), not grown by doubling.
+    let tokens: usize = requests
+        .iter()
+        .filter(|r| r.failure.is_none())
+        .map(|r| r.chunks.iter().map(|c| c.tokens.max(1) as usize).sum::<usize>())
+        .sum();
+    let mut itl: Vec<f64> = Vec::with_capacity(tokens);
     let (mut ttft_i, mut e2el_i, mut lag) = (vec![], vec![], vec![]);
     let (mut write_delay, mut read_delay) = (vec![], vec![]);
     let mut good = 0u64;
