@@ -82,13 +82,13 @@ fn rows_stream_during_the_load_and_survive_an_interrupt_whole() {
     let failed = rows.len() - ok.len() - cancelled;
     // Every completed row carries its timings and counted reply.
     for r in &ok {
-        assert!(r["ttft_ms"].as_f64().unwrap() > 0.0, "{r}");
+        assert!(r["ttft_ms"].as_f64().unwrap() >= 0.0, "{r}");
         assert_eq!(r["chunks_ms_tokens"].as_array().unwrap().len(), 8, "{r}");
         assert_eq!(r["output_tokens_client"].as_u64(), Some(8), "{r}");
     }
 
-    let decoded = canonical::from_json(&std::fs::read_to_string(dir.path().join("r.json")).unwrap())
-        .unwrap();
+    let decoded =
+        canonical::from_json(&std::fs::read_to_string(dir.path().join("r.json")).unwrap()).unwrap();
     let rec = &decoded.records[0];
     assert_eq!(rec.tags["partial"], "true");
     let metric = |k: &str| rec.metrics.get(&MetricKey::Extra(k.into())).copied();

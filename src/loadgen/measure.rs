@@ -246,7 +246,12 @@ pub fn compute(
     let tokens: usize = requests
         .iter()
         .filter(|r| r.failure.is_none())
-        .map(|r| r.chunks.iter().map(|c| c.tokens.max(1) as usize).sum::<usize>())
+        .map(|r| {
+            r.chunks
+                .iter()
+                .map(|c| c.tokens.max(1) as usize)
+                .sum::<usize>()
+        })
         .sum();
     let mut itl: Vec<f64> = Vec::with_capacity(tokens);
     let (mut ttft_i, mut e2el_i, mut lag) = (vec![], vec![], vec![]);

@@ -43,9 +43,9 @@ pub use opts::{DatasetKind, RunOpts};
 pub use prepare::parse_header;
 pub use vllm_command::vllm_command_line;
 
+use super::report::StageOut;
 use prepare::{headers, invalid, prepare};
 use setup::{first_model, load_prompts, result_paths, Loaded, ResultPaths};
-use super::report::StageOut;
 use sink::{RequestsFile, SinkConfig};
 use stage::{progress_bar, run_stage, StageRun, TurnBodies, Workload};
 

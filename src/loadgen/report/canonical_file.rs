@@ -60,7 +60,9 @@ pub fn write_canonical(path: &Path, stages: &[StageOut<'_>]) -> Result<(), Loadg
 /// The document, pretty-printed as [`canonical::to_json`] prints it, and its final newline.
 pub fn write_doc<W: Write>(out: &mut W, stages: &[StageOut<'_>]) -> std::io::Result<()> {
     let mut ser = serde_json::Serializer::pretty(&mut *out);
-    Doc(stages).serialize(&mut ser).map_err(std::io::Error::from)?;
+    Doc(stages)
+        .serialize(&mut ser)
+        .map_err(std::io::Error::from)?;
     out.write_all(b"\n")
 }
 
@@ -207,9 +209,6 @@ mod tests {
             }],
         )
         .unwrap();
-        assert_eq!(
-            String::from_utf8(got).unwrap(),
-            canonical::to_json(&[full])
-        );
+        assert_eq!(String::from_utf8(got).unwrap(), canonical::to_json(&[full]));
     }
 }

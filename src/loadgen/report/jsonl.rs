@@ -122,44 +122,43 @@ mod tests {
 
     /// The row as it was made before: a `serde_json::Value` built key by key.
     fn as_value(stage: usize, r: &RequestRecord) -> String {
-   
-    let chunks: Vec<Value> = r
-        .chunks
-        .iter()
-        .map(|c| json!([c.at_s * 1e3, c.tokens]))
-        .collect();
-    let mut line = json!({
-        "stage": stage,
-        "index": r.index,
-        "input_len": r.input_len,
-        "input_tokens_server": r.input_tokens_server,
-        "max_tokens": r.max_tokens,
-        "output_tokens_server": r.output_tokens_server,
-        "output_chunks_client": r.output_chunks_local,
-        "output_tokens_client": r.output_tokens_text,
-        "intended_send_s": r.intended_at_s,
-        "dispatched_s": r.dispatched_at_s,
-        "schedule_lag_ms": r.schedule_lag_s * 1e3,
-        "sent_s": r.sent_at_s,
-        "ttft_ms": r.ttft_s.map(|t| t * 1e3),
-        "e2el_ms": r.e2el_s.map(|t| t * 1e3),
-        "write_delay_ms": r.write_delay_s.map(|t| t * 1e3),
-        "read_delay_ms": r.first_read_delay_s.map(|t| t * 1e3),
-        "chunks_ms_tokens": chunks,
-        "coalesced_chunks": r.coalesced_chunks,
-        "length_flag": r.length_flag().map(|f| f.name()),
-        "finish_reason_missing": r.finish_reason_missing,
-        "error_kind": r.failure.as_ref().map(|f| f.kind.name()),
-        "error": r.failure.as_ref().map(|f| f.message.clone()),
-    });
-    // Only multi-turn runs carry the conversation keys.
-    if let (Some(t), Some(obj)) = (r.turn, line.as_object_mut()) {
-        obj.insert("conversation".into(), json!(t.conversation));
-        obj.insert("turn".into(), json!(t.turn));
-        obj.insert("turn_input_len".into(), json!(t.new_input_len));
-        obj.insert("think_time_s".into(), json!(t.think_time_s));
-    }
-    line.to_string()
+        let chunks: Vec<Value> = r
+            .chunks
+            .iter()
+            .map(|c| json!([c.at_s * 1e3, c.tokens]))
+            .collect();
+        let mut line = json!({
+            "stage": stage,
+            "index": r.index,
+            "input_len": r.input_len,
+            "input_tokens_server": r.input_tokens_server,
+            "max_tokens": r.max_tokens,
+            "output_tokens_server": r.output_tokens_server,
+            "output_chunks_client": r.output_chunks_local,
+            "output_tokens_client": r.output_tokens_text,
+            "intended_send_s": r.intended_at_s,
+            "dispatched_s": r.dispatched_at_s,
+            "schedule_lag_ms": r.schedule_lag_s * 1e3,
+            "sent_s": r.sent_at_s,
+            "ttft_ms": r.ttft_s.map(|t| t * 1e3),
+            "e2el_ms": r.e2el_s.map(|t| t * 1e3),
+            "write_delay_ms": r.write_delay_s.map(|t| t * 1e3),
+            "read_delay_ms": r.first_read_delay_s.map(|t| t * 1e3),
+            "chunks_ms_tokens": chunks,
+            "coalesced_chunks": r.coalesced_chunks,
+            "length_flag": r.length_flag().map(|f| f.name()),
+            "finish_reason_missing": r.finish_reason_missing,
+            "error_kind": r.failure.as_ref().map(|f| f.kind.name()),
+            "error": r.failure.as_ref().map(|f| f.message.clone()),
+        });
+        // Only multi-turn runs carry the conversation keys.
+        if let (Some(t), Some(obj)) = (r.turn, line.as_object_mut()) {
+            obj.insert("conversation".into(), json!(t.conversation));
+            obj.insert("turn".into(), json!(t.turn));
+            obj.insert("turn_input_len".into(), json!(t.new_input_len));
+            obj.insert("think_time_s".into(), json!(t.think_time_s));
+        }
+        line.to_string()
     }
 
     #[test]
@@ -180,14 +179,27 @@ mod tests {
             coalesced_chunks: 1,
             ignore_eos: true,
             chunks: vec![
-                ChunkArrival { at_s: 0.0123456789, tokens: 1, coalesced: false },
-                ChunkArrival { at_s: 0.02, tokens: 2, coalesced: true },
+                ChunkArrival {
+                    at_s: 0.0123456789,
+                    tokens: 1,
+                    coalesced: false,
+                },
+                ChunkArrival {
+                    at_s: 0.02,
+                    tokens: 2,
+                    coalesced: true,
+                },
             ],
             ..RequestRecord::default()
         };
         assert_eq!(request_line(3, &r), as_value(3, &r));
         r.failure = Some(Failure::new(FailureKind::Http(503), "busy \"now\"\n"));
-        r.turn = Some(TurnOf { conversation: 2, turn: 1, new_input_len: 5, think_time_s: 0.5 });
+        r.turn = Some(TurnOf {
+            conversation: 2,
+            turn: 1,
+            new_input_len: 5,
+            think_time_s: 0.5,
+        });
         r.output_tokens_text = Some(4);
         assert_eq!(request_line(0, &r), as_value(0, &r));
         let v: Value = serde_json::from_str(&request_line(0, &r)).unwrap();

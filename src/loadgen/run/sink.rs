@@ -223,7 +223,9 @@ mod tests {
                 } else {
                     (0..(5 + i % 4))
                         .map(|k| ChunkArrival {
-                            at_s: 0.02 + i as f64 * 1e-4 + k as f64 * (0.003 + (i * k) as f64 * 1e-6),
+                            at_s: 0.02
+                                + i as f64 * 1e-4
+                                + k as f64 * (0.003 + (i * k) as f64 * 1e-6),
                             tokens: 1 + u32::from(k % 3 == 2),
                             coalesced: k == 3,
                         })
@@ -280,7 +282,11 @@ mod tests {
 
     /// The files of one stage as the run wrote them before the sink: replies counted and
     /// histories counted after the stage, every row and the canonical text made at its end.
-    fn after_the_stage(mut all: Vec<RequestRecord>, tok: &Tokenizer, turns: bool) -> (String, String) {
+    fn after_the_stage(
+        mut all: Vec<RequestRecord>,
+        tok: &Tokenizer,
+        turns: bool,
+    ) -> (String, String) {
         for r in all.iter_mut().filter(|r| r.failure.is_none()) {
             r.output_tokens_text = Some(tok.count(&r.generated_text));
         }
@@ -293,7 +299,11 @@ mod tests {
             .collect();
         let reqs: Vec<RequestRecord> = all
             .into_iter()
-            .filter(|r| r.failure.as_ref().is_none_or(|f| f.kind != FailureKind::Cancelled))
+            .filter(|r| {
+                r.failure
+                    .as_ref()
+                    .is_none_or(|f| f.kind != FailureKind::Cancelled)
+            })
             .collect();
         let record = stage_of(&reqs, true);
         (lines, report::canonical_text(&[record]))
@@ -354,11 +364,20 @@ mod tests {
             tx.send((r.index, r)).unwrap();
         }
         drop(tx);
-        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
         let (mut reqs, file) = rt.block_on(sink.finish()).unwrap();
         drop(file);
-        assert!(reqs.iter().all(|r| r.generated_text.is_empty()), "texts let go");
-        reqs.retain(|r| r.failure.as_ref().is_none_or(|f| f.kind != FailureKind::Cancelled));
+        assert!(
+            reqs.iter().all(|r| r.generated_text.is_empty()),
+            "texts let go"
+        );
+        reqs.retain(|r| {
+            r.failure
+                .as_ref()
+                .is_none_or(|f| f.kind != FailureKind::Cancelled)
+        });
         let record = stage_of(&reqs, false);
         let mut canonical = Vec::new();
         write_doc(
