@@ -80,9 +80,13 @@ type Ended = (usize, RequestRecord);
 /// The sending half, cloned into every request's task.
 pub(super) type SinkSender = mpsc::Sender<Ended>;
 
+/// What the worker gives back: the stage's records in index order and the file, its rows
+/// written.
+type Drained = Result<(Vec<RequestRecord>, Option<RequestsFile>), LoadgenError>;
+
 /// The worker of one stage.
 pub(super) struct Sink {
-    handle: JoinHandle<Result<(Vec<RequestRecord>, Option<RequestsFile>), LoadgenError>>,
+    handle: JoinHandle<Drained>,
 }
 
 impl Sink {
@@ -100,9 +104,7 @@ impl Sink {
 
     /// Waits for the worker to drain (the senders must be dropped): the stage's records in index
     /// order and the file, its rows written.
-    pub(super) async fn finish(
-        self,
-    ) -> Result<(Vec<RequestRecord>, Option<RequestsFile>), LoadgenError> {
+    pub(super) async fn finish(self) -> Drained {
         let joined = tokio::task::spawn_blocking(move || self.handle.join()).await;
         match joined {
             Ok(Ok(out)) => out,
@@ -118,7 +120,7 @@ fn work(
     mut config: SinkConfig,
     rx: &mpsc::Receiver<Ended>,
     expected: usize,
-) -> Result<(Vec<RequestRecord>, Option<RequestsFile>), LoadgenError> {
+) -> Drained {
     let mut records = Vec::with_capacity(expected.min(1 << 20));
     let mut waiting: BTreeMap<usize, String> = BTreeMap::new();
     let mut next = 0usize;
