@@ -136,7 +136,10 @@ fn work(
         if !config.keep_text {
             rec.generated_text = String::new();
         }
-        rec.chunks.shrink_to_fit();
+        // The chunk times are kept to the stage's end: copied into an exact allocation of this
+        // thread, so they lie together rather than among the short-lived buffers of requests
+        // in flight (whose freed holes would stay resident).
+        rec.chunks = rec.chunks.as_slice().to_vec();
         if let (Some(file), None) = (config.file.as_mut(), failed.as_ref()) {
             waiting.insert(seq, report::request_line(config.stage, &rec));
             while let Some(line) = waiting.remove(&next) {
