@@ -8,12 +8,19 @@
 #      first chunk): the difference is what the client adds.
 #   2. Mock at 50 ms TTFT / 5 ms ITL, concurrency 64: TTFT the client reports vs the mock's 50 ms
 #      and vs the mock's own view (added TTFT, mean and p99).
+#   3. At scale: `benchlens run` at SCALE requests (default 20000 and 50000) against the
+#      zero-delay mock, concurrency 256, 128 tokens/request: peak resident memory per request
+#      (/usr/bin/time's maximum RSS minus that of a 100-request run, over the request count) and
+#      the seconds from the load's end (the run's own stage_start_unix_s + duration_s) to the
+#      process's exit, when its files are final. With OLD=<another build's benchlens> the two
+#      builds alternate, REPS times (default 2), and each figure is given as a range per build.
 # Both sides time with kernel receive stamps (src/loadgen/stamp.rs), so time data spends waiting
 # in a socket for a busy process is not counted; the client prints that wait as
 # "socket-to-read wait".
 #
 # Environment: PROMPTS (requests in the zero-delay run, default 30000), BENCHLENS (a built
-# binary; default: cargo build --release).
+# binary; default: cargo build --release), PARTS (which parts to run, default "1 2 3"), SCALE,
+# OLD, REPS (part 3).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,6 +29,7 @@ if [[ -z "${BENCHLENS:-}" ]]; then
   BENCHLENS=target/release/benchlens
 fi
 PROMPTS="${PROMPTS:-30000}"
+PARTS="${PARTS:-1 2 3}"
 work="$(mktemp -d)"
 mock_pid=""
 cleanup() {
@@ -49,6 +57,9 @@ mock_p99() { sed -n 's/.*p99 \([0-9.]*\) ms.*/\1/p' <<<"$1"; }
 minus() { awk -v a="$1" -v b="$2" 'BEGIN{ if (a == "" || b == "") print "?"; else printf "%+.2f", a-b }'; }
 value() { grep -m1 "^$1" "$2" | cut -c41- | tr -d ' '; }
 
+part() { [[ " $PARTS " == *" $1 "* ]]; }
+
+if part 1; then
 start_mock --ttft-ms 0 --itl-ms 0 --tokens-per-chunk 1
 "$BENCHLENS" run --base-url "$url" --request-rate inf --max-concurrency 256 \
   --num-prompts "$PROMPTS" --warmup 512 --input-len 32 --output-len 128 --ignore-eos \
@@ -66,6 +77,9 @@ echo "  reported TTFT mean:  $mean ms (client adds $(minus "$mean" "$(mock_mean 
 echo "  reported TTFT p99:   $p99 ms (client adds $(minus "$p99" "$(mock_p99 "$zero_mock")") ms to the mock's own p99)"
 echo "  client socket-to-read wait, left out of TTFT: mean $(value 'Mean socket-to-read' "$work/zero.txt") ms, p99 $(value 'P99 socket-to-read' "$work/zero.txt") ms"
 echo "  client send-to-write delay (outside TTFT): mean $(value 'Mean send-to-write' "$work/zero.txt") ms"
+fi
+
+if part 2; then
 
 start_mock --ttft-ms 50 --itl-ms 5 --tokens-per-chunk 1
 "$BENCHLENS" run --base-url "$url" --request-rate inf --max-concurrency 64 \
@@ -81,3 +95,52 @@ echo "  reported TTFT mean:  $mean ms (added to the configured 50 ms: $(minus "$
 echo "  reported TTFT p99:   $p99 ms (added to the configured 50 ms: $(minus "$p99" 50) ms; to the mock's own p99: $(minus "$p99" "$(mock_p99 "$paced_mock")") ms)"
 echo "  reported ITL mean:   $(value 'Mean ITL' "$work/paced.txt") ms (mock: 5 ms)"
 echo "  requests/s:          $(value 'Request throughput' "$work/paced.txt")"
+fi
+
+# A canonical file's metric (the pretty-printed `"key": value` line; the metrics come before
+# the per-request detail, so grep stops early in a big file).
+metric() { grep -m1 "^      \"$1\": " "$2" | sed 's/.*: //; s/,$//'; }
+# Runs BIN for N requests against the mock at $url; prints "peak_kb tail_s".
+scale_run() {
+  local bin="$1" n="$2"
+  rm -f "$work"/scale.json "$work"/scale.requests.jsonl
+  /usr/bin/time -f %M -o "$work/rss.txt" "$bin" run --base-url "$url" --request-rate inf \
+    --max-concurrency 256 --num-prompts "$n" --input-len 32 --output-len 128 --ignore-eos \
+    --no-progress --result-dir "$work" --result-filename scale.json > "$work/scale.txt"
+  local exited start dur
+  exited="$(date +%s.%N)"
+  start="$(metric extra.stage_start_unix_s "$work/scale.json")"
+  dur="$(metric duration_s "$work/scale.json")"
+  awk -v e="$exited" -v s="$start" -v d="$dur" -v kb="$(tail -n1 "$work/rss.txt")" \
+    'BEGIN { printf "%d %.2f\n", kb, e - (s + d) }'
+}
+# "min-max" of the numbers on stdin, with a printf format.
+range() { sort -g | awk -v f="$1" 'NR == 1 { lo = $1 } { hi = $1 } END { printf f "-" f, lo, hi }'; }
+
+if part 3; then
+SCALE="${SCALE-20000 50000}"
+REPS="${REPS:-2}"
+builds=("new=$BENCHLENS")
+[[ -n "${OLD:-}" ]] && builds=("old=$OLD" "${builds[@]}")
+start_mock --ttft-ms 0 --itl-ms 0 --tokens-per-chunk 1
+: > "$work/scale.rows"
+for rep in $(seq "$REPS"); do
+  for b in "${builds[@]}"; do
+    read -r base _ <<<"$(scale_run "${b#*=}" 100)"
+    for n in $SCALE; do
+      read -r kb tail_s <<<"$(scale_run "${b#*=}" "$n")"
+      per="$(awk -v k="$kb" -v b="$base" -v n="$n" 'BEGIN { printf "%.0f", (k - b) * 1024 / n }')"
+      echo "  run $rep, ${b%%=*}, $n requests: peak $kb KB (100 requests: $base KB), $per bytes/request, files final ${tail_s} s after the load" >&2
+      echo "${b%%=*} $n $per $tail_s" >> "$work/scale.rows"
+    done
+  done
+done
+stop_mock
+echo "at scale: zero-delay mock, concurrency 256, 128 tokens/request, $REPS run(s) per build:"
+for b in "${builds[@]}"; do
+  for n in $SCALE; do
+    rows="$(awk -v b="${b%%=*}" -v n="$n" '$1 == b && $2 == n' "$work/scale.rows")"
+    echo "  ${b%%=*}, $n requests: $(cut -d' ' -f3 <<<"$rows" | range %s) bytes/request held at peak, files final $(cut -d' ' -f4 <<<"$rows" | range %s) s after the load's end"
+  done
+done
+fi

@@ -19,7 +19,7 @@
 use std::collections::BTreeMap;
 
 use super::record::{LengthFlag, RequestRecord};
-use super::stats::{summarize, Summary};
+use super::stats::{summarize, summarize_owned, Summary};
 
 /// Service-level objectives for goodput, in milliseconds (vLLM's `--goodput ttft:MS tpot:MS e2el:MS`).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -240,7 +240,20 @@ pub fn compute(
         target_rate,
         ..StageMetrics::default()
     };
-    let (mut ttft, mut tpot, mut itl, mut e2el) = (vec![], vec![], vec![], vec![]);
+    let (mut ttft, mut tpot, mut e2el) = (vec![], vec![], vec![]);
+    // One ITL sample per token after the first: room for all of them at once (the stage's
+    // largest allocation), not grown by doubling.
+    let tokens: usize = requests
+        .iter()
+        .filter(|r| r.failure.is_none())
+        .map(|r| {
+            r.chunks
+                .iter()
+                .map(|c| c.tokens.max(1) as usize)
+                .sum::<usize>()
+        })
+        .sum();
+    let mut itl: Vec<f64> = Vec::with_capacity(tokens);
     let (mut ttft_i, mut e2el_i, mut lag) = (vec![], vec![], vec![]);
     let (mut write_delay, mut read_delay) = (vec![], vec![]);
     let mut good = 0u64;
@@ -338,7 +351,8 @@ pub fn compute(
     }
     m.ttft = summarize(&ttft, percentiles);
     m.tpot = summarize(&tpot, percentiles);
-    m.itl = summarize(&itl, percentiles);
+    // Sorted where it lies: the stage's every ITL sample is held once, not twice.
+    m.itl = summarize_owned(itl, percentiles);
     m.e2el = summarize(&e2el, percentiles);
     m.ttft_from_intended = summarize(&ttft_i, percentiles);
     m.e2el_from_intended = summarize(&e2el_i, percentiles);

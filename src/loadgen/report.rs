@@ -7,7 +7,8 @@
 //! here: `stage_info` ([`StageInfo`], a stage's dimensions), `view` ([`SummaryView`]: percentile
 //! metrics, queue times, failure reasons), `console` ([`summary_text`]), `record`
 //! ([`stage_record`]), `vllm` ([`vllm_json`], [`vllm_file_name`]) and `jsonl`
-//! ([`request_line`]). They import one another one way (`stage_info` ← `view` ← `console`,
+//! ([`request_line`]), and `canonical_file` ([`write_canonical`]: the canonical file streamed to
+//! disk, its per-request detail made while written). They import one another one way (`stage_info` ← `view` ← `console`,
 //! `record` ← `vllm`) and never this file.
 
 use std::io::Write as _;
@@ -17,6 +18,7 @@ use super::LoadgenError;
 use crate::model::canonical;
 use crate::model::Record;
 
+mod canonical_file;
 mod console;
 mod jsonl;
 mod record;
@@ -24,6 +26,7 @@ mod stage_info;
 mod view;
 mod vllm;
 
+pub use canonical_file::{write_canonical, write_doc, StageOut};
 pub use console::summary_text;
 pub use jsonl::request_line;
 pub use record::{request_detail, stage_record};

@@ -5,9 +5,10 @@
 //!
 //! The parts, each in its own file: [`opts`] (the command-line options), [`prepare`] (their
 //! checks), `setup` (the model probe, the prompts, the result paths), `stage` (one stage on the
-//! wire), `vllm_command` (vLLM's command line for the vLLM-compatible files). They import one
+//! wire), `sink` (each request as it ends: its reply counted, its row written to the per-request
+//! file), `vllm_command` (vLLM's command line for the vLLM-compatible files). They import one
 //! another only one way (`setup` uses `prepare` and `opts`, `prepare` and `vllm_command` use
-//! `opts`, `stage` none) and never this file.
+//! `opts`, `stage` uses `sink`, `sink` none) and never this file.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -17,8 +18,7 @@ use tokio::sync::watch;
 
 use super::body::{request_body, Sampling};
 use super::capacity::{steady_window, RequestSpan, SteadyWindow};
-use super::client::{Backend, Client, Transport};
-use super::conversation;
+use super::client::{Client, Transport};
 use super::measure::{compute, StageMetrics};
 use super::mock::{MockOpts, MockServer};
 use super::record::{FailureKind, RequestRecord};
@@ -35,6 +35,7 @@ pub mod opts;
 pub mod prepare;
 mod scrape;
 mod setup;
+mod sink;
 mod stage;
 mod vllm_command;
 
@@ -42,9 +43,11 @@ pub use opts::{DatasetKind, RunOpts};
 pub use prepare::parse_header;
 pub use vllm_command::vllm_command_line;
 
+use super::report::StageOut;
 use prepare::{headers, invalid, prepare};
 use setup::{first_model, load_prompts, result_paths, Loaded, ResultPaths};
-use stage::{progress_bar, run_stage, TurnBodies, Workload};
+use sink::{RequestsFile, SinkConfig};
+use stage::{progress_bar, run_stage, StageRun, TurnBodies, Workload};
 
 /// What a run produced.
 #[derive(Debug, Default)]
@@ -119,7 +122,7 @@ pub async fn run(opts: RunOpts) -> Result<RunOutcome, LoadgenError> {
             }
         }
     });
-    let out = run_inner(opts, rx, Some(written_tx)).await;
+    let out = run_inner(opts, rx, Some(written_tx), false).await;
     ctrl_c.abort();
     out
 }
@@ -141,18 +144,23 @@ pub fn steady_window_of(reqs: &[RequestRecord]) -> SteadyWindow {
 
 /// Runs the benchmark until done or until `stop` turns true (then the stage in progress is cut
 /// short, its finished requests are measured and written, and the run is marked partial).
+/// Unlike [`run`], the outcome's records carry their per-request detail too.
 pub async fn run_with_stop(
     opts: RunOpts,
     stop: watch::Receiver<bool>,
 ) -> Result<RunOutcome, LoadgenError> {
-    run_inner(opts, stop, None).await
+    run_inner(opts, stop, None, true).await
 }
 
 /// [`run_with_stop`], saying on `written` when the files of an interrupted run are written.
+/// Without `detail_in_records` the outcome's records leave out their per-request detail (the
+/// canonical file has it, made from [`RunOutcome::requests`] as it is written), so a long run
+/// holds each request once.
 async fn run_inner(
     opts: RunOpts,
     mut stop: watch::Receiver<bool>,
     written: Option<watch::Sender<bool>>,
+    detail_in_records: bool,
 ) -> Result<RunOutcome, LoadgenError> {
     let settled = || {
         if let Some(w) = &written {
@@ -279,9 +287,23 @@ async fn run_inner(
             .copied()
             .flatten()
             .map(|c| c as usize);
-        let (reqs, _, stopped, _) =
-            run_stage(&workload, &plan, limit, &mut stop, None, false).await;
-        if stopped {
+        let warm = run_stage(
+            &workload,
+            &plan,
+            limit,
+            &mut stop,
+            None,
+            false,
+            SinkConfig {
+                tokenizer: None,
+                stage: 0,
+                keep_text: false,
+                file: None,
+            },
+        )
+        .await?;
+        let reqs = warm.records;
+        if warm.stopped {
             eprintln!("interrupted during the warm-up: nothing was measured");
             settled();
             return Ok(RunOutcome {
@@ -309,7 +331,8 @@ async fn run_inner(
         requests_path: requests_path.clone(),
         ..RunOutcome::default()
     };
-    let mut request_lines = String::new();
+    // Rows go to the per-request file as requests end (see `sink`).
+    let mut requests_file: Option<RequestsFile> = None;
     let stages: Vec<(f64, Option<u64>)> = prep
         .rates
         .iter()
@@ -370,44 +393,51 @@ async fn run_inner(
             .scrape_metrics
             .clone()
             .map(|path| scrape::spawn(workload.clone(), path, tokio::time::Instant::now()));
-        let (mut all_reqs, duration, stopped, released) = run_stage(
+        if let (Some(_), Some(rp), true, true) = (
+            &result_path,
+            &requests_path,
+            opts.write_files,
+            requests_file.is_none(),
+        ) {
+            requests_file = Some(RequestsFile::create(rp)?);
+        }
+        // Replies are counted and rows written by the sink's worker as requests end, off the
+        // tasks that measure.
+        let StageRun {
+            records: mut reqs,
+            duration_s: duration,
+            stopped,
+            released,
+            file,
+        } = run_stage(
             &workload,
             &plan,
             conc.map(|c| c as usize),
             &mut stop,
             pb.clone(),
             conversational,
+            SinkConfig {
+                tokenizer: Some(tokenizer.clone()),
+                stage,
+                keep_text: opts.vllm_compatible && opts.save_detailed,
+                file: requests_file.take(),
+            },
         )
-        .await;
+        .await?;
+        requests_file = file;
         if let Some(pb) = pb {
             pb.finish_and_clear();
         }
         outcome.partial |= stopped;
-        // Counted after the stage so tokenizing never delays a measurement.
-        for r in all_reqs.iter_mut().filter(|r| r.failure.is_none()) {
-            r.output_tokens_text = Some(tokenizer.count(&r.generated_text));
-        }
-        if let Some((list, bodies)) = &workload.conversations {
-            conversation::count_histories(
-                &mut all_reqs,
-                list,
-                &tokenizer,
-                bodies.backend == Backend::OpenAiChat,
-            );
-        }
-        // Requests cut off by Ctrl-C are neither successes nor failures: they go to the JSON
+        // Requests cut off by Ctrl-C are neither successes nor failures: they are in the JSON
         // Lines only.
-        let is_cancelled = |r: &RequestRecord| {
+        let sent = reqs.len();
+        reqs.retain(|r| {
             r.failure
                 .as_ref()
-                .is_some_and(|f| f.kind == FailureKind::Cancelled)
-        };
-        let reqs: Vec<RequestRecord> = all_reqs
-            .iter()
-            .filter(|r| !is_cancelled(r))
-            .cloned()
-            .collect();
-        let cancelled = (all_reqs.len() - reqs.len()) as u64;
+                .is_none_or(|f| f.kind != FailureKind::Cancelled)
+        });
+        let cancelled = (sent - reqs.len()) as u64;
         let readings = scraper
             .map(|(h, r)| scrape::finish(h, &r))
             .unwrap_or_default();
@@ -417,12 +447,23 @@ async fn run_inner(
         let seconds = series.get("t_s").map_or(0, Vec::len);
         series.extend(telemetry::columns(&readings, seconds));
         let window = opts.steady_window.then(|| steady_window_of(&reqs));
-        let (reqs, duration) = match &window {
-            Some(w) => (
-                w.indices.iter().map(|&i| reqs[i].clone()).collect(),
-                (w.end_s - w.start_s).max(1e-9),
-            ),
-            None => (reqs, duration),
+        let duration = match &window {
+            Some(w) => {
+                // The window's indices are ascending: keep those requests, in order.
+                let mut inside = vec![false; reqs.len()];
+                for &i in &w.indices {
+                    if let Some(k) = inside.get_mut(i) {
+                        *k = true;
+                    }
+                }
+                let mut at = 0;
+                reqs.retain(|_| {
+                    at += 1;
+                    inside[at - 1]
+                });
+                (w.end_s - w.start_s).max(1e-9)
+            }
+            None => duration,
         };
         let m = compute(&reqs, duration, rate, &opts.percentiles, prep.slo);
         let view = SummaryView::new(
@@ -456,7 +497,8 @@ async fn run_inner(
             crate::stdout::print(&text);
         }
         outcome.summaries.push(text);
-        let mut record = report::stage_record(&info, &m, &reqs, &view);
+        let detail: &[RequestRecord] = if detail_in_records { &reqs } else { &[] };
+        let mut record = report::stage_record(&info, &m, detail, &view);
         record.series = series;
         if let Some(d) = opts.duration {
             // A stage of a given length sends as many requests as arrive in it: that count is
@@ -495,14 +537,10 @@ async fn run_inner(
             put("window_lifetime_s", w.lifetime_s);
         }
         outcome.records.push(record);
-        for r in &all_reqs {
-            request_lines.push_str(&report::request_line(stage, r));
-            request_lines.push('\n');
-        }
-        // Rewritten after every stage so an interrupted run keeps what it measured.
-        if let (Some(p), Some(rp), true) = (&result_path, &requests_path, opts.write_files) {
-            report::write_atomic(p, &report::canonical_text(&outcome.records))?;
-            report::write_atomic(rp, &request_lines)?;
+        // Rewritten after every stage so an interrupted run keeps what it measured (the
+        // per-request rows are on disk already).
+        if let (Some(p), Some(_), true) = (&result_path, &requests_path, opts.write_files) {
+            report::write_canonical(p, &stages_out(&outcome, &reqs))?;
         }
         if opts.vllm_compatible && opts.write_files {
             let name = match &opts.result_filename {
@@ -541,13 +579,24 @@ async fn run_inner(
         eprintln!("interrupted before the first stage: nothing was measured");
     }
     if to_stdout && opts.write_files {
-        report::write_atomic(
-            std::path::Path::new("-"),
-            &report::canonical_text(&outcome.records),
-        )?;
+        report::write_canonical(std::path::Path::new("-"), &stages_out(&outcome, &[]))?;
     }
     if let Some(m) = mock {
         m.shutdown().await;
     }
     Ok(outcome)
+}
+
+/// The stages to write: every record so far, each with its requests (`last`: those of the
+/// record pushed last, not yet in `outcome.requests`).
+fn stages_out<'a>(outcome: &'a RunOutcome, last: &'a [RequestRecord]) -> Vec<StageOut<'a>> {
+    outcome
+        .records
+        .iter()
+        .enumerate()
+        .map(|(i, record)| StageOut {
+            record,
+            requests: outcome.requests.get(i).map_or(last, Vec::as_slice),
+        })
+        .collect()
 }

@@ -25,7 +25,12 @@ pub fn summarize(samples: &[f64], percentiles: &[f64]) -> Option<Summary> {
     if samples.is_empty() {
         return None;
     }
-    let mut sorted: Vec<f64> = samples.iter().copied().filter(|v| !v.is_nan()).collect();
+    summarize_owned(samples.to_vec(), percentiles)
+}
+
+/// [`summarize`] of samples it may reorder: sorted in place, not copied (the same figures).
+pub fn summarize_owned(mut sorted: Vec<f64>, percentiles: &[f64]) -> Option<Summary> {
+    sorted.retain(|v| !v.is_nan());
     if sorted.is_empty() {
         return None;
     }

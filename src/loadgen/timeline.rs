@@ -33,7 +33,13 @@ pub fn series(requests: &[RequestRecord]) -> BTreeMap<String, Vec<f64>> {
     let mut in_flight = vec![0.0; seconds];
     let mut tokens = vec![0.0; seconds];
     let mut ttft: Vec<Vec<f64>> = vec![Vec::new(); seconds];
-    let mut itl: Vec<Vec<f64>> = vec![Vec::new(); seconds];
+    // Each second's ITL samples get their exact room first: a stage's samples are one per
+    // token, the most this function holds.
+    let mut itl_count = vec![0usize; seconds];
+    for r in requests.iter().filter(|r| r.failure.is_none()) {
+        observed_gaps(r, |at, k, _| itl_count[bin(at)] += k as usize);
+    }
+    let mut itl: Vec<Vec<f64>> = itl_count.into_iter().map(Vec::with_capacity).collect();
     for r in requests {
         sent[bin(r.sent_at_s)] += 1.0;
         let end = r.sent_at_s + r.e2el_s.unwrap_or(0.0);
@@ -41,23 +47,13 @@ pub fn series(requests: &[RequestRecord]) -> BTreeMap<String, Vec<f64>> {
         if let Some(t) = r.ttft_s.filter(|_| r.failure.is_none()) {
             ttft[bin(r.sent_at_s + t)].push(t * 1e3);
         }
-        let mut last_read: Option<f64> = None;
-        let mut pending = 0u32;
-        for (i, c) in r.chunks.iter().enumerate() {
-            let at = r.sent_at_s + c.at_s;
-            tokens[bin(at)] += f64::from(c.tokens);
-            pending += c.tokens.max(1);
-            // The chunk's read ends when the next chunk is not coalesced with it.
-            let read_ends = r.chunks.get(i + 1).is_none_or(|n| !n.coalesced);
-            if !read_ends {
-                continue;
-            }
-            if let Some(prev) = last_read.filter(|_| r.failure.is_none()) {
-                let gap_ms = (at - prev) * 1e3 / f64::from(pending);
-                itl[bin(at)].extend(std::iter::repeat_n(gap_ms, pending as usize));
-            }
-            last_read = Some(at);
-            pending = 0;
+        for c in &r.chunks {
+            tokens[bin(r.sent_at_s + c.at_s)] += f64::from(c.tokens);
+        }
+        if r.failure.is_none() {
+            observed_gaps(r, |at, k, gap_ms| {
+                itl[bin(at)].extend(std::iter::repeat_n(gap_ms, k as usize));
+            });
         }
     }
     let mut out = BTreeMap::new();
@@ -84,6 +80,28 @@ pub fn series(requests: &[RequestRecord]) -> BTreeMap<String, Vec<f64>> {
         }
     }
     out
+}
+
+/// Calls `f(at, tokens, gap_ms)` for each read of a request's chunks after its first: when it
+/// reached the socket (seconds from the stage's start), the tokens it brought (a chunk counts at
+/// least one) and the gap from the read before, spread over those tokens.
+fn observed_gaps(r: &RequestRecord, mut f: impl FnMut(f64, u32, f64)) {
+    let mut last_read: Option<f64> = None;
+    let mut pending = 0u32;
+    for (i, c) in r.chunks.iter().enumerate() {
+        let at = r.sent_at_s + c.at_s;
+        pending += c.tokens.max(1);
+        // The chunk's read ends when the next chunk is not coalesced with it.
+        let read_ends = r.chunks.get(i + 1).is_none_or(|n| !n.coalesced);
+        if !read_ends {
+            continue;
+        }
+        if let Some(prev) = last_read {
+            f(at, pending, (at - prev) * 1e3 / f64::from(pending));
+        }
+        last_read = Some(at);
+        pending = 0;
+    }
 }
 
 /// Adds to each second the share of it that `[from, to)` covers.

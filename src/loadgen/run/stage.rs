@@ -3,7 +3,7 @@
 //! request (cancelled ones too when the run is interrupted) and draws the progress bar.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -18,6 +18,8 @@ use crate::loadgen::dataset::Prompt;
 use crate::loadgen::record::{Failure, FailureKind, RequestRecord, TurnOf};
 use crate::loadgen::schedule::{drive, stop_requested, Arrivals, Dispatch};
 use crate::loadgen::shard::Shard;
+
+use super::sink::{RequestsFile, Sink, SinkConfig, SinkSender, TurnSource};
 
 /// Running totals for the progress bar.
 #[derive(Default)]
@@ -45,6 +47,14 @@ pub(super) struct Workload {
     pub(super) conversations: Option<(Vec<Conversation>, TurnBodies)>,
 }
 
+impl TurnSource for Workload {
+    fn turns(&self, number: usize) -> Option<(&[conversation::Turn], bool)> {
+        let (list, bodies) = self.conversations.as_ref().filter(|(l, _)| !l.is_empty())?;
+        let turns = list[number % list.len()].turns.as_slice();
+        Some((turns, bodies.backend == Backend::OpenAiChat))
+    }
+}
+
 /// What a turn's request body is made of besides its history.
 pub(super) struct TurnBodies {
     /// The API.
@@ -68,7 +78,7 @@ async fn converse(
     d: &Dispatch,
     next_index: &AtomicUsize,
     stop: &mut watch::Receiver<bool>,
-    results: &Mutex<Vec<RequestRecord>>,
+    results: &SinkSender,
 ) -> (u64, u64) {
     let Some((list, bodies)) = workload
         .conversations
@@ -133,9 +143,8 @@ async fn converse(
         failed += u64::from(ended && !cancelled);
         tokens += rec.output_tokens();
         replies.push(rec.generated_text.clone());
-        if let Ok(mut r) = results.lock() {
-            r.push(rec);
-        }
+        // Multi-turn requests are in send order by index.
+        let _ = results.send((rec.index, rec));
         if ended {
             break;
         }
@@ -143,9 +152,19 @@ async fn converse(
     (tokens, failed)
 }
 
+/// What a stage gives back: its records in index order (counted, see [`super::sink`]), its
+/// seconds from start to the last request's end, whether it was stopped, how many dispatches
+/// were released, and the per-request file with the stage's rows written.
+pub(super) struct StageRun {
+    pub(super) records: Vec<RequestRecord>,
+    pub(super) duration_s: f64,
+    pub(super) stopped: bool,
+    pub(super) released: usize,
+    pub(super) file: Option<RequestsFile>,
+}
+
 /// Runs one stage: the plan's dispatches are requests, or with `conversational` whole
-/// conversations (see [`converse`]). Returns the records in index order, the stage's seconds,
-/// whether it was stopped, and how many dispatches were released.
+/// conversations (see [`converse`]); each request goes to the stage's [`Sink`] as it ends.
 pub(super) async fn run_stage(
     workload: &Arc<Workload>,
     plan: &Arrivals,
@@ -153,14 +172,15 @@ pub(super) async fn run_stage(
     stop: &mut watch::Receiver<bool>,
     progress: Option<indicatif::ProgressBar>,
     conversational: bool,
-) -> (Vec<RequestRecord>, f64, bool, usize) {
-    let results = Arc::new(Mutex::new(Vec::with_capacity(plan.len().unwrap_or(1024))));
+    sink: SinkConfig,
+) -> Result<StageRun, crate::loadgen::LoadgenError> {
+    let (sink, results) = Sink::start(workload.clone(), sink, plan.len().unwrap_or(1024));
     let counters = Arc::new(Counters::default());
     // Multi-turn requests are numbered in the order they are sent.
     let next_index = Arc::new(AtomicUsize::new(0));
     let start = Instant::now();
     let summary = {
-        let results = results.clone();
+        let results = results;
         let workload = workload.clone();
         let stop_rx = stop.clone();
         drive(plan, limit, stop, move |d| {
@@ -233,20 +253,21 @@ pub(super) async fn run_stage(
                         tokens as f64 / secs
                     ));
                 }
-                if let Ok(mut r) = results.lock() {
-                    r.push(rec);
-                }
+                // Dispatch order is send order.
+                let _ = results.send((d.index, rec));
             }
         })
         .await
     };
-    let duration = start.elapsed().as_secs_f64();
-    let mut out = results
-        .lock()
-        .map(|mut r| std::mem::take(&mut *r))
-        .unwrap_or_default();
-    out.sort_by_key(|r| r.index);
-    (out, duration, summary.stopped, summary.released)
+    let duration_s = start.elapsed().as_secs_f64();
+    let (records, file) = sink.finish().await?;
+    Ok(StageRun {
+        records,
+        duration_s,
+        stopped: summary.stopped,
+        released: summary.released,
+        file,
+    })
 }
 
 pub(super) fn progress_bar(

@@ -1,0 +1,414 @@
+//! Where a stage's requests go as they end: a worker thread, off the measuring tasks, counts
+//! each reply's tokens with the run's tokenizer (and, with `--multi-turn`, the whole prompt a
+//! turn sent), lets go of the reply text, and appends the request's JSON Lines row to the
+//! per-request file at once, rows in send order (a request ending before an earlier one waits in
+//! a small reorder buffer). The stage's records come back, index order, when the stage ends.
+//!
+//! So the per-request file is complete a moment after the load ends, whatever its size, and a
+//! request's text is held only from its end to its count (a multi-turn conversation's replies
+//! until its last turn is counted).
+
+use std::collections::{BTreeMap, HashMap};
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use crate::loadgen::conversation::{self, Turn};
+use crate::loadgen::record::RequestRecord;
+use crate::loadgen::report;
+use crate::loadgen::tokenizer::Tokenizer;
+use crate::loadgen::LoadgenError;
+
+/// The per-request JSON Lines file of a run, written as requests end.
+pub(super) struct RequestsFile {
+    path: PathBuf,
+    out: BufWriter<File>,
+}
+
+impl RequestsFile {
+    /// Creates (or empties) the file at `path`.
+    pub(super) fn create(path: &Path) -> Result<RequestsFile, LoadgenError> {
+        let file = File::create(path).map_err(|source| LoadgenError::Write {
+            path: path.into(),
+            source,
+        })?;
+        Ok(RequestsFile {
+            path: path.into(),
+            out: BufWriter::with_capacity(1 << 16, file),
+        })
+    }
+
+    fn line(&mut self, line: &str) -> std::io::Result<()> {
+        self.out.write_all(line.as_bytes())?;
+        self.out.write_all(b"\n")
+    }
+
+    fn error(&self, source: std::io::Error) -> LoadgenError {
+        LoadgenError::Write {
+            path: self.path.clone(),
+            source,
+        }
+    }
+}
+
+/// `--multi-turn`: where the worker finds a conversation's turns.
+pub(super) trait TurnSource: Send + Sync + 'static {
+    /// Conversation `number`'s turns and whether its prompts are chat messages; `None` without
+    /// `--multi-turn`.
+    fn turns(&self, number: usize) -> Option<(&[Turn], bool)>;
+}
+
+/// What the worker does with each request besides keeping it.
+pub(super) struct SinkConfig {
+    /// Counts replies' tokens (`None`: the warm-up, whose records are only looked at for
+    /// failures).
+    pub(super) tokenizer: Option<Tokenizer>,
+    /// The stage's number, for the rows.
+    pub(super) stage: usize,
+    /// Keep each reply's text in its record (`--save-detailed` writes them).
+    pub(super) keep_text: bool,
+    /// Where rows go, if anywhere.
+    pub(super) file: Option<RequestsFile>,
+}
+
+/// A request that ended: its place in send order (from 0 in each stage) and its record.
+type Ended = (usize, RequestRecord);
+
+/// The sending half, cloned into every request's task.
+pub(super) type SinkSender = mpsc::Sender<Ended>;
+
+/// What the worker gives back: the stage's records in index order and the file, its rows
+/// written.
+type Drained = Result<(Vec<RequestRecord>, Option<RequestsFile>), LoadgenError>;
+
+/// The worker of one stage.
+pub(super) struct Sink {
+    handle: JoinHandle<Drained>,
+}
+
+impl Sink {
+    /// Starts the worker; requests are sent to it on the returned sender, and it ends once every
+    /// clone of that sender is dropped.
+    pub(super) fn start<T: TurnSource>(
+        workload: Arc<T>,
+        config: SinkConfig,
+        expected: usize,
+    ) -> (Sink, SinkSender) {
+        let (tx, rx) = mpsc::channel::<Ended>();
+        let handle = std::thread::spawn(move || work(&*workload, config, &rx, expected));
+        (Sink { handle }, tx)
+    }
+
+    /// Waits for the worker to drain (the senders must be dropped): the stage's records in index
+    /// order and the file, its rows written.
+    pub(super) async fn finish(self) -> Drained {
+        let joined = tokio::task::spawn_blocking(move || self.handle.join()).await;
+        match joined {
+            Ok(Ok(out)) => out,
+            // The worker only panics on a bug; its records are lost with it.
+            _ => Ok((Vec::new(), None)),
+        }
+    }
+}
+
+/// Counts, rows and keeps every request that arrives until the senders are gone.
+fn work(
+    workload: &dyn TurnSource,
+    mut config: SinkConfig,
+    rx: &mpsc::Receiver<Ended>,
+    expected: usize,
+) -> Drained {
+    let mut records = Vec::with_capacity(expected.min(1 << 20));
+    let mut waiting: BTreeMap<usize, String> = BTreeMap::new();
+    let mut next = 0usize;
+    let mut histories = Histories::default();
+    let mut failed: Option<std::io::Error> = None;
+    while let Ok((seq, mut rec)) = rx.recv() {
+        if let Some(tok) = &config.tokenizer {
+            if rec.failure.is_none() {
+                rec.output_tokens_text = Some(tok.count(&rec.generated_text));
+            }
+            histories.count(workload, tok, &mut rec);
+        }
+        if !config.keep_text {
+            rec.generated_text = String::new();
+        }
+        // The chunk times are kept to the stage's end: copied into an exact allocation of this
+        // thread, so they lie together rather than among the short-lived buffers of requests
+        // in flight (whose freed holes would stay resident).
+        rec.chunks = rec.chunks.as_slice().to_vec();
+        if let (Some(file), None) = (config.file.as_mut(), failed.as_ref()) {
+            waiting.insert(seq, report::request_line(config.stage, &rec));
+            while let Some(line) = waiting.remove(&next) {
+                next += 1;
+                if let Err(e) = file.line(&line) {
+                    failed = Some(e);
+                    waiting.clear();
+                    break;
+                }
+            }
+        }
+        records.push(rec);
+    }
+    if let Some(file) = config.file.as_mut() {
+        // Rows whose predecessors never came (a dispatch dropped unsent), in order.
+        let rest = std::mem::take(&mut waiting);
+        let written = match failed {
+            Some(e) => Err(e),
+            None => rest
+                .values()
+                .try_for_each(|line| file.line(line))
+                .and_then(|()| file.out.flush()),
+        };
+        written.map_err(|e| file.error(e))?;
+    }
+    records.sort_by_key(|r| r.index);
+    Ok((records, config.file))
+}
+
+/// `--multi-turn`: the replies so far of each conversation in progress, to count the prompt of
+/// its next turn (its whole history, as [`conversation::count_histories`] does after a stage).
+#[derive(Default)]
+struct Histories {
+    replies: HashMap<usize, Vec<String>>,
+}
+
+impl Histories {
+    /// Sets a turn's `input_len` to the tokens of the prompt it sent; forgets the conversation's
+    /// replies after its last turn (or one that failed: the conversation ends there).
+    fn count(&mut self, source: &dyn TurnSource, tok: &Tokenizer, rec: &mut RequestRecord) {
+        let Some(t) = rec.turn else { return };
+        let Some((turns, chat)) = source.turns(t.conversation) else {
+            return;
+        };
+        let got = self.replies.entry(t.conversation).or_default();
+        if got.len() == t.turn && t.turn < turns.len() {
+            rec.input_len = conversation::prompt_len(tok, turns, got, t.turn, chat);
+        }
+        if rec.failure.is_some() || t.turn + 1 >= turns.len() {
+            self.replies.remove(&t.conversation);
+        } else {
+            got.push(rec.generated_text.clone());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::loadgen::conversation::Conversation;
+    use crate::loadgen::measure::compute;
+    use crate::loadgen::record::{ChunkArrival, Failure, FailureKind, TurnOf};
+    use crate::loadgen::report::{
+        stage_record, write_doc, PercentileMetric, StageInfo, StageOut, SummaryView,
+    };
+
+    struct Turns(Vec<Conversation>);
+
+    impl TurnSource for Turns {
+        fn turns(&self, number: usize) -> Option<(&[Turn], bool)> {
+            let list = &self.0;
+            (!list.is_empty()).then(|| (list[number % list.len()].turns.as_slice(), true))
+        }
+    }
+
+    /// Requests as the client records them: varied timings, chunk sizes, coalesced reads,
+    /// failures, a cancelled one; with `turns`, conversations of three turns.
+    fn recorded(n: usize, turns: bool) -> Vec<RequestRecord> {
+        (0..n)
+            .map(|i| {
+                // A failed or cancelled turn ends its conversation: the last turn here.
+                let failed = if turns { i % 6 == 5 } else { i % 7 == 3 };
+                let cancelled = i == n - 1;
+                let chunks: Vec<ChunkArrival> = if failed || cancelled {
+                    vec![]
+                } else {
+                    (0..(5 + i % 4))
+                        .map(|k| ChunkArrival {
+                            at_s: 0.02
+                                + i as f64 * 1e-4
+                                + k as f64 * (0.003 + (i * k) as f64 * 1e-6),
+                            tokens: 1 + u32::from(k % 3 == 2),
+                            coalesced: k == 3,
+                        })
+                        .collect()
+                };
+                RequestRecord {
+                    index: i,
+                    input_len: 11,
+                    max_tokens: 8,
+                    intended_at_s: i as f64 * 0.013,
+                    dispatched_at_s: i as f64 * 0.013 + 1e-5,
+                    schedule_lag_s: 1e-5,
+                    sent_at_s: i as f64 * 0.0131,
+                    ttft_s: chunks.first().map(|c| c.at_s),
+                    write_delay_s: Some(2e-5 * i as f64),
+                    first_read_delay_s: Some(1e-6),
+                    e2el_s: chunks.last().map(|c| c.at_s + 1e-4),
+                    output_tokens_server: (i % 2 == 0).then_some(8),
+                    output_chunks_local: chunks.len() as u64,
+                    coalesced_chunks: 1,
+                    ignore_eos: true,
+                    generated_text: format!("reply {i} with some words"),
+                    failure: if cancelled {
+                        Some(Failure::new(FailureKind::Cancelled, "cancelled"))
+                    } else if failed {
+                        Some(Failure::new(FailureKind::Http(503), "busy\nnow"))
+                    } else {
+                        None
+                    },
+                    turn: turns.then_some(TurnOf {
+                        conversation: i / 3,
+                        turn: i % 3,
+                        new_input_len: 4,
+                        think_time_s: 0.5,
+                    }),
+                    chunks,
+                    ..RequestRecord::default()
+                }
+            })
+            .collect()
+    }
+
+    fn conversations() -> Vec<Conversation> {
+        let turn = |t: &str| Turn {
+            text: t.into(),
+            new_input_len: 4,
+            output_len: 8,
+            think_time_s: 0.5,
+        };
+        vec![Conversation {
+            turns: vec![turn("first question"), turn("and then"), turn("last one")],
+        }]
+    }
+
+    /// The files of one stage as the run wrote them before the sink: replies counted and
+    /// histories counted after the stage, every row and the canonical text made at its end.
+    fn after_the_stage(
+        mut all: Vec<RequestRecord>,
+        tok: &Tokenizer,
+        turns: bool,
+    ) -> (String, String) {
+        for r in all.iter_mut().filter(|r| r.failure.is_none()) {
+            r.output_tokens_text = Some(tok.count(&r.generated_text));
+        }
+        if turns {
+            conversation::count_histories(&mut all, &conversations(), tok, true);
+        }
+        let lines: String = all
+            .iter()
+            .map(|r| report::request_line(0, r) + "\n")
+            .collect();
+        let reqs: Vec<RequestRecord> = all
+            .into_iter()
+            .filter(|r| {
+                r.failure
+                    .as_ref()
+                    .is_none_or(|f| f.kind != FailureKind::Cancelled)
+            })
+            .collect();
+        let record = stage_of(&reqs, true);
+        (lines, report::canonical_text(&[record]))
+    }
+
+    fn stage_of(reqs: &[RequestRecord], detail: bool) -> crate::model::Record {
+        let m = compute(reqs, 2.0, f64::INFINITY, &[50.0, 99.0], None);
+        let view = SummaryView::new(vec![PercentileMetric::Ttft], vec![50.0, 99.0], reqs, 1);
+        let info = StageInfo {
+            stage: 0,
+            model: "m".into(),
+            backend: "openai".into(),
+            engine: None,
+            gpu: None,
+            gpu_count: None,
+            label: None,
+            dataset: "random".into(),
+            request_rate: f64::INFINITY,
+            burstiness: 1.0,
+            max_concurrency: Some(4),
+            num_prompts: reqs.len() as u64,
+            date: "20260101-000000".into(),
+            tags: Default::default(),
+            endpoint: "/v1/completions".into(),
+            partial: false,
+        };
+        stage_record(&info, &m, if detail { reqs } else { &[] }, &view)
+    }
+
+    /// The same files through the sink: requests arriving in a scrambled order of completion,
+    /// the canonical detail made while written.
+    fn through_the_sink(all: Vec<RequestRecord>, tok: &Tokenizer, turns: bool) -> (String, String) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.requests.jsonl");
+        let source = Arc::new(Turns(if turns { conversations() } else { vec![] }));
+        let (sink, tx) = Sink::start(
+            source,
+            SinkConfig {
+                tokenizer: Some(tok.clone()),
+                stage: 0,
+                keep_text: false,
+                file: Some(RequestsFile::create(&path).unwrap()),
+            },
+            all.len(),
+        );
+        // Later sends end first within each group of five; a conversation's turns keep their
+        // order (a turn is sent after the one before it ended).
+        let mut order: Vec<RequestRecord> = Vec::new();
+        let mut group = Vec::new();
+        for r in all {
+            group.push(r);
+            if group.len() == 5 || turns {
+                order.extend(group.drain(..).rev());
+            }
+        }
+        order.extend(group.into_iter().rev());
+        for r in order {
+            tx.send((r.index, r)).unwrap();
+        }
+        drop(tx);
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let (mut reqs, file) = rt.block_on(sink.finish()).unwrap();
+        drop(file);
+        assert!(
+            reqs.iter().all(|r| r.generated_text.is_empty()),
+            "texts let go"
+        );
+        reqs.retain(|r| {
+            r.failure
+                .as_ref()
+                .is_none_or(|f| f.kind != FailureKind::Cancelled)
+        });
+        let record = stage_of(&reqs, false);
+        let mut canonical = Vec::new();
+        write_doc(
+            &mut canonical,
+            &[StageOut {
+                record: &record,
+                requests: &reqs,
+            }],
+        )
+        .unwrap();
+        (
+            std::fs::read_to_string(&path).unwrap(),
+            String::from_utf8(canonical).unwrap(),
+        )
+    }
+
+    #[test]
+    fn rows_and_figures_equal_those_written_after_the_stage() {
+        let tok = Tokenizer::from_name("cl100k_base").unwrap();
+        for turns in [false, true] {
+            let reqs = recorded(23, turns);
+            let (lines, canonical) = after_the_stage(reqs.clone(), &tok, turns);
+            let (streamed, written) = through_the_sink(reqs, &tok, turns);
+            assert_eq!(streamed.lines().count(), 23);
+            assert_eq!(streamed, lines, "multi-turn: {turns}");
+            assert_eq!(written, canonical, "multi-turn: {turns}");
+        }
+    }
+}
