@@ -30,9 +30,16 @@ const MAX_DEPTH: usize = 100;
 /// `Ok(None)` when the content is not the plain case this reader takes (then read the bytes
 /// with [`super::read`], which also gives the precise error for a malformed file); `Err` only
 /// for a failing read.
-pub fn read_json_stream(
+pub fn read_json_stream(source: &str, input: impl BufRead) -> std::io::Result<Option<Ingested>> {
+    read_in_chunks(source, input, CHUNK)
+}
+
+/// [`read_json_stream`] asking the input for `chunk` bytes at a time (tests use tiny chunks
+/// to put every value across a chunk boundary).
+fn read_in_chunks(
     source: &str,
     mut input: impl BufRead,
+    chunk: usize,
 ) -> std::io::Result<Option<Ingested>> {
     let head = input.fill_buf()?;
     let bom = head.starts_with(b"\xEF\xBB\xBF");
@@ -56,6 +63,7 @@ pub fn read_json_stream(
     input.consume(skip);
     let mut w = Window {
         input,
+        chunk: chunk.max(1),
         buf: Vec::new(),
         pos: 0,
         eof: false,
@@ -87,6 +95,7 @@ pub fn read_json_stream(
 /// dropped as it goes.
 struct Window<R> {
     input: R,
+    chunk: usize,
     buf: Vec<u8>,
     pos: usize,
     eof: bool,
@@ -107,13 +116,13 @@ impl<R: BufRead> Window<R> {
         }
         let have = self.buf.len();
         let mut got = 0;
-        while got < CHUNK {
+        while got < self.chunk {
             let chunk = self.input.fill_buf()?;
             if chunk.is_empty() {
                 self.eof = true;
                 break;
             }
-            let n = chunk.len().min(CHUNK - got);
+            let n = chunk.len().min(self.chunk - got);
             self.buf.extend_from_slice(&chunk[..n]);
             self.input.consume(n);
             got += n;
@@ -394,6 +403,24 @@ mod tests {
         let (s, r) = both("run.json", t);
         let s = s.unwrap_or_else(|| panic!("not streamed"));
         assert_eq!(Ok(s), r);
+    }
+
+    #[test]
+    fn values_across_chunk_boundaries_read_the_same() {
+        let t = concat!(
+            "\u{FEFF}\n{\"model_id\": \"m\\\"[{\", \"request_throughput\": 2.5e0, ",
+            "\"nested\": {\"a\": [1, {\"b\": \"]}\\\\\"}], \"c\": null}, ",
+            "\"ttfts\": [0.05, null, \"inf\", true, [1], {\"x\": 2}], ",
+            "\"itls\": [[0.01, 0.02], [], 7, [\"a\", 0.5]], \"input_lens\": [10, 12, 3, 4, 5, 6], ",
+            "\"errors\": [\"\", \"boom \\u00e9\", null, 3], \"generated_texts\": [\"]\", \"x\"], ",
+            "\"start_times\": {}, \"latencies\": [0.2, 0, 1, 2, 3, 4], \"tag\": false}  \n"
+        );
+        let whole = super::super::read("run.json", t.as_bytes());
+        assert!(whole.is_ok(), "{whole:?}");
+        for chunk in [1, 2, 3, 5, 8, 13, 64, 4096] {
+            let s = read_in_chunks("run.json", t.as_bytes(), chunk).ok().flatten();
+            assert_eq!(s.as_ref(), whole.as_ref().ok(), "chunk {chunk}");
+        }
     }
 
     #[test]
