@@ -50,7 +50,9 @@ fn serving_run(n: usize, k: usize) -> String {
     };
     list(&mut s, "input_lens", &|i| (100 + i % 7).to_string());
     list(&mut s, "output_lens", &|_| (k + 1).to_string());
-    list(&mut s, "ttfts", &|i| format!("{}", 0.03 + (i % 13) as f64 / 1000.0));
+    list(&mut s, "ttfts", &|i| {
+        format!("{}", 0.03 + (i % 13) as f64 / 1000.0)
+    });
     list(&mut s, "itls", &|i| {
         let gaps: Vec<String> = (0..k)
             .map(|j| format!("{}", 0.011 + ((i + j) % 17) as f64 / 1000.0))
@@ -65,8 +67,12 @@ fn serving_run(n: usize, k: usize) -> String {
             "\"\"".into()
         }
     });
-    list(&mut s, "start_times", &|i| format!("{}", 1000.0 + i as f64 / 8.0));
-    list(&mut s, "latencies", &|i| format!("{}", 1.5 + (i % 5) as f64 / 10.0));
+    list(&mut s, "start_times", &|i| {
+        format!("{}", 1000.0 + i as f64 / 8.0)
+    });
+    list(&mut s, "latencies", &|i| {
+        format!("{}", 1.5 + (i % 5) as f64 / 10.0)
+    });
     s.push_str("}\n");
     s
 }
@@ -107,10 +113,7 @@ fn streamed_serving_fixtures_read_as_in_memory() {
     assert_eq!(streamed, whole);
     assert_eq!(whole.records[0].requests.len(), 500);
     assert_eq!(whole.records[0].requests[7].itl_ms.len(), 40);
-    assert_eq!(
-        whole.records[0].requests[3].error.as_deref(),
-        Some("boom")
-    );
+    assert_eq!(whole.records[0].requests[3].error.as_deref(), Some("boom"));
 }
 
 fn assert_names_place(e: &IngestError, name: &str) {
@@ -150,7 +153,9 @@ fn wrong_types_non_finite_tokens_and_huge_numbers_never_panic() {
     assert_eq!(streamed, whole);
     let warnings: Vec<String> = whole.warnings.iter().map(ToString::to_string).collect();
     assert!(
-        warnings.iter().any(|w| w.starts_with("ttfts: not an array")),
+        warnings
+            .iter()
+            .any(|w| w.starts_with("ttfts: not an array")),
         "{warnings:?}"
     );
     // Bare NaN/Infinity: left to the in-memory reader, which reads them.
@@ -183,7 +188,7 @@ fn wrong_types_non_finite_tokens_and_huge_numbers_never_panic() {
 fn convert_streams_a_large_serving_json_to_the_same_canonical_text() {
     let dir = tempfile::tempdir().unwrap();
     // Past the 8 MiB at which `convert` reads the file as a stream.
-    let run = serving_run(5_000, 160);
+    let run = serving_run(5_000, 180);
     assert!(run.len() > 8 << 20, "{} bytes", run.len());
     let path = dir.path().join("big-run.json");
     std::fs::write(&path, &run).unwrap();
@@ -193,7 +198,11 @@ fn convert_streams_a_large_serving_json_to_the_same_canonical_text() {
         .args(["convert", &name])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let whole = ingest::read(&name, run.as_bytes()).unwrap();
     assert_eq!(
         String::from_utf8(out.stdout).unwrap(),
@@ -210,10 +219,14 @@ fn inspect_summarises_a_per_request_file() {
         .args(["inspect", &fixture.to_string_lossy()])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
-        text.contains("benchlens per-request JSON Lines, 24 requests in 1 stage"),
+        text.contains("benchlens per-request JSON Lines, 24 requests in 2 stages"),
         "{text}"
     );
     assert!(text.contains("outcomes: 24 ok, 0 failed"), "{text}");

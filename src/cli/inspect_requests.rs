@@ -152,7 +152,7 @@ impl LogSketch {
         }
         let rank = (p / 100.0 * (self.count - 1) as f64).round() as u64;
         if rank < self.zero {
-            return Some(self.min.max(0.0).min(Self::MIN));
+            return Some(self.min.clamp(0.0, Self::MIN));
         }
         let mut seen = self.zero;
         for (i, n) in self.buckets.iter().enumerate() {
@@ -285,7 +285,11 @@ impl RequestsSummary {
         let failed: u64 = self.failed.values().sum();
         let _ = write!(s, "  outcomes: {} ok, {failed} failed", self.ok);
         if !self.failed.is_empty() {
-            let kinds: Vec<String> = self.failed.iter().map(|(k, n)| format!("{k} {n}")).collect();
+            let kinds: Vec<String> = self
+                .failed
+                .iter()
+                .map(|(k, n)| format!("{k} {n}"))
+                .collect();
             let _ = write!(s, " ({})", kinds.join(", "));
         }
         s.push('\n');
@@ -296,7 +300,10 @@ impl RequestsSummary {
                 .map(|(k, n)| format!("{k} {n}"))
                 .collect();
             if self.finish_reason_missing > 0 {
-                flags.push(format!("finish_reason_missing {}", self.finish_reason_missing));
+                flags.push(format!(
+                    "finish_reason_missing {}",
+                    self.finish_reason_missing
+                ));
             }
             let _ = writeln!(s, "  flags: {}", flags.join(", "));
         }
@@ -310,7 +317,15 @@ impl RequestsSummary {
             v.sort_by(f64::total_cmp);
             let mean = (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
             let ps = PERCENTILES.map(|p| percentile_sorted(v, p));
-            line(&mut s, name, v.len() as u64, mean, ps, v.last().copied(), "");
+            line(
+                &mut s,
+                name,
+                v.len() as u64,
+                mean,
+                ps,
+                v.last().copied(),
+                "",
+            );
         }
         let sk = &self.itl_ms;
         let ps = PERCENTILES.map(|p| sk.percentile(p));
@@ -405,7 +420,10 @@ mod tests {
         for p in [1.0, 50.0, 90.0, 99.0, 100.0] {
             let exact = percentile_sorted(&values, p).unwrap_or(f64::NAN);
             let got = sk.percentile(p).unwrap_or(f64::NAN);
-            assert!((got - exact).abs() <= exact * 0.006, "p{p}: {got} vs {exact}");
+            assert!(
+                (got - exact).abs() <= exact * 0.006,
+                "p{p}: {got} vs {exact}"
+            );
         }
         assert_eq!(sk.percentile(101.0), None);
         assert_eq!(LogSketch::new().percentile(50.0), None);
@@ -436,12 +454,22 @@ mod tests {
         assert_eq!(s.ok, 2);
         assert_eq!(s.failed.get("http_503"), Some(&1));
         assert_eq!(s.skipped, 1);
-        assert!(s.warnings[0].starts_with("line 4, column"), "{:?}", s.warnings);
+        assert!(
+            s.warnings[0].starts_with("line 4, column"),
+            "{:?}",
+            s.warnings
+        );
         assert_eq!(s.itl_ms.count(), 3);
         let out = s.describe("r.requests.jsonl");
         assert!(out.contains("3 requests in 2 stages"), "{out}");
-        assert!(out.contains("outcomes: 2 ok, 1 failed (http_503 1)"), "{out}");
-        assert!(out.contains("flags: short_reply 1, finish_reason_missing 1"), "{out}");
+        assert!(
+            out.contains("outcomes: 2 ok, 1 failed (http_503 1)"),
+            "{out}"
+        );
+        assert!(
+            out.contains("flags: short_reply 1, finish_reason_missing 1"),
+            "{out}"
+        );
         assert!(out.contains("ttft_ms: 2, 6, 6, 6.8, 6.98, 7"), "{out}");
         assert!(out.contains("output_tokens: 2, 2.5,"), "{out}");
     }
@@ -454,6 +482,9 @@ mod tests {
             br#"{"stage":0,"chunks_ms_tokens":[]}"#
         ));
         assert!(!is_requests_jsonl("x.jsonl", br#"{"ttfts":[]}"#));
-        assert!(!is_requests_jsonl("x.json", br#"{"stage":0,"chunks_ms_tokens":[]}"#));
+        assert!(!is_requests_jsonl(
+            "x.json",
+            br#"{"stage":0,"chunks_ms_tokens":[]}"#
+        ));
     }
 }

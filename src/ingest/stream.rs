@@ -213,7 +213,8 @@ impl<R: BufRead> Window<R> {
                     }
                     _ => {
                         // Braces around: byte by byte.
-                        while i < rest.len() && !matches!(rest[i], b'"' | b'[' | b']' | b'{' | b'}') {
+                        while i < rest.len() && !matches!(rest[i], b'"' | b'[' | b']' | b'{' | b'}')
+                        {
                             i += 1;
                         }
                         if i == rest.len() {
@@ -338,7 +339,9 @@ impl<R: BufRead> Window<R> {
                     arrays.itls.is_some()
                 }
                 "errors" => {
-                    arrays.errors = lift!(OptText).0.map(|v| v.into_iter().map(|e| e.0).collect());
+                    arrays.errors = lift!(OptText)
+                        .0
+                        .map(|v| v.into_iter().map(|e| e.0).collect());
                     arrays.errors.is_some()
                 }
                 "generated_texts" => {
@@ -388,7 +391,13 @@ impl<R: BufRead> Window<R> {
 mod tests {
     use super::*;
 
-    fn both(name: &str, bytes: &[u8]) -> (Option<Ingested>, Result<Ingested, super::super::IngestError>) {
+    fn both(
+        name: &str,
+        bytes: &[u8],
+    ) -> (
+        Option<Ingested>,
+        Result<Ingested, super::super::IngestError>,
+    ) {
         let streamed = read_json_stream(name, bytes).ok().flatten();
         (streamed, super::super::read(name, bytes))
     }
@@ -418,7 +427,9 @@ mod tests {
         let whole = super::super::read("run.json", t.as_bytes());
         assert!(whole.is_ok(), "{whole:?}");
         for chunk in [1, 2, 3, 5, 8, 13, 64, 4096] {
-            let s = read_in_chunks("run.json", t.as_bytes(), chunk).ok().flatten();
+            let s = read_in_chunks("run.json", t.as_bytes(), chunk)
+                .ok()
+                .flatten();
             assert_eq!(s.as_ref(), whole.as_ref().ok(), "chunk {chunk}");
         }
     }
@@ -436,7 +447,10 @@ mod tests {
             b"   ",
             b"",
         ] {
-            assert!(read_json_stream("x.json", t).ok().flatten().is_none(), "{t:?}");
+            assert!(
+                read_json_stream("x.json", t).ok().flatten().is_none(),
+                "{t:?}"
+            );
         }
     }
 }
