@@ -46,7 +46,8 @@ once() { # limit_kib timeout_s command...
         [[ "$limit" == 0 ]] || ulimit -v "$limit"
         exec /usr/bin/time -f '%e %U %S %M' -o "$dir/time" timeout "$t" taskset -c 0 "$@" >/dev/null 2>"$dir/err"
     ) || status=$?
-    awk -v s="$status" '{ printf "%s %.2f %s %s\n", $1, $2 + $3, $4, s }' "$dir/time"
+    # A failing command's file starts with "Command exited with non-zero status N".
+    tail -n 1 "$dir/time" | awk -v s="$status" '{ printf "%s %.2f %s %s\n", $1, $2 + $3, $4, s }'
 }
 
 # median (min-max) of f(column) over the lines of file $2 whose status is 0; f is the awk
