@@ -56,6 +56,7 @@ bench: setup-test build
 	cargo bench --locked --bench wire
 	cargo bench --locked --bench timeline
 	bash scripts/bench-ingest-cli.sh
+	bash scripts/bench-ingest-json.sh
 	node tests/browser/bench.mjs
 	bash scripts/bench-loadgen.sh
 

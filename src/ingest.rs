@@ -47,6 +47,7 @@ mod names;
 mod perfsuite;
 mod requests;
 mod serving;
+mod stream;
 mod table;
 mod text;
 mod tools;
@@ -57,6 +58,7 @@ use std::sync::Arc;
 use crate::model::Record;
 
 pub use format::Format;
+pub use stream::read_json_stream;
 pub use table::ColumnMapping;
 
 /// Something a reader skipped, converted or guessed, with where in the file.

@@ -3,8 +3,10 @@
 //!
 //! Every fixture under `tests/fixtures/` is mutated with a seeded xorshift RNG (bit flips,
 //! random bytes, truncations, splices with another fixture, byte and token insertions,
-//! duplicated and deleted lines) and fed to [`ingest::detect`], [`ingest::read`] and
-//! [`ingest::read_as`] for every [`Format`]. The test fails if any call panics, and saves the
+//! duplicated and deleted lines) and fed to [`ingest::detect`], [`ingest::read`],
+//! [`ingest::read_as`] for every [`Format`], the streaming JSON reader
+//! [`ingest::read_json_stream`] (which must agree with [`ingest::read`] whenever it answers) and
+//! the per-request file summary of `benchlens inspect`. The test fails if any call panics, and saves the
 //! input that did to `target/fuzz-failures/`.
 //!
 //! Bounds: by default at most `BENCHLENS_FUZZ_ITERS=4000` mutations or
@@ -183,6 +185,11 @@ fn exercise(name: &str, bytes: &[u8]) -> Option<String> {
         for f in Format::ALL {
             let _ = ingest::read_as(*f, name, bytes);
         }
+        // The streaming reader takes only what it reads exactly as the in-memory one does.
+        if let Ok(Some(streamed)) = ingest::read_json_stream(name, bytes) {
+            assert_eq!(Ok(streamed), ingest::read(name, bytes));
+        }
+        let _ = benchlens::cli::inspect_requests::summarise(bytes);
     }));
     result.err().map(|e| {
         e.downcast_ref::<String>()

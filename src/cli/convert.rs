@@ -60,8 +60,27 @@ pub(crate) fn read_input(path: &str) -> Result<(String, Vec<u8>), CliError> {
     }
 }
 
-/// Reads and ingests one result file (`-` is stdin).
+/// Files at least this large are first offered to the streaming JSON reader.
+const STREAM_MIN_BYTES: u64 = 8 << 20;
+
+/// Reads and ingests one result file (`-` is stdin). A large single JSON document is parsed
+/// from the file as it is read ([`ingest::read_json_stream`]), so its text is never held
+/// beside the records; anything that reader does not take is read whole as before.
 pub(crate) fn ingest_input(path: &str) -> Result<Ingested, CliError> {
+    if path != "-" {
+        let read_error = |source| CliError::Read {
+            path: path.into(),
+            source,
+        };
+        let file = std::fs::File::open(path).map_err(read_error)?;
+        let len = file.metadata().map_err(read_error)?.len();
+        if len >= STREAM_MIN_BYTES {
+            let input = std::io::BufReader::with_capacity(1 << 20, file);
+            if let Some(got) = ingest::read_json_stream(path, input).map_err(read_error)? {
+                return Ok(got);
+            }
+        }
+    }
     let (name, bytes) = read_input(path)?;
     Ok(ingest::read(&name, &bytes)?)
 }
@@ -97,14 +116,15 @@ pub(crate) fn read_all(files: &[String], verbose: bool) -> (Vec<Record>, usize) 
 /// error when the output could not be written.
 pub fn run(args: &ConvertArgs) -> Result<ExitCode, CliError> {
     let (records, failed) = read_all(&args.files, args.verbose);
-    let text = match args.to {
-        OutputFormat::Json => canonical::to_json(&records),
-        OutputFormat::Csv => canonical::to_csv(&records),
+    let write = |out: &mut dyn Write| match args.to {
+        // Streamed record by record: no document-sized text or value tree in memory.
+        OutputFormat::Json => super::write_json::write_json(records, std::io::BufWriter::new(out)),
+        OutputFormat::Csv => out.write_all(canonical::to_csv(&records).as_bytes()),
     };
     let written = if args.output == "-" {
-        std::io::stdout().lock().write_all(text.as_bytes())
+        write(&mut std::io::stdout().lock())
     } else {
-        std::fs::write(&args.output, text.as_bytes())
+        std::fs::File::create(&args.output).and_then(|mut f| write(&mut f))
     };
     written.map_err(|source| CliError::Write {
         path: args.output.clone(),

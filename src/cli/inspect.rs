@@ -1,6 +1,7 @@
 //! `benchlens inspect FILE...`: prints, per file, the detected format, the record count, each
 //! dimension with its distinct values, the metrics found, the column mapping of tables and
-//! the warnings. Unreadable files get one `error:` line on stderr each
+//! the warnings; per-request files of `benchlens run` get a summary of their own
+//! ([`super::inspect_requests`]), read in one pass. Unreadable files get one `error:` line on stderr each
 //! ([`super::error::print_error`]) and exit code 1.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -108,6 +109,18 @@ pub fn run(args: &InspectArgs) -> ExitCode {
     for path in &args.files {
         if crate::stdout::closed() {
             break;
+        }
+        match super::inspect_requests::inspect_if_requests(path) {
+            Some(Ok(text)) => {
+                crate::stdout::print(&text);
+                continue;
+            }
+            Some(Err(e)) => {
+                print_error(&e);
+                failed += 1;
+                continue;
+            }
+            None => {}
         }
         match ingest_input(path) {
             Ok(got) => crate::stdout::print(&describe(path, &got)),

@@ -48,7 +48,7 @@ pub(crate) struct Doc {
 }
 
 /// A number, a string holding one, or null/anything else (`None`).
-struct OptF64(Option<f64>);
+pub(super) struct OptF64(pub(super) Option<f64>);
 
 impl<'de> Deserialize<'de> for OptF64 {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -90,7 +90,7 @@ impl<'de> Deserialize<'de> for OptF64 {
 }
 
 /// A list of `T`, or `None` when the value is not an array (consumed and dropped).
-struct Lenient<T>(Option<Vec<T>>);
+pub(super) struct Lenient<T>(pub(super) Option<Vec<T>>);
 
 impl<'de, T: Deserialize<'de>> Deserialize<'de> for Lenient<T> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -134,9 +134,14 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Lenient<T> {
     }
 }
 
+thread_local! {
+    /// [`Gaps`]'s collecting buffer, kept between requests.
+    static SCRATCH: std::cell::Cell<Vec<f64>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
 /// Inter-token gaps of one request: numbers only; anything else counts as no gaps. Collected
 /// straight into `f64`s (no intermediate `Option<f64>` list: these are most of a file).
-struct Gaps(Vec<f64>);
+pub(super) struct Gaps(pub(super) Vec<f64>);
 
 impl<'de> Deserialize<'de> for Gaps {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -147,13 +152,33 @@ impl<'de> Deserialize<'de> for Gaps {
                 f.write_str("an array of numbers")
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Gaps, A::Error> {
-                let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1 << 20));
-                while let Some(x) = seq.next_element::<OptF64>()? {
-                    if let Some(v) = x.0 {
-                        out.push(v);
+                // Collected in a reused buffer, then copied to a vector of exactly that
+                // length: growing each request's own vector would leave up to half of it
+                // unused, and these vectors are most of what a large run holds.
+                let mut buf = SCRATCH.with(std::cell::Cell::take);
+                buf.clear();
+                let mut result = Ok(());
+                loop {
+                    match seq.next_element::<OptF64>() {
+                        Ok(Some(x)) => {
+                            if let Some(v) = x.0 {
+                                buf.push(v);
+                            }
+                        }
+                        Ok(None) => break,
+                        Err(e) => {
+                            result = Err(e);
+                            break;
+                        }
                     }
                 }
-                Ok(Gaps(out))
+                let out = buf.to_vec();
+                buf.clear();
+                // A pathological request's buffer is not kept.
+                if buf.capacity() <= 1 << 16 {
+                    SCRATCH.with(|s| s.set(buf));
+                }
+                result.map(|()| Gaps(out))
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Gaps, A::Error> {
                 while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
@@ -183,7 +208,7 @@ impl<'de> Deserialize<'de> for Gaps {
 }
 
 /// An error text, or `None` for null/empty/anything else.
-struct OptText(Option<String>);
+pub(super) struct OptText(pub(super) Option<String>);
 
 impl<'de> Deserialize<'de> for OptText {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -195,7 +220,7 @@ impl<'de> Deserialize<'de> for OptText {
     }
 }
 
-fn numbers(l: Lenient<OptF64>) -> Option<Vec<Option<f64>>> {
+pub(super) fn numbers(l: Lenient<OptF64>) -> Option<Vec<Option<f64>>> {
     l.0.map(|v| v.into_iter().map(|x| x.0).collect())
 }
 

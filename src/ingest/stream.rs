@@ -1,0 +1,456 @@
+//! One large JSON document read from a byte stream instead of from the whole file's bytes:
+//! the native command line's way to read a vLLM serving JSON of millions of per-request values
+//! without holding its text beside the records parsed from it.
+//!
+//! The document goes through the same visitor as the in-memory reader ([`super::requests`]:
+//! per-request arrays straight into typed vectors, everything else as `Value`), then through
+//! the same classification, reader and finishing as [`super::read`], so for the files it takes
+//! the result is the same. It takes only the plain case: one JSON document starting with `{`,
+//! UTF-8 (with or without a byte-order mark), nothing but whitespace after it, no bare
+//! `NaN`/`Infinity` tokens. For anything else (or any parse error) it answers `None` and the
+//! caller reads the bytes with [`super::read`], which has the lenient rewriting, the recovery
+//! and the error messages naming line and column.
+
+use std::io::BufRead;
+
+use serde::de::{DeserializeOwned, IgnoredAny};
+use serde_json::{Map, Value};
+
+use super::json::{self, Docs};
+use super::requests::{numbers, Doc, Gaps, Lenient, OptF64, OptText, RequestArrays};
+use super::{finish, text, Ingested};
+
+/// Bytes asked of the input per read.
+const CHUNK: usize = 1 << 20;
+/// Deeper nesting is left to the in-memory reader (serde_json's limit there is 128 for the
+/// whole document; here each value is parsed on its own).
+const MAX_DEPTH: usize = 100;
+
+/// Reads the single JSON document in `input` (the content of the file named `source`).
+/// `Ok(None)` when the content is not the plain case this reader takes (then read the bytes
+/// with [`super::read`], which also gives the precise error for a malformed file); `Err` only
+/// for a failing read.
+pub fn read_json_stream(source: &str, input: impl BufRead) -> std::io::Result<Option<Ingested>> {
+    read_in_chunks(source, input, CHUNK)
+}
+
+/// [`read_json_stream`] asking the input for `chunk` bytes at a time (tests use tiny chunks
+/// to put every value across a chunk boundary).
+fn read_in_chunks(
+    source: &str,
+    mut input: impl BufRead,
+    chunk: usize,
+) -> std::io::Result<Option<Ingested>> {
+    let head = input.fill_buf()?;
+    let bom = head.starts_with(b"\xEF\xBB\xBF");
+    let head = if bom { &head[3..] } else { head };
+    // Leading whitespace, then `{`: count the lines it spans (the document's line).
+    let Some(start) = head.iter().position(|b| !b.is_ascii_whitespace()) else {
+        return Ok(None);
+    };
+    if head[start] != b'{' {
+        return Ok(None);
+    }
+    // Binary data, UTF-16 and invalid UTF-8 are the in-memory reader's to report: judge the
+    // head as it does (up to its last ASCII byte, so no character is cut).
+    let ascii_end = head.iter().rposition(u8::is_ascii).map_or(0, |i| i + 1);
+    match text::decode(source, &head[..ascii_end]) {
+        Ok(d) if d.warnings.is_empty() => {}
+        _ => return Ok(None),
+    }
+    let line = 1 + memchr::memchr_iter(b'\n', &head[..start]).count();
+    let skip = start + 1 + usize::from(bom) * 3;
+    input.consume(skip);
+    let mut w = Window {
+        input,
+        chunk: chunk.max(1),
+        buf: Vec::new(),
+        pos: 0,
+        eof: false,
+    };
+    let Some(doc) = w.object()? else {
+        return Ok(None);
+    };
+    // Nothing but whitespace after the document.
+    if w.peek()?.is_some() {
+        return Ok(None);
+    }
+    let docs = Docs {
+        values: vec![(line, doc.value)],
+        arrays: vec![doc.arrays],
+        warnings: Vec::new(),
+    };
+    let Some((format, _)) = json::classify(&docs) else {
+        return Ok(None);
+    };
+    let mut out = Ingested::new(format);
+    if json::read_docs(source, format, docs, &mut out).is_err() {
+        return Ok(None);
+    }
+    finish(source, &mut out);
+    Ok(Some(out))
+}
+
+/// The unread part of the input: `buf[pos..]`, refilled a chunk at a time, the read part
+/// dropped as it goes.
+struct Window<R> {
+    input: R,
+    chunk: usize,
+    buf: Vec<u8>,
+    pos: usize,
+    eof: bool,
+}
+
+/// `None` from a step: the content is not the plain case (or not JSON at all).
+type Step<T> = std::io::Result<Option<T>>;
+
+impl<R: BufRead> Window<R> {
+    /// Reads one more chunk; false at the end of the input.
+    fn more(&mut self) -> std::io::Result<bool> {
+        if self.eof {
+            return Ok(false);
+        }
+        if self.pos > 0 && self.pos >= self.buf.len() / 2 {
+            self.buf.drain(..self.pos);
+            self.pos = 0;
+        }
+        let have = self.buf.len();
+        let mut got = 0;
+        while got < self.chunk {
+            let chunk = self.input.fill_buf()?;
+            if chunk.is_empty() {
+                self.eof = true;
+                break;
+            }
+            let n = chunk.len().min(self.chunk - got);
+            self.buf.extend_from_slice(&chunk[..n]);
+            self.input.consume(n);
+            got += n;
+        }
+        Ok(self.buf.len() > have)
+    }
+
+    /// The next byte that is not whitespace, left unread; `None` at the end.
+    fn peek(&mut self) -> std::io::Result<Option<u8>> {
+        loop {
+            match self.buf[self.pos..]
+                .iter()
+                .position(|b| !b.is_ascii_whitespace())
+            {
+                Some(i) => {
+                    self.pos += i;
+                    return Ok(Some(self.buf[self.pos]));
+                }
+                None => {
+                    self.pos = self.buf.len();
+                    if !self.more()? {
+                        return Ok(None);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Expects `byte` next (after whitespace) and reads it.
+    fn expect(&mut self, byte: u8) -> Step<()> {
+        if self.peek()? == Some(byte) {
+            self.pos += 1;
+            Ok(Some(()))
+        } else {
+            Ok(None)
+        }
+    }
+
+    /// The length of the JSON value starting at `pos` (its text ending at a structural
+    /// byte), reading more input as needed; `None` when it does not end or nests too deep.
+    fn value_len(&mut self) -> Step<usize> {
+        let mut scanned = 0usize;
+        let mut depth = 0usize;
+        let mut in_string = false;
+        let Some(&first) = self.buf.get(self.pos) else {
+            return Ok(None);
+        };
+        let scalar = !matches!(first, b'[' | b'{' | b'"');
+        loop {
+            let rest = &self.buf[self.pos + scanned..];
+            let mut i = 0;
+            while i < rest.len() {
+                let b = rest[i];
+                if scalar {
+                    if matches!(b, b',' | b']' | b'}') || b.is_ascii_whitespace() {
+                        return Ok(Some(scanned + i));
+                    }
+                    i += 1;
+                    continue;
+                }
+                if in_string {
+                    // Jump to the next quote or backslash.
+                    match memchr::memchr2(b'"', b'\\', &rest[i..]) {
+                        None => {
+                            i = rest.len();
+                            continue;
+                        }
+                        Some(o) => i += o,
+                    }
+                    if rest[i] == b'\\' {
+                        if i + 1 >= rest.len() {
+                            break; // the escaped byte is in the next chunk
+                        }
+                        i += 2;
+                        continue;
+                    }
+                    in_string = false;
+                    i += 1;
+                    if depth == 0 {
+                        return Ok(Some(scanned + i));
+                    }
+                    continue;
+                }
+                // Outside strings: jump to the next byte that matters.
+                match memchr::memchr3(b'"', b'[', b']', &rest[i..]) {
+                    Some(o) if !rest[i..i + o].iter().any(|c| matches!(c, b'{' | b'}')) => {
+                        i += o;
+                    }
+                    _ => {
+                        // Braces around: byte by byte.
+                        while i < rest.len() && !matches!(rest[i], b'"' | b'[' | b']' | b'{' | b'}')
+                        {
+                            i += 1;
+                        }
+                        if i == rest.len() {
+                            continue;
+                        }
+                    }
+                }
+                match rest[i] {
+                    b'"' => in_string = true,
+                    b'[' | b'{' => {
+                        depth += 1;
+                        if depth > MAX_DEPTH {
+                            return Ok(None);
+                        }
+                    }
+                    _ => {
+                        let Some(d) = depth.checked_sub(1) else {
+                            return Ok(None);
+                        };
+                        depth = d;
+                        if depth == 0 {
+                            return Ok(Some(scanned + i + 1));
+                        }
+                    }
+                }
+                i += 1;
+            }
+            scanned += i;
+            if !self.more()? {
+                // A scalar may end the input; anything else is cut off.
+                return Ok((scalar && scanned > 0).then_some(scanned));
+            }
+        }
+    }
+
+    /// The next value, parsed as `T` on its own.
+    fn parse<T: DeserializeOwned>(&mut self) -> Step<T> {
+        if self.peek()?.is_none() {
+            return Ok(None);
+        }
+        let Some(len) = self.value_len()? else {
+            return Ok(None);
+        };
+        let text = &self.buf[self.pos..self.pos + len];
+        let parsed = serde_json::from_slice::<T>(text).ok();
+        self.pos += len;
+        Ok(parsed)
+    }
+
+    /// The elements of the array that comes next, each parsed as `T`; `Lenient(None)` for a
+    /// value that is not an array, as the in-memory visitor does.
+    fn lenient<T: DeserializeOwned>(&mut self) -> Step<Lenient<T>> {
+        if self.peek()? != Some(b'[') {
+            return self.parse::<Lenient<T>>();
+        }
+        self.pos += 1;
+        let mut items = Vec::new();
+        if self.peek()? == Some(b']') {
+            self.pos += 1;
+            return Ok(Some(Lenient(Some(items))));
+        }
+        loop {
+            let Some(item) = self.parse::<T>()? else {
+                return Ok(None);
+            };
+            items.push(item);
+            match self.peek()? {
+                Some(b',') => self.pos += 1,
+                Some(b']') => {
+                    self.pos += 1;
+                    return Ok(Some(Lenient(Some(items))));
+                }
+                _ => return Ok(None),
+            }
+        }
+    }
+
+    /// The members of the document's object (its `{` already read), per-request arrays
+    /// lifted as [`Doc`]'s visitor lifts them.
+    fn object(&mut self) -> Step<Doc> {
+        let mut obj = Map::new();
+        let mut arrays = RequestArrays::default();
+        if self.peek()? == Some(b'}') {
+            self.pos += 1;
+            return Ok(Some(Doc {
+                value: Value::Object(obj),
+                arrays: None,
+            }));
+        }
+        loop {
+            if self.peek()? != Some(b'"') {
+                return Ok(None);
+            }
+            let Some(key) = self.parse::<String>()? else {
+                return Ok(None);
+            };
+            if self.expect(b':')?.is_none() {
+                return Ok(None);
+            }
+            macro_rules! lift {
+                ($t:ty) => {
+                    match self.lenient::<$t>()? {
+                        Some(l) => l,
+                        None => return Ok(None),
+                    }
+                };
+            }
+            let lifted = match key.as_str() {
+                "input_lens" | "output_lens" | "ttfts" | "start_times" => {
+                    let v = numbers(lift!(OptF64));
+                    let some = v.is_some();
+                    match key.as_str() {
+                        "input_lens" => arrays.input_lens = v,
+                        "output_lens" => arrays.output_lens = v,
+                        "ttfts" => arrays.ttfts = v,
+                        _ => arrays.start_times = v,
+                    }
+                    some
+                }
+                "itls" => {
+                    arrays.itls = lift!(Gaps).0.map(|v| v.into_iter().map(|g| g.0).collect());
+                    arrays.itls.is_some()
+                }
+                "errors" => {
+                    arrays.errors = lift!(OptText)
+                        .0
+                        .map(|v| v.into_iter().map(|e| e.0).collect());
+                    arrays.errors.is_some()
+                }
+                "generated_texts" => {
+                    lift!(IgnoredAny);
+                    true
+                }
+                _ => {
+                    let Some(v) = self.parse::<Value>()? else {
+                        return Ok(None);
+                    };
+                    obj.insert(key, v);
+                    match self.peek()? {
+                        Some(b',') => {
+                            self.pos += 1;
+                            continue;
+                        }
+                        Some(b'}') => {
+                            self.pos += 1;
+                            break;
+                        }
+                        _ => return Ok(None),
+                    }
+                }
+            };
+            if !lifted {
+                arrays.malformed.push(key.clone());
+            }
+            obj.insert(key, Value::Null);
+            match self.peek()? {
+                Some(b',') => self.pos += 1,
+                Some(b'}') => {
+                    self.pos += 1;
+                    break;
+                }
+                _ => return Ok(None),
+            }
+        }
+        let arrays = (!arrays.is_empty()).then(|| Box::new(arrays));
+        Ok(Some(Doc {
+            value: Value::Object(obj),
+            arrays,
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn both(
+        name: &str,
+        bytes: &[u8],
+    ) -> (
+        Option<Ingested>,
+        Result<Ingested, super::super::IngestError>,
+    ) {
+        let streamed = read_json_stream(name, bytes).ok().flatten();
+        (streamed, super::super::read(name, bytes))
+    }
+
+    #[test]
+    fn a_serving_run_reads_the_same_either_way() {
+        let t = br#"
+
+  {"model_id": "m", "request_throughput": 2.0, "ttfts": [0.05, 0.06], "itls": [[0.01], []],
+   "input_lens": [10, 12], "output_lens": [2, 1], "errors": ["", "boom"], "latencies": [0.2, 0]}
+"#;
+        let (s, r) = both("run.json", t);
+        let s = s.unwrap_or_else(|| panic!("not streamed"));
+        assert_eq!(Ok(s), r);
+    }
+
+    #[test]
+    fn values_across_chunk_boundaries_read_the_same() {
+        let t = concat!(
+            "\u{FEFF}\n{\"model_id\": \"m\\\"[{\", \"request_throughput\": 2.5e0, ",
+            "\"nested\": {\"a\": [1, {\"b\": \"]}\\\\\"}], \"c\": null}, ",
+            "\"ttfts\": [0.05, null, \"inf\", true, [1], {\"x\": 2}], ",
+            "\"itls\": [[0.01, 0.02], [], 7, [\"a\", 0.5]], \"input_lens\": [10, 12, 3, 4, 5, 6], ",
+            "\"errors\": [\"\", \"boom \\u00e9\", null, 3], \"generated_texts\": [\"]\", \"x\"], ",
+            "\"start_times\": {}, \"latencies\": [0.2, 0, 1, 2, 3, 4], \"tag\": false}  \n"
+        );
+        let whole = super::super::read("run.json", t.as_bytes());
+        assert!(whole.is_ok(), "{whole:?}");
+        for chunk in [1, 2, 3, 5, 8, 13, 64, 4096] {
+            let s = read_in_chunks("run.json", t.as_bytes(), chunk)
+                .ok()
+                .flatten();
+            assert_eq!(s.as_ref(), whole.as_ref().ok(), "chunk {chunk}");
+        }
+    }
+
+    #[test]
+    fn anything_but_the_plain_case_is_left_to_the_in_memory_reader() {
+        for t in [
+            &b"[{\"mean_ttft_ms\": 1}]"[..],
+            b"{\"mean_ttft_ms\": NaN}",
+            b"{\"mean_ttft_ms\": 1}\n{\"mean_ttft_ms\": 2}",
+            b"{\"mean_ttft_ms\": 1",
+            b"{\"mean_ttft_ms\": \"\xFF\"}",
+            b"\xFF\xFE{\0}\0",
+            b"{\"a\": 1}",
+            b"   ",
+            b"",
+        ] {
+            assert!(
+                read_json_stream("x.json", t).ok().flatten().is_none(),
+                "{t:?}"
+            );
+        }
+    }
+}
