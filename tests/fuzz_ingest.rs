@@ -3,9 +3,10 @@
 //!
 //! Every fixture under `tests/fixtures/` is mutated with a seeded xorshift RNG (bit flips,
 //! random bytes, truncations, splices with another fixture, byte and token insertions,
-//! duplicated and deleted lines) and fed to [`ingest::detect`], [`ingest::read`] and
-//! [`ingest::read_as`] for every [`Format`]. The test fails if any call panics, and saves the
-//! input that did to `target/fuzz-failures/`.
+//! duplicated and deleted lines) and fed to [`ingest::detect`], [`ingest::read`],
+//! [`ingest::read_columnar`] and [`ingest::read_as`] for every [`Format`]. The test fails if
+//! any call panics, or if the columnar read gives other records, warnings or mapping than the
+//! row read, and saves the input that did to `target/fuzz-failures/`.
 //!
 //! Bounds: by default at most `BENCHLENS_FUZZ_ITERS=4000` mutations or
 //! `BENCHLENS_FUZZ_SECS=30` seconds, whichever comes first. Run longer with e.g.
@@ -18,6 +19,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use benchlens::ingest::{self, Format};
+use benchlens::model::canonical;
 use proptest::prelude::*;
 
 struct Rng(u64);
@@ -171,7 +173,23 @@ fn mutate(rng: &mut Rng, input: &[u8], other: &[u8]) -> Vec<u8> {
 fn exercise(name: &str, bytes: &[u8]) -> Option<String> {
     let result = catch_unwind(AssertUnwindSafe(|| {
         let _ = ingest::detect(name, bytes);
-        if let Ok(got) = ingest::read(name, bytes) {
+        let rows = ingest::read(name, bytes);
+        let columnar = ingest::read_columnar(name, bytes).map(|c| c.into_ingested());
+        match (&rows, &columnar) {
+            (Ok(a), Ok(b)) => {
+                // Through canonical JSON: records with NaN metrics are never `==`.
+                assert_eq!(
+                    canonical::to_json(&a.records),
+                    canonical::to_json(&b.records),
+                    "columnar records differ"
+                );
+                assert_eq!(a.warnings, b.warnings, "columnar warnings differ");
+                assert_eq!(a.mapping, b.mapping, "columnar mapping differs");
+                assert_eq!(a.note, b.note, "columnar note differs");
+            }
+            (a, b) => assert_eq!(a.as_ref().err(), b.as_ref().err(), "columnar error differs"),
+        }
+        if let Ok(got) = rows {
             for r in &got.records {
                 assert_eq!(r.source.as_deref(), Some(name));
                 assert_eq!(r.format.as_deref(), Some(got.format.name()));

@@ -3,15 +3,20 @@
 //! (`-`, the default, is stdout). Unreadable files are reported on stderr, one `error:` line
 //! each ([`super::error::print_error`]), and make the exit code 1; the readable ones are still
 //! converted. An unwritable output exits with 2.
+//!
+//! Tables read into columns ([`ingest::read_columnar`]) are written from the columns, streamed
+//! through a buffer ([`columns::write_json`], [`columns::write_csv`]): the same bytes as the
+//! canonical writers give for the records, without the records or the whole text in memory.
 
-use std::io::{Read, Write};
+use std::io::{BufWriter, Read, Write};
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 
 use super::error::{print_error, CliError};
-use crate::ingest::{self, Ingested};
-use crate::model::{canonical, Record};
+use crate::ingest::{self, Contents, Ingested};
+use crate::model::columns::{self, Part};
+use crate::model::Record;
 
 /// The canonical output format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -66,6 +71,40 @@ pub(crate) fn ingest_input(path: &str) -> Result<Ingested, CliError> {
     Ok(ingest::read(&name, &bytes)?)
 }
 
+/// Reads and ingests one result file (`-` is stdin), into columns where its reader can.
+pub(crate) fn ingest_contents(path: &str) -> Result<Contents, CliError> {
+    let (name, bytes) = read_input(path)?;
+    Ok(ingest::read_columnar(&name, &bytes)?)
+}
+
+/// Reads every file, into columns where their readers can; returns the readable ones' rows
+/// and the number that failed.
+fn read_all_contents(files: &[String], verbose: bool) -> (Vec<Contents>, usize) {
+    let mut out = Vec::new();
+    let mut failed = 0;
+    for path in files {
+        match ingest_contents(path) {
+            Ok(got) => {
+                if verbose {
+                    for w in got.warnings() {
+                        eprintln!("{path}: {w}");
+                    }
+                }
+                if got.is_empty() {
+                    let why = got.note().unwrap_or("no records");
+                    eprintln!("{path}: {why}");
+                }
+                out.push(got);
+            }
+            Err(e) => {
+                print_error(&e);
+                failed += 1;
+            }
+        }
+    }
+    (out, failed)
+}
+
 /// Reads every file; returns the records of the readable ones and the number that failed.
 pub(crate) fn read_all(files: &[String], verbose: bool) -> (Vec<Record>, usize) {
     let mut records = Vec::new();
@@ -96,15 +135,26 @@ pub(crate) fn read_all(files: &[String], verbose: bool) -> (Vec<Record>, usize) 
 /// Runs `benchlens convert`: `Ok(1)` when some input could not be read (each printed), an
 /// error when the output could not be written.
 pub fn run(args: &ConvertArgs) -> Result<ExitCode, CliError> {
-    let (records, failed) = read_all(&args.files, args.verbose);
-    let text = match args.to {
-        OutputFormat::Json => canonical::to_json(&records),
-        OutputFormat::Csv => canonical::to_csv(&records),
+    let (contents, failed) = read_all_contents(&args.files, args.verbose);
+    let parts: Vec<Part<'_>> = contents
+        .iter()
+        .map(|c| match c {
+            Contents::Records(r) => Part::Records(&r.records),
+            Contents::Columns(c) => Part::Columns(&c.columns),
+        })
+        .collect();
+    let write = |w: &mut dyn Write| match args.to {
+        OutputFormat::Json => columns::write_json(w, &parts),
+        OutputFormat::Csv => columns::write_csv(w, &parts),
     };
     let written = if args.output == "-" {
-        std::io::stdout().lock().write_all(text.as_bytes())
+        write(&mut BufWriter::with_capacity(
+            1 << 16,
+            std::io::stdout().lock(),
+        ))
     } else {
-        std::fs::write(&args.output, text.as_bytes())
+        std::fs::File::create(&args.output)
+            .and_then(|f| write(&mut BufWriter::with_capacity(1 << 16, f)))
     };
     written.map_err(|source| CliError::Write {
         path: args.output.clone(),
