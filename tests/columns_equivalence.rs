@@ -89,12 +89,18 @@ fn same(name: &str, bytes: &[u8]) -> bool {
 
 #[test]
 fn every_fixture_reads_the_same_either_way() {
-    let mut columnar = 0;
+    let mut columnar = Vec::new();
     for (name, bytes) in all_fixtures() {
-        columnar += usize::from(same(&name, &bytes));
+        if same(&name, &bytes) {
+            columnar.push(name);
+        }
     }
-    // The analysis CSVs at least are plain tables.
-    assert!(columnar >= 3, "only {columnar} fixtures read into columns");
+    // Most fixture tables are canonical CSV, quote thousands or carry units (read the row
+    // way); the trace table is a plain one.
+    assert!(
+        columnar.iter().any(|n| n == "azure-conv-head.csv"),
+        "read into columns: {columnar:?}"
+    );
 }
 
 /// A tidy table of `rows` rows with whatever cells `cell` gives.

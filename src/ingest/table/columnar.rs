@@ -9,7 +9,6 @@
 use super::cells::{cell_number, plain_decimal, plain_text, trim_cell};
 use super::delimited::{csv_delimiter, csv_reader, next_row, sample_rows};
 use super::plain_rows::PlainRows;
-use super::ragged::Ragged;
 use super::rows::Cells;
 use super::{auto_mapping, note_scales, push_mapping, ColumnMapping, Table};
 use crate::ingest::text::snake;
