@@ -225,8 +225,8 @@ pub struct IngestedColumns {
 pub enum Contents {
     /// Read the row way.
     Records(Ingested),
-    /// Read into columns.
-    Columns(IngestedColumns),
+    /// Read into columns (boxed: the columns' fixed part is some 800 bytes).
+    Columns(Box<IngestedColumns>),
 }
 
 impl Contents {
@@ -279,14 +279,17 @@ impl Contents {
     pub fn into_ingested(self) -> Ingested {
         match self {
             Contents::Records(r) => r,
-            Contents::Columns(c) => Ingested {
-                format: c.format,
-                records: c.columns.rows().collect(),
-                warnings: c.warnings,
-                mapping: c.mapping,
-                note: c.note,
-                stamped: true,
-            },
+            Contents::Columns(c) => {
+                let c = *c;
+                Ingested {
+                    format: c.format,
+                    records: c.columns.rows().collect(),
+                    warnings: c.warnings,
+                    mapping: c.mapping,
+                    note: c.note,
+                    stamped: true,
+                }
+            }
         }
     }
 }
@@ -303,7 +306,7 @@ pub fn read_columnar(source: &str, bytes: &[u8]) -> Result<Contents, IngestError
         && names::parse_file_name(source).values.is_empty()
     {
         if let Some(c) = table::read_csv_columns(source, &decoded.text, decoded.warnings.clone()) {
-            return Ok(Contents::Columns(c));
+            return Ok(Contents::Columns(Box::new(c)));
         }
     }
     read_sniffed(source, decoded, sniffed, None).map(Contents::Records)
