@@ -2,7 +2,8 @@
 # Whole-process figures for reading large tables with the release binary:
 # - rows: `benchlens inspect` and `benchlens convert` of a generated 1,000,000-row file (the rows
 #   of benches/ingest.rs's tidy CSV), on both cores and on one (`taskset -c 0`), five runs each,
-#   with /usr/bin/time's wall time, CPU time (user + system) and peak memory;
+#   with /usr/bin/time's wall time, CPU time (user + system), peak memory and the file's MB
+#   read per second of wall time at the median;
 # - wide: `benchlens inspect` of two-row tables 25,000, 50,000 and 100,000 columns wide (a CSV of
 #   `c0,c1,...`, a tidy CSV of three dimensions and metric columns, a markdown table), with the
 #   columns read per second and each time as a multiple of the 25,000-column one (2 and 4 when
@@ -70,9 +71,10 @@ if [[ " $parts " == *" rows "* ]]; then
                 [[ -s "$dir/$which" ]] || continue
                 label="$bin"
                 [[ "$which" == old ]] && label="$OLD"
-                printf '%-16s cores %-3s %-30s wall %s  cpu %s  peak %s MiB\n' "$cmd" "$cores" "$label" \
+                printf '%-16s cores %-3s %-30s wall %s  cpu %s  peak %s MiB  %s MB/s (wall, median)\n' "$cmd" "$cores" "$label" \
                     "$(summary 1 "$dir/$which" 1)" "$(summary 2 "$dir/$which" 1)" \
-                    "$(summary 3 "$dir/$which" 0.0009765625)"
+                    "$(summary 3 "$dir/$which" 0.0009765625)" \
+                    "$(sort -g "$dir/$which" | awk -v mb="$size_mb" '{ v[NR] = $1 } END { t = v[int((NR + 1) / 2)]; if (t > 0) printf "%.0f", mb / t; else print "inf" }')"
             done
         done
     done

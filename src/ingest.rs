@@ -1,8 +1,10 @@
 //! Format detection and readers: bytes of any benchmark result file in, canonical records out.
 //!
 //! Owns [`detect`] (what a file looks like, judged from its content, never from its extension
-//! alone), [`read`] (detect, then run the one reader for that format) and
-//! [`read_with_mapping`] (re-read a table with a user-corrected column mapping). Each format has
+//! alone), [`read`] (detect, then run the one reader for that format),
+//! [`read_with_mapping`] (re-read a table with a user-corrected column mapping) and
+//! [`read_columnar`] (the same records as [`read`], as columns where the reader can append
+//! to columns directly: generic CSV/TSV tables for now). Each format has
 //! its own submodule; all of them turn their input into [`Record`]s, stamp `source` and
 //! `format`, normalise units (latencies in ms) and report what they skipped or guessed as
 //! [`Warning`]s. Bad input never panics: it becomes an [`IngestError`] or a warning naming the
@@ -55,6 +57,7 @@ mod tools;
 use std::fmt;
 use std::sync::Arc;
 
+use crate::model::columns::Columns;
 use crate::model::Record;
 
 pub use format::Format;
@@ -203,6 +206,114 @@ impl Ingested {
             stamped: false,
         }
     }
+}
+
+/// The result of reading one file into columns ([`read_columnar`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct IngestedColumns {
+    /// The detected format.
+    pub format: Format,
+    /// One row per benchmark point: the records [`read`] gives, as columns.
+    pub columns: Columns,
+    /// As [`Ingested::warnings`].
+    pub warnings: Vec<Warning>,
+    /// As [`Ingested::mapping`].
+    pub mapping: Vec<ColumnMapping>,
+    /// As [`Ingested::note`].
+    pub note: Option<String>,
+}
+
+/// What [`read_columnar`] gives: columns where the format's reader appends to them, records
+/// otherwise.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Contents {
+    /// Read the row way.
+    Records(Ingested),
+    /// Read into columns (boxed: the columns' fixed part is some 800 bytes).
+    Columns(Box<IngestedColumns>),
+}
+
+impl Contents {
+    /// The detected format.
+    pub fn format(&self) -> Format {
+        match self {
+            Contents::Records(r) => r.format,
+            Contents::Columns(c) => c.format,
+        }
+    }
+
+    /// Rows (records).
+    pub fn len(&self) -> usize {
+        match self {
+            Contents::Records(r) => r.records.len(),
+            Contents::Columns(c) => c.columns.len(),
+        }
+    }
+
+    /// Whether no record was read.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The warnings.
+    pub fn warnings(&self) -> &[Warning] {
+        match self {
+            Contents::Records(r) => &r.warnings,
+            Contents::Columns(c) => &c.warnings,
+        }
+    }
+
+    /// The column mapping (tables).
+    pub fn mapping(&self) -> &[ColumnMapping] {
+        match self {
+            Contents::Records(r) => &r.mapping,
+            Contents::Columns(c) => &c.mapping,
+        }
+    }
+
+    /// The remark about the file as a whole.
+    pub fn note(&self) -> Option<&str> {
+        match self {
+            Contents::Records(r) => r.note.as_deref(),
+            Contents::Columns(c) => c.note.as_deref(),
+        }
+    }
+
+    /// The rows as records: what [`read`] gives for the same file.
+    pub fn into_ingested(self) -> Ingested {
+        match self {
+            Contents::Records(r) => r,
+            Contents::Columns(c) => {
+                let c = *c;
+                Ingested {
+                    format: c.format,
+                    records: c.columns.rows().collect(),
+                    warnings: c.warnings,
+                    mapping: c.mapping,
+                    note: c.note,
+                    stamped: true,
+                }
+            }
+        }
+    }
+}
+
+/// Detects the format of `bytes` (the content of the file named `source`) and reads it into
+/// columns where its reader can (generic CSV/TSV tables whose every cell the row reader would
+/// take as it is; see `table::columnar`), into records otherwise. Either way the rows are the
+/// records [`read`] gives, with the same warnings, mapping and note.
+pub fn read_columnar(source: &str, bytes: &[u8]) -> Result<Contents, IngestError> {
+    let decoded = text::decode(source, bytes)?;
+    let sniffed = sniff(source, &decoded.text)?;
+    if sniffed.format == Format::GenericCsv
+        && matches!(sniffed.body, Body::Text)
+        && names::parse_file_name(source).values.is_empty()
+    {
+        if let Some(c) = table::read_csv_columns(source, &decoded.text, decoded.warnings.clone()) {
+            return Ok(Contents::Columns(Box::new(c)));
+        }
+    }
+    read_sniffed(source, decoded, sniffed, None).map(Contents::Records)
 }
 
 /// Detects the format of `bytes` (the content of the file named `source`) and reads it.
@@ -358,6 +469,15 @@ fn read_inner(
         Some(f) => forced(source, &decoded.text, f)?,
         None => sniff(source, &decoded.text)?,
     };
+    read_sniffed(source, decoded, sniffed, mapping)
+}
+
+fn read_sniffed(
+    source: &str,
+    decoded: text::Decoded<'_>,
+    sniffed: Sniffed,
+    mapping: Option<&[ColumnMapping]>,
+) -> Result<Ingested, IngestError> {
     let mut out = Ingested::new(sniffed.format);
     out.warnings.extend(decoded.warnings);
     let text = &decoded.text;

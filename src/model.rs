@@ -12,6 +12,7 @@
 
 pub mod canonical;
 pub mod civil;
+pub mod columns;
 mod dim;
 mod metric;
 mod metrics;

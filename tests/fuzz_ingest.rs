@@ -4,10 +4,11 @@
 //! Every fixture under `tests/fixtures/` is mutated with a seeded xorshift RNG (bit flips,
 //! random bytes, truncations, splices with another fixture, byte and token insertions,
 //! duplicated and deleted lines) and fed to [`ingest::detect`], [`ingest::read`],
+//! [`ingest::read_columnar`] (which must give the row read's records, warnings and mapping),
 //! [`ingest::read_as`] for every [`Format`], the streaming JSON reader
 //! [`ingest::read_json_stream`] (which must agree with [`ingest::read`] whenever it answers) and
-//! the per-request file summary of `benchlens inspect`. The test fails if any call panics, and saves the
-//! input that did to `target/fuzz-failures/`.
+//! the per-request file summary of `benchlens inspect`. The test fails if any call panics or a
+//! reader disagrees, and saves the input that did to `target/fuzz-failures/`.
 //!
 //! Bounds: by default at most `BENCHLENS_FUZZ_ITERS=4000` mutations or
 //! `BENCHLENS_FUZZ_SECS=30` seconds, whichever comes first. Run longer with e.g.
@@ -20,6 +21,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use benchlens::ingest::{self, Format};
+use benchlens::model::canonical;
 use proptest::prelude::*;
 
 struct Rng(u64);
@@ -173,7 +175,23 @@ fn mutate(rng: &mut Rng, input: &[u8], other: &[u8]) -> Vec<u8> {
 fn exercise(name: &str, bytes: &[u8]) -> Option<String> {
     let result = catch_unwind(AssertUnwindSafe(|| {
         let _ = ingest::detect(name, bytes);
-        if let Ok(got) = ingest::read(name, bytes) {
+        let rows = ingest::read(name, bytes);
+        let columnar = ingest::read_columnar(name, bytes).map(|c| c.into_ingested());
+        match (&rows, &columnar) {
+            (Ok(a), Ok(b)) => {
+                // Through canonical JSON: records with NaN metrics are never `==`.
+                assert_eq!(
+                    canonical::to_json(&a.records),
+                    canonical::to_json(&b.records),
+                    "columnar records differ"
+                );
+                assert_eq!(a.warnings, b.warnings, "columnar warnings differ");
+                assert_eq!(a.mapping, b.mapping, "columnar mapping differs");
+                assert_eq!(a.note, b.note, "columnar note differs");
+            }
+            (a, b) => assert_eq!(a.as_ref().err(), b.as_ref().err(), "columnar error differs"),
+        }
+        if let Ok(got) = rows {
             for r in &got.records {
                 assert_eq!(r.source.as_deref(), Some(name));
                 assert_eq!(r.format.as_deref(), Some(got.format.name()));

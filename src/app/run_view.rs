@@ -9,7 +9,7 @@ use super::plotly;
 use super::state::AppState;
 use super::widgets::options;
 use crate::analysis::timeline::{
-    run_stages, series_panels, steady_window_s, timeline, timeline_summary,
+    has_run_detail, run_stages, series_panels, steady_window_s, timeline, timeline_summary,
 };
 use crate::analysis::timeline_plot::run_figure;
 

@@ -3,15 +3,21 @@
 //! (`-`, the default, is stdout). Unreadable files are reported on stderr, one `error:` line
 //! each ([`super::error::print_error`]), and make the exit code 1; the readable ones are still
 //! converted. An unwritable output exits with 2.
+//!
+//! Tables read into columns ([`ingest::read_columnar`]) are written from the columns, streamed
+//! through a buffer ([`columns::write_json`], [`columns::write_csv`]); records alone as JSON
+//! record by record ([`super::write_json`]): the same bytes as the canonical writers give,
+//! without the whole text or a document-sized value tree in memory.
 
-use std::io::{Read, Write};
+use std::io::{BufWriter, Read, Write};
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 
 use super::error::{print_error, CliError};
-use crate::ingest::{self, Ingested};
-use crate::model::{canonical, Record};
+use crate::ingest::{self, Contents, Ingested};
+use crate::model::columns::{self, Part};
+use crate::model::Record;
 
 /// The canonical output format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -67,22 +73,68 @@ const STREAM_MIN_BYTES: u64 = 8 << 20;
 /// from the file as it is read ([`ingest::read_json_stream`]), so its text is never held
 /// beside the records; anything that reader does not take is read whole as before.
 pub(crate) fn ingest_input(path: &str) -> Result<Ingested, CliError> {
-    if path != "-" {
-        let read_error = |source| CliError::Read {
-            path: path.into(),
-            source,
-        };
-        let file = std::fs::File::open(path).map_err(read_error)?;
-        let len = file.metadata().map_err(read_error)?.len();
-        if len >= STREAM_MIN_BYTES {
-            let input = std::io::BufReader::with_capacity(1 << 20, file);
-            if let Some(got) = ingest::read_json_stream(path, input).map_err(read_error)? {
-                return Ok(got);
-            }
-        }
+    if let Some(got) = ingest_streamed(path)? {
+        return Ok(got);
     }
     let (name, bytes) = read_input(path)?;
     Ok(ingest::read(&name, &bytes)?)
+}
+
+/// The streaming JSON reader's result for a file of at least [`STREAM_MIN_BYTES`], `None`
+/// for stdin, smaller files and documents that reader does not take.
+fn ingest_streamed(path: &str) -> Result<Option<Ingested>, CliError> {
+    if path == "-" {
+        return Ok(None);
+    }
+    let read_error = |source| CliError::Read {
+        path: path.into(),
+        source,
+    };
+    let file = std::fs::File::open(path).map_err(read_error)?;
+    let len = file.metadata().map_err(read_error)?.len();
+    if len < STREAM_MIN_BYTES {
+        return Ok(None);
+    }
+    let input = std::io::BufReader::with_capacity(1 << 20, file);
+    ingest::read_json_stream(path, input).map_err(read_error)
+}
+
+/// Reads and ingests one result file (`-` is stdin), into columns where its reader can. A large
+/// single JSON document goes to the streaming reader first, as in [`ingest_input`].
+pub(crate) fn ingest_contents(path: &str) -> Result<Contents, CliError> {
+    if let Some(got) = ingest_streamed(path)? {
+        return Ok(Contents::Records(got));
+    }
+    let (name, bytes) = read_input(path)?;
+    Ok(ingest::read_columnar(&name, &bytes)?)
+}
+
+/// Reads every file, into columns where their readers can; returns the readable ones' rows
+/// and the number that failed.
+fn read_all_contents(files: &[String], verbose: bool) -> (Vec<Contents>, usize) {
+    let mut out = Vec::new();
+    let mut failed = 0;
+    for path in files {
+        match ingest_contents(path) {
+            Ok(got) => {
+                if verbose {
+                    for w in got.warnings() {
+                        eprintln!("{path}: {w}");
+                    }
+                }
+                if got.is_empty() {
+                    let why = got.note().unwrap_or("no records");
+                    eprintln!("{path}: {why}");
+                }
+                out.push(got);
+            }
+            Err(e) => {
+                print_error(&e);
+                failed += 1;
+            }
+        }
+    }
+    (out, failed)
 }
 
 /// Reads every file; returns the records of the readable ones and the number that failed.
@@ -115,16 +167,16 @@ pub(crate) fn read_all(files: &[String], verbose: bool) -> (Vec<Record>, usize) 
 /// Runs `benchlens convert`: `Ok(1)` when some input could not be read (each printed), an
 /// error when the output could not be written.
 pub fn run(args: &ConvertArgs) -> Result<ExitCode, CliError> {
-    let (records, failed) = read_all(&args.files, args.verbose);
-    let write = |out: &mut dyn Write| match args.to {
-        // Streamed record by record: no document-sized text or value tree in memory.
-        OutputFormat::Json => super::write_json::write_json(records, std::io::BufWriter::new(out)),
-        OutputFormat::Csv => out.write_all(canonical::to_csv(&records).as_bytes()),
-    };
+    let (contents, failed) = read_all_contents(&args.files, args.verbose);
     let written = if args.output == "-" {
-        write(&mut std::io::stdout().lock())
+        write_contents(
+            contents,
+            args.to,
+            BufWriter::with_capacity(1 << 16, std::io::stdout().lock()),
+        )
     } else {
-        std::fs::File::create(&args.output).and_then(|mut f| write(&mut f))
+        std::fs::File::create(&args.output)
+            .and_then(|f| write_contents(contents, args.to, BufWriter::with_capacity(1 << 16, f)))
     };
     written.map_err(|source| CliError::Write {
         path: args.output.clone(),
@@ -135,4 +187,33 @@ pub fn run(args: &ConvertArgs) -> Result<ExitCode, CliError> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Writes the canonical text of `contents` to `out`. Records only (a vLLM run with its
+/// per-request detail, say) go through [`super::write_json`], which never builds a record's
+/// requests as a `Value` tree; columns through [`columns::write_json`] / [`columns::write_csv`].
+fn write_contents(
+    contents: Vec<Contents>,
+    to: OutputFormat,
+    mut out: impl Write,
+) -> std::io::Result<()> {
+    if to == OutputFormat::Json && contents.iter().all(|c| matches!(c, Contents::Records(_))) {
+        let records = contents
+            .into_iter()
+            .flat_map(|c| c.into_ingested().records)
+            .collect();
+        return super::write_json::write_json(records, out);
+    }
+    let parts: Vec<Part<'_>> = contents
+        .iter()
+        .map(|c| match c {
+            Contents::Records(r) => Part::Records(&r.records),
+            Contents::Columns(c) => Part::Columns(&c.columns),
+        })
+        .collect();
+    match to {
+        OutputFormat::Json => columns::write_json(&mut out, &parts)?,
+        OutputFormat::Csv => columns::write_csv(&mut out, &parts)?,
+    }
+    out.flush()
 }

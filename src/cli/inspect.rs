@@ -1,7 +1,9 @@
 //! `benchlens inspect FILE...`: prints, per file, the detected format, the record count, each
 //! dimension with its distinct values, the metrics found, the column mapping of tables and
-//! the warnings; per-request files of `benchlens run` get a summary of their own
-//! ([`super::inspect_requests`]), read in one pass. Unreadable files get one `error:` line on stderr each
+//! the warnings. Files read into columns ([`crate::ingest::read_columnar`]) are described from the
+//! columns' dictionaries, without a record being built; per-request files of `benchlens run` get
+//! a summary of their own ([`super::inspect_requests`]), read in one pass. Unreadable files get
+//! one `error:` line on stderr each
 //! ([`super::error::print_error`]) and exit code 1.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -10,9 +12,9 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use super::convert::ingest_input;
+use super::convert::ingest_contents;
 use super::error::print_error;
-use crate::ingest::Ingested;
+use crate::ingest::{ColumnMapping, Contents, Format, Ingested, Warning};
 use crate::model::{Dim, DimKey, DimValue, MetricKey};
 
 /// Arguments of `benchlens inspect`.
@@ -25,38 +27,105 @@ pub struct InspectArgs {
 
 const MAX_VALUES: usize = 12;
 
+/// What the report says of a file's rows.
+#[derive(Default)]
+struct Summary {
+    records: usize,
+    dims: BTreeMap<DimKey, BTreeSet<DimValue>>,
+    metrics: BTreeSet<MetricKey>,
+    requests: usize,
+}
+
 /// The report for one file, as printed.
 pub fn describe(path: &str, got: &Ingested) -> String {
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "{path}: {} ({}), {} record{}",
-        got.format.label(),
-        got.format.name(),
-        got.records.len(),
-        if got.records.len() == 1 { "" } else { "s" }
-    );
-    if let Some(note) = &got.note {
-        let _ = writeln!(s, "  note: {note}");
-    }
-    let mut dims: BTreeMap<DimKey, BTreeSet<DimValue>> = BTreeMap::new();
-    let mut metrics: BTreeMap<MetricKey, usize> = BTreeMap::new();
-    let mut requests = 0usize;
+    let mut sum = Summary {
+        records: got.records.len(),
+        ..Summary::default()
+    };
     for r in &got.records {
         for (k, v) in r.dims() {
             if matches!(k, DimKey::Known(Dim::Source | Dim::Format)) {
                 continue;
             }
-            dims.entry(k).or_default().insert(v);
+            sum.dims.entry(k).or_default().insert(v);
         }
         for k in r.metrics.keys() {
-            *metrics.entry(k.clone()).or_default() += 1;
+            if !sum.metrics.contains(k) {
+                sum.metrics.insert(k.clone());
+            }
         }
-        requests += r.requests.len();
+        sum.requests += r.requests.len();
     }
-    if !dims.is_empty() {
+    report(
+        path,
+        got.format,
+        &sum,
+        got.note.as_deref(),
+        &got.mapping,
+        &got.warnings,
+    )
+}
+
+/// The report for one file read by [`crate::ingest::read_columnar`]: the same text [`describe`]
+/// gives for its records.
+pub fn describe_contents(path: &str, got: &Contents) -> String {
+    let c = match got {
+        Contents::Records(r) => return describe(path, r),
+        Contents::Columns(c) => c,
+    };
+    let cols = &c.columns;
+    let mut sum = Summary {
+        records: cols.len(),
+        requests: cols.requests().total(),
+        ..Summary::default()
+    };
+    for col in cols.dims() {
+        if matches!(col.key, DimKey::Known(Dim::Source | Dim::Format)) {
+            continue;
+        }
+        let values: BTreeSet<DimValue> = col.data.distinct().into_iter().collect();
+        if !values.is_empty() {
+            sum.dims.insert(col.key.clone(), values);
+        }
+    }
+    for m in cols.metrics() {
+        if m.count() > 0 {
+            sum.metrics.insert(m.key.clone());
+        }
+    }
+    report(
+        path,
+        c.format,
+        &sum,
+        c.note.as_deref(),
+        &c.mapping,
+        &c.warnings,
+    )
+}
+
+fn report(
+    path: &str,
+    format: Format,
+    sum: &Summary,
+    note: Option<&str>,
+    mapping: &[ColumnMapping],
+    warnings: &[Warning],
+) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{path}: {} ({}), {} record{}",
+        format.label(),
+        format.name(),
+        sum.records,
+        if sum.records == 1 { "" } else { "s" }
+    );
+    if let Some(note) = note {
+        let _ = writeln!(s, "  note: {note}");
+    }
+    if !sum.dims.is_empty() {
         let _ = writeln!(s, "  dimensions:");
-        for (k, values) in &dims {
+        for (k, values) in &sum.dims {
             let shown: Vec<String> = values
                 .iter()
                 .take(MAX_VALUES)
@@ -70,16 +139,16 @@ pub fn describe(path: &str, got: &Ingested) -> String {
             s.push('\n');
         }
     }
-    if !metrics.is_empty() {
-        let names: Vec<String> = metrics.keys().map(MetricKey::name).collect();
+    if !sum.metrics.is_empty() {
+        let names: Vec<String> = sum.metrics.iter().map(MetricKey::name).collect();
         let _ = writeln!(s, "  metrics: {}", names.join(", "));
     }
-    if requests > 0 {
-        let _ = writeln!(s, "  per-request detail: {requests} requests");
+    if sum.requests > 0 {
+        let _ = writeln!(s, "  per-request detail: {} requests", sum.requests);
     }
-    if !got.mapping.is_empty() {
+    if !mapping.is_empty() {
         let _ = writeln!(s, "  columns:");
-        for m in &got.mapping {
+        for m in mapping {
             let target = m.target.as_deref().unwrap_or("(ignored)");
             let gpu = m
                 .gpu
@@ -94,9 +163,9 @@ pub fn describe(path: &str, got: &Ingested) -> String {
             let _ = writeln!(s, "    {} → {target}{scale}{gpu}: {}", m.column, m.reason);
         }
     }
-    if !got.warnings.is_empty() {
-        let _ = writeln!(s, "  warnings ({}):", got.warnings.len());
-        for w in &got.warnings {
+    if !warnings.is_empty() {
+        let _ = writeln!(s, "  warnings ({}):", warnings.len());
+        for w in warnings {
             let _ = writeln!(s, "    {w}");
         }
     }
@@ -122,8 +191,8 @@ pub fn run(args: &InspectArgs) -> ExitCode {
             }
             None => {}
         }
-        match ingest_input(path) {
-            Ok(got) => crate::stdout::print(&describe(path, &got)),
+        match ingest_contents(path) {
+            Ok(got) => crate::stdout::print(&describe_contents(path, &got)),
             Err(e) => {
                 print_error(&e);
                 failed += 1;

@@ -15,7 +15,7 @@
 //!
 //! One job per file: [`detect`] says what kind of table a text holds, [`text_tables`] splits
 //! markdown and pandas text, [`delimited`] reads CSV/TSV (with [`plain_rows`] and, natively,
-//! `parallel`), [`columns`] maps columns, [`rows`] and [`cells`] turn rows into records,
+//! `parallel`; [`columnar`] reads them into columns instead of records), [`columns`] maps columns, [`rows`] and [`cells`] turn rows into records,
 //! [`tgi`] reads TGI tables and [`words`] holds the engine and GPU words.
 
 use std::collections::HashSet;
@@ -25,6 +25,7 @@ use crate::model::canonical;
 use crate::model::Dim;
 
 mod cells;
+mod columnar;
 mod columns;
 mod delimited;
 mod detect;
@@ -37,6 +38,7 @@ mod text_tables;
 mod tgi;
 mod words;
 
+pub(crate) use columnar::read_csv_columns;
 pub(crate) use columns::auto_mapping;
 use columns::merge_mapping;
 use delimited::read_csv;

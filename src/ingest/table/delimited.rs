@@ -26,7 +26,7 @@ const SAMPLE_ROWS: usize = 200;
 
 /// The `csv` crate's reader for `text`: rows of any width, no header (the first row is read
 /// as one).
-fn csv_reader(text: &str, delimiter: u8) -> csv::Reader<&[u8]> {
+pub(super) fn csv_reader(text: &str, delimiter: u8) -> csv::Reader<&[u8]> {
     csv::ReaderBuilder::new()
         .delimiter(delimiter)
         .flexible(true)
@@ -36,7 +36,7 @@ fn csv_reader(text: &str, delimiter: u8) -> csv::Reader<&[u8]> {
 
 /// The next non-blank CSV row into `rec` and its line; unreadable rows become warnings (or,
 /// before the header, the error).
-fn next_row(
+pub(super) fn next_row(
     rdr: &mut csv::Reader<&[u8]>,
     rec: &mut csv::StringRecord,
     source: &str,
@@ -74,7 +74,7 @@ fn next_row(
 /// gives the next non-blank row's line and cells (told whether the header has been read, and
 /// where to put warnings). Returns the table, the header's width and the ragged rows so far;
 /// text without a row is [`IngestError::Empty`].
-fn sample_rows(
+pub(super) fn sample_rows(
     source: &str,
     warnings: &mut Vec<Warning>,
     mut next: impl FnMut(

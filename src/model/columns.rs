@@ -1,0 +1,482 @@
+//! The columnar dataset: the records of a file held as typed columns rather than one
+//! [`Record`] a row, with [`Columns::record`] and [`Columns::rows`] rebuilding today's
+//! records for every consumer that wants rows.
+//!
+//! - text dimensions (and `tag.*`) are dictionary-coded ([`TextColumn`]), codes 1, 2 or 4
+//!   bytes wide as the dictionary grows; numeric dimensions too ([`DictNumbers`] of `u64` for
+//!   counts, of `f64` for real values), since a batch size or a request rate takes few values;
+//! - metrics are one `f64` a row ([`Numbers`]) with a validity [`Bitmap`] ([`MetricColumn`]);
+//! - per-request detail is one column per field with offsets ([`RequestArrays`]);
+//! - what few rows carry (inferred fields, time series) is kept per row where present.
+//!
+//! A million-row tidy CSV of ten columns holds about 40 MB here against some 500 MB of records.
+//!
+//! # Why not Apache Arrow
+//!
+//! Arrow's `arrow-array` with `arrow-csv`, built for `wasm32-unknown-unknown` in a scratch
+//! crate, added about 119 KB gzip to the wasm (491 KB against 23 KB for this store in the
+//! same scratch crate), and the page's budget is 1 MB gzip in all. What the explorer needs of
+//! columns is small (dictionary codes to filter and count, `f64` with validity to chart), and
+//! Arrow's CSV reader would still need this crate's column mapping (units, synonyms, per-GPU
+//! column groups) on top. So the store is this module's own.
+//!
+//! Pure and shared by both faces, like the rest of [`crate::model`].
+
+mod arrays;
+mod bitmap;
+mod codes;
+mod dict_numbers;
+mod numbers;
+mod output;
+mod text;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+pub use arrays::RequestArrays;
+pub use bitmap::Bitmap;
+pub use codes::Codes;
+pub use dict_numbers::{DictKey, DictNumbers};
+pub use numbers::{MetricColumn, Numbers};
+pub use output::{write_csv, write_json, Part};
+pub use text::TextColumn;
+
+use super::record::SeriesColumns;
+use super::{Dim, DimKey, DimKind, DimValue, MetricKey, Metrics, Record};
+
+/// The values of one dimension over the rows.
+#[derive(Clone, Debug, PartialEq)]
+pub enum DimData {
+    /// Text dimensions and tags.
+    Text(TextColumn),
+    /// Whole-number dimensions (`gpu_count`, `batch_size`, ...).
+    Count(DictNumbers<u64>),
+    /// Real-valued dimensions (`request_rate`, `input_len`, ...).
+    Real(DictNumbers<f64>),
+}
+
+impl DimData {
+    /// The empty column a dimension of this key is held in.
+    pub fn for_key(key: &DimKey) -> DimData {
+        match key {
+            DimKey::Tag(_) => DimData::Text(TextColumn::new()),
+            DimKey::Known(d) => match d.kind() {
+                DimKind::Text => DimData::Text(TextColumn::new()),
+                DimKind::Count => DimData::Count(DictNumbers::new()),
+                DimKind::Real => DimData::Real(DictNumbers::new()),
+            },
+        }
+    }
+
+    /// Rows.
+    pub fn len(&self) -> usize {
+        match self {
+            DimData::Text(c) => c.len(),
+            DimData::Count(c) => c.len(),
+            DimData::Real(c) => c.len(),
+        }
+    }
+
+    /// Whether there are no rows.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The dictionary code of row `i` (0: no value): rows with equal codes hold equal values.
+    pub fn code(&self, i: usize) -> u32 {
+        match self {
+            DimData::Text(c) => c.code(i),
+            DimData::Count(c) => c.code(i),
+            DimData::Real(c) => c.code(i),
+        }
+    }
+
+    /// The value of row `i`, as records give it.
+    pub fn value(&self, i: usize) -> Option<DimValue> {
+        match self {
+            DimData::Text(c) => c.get(i).map(|v| DimValue::Text(v.to_string())),
+            DimData::Count(c) => c.get(i).map(|v| DimValue::Num(v as f64)),
+            DimData::Real(c) => c.get(i).map(DimValue::Num),
+        }
+    }
+
+    /// Every distinct value (each used by some row).
+    pub fn distinct(&self) -> Vec<DimValue> {
+        match self {
+            DimData::Text(c) => c
+                .values()
+                .iter()
+                .map(|v| DimValue::Text(v.to_string()))
+                .collect(),
+            DimData::Count(c) => c
+                .values()
+                .iter()
+                .map(|v| DimValue::Num(*v as f64))
+                .collect(),
+            DimData::Real(c) => c.values().iter().map(|v| DimValue::Num(*v)).collect(),
+        }
+    }
+
+    /// Room for `n` more rows.
+    pub fn reserve(&mut self, n: usize) {
+        match self {
+            DimData::Text(c) => c.reserve(n),
+            DimData::Count(c) => c.reserve(n),
+            DimData::Real(c) => c.reserve(n),
+        }
+    }
+
+    fn heap_bytes(&self) -> usize {
+        match self {
+            DimData::Text(c) => c.heap_bytes(),
+            DimData::Count(c) => c.heap_bytes(),
+            DimData::Real(c) => c.heap_bytes(),
+        }
+    }
+}
+
+/// One dimension's column.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DimColumn {
+    /// The dimension.
+    pub key: DimKey,
+    /// Its values.
+    pub data: DimData,
+}
+
+/// A value held by a few rows only, kept per row where present (sorted by row).
+#[derive(Clone, Debug, Default, PartialEq)]
+struct Sparse<T> {
+    rows: Vec<(usize, Arc<T>)>,
+}
+
+impl<T: PartialEq> Sparse<T> {
+    fn push(&mut self, row: usize, value: T) {
+        // Consecutive rows with the same value share it.
+        if let Some((_, last)) = self.rows.last() {
+            if **last == value {
+                let shared = Arc::clone(last);
+                self.rows.push((row, shared));
+                return;
+            }
+        }
+        self.rows.push((row, Arc::new(value)));
+    }
+
+    fn get(&self, row: usize) -> Option<&T> {
+        let k = self.rows.binary_search_by_key(&row, |(r, _)| *r).ok()?;
+        self.rows.get(k).map(|(_, v)| &**v)
+    }
+
+    fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+}
+
+/// The records of a dataset as columns. See the [module](self) docs.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Columns {
+    len: usize,
+    /// Sorted by key (well-known dimensions in canonical order, then tags).
+    dims: Vec<DimColumn>,
+    /// Sorted by key.
+    metrics: Vec<MetricColumn>,
+    requests: RequestArrays,
+    inferred: Sparse<BTreeMap<String, String>>,
+    series: Sparse<SeriesColumns>,
+}
+
+impl Columns {
+    /// No rows, with a column for each of `dims` and `metrics` (duplicates kept once), in
+    /// key order. Readers append rows column by column, then call
+    /// [`finish_row`](Columns::finish_row).
+    pub fn with_keys(
+        dims: impl IntoIterator<Item = DimKey>,
+        metrics: impl IntoIterator<Item = MetricKey>,
+    ) -> Columns {
+        let dims: BTreeSet<DimKey> = dims.into_iter().collect();
+        let metrics: BTreeSet<MetricKey> = metrics.into_iter().collect();
+        Columns {
+            dims: dims
+                .into_iter()
+                .map(|key| DimColumn {
+                    data: DimData::for_key(&key),
+                    key,
+                })
+                .collect(),
+            metrics: metrics.into_iter().map(MetricColumn::new).collect(),
+            ..Columns::default()
+        }
+    }
+
+    /// The columns of `records` (every record's every field kept).
+    pub fn from_records(records: &[Record]) -> Columns {
+        let mut dims: BTreeSet<DimKey> = BTreeSet::new();
+        let mut metrics: BTreeSet<MetricKey> = BTreeSet::new();
+        for r in records {
+            for d in Dim::ALL {
+                if r.has_known(*d) {
+                    dims.insert(DimKey::Known(*d));
+                }
+            }
+            dims.extend(r.tags.keys().map(|k| DimKey::Tag(k.clone())));
+            for k in r.metrics.keys() {
+                if !metrics.contains(k) {
+                    metrics.insert(k.clone());
+                }
+            }
+        }
+        let mut c = Columns::with_keys(dims, metrics);
+        c.reserve(records.len());
+        for r in records {
+            c.push_record(r);
+        }
+        c
+    }
+
+    /// Appends a record whose every dimension and metric has a column.
+    fn push_record(&mut self, r: &Record) {
+        for col in &mut self.dims {
+            match (&col.key, &mut col.data) {
+                (DimKey::Known(d), DimData::Text(c)) => c.push_shared(text_slot(r, *d)),
+                (DimKey::Tag(k), DimData::Text(c)) => c.push(r.tags.get(k).map(String::as_str)),
+                (DimKey::Known(d), DimData::Count(c)) => c.push(count_slot(r, *d)),
+                (DimKey::Known(d), DimData::Real(c)) => c.push(real_slot(r, *d)),
+                (DimKey::Tag(_), DimData::Count(c)) => c.push(None),
+                (DimKey::Tag(_), DimData::Real(c)) => c.push(None),
+            }
+        }
+        for col in &mut self.metrics {
+            col.push(r.metrics.get(&col.key).copied());
+        }
+        let row = self.len;
+        if !r.inferred.is_empty() {
+            self.inferred.push(row, r.inferred.clone());
+        }
+        if !r.series.is_empty() {
+            self.series.push(row, r.series.clone());
+        }
+        self.requests.push_row(&r.requests);
+        self.len += 1;
+    }
+
+    /// Ends a row whose dimensions and metrics were appended column by column (every column
+    /// exactly once).
+    #[inline]
+    pub fn finish_row(&mut self) {
+        self.len += 1;
+    }
+
+    /// Gives the rows ended with [`finish_row`](Columns::finish_row) (which carry no
+    /// per-request detail) their empty share of the per-request arrays.
+    pub fn finish_rows_without_requests(&mut self) {
+        let missing = self.len - self.requests.rows();
+        self.requests.push_empty_rows(missing);
+    }
+
+    /// Room for `n` more rows in every column.
+    pub fn reserve(&mut self, n: usize) {
+        for c in &mut self.dims {
+            c.data.reserve(n);
+        }
+        for c in &mut self.metrics {
+            c.reserve(n);
+        }
+    }
+
+    /// Rows.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether there are no rows.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The dimension columns, in key order.
+    pub fn dims(&self) -> &[DimColumn] {
+        &self.dims
+    }
+
+    /// The dimension columns, to append to.
+    pub fn dims_mut(&mut self) -> &mut [DimColumn] {
+        &mut self.dims
+    }
+
+    /// The column of `key`.
+    pub fn dim(&self, key: &DimKey) -> Option<&DimColumn> {
+        self.dims.iter().find(|c| &c.key == key)
+    }
+
+    /// The position of `key`'s column in [`dims`](Columns::dims).
+    pub fn dim_position(&self, key: &DimKey) -> Option<usize> {
+        self.dims.binary_search_by(|c| c.key.cmp(key)).ok()
+    }
+
+    /// The metric columns, in key order.
+    pub fn metrics(&self) -> &[MetricColumn] {
+        &self.metrics
+    }
+
+    /// The metric columns, to append to.
+    pub fn metrics_mut(&mut self) -> &mut [MetricColumn] {
+        &mut self.metrics
+    }
+
+    /// The position of `key`'s column in [`metrics`](Columns::metrics).
+    pub fn metric_position(&self, key: &MetricKey) -> Option<usize> {
+        self.metrics.binary_search_by(|c| c.key.cmp(key)).ok()
+    }
+
+    /// The per-request detail of every row.
+    pub fn requests(&self) -> &RequestArrays {
+        &self.requests
+    }
+
+    /// Whether any row has inferred fields.
+    pub fn any_inferred(&self) -> bool {
+        !self.inferred.is_empty()
+    }
+
+    /// Row `i`'s inferred fields (field → where from).
+    pub fn inferred(&self, i: usize) -> Option<&BTreeMap<String, String>> {
+        self.inferred.get(i)
+    }
+
+    /// Row `i` as a record, as the row-shaped readers give it (`None` past the end).
+    pub fn record(&self, i: usize) -> Option<Record> {
+        if i >= self.len {
+            return None;
+        }
+        let mut r = Record::default();
+        let mut metrics = Metrics::with_capacity(4);
+        for col in &self.metrics {
+            if let Some(v) = col.get(i) {
+                metrics.push_last(col.key.clone(), v);
+            }
+        }
+        r.metrics = metrics;
+        for col in &self.dims {
+            match (&col.key, &col.data) {
+                (DimKey::Known(d), DimData::Text(c)) => {
+                    if let Some(v) = c.get(i) {
+                        set_text(&mut r, *d, Arc::clone(v));
+                    }
+                }
+                (DimKey::Tag(k), DimData::Text(c)) => {
+                    if let Some(v) = c.get(i) {
+                        r.tags.insert(k.clone(), v.to_string());
+                    }
+                }
+                (DimKey::Known(d), DimData::Count(c)) => set_count(&mut r, *d, c.get(i)),
+                (DimKey::Known(d), DimData::Real(c)) => set_real(&mut r, *d, c.get(i)),
+                (DimKey::Tag(_), _) => {}
+            }
+        }
+        if let Some(inf) = self.inferred.get(i) {
+            r.inferred = inf.clone();
+        }
+        if let Some(s) = self.series.get(i) {
+            r.series = s.clone();
+        }
+        r.requests = self.requests.requests(i);
+        Some(r)
+    }
+
+    /// Every row as a record, in order.
+    pub fn rows(&self) -> impl Iterator<Item = Record> + '_ {
+        (0..self.len).filter_map(|i| self.record(i))
+    }
+
+    /// Bytes held by the columns (dictionaries' indexes approximated).
+    pub fn heap_bytes(&self) -> usize {
+        self.dims.iter().map(|c| c.data.heap_bytes()).sum::<usize>()
+            + self
+                .metrics
+                .iter()
+                .map(MetricColumn::heap_bytes)
+                .sum::<usize>()
+            + self.requests.heap_bytes()
+    }
+}
+
+fn text_slot(r: &Record, d: Dim) -> Option<&Arc<str>> {
+    match d {
+        Dim::Source => r.source.as_ref(),
+        Dim::Format => r.format.as_ref(),
+        Dim::Model => r.model.as_ref(),
+        Dim::Engine => r.engine.as_ref(),
+        Dim::EngineVersion => r.engine_version.as_ref(),
+        Dim::Gpu => r.gpu.as_ref(),
+        Dim::Precision => r.precision.as_ref(),
+        Dim::Dataset => r.dataset.as_ref(),
+        Dim::Date => r.date.as_ref(),
+        Dim::Label => r.label.as_ref(),
+        _ => None,
+    }
+}
+
+fn set_text(r: &mut Record, d: Dim, v: Arc<str>) {
+    let slot = match d {
+        Dim::Source => &mut r.source,
+        Dim::Format => &mut r.format,
+        Dim::Model => &mut r.model,
+        Dim::Engine => &mut r.engine,
+        Dim::EngineVersion => &mut r.engine_version,
+        Dim::Gpu => &mut r.gpu,
+        Dim::Precision => &mut r.precision,
+        Dim::Dataset => &mut r.dataset,
+        Dim::Date => &mut r.date,
+        Dim::Label => &mut r.label,
+        _ => return,
+    };
+    *slot = Some(v);
+}
+
+fn count_slot(r: &Record, d: Dim) -> Option<u64> {
+    match d {
+        Dim::GpuCount => r.gpu_count,
+        Dim::Tp => r.tp,
+        Dim::Pp => r.pp,
+        Dim::BatchSize => r.batch_size,
+        Dim::MaxConcurrency => r.max_concurrency,
+        Dim::NumPrompts => r.num_prompts,
+        _ => None,
+    }
+}
+
+fn set_count(r: &mut Record, d: Dim, v: Option<u64>) {
+    match d {
+        Dim::GpuCount => r.gpu_count = v,
+        Dim::Tp => r.tp = v,
+        Dim::Pp => r.pp = v,
+        Dim::BatchSize => r.batch_size = v,
+        Dim::MaxConcurrency => r.max_concurrency = v,
+        Dim::NumPrompts => r.num_prompts = v,
+        _ => {}
+    }
+}
+
+fn real_slot(r: &Record, d: Dim) -> Option<f64> {
+    match d {
+        Dim::InputLen => r.input_len,
+        Dim::OutputLen => r.output_len,
+        Dim::RequestRate => r.request_rate,
+        Dim::Burstiness => r.burstiness,
+        _ => None,
+    }
+}
+
+fn set_real(r: &mut Record, d: Dim, v: Option<f64>) {
+    match d {
+        Dim::InputLen => r.input_len = v,
+        Dim::OutputLen => r.output_len = v,
+        Dim::RequestRate => r.request_rate = v,
+        Dim::Burstiness => r.burstiness = v,
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,207 @@
+//! Per-request arrays: every record's requests laid end to end, one column per field, with
+//! offsets saying where each record's requests start (and, for the inter-token latencies,
+//! where each request's start).
+
+use super::bitmap::Bitmap;
+use super::text::TextColumn;
+use crate::model::RequestDetail;
+
+/// An optional number per request: values plus validity.
+#[derive(Clone, Debug, Default)]
+struct OptColumn<T> {
+    values: Vec<T>,
+    valid: Bitmap,
+}
+
+impl<T: Copy + Default> OptColumn<T> {
+    fn push(&mut self, v: Option<T>) {
+        self.values.push(v.unwrap_or_default());
+        self.valid.push(v.is_some());
+    }
+
+    fn get(&self, i: usize) -> Option<T> {
+        if self.valid.get(i) {
+            self.values.get(i).copied()
+        } else {
+            None
+        }
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.values.capacity() * std::mem::size_of::<T>() + self.valid.heap_bytes()
+    }
+}
+
+/// The requests of every row, as columns. Row `r`'s requests are
+/// `offsets[r]..offsets[r + 1]`.
+#[derive(Clone, Debug)]
+pub struct RequestArrays {
+    /// One more than the rows.
+    offsets: Vec<usize>,
+    input_len: OptColumn<u64>,
+    output_len: OptColumn<u64>,
+    ttft_ms: OptColumn<f64>,
+    e2el_ms: OptColumn<f64>,
+    intended_s: OptColumn<f64>,
+    sent_s: OptColumn<f64>,
+    /// Request `q`'s inter-token latencies are `itl_values[itl_offsets[q]..itl_offsets[q + 1]]`.
+    itl_offsets: Vec<usize>,
+    itl_values: Vec<f64>,
+    /// Error texts repeat (`http_503`, timeouts): dictionary-coded.
+    error: TextColumn,
+    error_kind: TextColumn,
+}
+
+impl Default for RequestArrays {
+    fn default() -> Self {
+        RequestArrays {
+            offsets: vec![0],
+            input_len: OptColumn::default(),
+            output_len: OptColumn::default(),
+            ttft_ms: OptColumn::default(),
+            e2el_ms: OptColumn::default(),
+            intended_s: OptColumn::default(),
+            sent_s: OptColumn::default(),
+            itl_offsets: vec![0],
+            itl_values: Vec::new(),
+            error: TextColumn::default(),
+            error_kind: TextColumn::default(),
+        }
+    }
+}
+
+impl PartialEq for RequestArrays {
+    fn eq(&self, other: &Self) -> bool {
+        self.rows() == other.rows()
+            && (0..self.rows()).all(|r| self.requests(r) == other.requests(r))
+    }
+}
+
+impl RequestArrays {
+    /// Appends one row's requests.
+    pub fn push_row(&mut self, requests: &[RequestDetail]) {
+        for q in requests {
+            self.input_len.push(q.input_len);
+            self.output_len.push(q.output_len);
+            self.ttft_ms.push(q.ttft_ms);
+            self.e2el_ms.push(q.e2el_ms);
+            self.intended_s.push(q.intended_s);
+            self.sent_s.push(q.sent_s);
+            self.itl_values.extend_from_slice(&q.itl_ms);
+            self.itl_offsets.push(self.itl_values.len());
+            self.error.push(q.error.as_deref());
+            self.error_kind.push(q.error_kind.as_deref());
+        }
+        self.offsets.push(self.total());
+    }
+
+    /// Appends `n` rows without requests.
+    pub fn push_empty_rows(&mut self, n: usize) {
+        let at = self.total();
+        self.offsets.extend(std::iter::repeat_n(at, n));
+    }
+
+    /// Rows.
+    pub fn rows(&self) -> usize {
+        self.offsets.len() - 1
+    }
+
+    /// Requests over all rows.
+    pub fn total(&self) -> usize {
+        self.itl_offsets.len() - 1
+    }
+
+    /// How many requests row `r` has.
+    pub fn count(&self, r: usize) -> usize {
+        match (self.offsets.get(r), self.offsets.get(r + 1)) {
+            (Some(a), Some(b)) => b - a,
+            _ => 0,
+        }
+    }
+
+    /// Row `r`'s requests, rebuilt.
+    pub fn requests(&self, r: usize) -> Vec<RequestDetail> {
+        let (Some(&a), Some(&b)) = (self.offsets.get(r), self.offsets.get(r + 1)) else {
+            return Vec::new();
+        };
+        (a..b).map(|q| self.request(q)).collect()
+    }
+
+    fn request(&self, q: usize) -> RequestDetail {
+        let itl = match (self.itl_offsets.get(q), self.itl_offsets.get(q + 1)) {
+            (Some(&a), Some(&b)) => self.itl_values.get(a..b).unwrap_or_default().to_vec(),
+            _ => Vec::new(),
+        };
+        RequestDetail {
+            input_len: self.input_len.get(q),
+            output_len: self.output_len.get(q),
+            ttft_ms: self.ttft_ms.get(q),
+            itl_ms: itl,
+            e2el_ms: self.e2el_ms.get(q),
+            error: self.error.get(q).map(|s| s.to_string()),
+            intended_s: self.intended_s.get(q),
+            sent_s: self.sent_s.get(q),
+            error_kind: self.error_kind.get(q).map(|s| s.to_string()),
+        }
+    }
+
+    /// One field over every request of every row (time to first token, ms), for distributions
+    /// without rebuilding requests.
+    pub fn ttft_ms(&self) -> impl Iterator<Item = Option<f64>> + '_ {
+        (0..self.total()).map(|q| self.ttft_ms.get(q))
+    }
+
+    /// Bytes held.
+    pub fn heap_bytes(&self) -> usize {
+        self.offsets.capacity() * 8
+            + self.input_len.heap_bytes()
+            + self.output_len.heap_bytes()
+            + self.ttft_ms.heap_bytes()
+            + self.e2el_ms.heap_bytes()
+            + self.intended_s.heap_bytes()
+            + self.sent_s.heap_bytes()
+            + self.itl_offsets.capacity() * 8
+            + self.itl_values.capacity() * 8
+            + self.error.heap_bytes()
+            + self.error_kind.heap_bytes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_of_requests_read_back_whole() {
+        let a = RequestDetail {
+            input_len: Some(10),
+            ttft_ms: Some(1.5),
+            itl_ms: vec![0.5, 0.25],
+            error: Some("http_503".into()),
+            sent_s: Some(0.1),
+            ..RequestDetail::default()
+        };
+        let b = RequestDetail {
+            output_len: Some(3),
+            e2el_ms: Some(9.0),
+            error_kind: Some("timeout".into()),
+            intended_s: Some(0.0),
+            ..RequestDetail::default()
+        };
+        let mut arr = RequestArrays::default();
+        arr.push_row(&[a.clone(), b.clone()]);
+        arr.push_empty_rows(2);
+        arr.push_row(std::slice::from_ref(&b));
+        assert_eq!(arr.rows(), 4);
+        assert_eq!(arr.total(), 3);
+        assert_eq!(arr.requests(0), vec![a, b.clone()]);
+        assert!(arr.requests(1).is_empty());
+        assert_eq!(arr.requests(3), vec![b]);
+        assert_eq!(arr.count(0), 2);
+        assert!(arr.requests(9).is_empty());
+        assert_eq!(
+            arr.ttft_ms().collect::<Vec<_>>(),
+            vec![Some(1.5), None, None]
+        );
+    }
+}

@@ -1,0 +1,186 @@
+//! A dictionary-coded text column: each distinct value stored once, one [`Codes`] entry a row.
+
+use std::sync::Arc;
+
+use super::codes::{Codes, FxHashMap};
+
+/// Text values, dictionary-coded. Values are shared (`Arc<str>`) with the records the row
+/// view builds.
+#[derive(Clone, Debug, Default)]
+pub struct TextColumn {
+    values: Vec<Arc<str>>,
+    index: FxHashMap<Arc<str>, u32>,
+    codes: Codes,
+    /// The code pushed last: a column repeating its value down the rows skips the lookup.
+    last: u32,
+}
+
+impl PartialEq for TextColumn {
+    /// Same rows with the same values (dictionary order aside).
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len() && (0..self.len()).all(|i| self.get(i) == other.get(i))
+    }
+}
+
+impl TextColumn {
+    /// An empty column.
+    pub fn new() -> TextColumn {
+        TextColumn::default()
+    }
+
+    /// Appends a row: `None` for no value.
+    #[inline]
+    pub fn push(&mut self, value: Option<&str>) {
+        let code = match value {
+            None => 0,
+            Some(v) => self.code_of(v),
+        };
+        self.codes.push(code);
+    }
+
+    /// Appends a row holding the value [`push`](TextColumn::push) looked up last (no value
+    /// before any): for a column of one value, such as the file every row came from.
+    #[inline]
+    pub fn repeat_last(&mut self) {
+        self.codes.push(self.last);
+    }
+
+    /// Appends a row holding a value already shared elsewhere (no copy when it is new).
+    pub fn push_shared(&mut self, value: Option<&Arc<str>>) {
+        let code = match value {
+            None => 0,
+            Some(v) => match self.lookup(v) {
+                Some(c) => c,
+                None => self.insert(Arc::clone(v)),
+            },
+        };
+        self.codes.push(code);
+    }
+
+    #[inline]
+    fn lookup(&mut self, v: &str) -> Option<u32> {
+        if self.last > 0
+            && self
+                .values
+                .get(self.last as usize - 1)
+                .is_some_and(|l| &**l == v)
+        {
+            return Some(self.last);
+        }
+        let code = *self.index.get(v)?;
+        self.last = code;
+        Some(code)
+    }
+
+    fn insert(&mut self, v: Arc<str>) -> u32 {
+        self.values.push(Arc::clone(&v));
+        let code = self.values.len() as u32;
+        self.index.insert(v, code);
+        self.last = code;
+        code
+    }
+
+    #[inline]
+    fn code_of(&mut self, v: &str) -> u32 {
+        match self.lookup(v) {
+            Some(c) => c,
+            None => self.insert(v.into()),
+        }
+    }
+
+    /// The value of row `i`.
+    #[inline]
+    pub fn get(&self, i: usize) -> Option<&Arc<str>> {
+        self.entry(self.codes.get(i))
+    }
+
+    /// The dictionary entry of a code (`None` for 0).
+    #[inline]
+    pub fn entry(&self, code: u32) -> Option<&Arc<str>> {
+        (code as usize)
+            .checked_sub(1)
+            .and_then(|k| self.values.get(k))
+    }
+
+    /// The code of row `i` (0: no value).
+    #[inline]
+    pub fn code(&self, i: usize) -> u32 {
+        self.codes.get(i)
+    }
+
+    /// The distinct values, in order of first appearance (code `k + 1` is entry `k`).
+    pub fn values(&self) -> &[Arc<str>] {
+        &self.values
+    }
+
+    /// Rows.
+    pub fn len(&self) -> usize {
+        self.codes.len()
+    }
+
+    /// Whether there are no rows.
+    pub fn is_empty(&self) -> bool {
+        self.codes.is_empty()
+    }
+
+    /// Bytes per row code.
+    pub fn code_width(&self) -> usize {
+        self.codes.width()
+    }
+
+    /// Room for `n` more rows.
+    pub fn reserve(&mut self, n: usize) {
+        self.codes.reserve(n);
+    }
+
+    /// Bytes held, text included (approximate for the index).
+    pub fn heap_bytes(&self) -> usize {
+        let text: usize = self.values.iter().map(|v| v.len() + 16).sum();
+        self.codes.heap_bytes() + text + self.values.capacity() * 16 + self.index.capacity() * 24
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_are_stored_once_and_read_back_by_row() {
+        let mut c = TextColumn::new();
+        let rows = [
+            Some("a"),
+            Some("b"),
+            None,
+            Some("a"),
+            Some("a"),
+            Some("c"),
+            None,
+        ];
+        for r in rows {
+            c.push(r);
+        }
+        assert_eq!(c.values().len(), 3);
+        assert_eq!(c.len(), rows.len());
+        for (i, r) in rows.iter().enumerate() {
+            assert_eq!(c.get(i).map(|v| &**v), *r);
+        }
+        assert_eq!(c.code(2), 0);
+        assert_eq!(c.get(99), None);
+    }
+
+    #[test]
+    fn a_column_of_distinct_values_widens_its_codes() {
+        let mut c = TextColumn::new();
+        for i in 0..70_000 {
+            c.push(Some(&format!("v{i}")));
+        }
+        assert_eq!(c.code_width(), 4);
+        assert_eq!(c.get(0).map(|v| &**v), Some("v0"));
+        assert_eq!(c.get(69_999).map(|v| &**v), Some("v69999"));
+        let shared: Arc<str> = "v5".into();
+        c.push_shared(Some(&shared));
+        assert_eq!(c.code(70_000), c.code(5));
+        c.repeat_last();
+        assert_eq!(c.get(70_001).map(|v| &**v), Some("v5"));
+    }
+}

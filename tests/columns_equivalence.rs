@@ -1,0 +1,290 @@
+//! The columnar read ([`ingest::read_columnar`]) gives what the row read ([`ingest::read`])
+//! gives: the same records, warnings, mapping and note, and canonical JSON and CSV written
+//! from the columns byte for byte the canonical writers' text for the records. Checked on
+//! every fixture, on generated awkward tables (quotes, empty cells, placeholders, UTF-16 and a
+//! byte-order mark, ragged rows, 4,096 and 50,000 columns) and on mutations of the fixtures.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
+
+use std::path::{Path, PathBuf};
+
+use benchlens::ingest::{self, Contents};
+use benchlens::model::canonical;
+use benchlens::model::columns::{write_csv, write_json, Part};
+
+fn fixtures(dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    paths.sort();
+    for p in paths {
+        if p.is_dir() {
+            fixtures(&p, out);
+        } else {
+            let name = p.file_name().unwrap().to_string_lossy().to_string();
+            out.push((name, std::fs::read(&p).unwrap()));
+        }
+    }
+}
+
+fn all_fixtures() -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    fixtures(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures"),
+        &mut out,
+    );
+    assert!(out.len() > 20, "fixtures not found");
+    out
+}
+
+/// Checks both reads agree on `bytes`; returns whether the columnar one used columns.
+fn same(name: &str, bytes: &[u8]) -> bool {
+    let rows = ingest::read(name, bytes);
+    let cols = ingest::read_columnar(name, bytes);
+    let (rows, cols) = match (rows, cols) {
+        (Ok(r), Ok(c)) => (r, c),
+        (Err(a), Err(b)) => {
+            assert_eq!(a, b, "{name}: errors differ");
+            return false;
+        }
+        (a, b) => panic!("{name}: one read failed: {:?} / {:?}", a.err(), b.err()),
+    };
+    assert_eq!(rows.format, cols.format(), "{name}");
+    let columnar = matches!(cols, Contents::Columns(_));
+    if let Contents::Columns(c) = &cols {
+        let part = [Part::Columns(&c.columns)];
+        let mut json = Vec::new();
+        write_json(&mut json, &part).unwrap();
+        assert!(
+            json == canonical::to_json(&rows.records).into_bytes(),
+            "{name}: JSON from columns differs"
+        );
+        let mut csv = Vec::new();
+        write_csv(&mut csv, &part).unwrap();
+        assert!(
+            csv == canonical::to_csv(&rows.records).into_bytes(),
+            "{name}: CSV from columns differs"
+        );
+    }
+    let back = cols.into_ingested();
+    // Through canonical JSON: records holding NaN are never `==`.
+    assert_eq!(
+        canonical::to_json(&back.records),
+        canonical::to_json(&rows.records),
+        "{name}: records differ"
+    );
+    if !rows
+        .records
+        .iter()
+        .any(|r| r.metrics.values().any(|v| v.is_nan()))
+    {
+        assert_eq!(back.records, rows.records, "{name}: records differ");
+    }
+    assert_eq!(back.warnings, rows.warnings, "{name}: warnings differ");
+    assert_eq!(back.mapping, rows.mapping, "{name}: mapping differs");
+    assert_eq!(back.note, rows.note, "{name}: note differs");
+    columnar
+}
+
+#[test]
+fn every_fixture_reads_the_same_either_way() {
+    let mut columnar = Vec::new();
+    for (name, bytes) in all_fixtures() {
+        if same(&name, &bytes) {
+            columnar.push(name);
+        }
+    }
+    // Most fixture tables are canonical CSV, quote thousands or carry units (read the row
+    // way); the trace table is a plain one.
+    assert!(
+        columnar.iter().any(|n| n == "azure-conv-head.csv"),
+        "read into columns: {columnar:?}"
+    );
+}
+
+/// A tidy table of `rows` rows with whatever cells `cell` gives.
+fn table(header: &str, rows: usize, cell: impl Fn(usize, usize) -> String) -> String {
+    let width = header.split(',').count();
+    let mut s = format!("{header}\n");
+    for r in 0..rows {
+        let cells: Vec<String> = (0..width).map(|c| cell(r, c)).collect();
+        s.push_str(&cells.join(","));
+        s.push('\n');
+    }
+    s
+}
+
+const HEADER: &str =
+    "model,gpu,batch_size,concurrency,request_rate,TTFT (ms),tpot_s,Throughput (tok/s),node";
+
+fn plain_cell(r: usize, c: usize) -> String {
+    match c {
+        0 => format!("llama-{}", r % 3),
+        1 => ["H100", "A100", "MI300X"][r % 3].to_string(),
+        2 => (1 << (r % 6)).to_string(),
+        3 => (r % 5 * 8).to_string(),
+        4 => ["1", "4", "inf", "0.5"][r % 4].to_string(),
+        5 => format!("{}.{}", 40 + r % 17, r % 10),
+        6 => format!("0.00{}", r % 9 + 1),
+        7 => format!("{}", 1500 + r),
+        _ => format!("n{}", r % 2),
+    }
+}
+
+#[test]
+fn generated_tables_read_the_same_either_way() {
+    // Plain: read into columns.
+    let plain = table(HEADER, 500, plain_cell);
+    assert!(same("plain.csv", plain.as_bytes()));
+    // Tabs and semicolons.
+    assert!(same("tabs.tsv", plain.replace(',', "\t").as_bytes()));
+    // Quotes: the `csv` crate splits, still into columns.
+    let quoted = table(HEADER, 300, |r, c| format!("\"{}\"", plain_cell(r, c)));
+    assert!(same("quoted.csv", quoted.as_bytes()));
+    // Empty cells and placeholders (a row without any metric is skipped with a warning).
+    let holes = table(HEADER, 300, |r, c| match (r + c) % 7 {
+        0 => String::new(),
+        1 if c > 4 => "-".into(),
+        2 => " n/a ".into(),
+        3 => format!(" {} ", plain_cell(r, c)),
+        _ => plain_cell(r, c),
+    });
+    same("holes.csv", holes.as_bytes());
+    let no_metric = table(HEADER, 50, |r, c| {
+        if (5..8).contains(&c) && r % 10 == 3 {
+            String::new()
+        } else {
+            plain_cell(r, c)
+        }
+    });
+    assert!(same("no-metric.csv", no_metric.as_bytes()));
+    // Byte-order mark, UTF-16 both ways, CRLF line ends.
+    let mut bom = b"\xEF\xBB\xBF".to_vec();
+    bom.extend_from_slice(plain.as_bytes());
+    assert!(same("bom.csv", &bom));
+    for big_endian in [false, true] {
+        let mut utf16 = if big_endian {
+            vec![0xFE, 0xFF]
+        } else {
+            vec![0xFF, 0xFE]
+        };
+        for u in plain.encode_utf16() {
+            utf16.extend_from_slice(&if big_endian {
+                u.to_be_bytes()
+            } else {
+                u.to_le_bytes()
+            });
+        }
+        assert!(same("utf16.csv", &utf16));
+    }
+    assert!(same("crlf.csv", plain.replace('\n', "\r\n").as_bytes()));
+    // Ragged rows: more and fewer cells, more than 20 of them.
+    let mut ragged = String::from(HEADER);
+    ragged.push('\n');
+    for r in 0..200 {
+        let mut cells: Vec<String> = (0..9).map(|c| plain_cell(r, c)).collect();
+        match r % 4 {
+            0 => cells.truncate(7),
+            1 => cells.push("extra".into()),
+            _ => {}
+        }
+        ragged.push_str(&cells.join(","));
+        ragged.push('\n');
+    }
+    assert!(same("ragged.csv", ragged.as_bytes()));
+    // Cells the row reader converts or warns about: read the row way, the same.
+    for odd in ["8xH100", "12 ms", "1,024", "abc", "-3", "1e3", "NaN"] {
+        let t = table(HEADER, 30, |r, c| {
+            if r == 17 && (c == 1 || c == 2 || c == 5) {
+                odd.to_string()
+            } else {
+                plain_cell(r, c)
+            }
+        });
+        same(&format!("odd-{odd}.csv"), t.as_bytes());
+    }
+    // A file name that carries dimensions, per-GPU column groups, a test-name column.
+    same(
+        "run-4qps-concurrency8-llama-20250301-101500.csv",
+        plain.as_bytes(),
+    );
+    same(
+        "wide.csv",
+        b"model,throughput_h100,throughput_a100\nm,1,2\nn,3,4\n",
+    );
+    same(
+        "t.csv",
+        b"test_name,TTFT (ms)\nserving_llama8B_tp1_sharegpt_qps_4,5\n",
+    );
+    // Wide: 4,096 columns (read the row way) and 50,000.
+    for width in [4_095usize, 4_096, 50_000] {
+        let header: Vec<String> = (0..width).map(|i| format!("m{i}_ms")).collect();
+        let t = table(&header.join(","), 2, |r, c| format!("{c}.{r}"));
+        assert_eq!(
+            same(&format!("wide-{width}.csv"), t.as_bytes()),
+            width < 4_096
+        );
+    }
+}
+
+#[test]
+fn mutated_tables_read_the_same_either_way() {
+    const TOKENS: &[&str] = &[
+        ",", "\"", "-", " ", "n/a", "\r\n", "\n", "x", "8x", "1,024", "inf", "NaN", "\t", "é",
+        "ms", "0", ";",
+    ];
+    let mut inputs: Vec<(String, Vec<u8>)> = all_fixtures()
+        .into_iter()
+        .filter(|(n, _)| n.ends_with(".csv"))
+        .collect();
+    inputs.push((
+        "plain.csv".into(),
+        table(HEADER, 40, plain_cell).into_bytes(),
+    ));
+    let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let mut columnar = 0;
+    for k in 0..256 {
+        let (name, base) = &inputs[k % inputs.len()];
+        let mut bytes = base.clone();
+        for _ in 0..1 + next() % 4 {
+            let at = (next() as usize) % (bytes.len() + 1);
+            match next() % 3 {
+                0 => {
+                    let t = TOKENS[(next() as usize) % TOKENS.len()];
+                    let tail = bytes.split_off(at);
+                    bytes.extend_from_slice(t.as_bytes());
+                    bytes.extend(tail);
+                }
+                1 => {
+                    let end = (at + 1 + (next() as usize) % 8).min(bytes.len());
+                    bytes.drain(at..end);
+                }
+                _ => {
+                    // Duplicate a line.
+                    let start = bytes[..at]
+                        .iter()
+                        .rposition(|b| *b == b'\n')
+                        .map_or(0, |p| p + 1);
+                    let end = bytes[at..]
+                        .iter()
+                        .position(|b| *b == b'\n')
+                        .map_or(bytes.len(), |p| at + p + 1);
+                    let line = bytes[start..end].to_vec();
+                    let tail = bytes.split_off(start);
+                    bytes.extend(line);
+                    bytes.extend(tail);
+                }
+            }
+        }
+        // Keep the text valid UTF-8 mostly; invalid bytes are read with a warning either way.
+        columnar += usize::from(same(&format!("{k}-{name}"), &bytes));
+    }
+    assert!(columnar > 20, "only {columnar} mutations read into columns");
+}
