@@ -402,36 +402,13 @@ impl Columns {
 }
 
 fn text_slot(r: &Record, d: Dim) -> Option<&Arc<str>> {
-    match d {
-        Dim::Source => r.source.as_ref(),
-        Dim::Format => r.format.as_ref(),
-        Dim::Model => r.model.as_ref(),
-        Dim::Engine => r.engine.as_ref(),
-        Dim::EngineVersion => r.engine_version.as_ref(),
-        Dim::Gpu => r.gpu.as_ref(),
-        Dim::Precision => r.precision.as_ref(),
-        Dim::Dataset => r.dataset.as_ref(),
-        Dim::Date => r.date.as_ref(),
-        Dim::Label => r.label.as_ref(),
-        _ => None,
-    }
+    r.text_field(d).and_then(Option::as_ref)
 }
 
 fn set_text(r: &mut Record, d: Dim, v: Arc<str>) {
-    let slot = match d {
-        Dim::Source => &mut r.source,
-        Dim::Format => &mut r.format,
-        Dim::Model => &mut r.model,
-        Dim::Engine => &mut r.engine,
-        Dim::EngineVersion => &mut r.engine_version,
-        Dim::Gpu => &mut r.gpu,
-        Dim::Precision => &mut r.precision,
-        Dim::Dataset => &mut r.dataset,
-        Dim::Date => &mut r.date,
-        Dim::Label => &mut r.label,
-        _ => return,
-    };
-    *slot = Some(v);
+    if let Some(slot) = r.text_field_mut(d) {
+        *slot = Some(v);
+    }
 }
 
 fn count_slot(r: &Record, d: Dim) -> Option<u64> {

@@ -243,6 +243,40 @@ impl Record {
         }
     }
 
+    /// The field of a text dimension ([`DimKind::Text`]); `None` for the numeric ones.
+    pub fn text_field(&self, d: Dim) -> Option<&Option<Arc<str>>> {
+        Some(match d {
+            Dim::Source => &self.source,
+            Dim::Format => &self.format,
+            Dim::Model => &self.model,
+            Dim::Engine => &self.engine,
+            Dim::EngineVersion => &self.engine_version,
+            Dim::Gpu => &self.gpu,
+            Dim::Precision => &self.precision,
+            Dim::Dataset => &self.dataset,
+            Dim::Date => &self.date,
+            Dim::Label => &self.label,
+            _ => return None,
+        })
+    }
+
+    /// The field of a text dimension, to set; `None` for the numeric ones.
+    pub fn text_field_mut(&mut self, d: Dim) -> Option<&mut Option<Arc<str>>> {
+        Some(match d {
+            Dim::Source => &mut self.source,
+            Dim::Format => &mut self.format,
+            Dim::Model => &mut self.model,
+            Dim::Engine => &mut self.engine,
+            Dim::EngineVersion => &mut self.engine_version,
+            Dim::Gpu => &mut self.gpu,
+            Dim::Precision => &mut self.precision,
+            Dim::Dataset => &mut self.dataset,
+            Dim::Date => &mut self.date,
+            Dim::Label => &mut self.label,
+            _ => return None,
+        })
+    }
+
     /// Sets (or clears) a well-known dimension; see [`set_dim`](Record::set_dim).
     pub fn set_known(&mut self, d: Dim, value: Option<DimValue>) -> Result<(), SetDimError> {
         let Some(value) = value else {
@@ -255,19 +289,9 @@ impl Record {
                     DimValue::Text(t) => t.into(),
                     num => num.to_string().into(),
                 };
-                let slot = match d {
-                    Dim::Source => &mut self.source,
-                    Dim::Format => &mut self.format,
-                    Dim::Model => &mut self.model,
-                    Dim::Engine => &mut self.engine,
-                    Dim::EngineVersion => &mut self.engine_version,
-                    Dim::Gpu => &mut self.gpu,
-                    Dim::Precision => &mut self.precision,
-                    Dim::Dataset => &mut self.dataset,
-                    Dim::Date => &mut self.date,
-                    _ => &mut self.label,
-                };
-                *slot = Some(s);
+                if let Some(slot) = self.text_field_mut(d) {
+                    *slot = Some(s);
+                }
             }
             DimKind::Count | DimKind::Real => {
                 let v = match value {

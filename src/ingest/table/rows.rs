@@ -72,19 +72,10 @@ fn place_of(line: usize, at: &str) -> String {
     }
 }
 
-/// The field of a text dimension ([`DimKind::Text`]); the label for any other.
-fn text_field(r: &mut Record, d: Dim) -> &mut Option<Arc<str>> {
-    match d {
-        Dim::Source => &mut r.source,
-        Dim::Format => &mut r.format,
-        Dim::Model => &mut r.model,
-        Dim::Engine => &mut r.engine,
-        Dim::EngineVersion => &mut r.engine_version,
-        Dim::Gpu => &mut r.gpu,
-        Dim::Precision => &mut r.precision,
-        Dim::Dataset => &mut r.dataset,
-        Dim::Date => &mut r.date,
-        _ => &mut r.label,
+/// Sets the field of a text dimension ([`DimKind::Text`]); the mapping never gives another.
+fn set_text(r: &mut Record, d: Dim, v: Arc<str>) {
+    if let Some(slot) = r.text_field_mut(d) {
+        *slot = Some(v);
     }
 }
 
@@ -221,7 +212,7 @@ fn apply_cell(
         } => {
             let set = if *text {
                 // What `set_known` does with text, without its detour through `Display`.
-                *text_field(r, *dim) = Some(texts.get(cell));
+                set_text(r, *dim, texts.get(cell));
                 Ok(())
             } else {
                 let value = match cell_number(cell) {
@@ -447,7 +438,7 @@ impl<'a> RowMapper<'a> {
                 let fast = match self.plain_paths[i] {
                     PlainCellPath::Metric(scale) => plain_decimal(cell).map(|v| Some(v * scale)),
                     PlainCellPath::Text(dim) if plain_text(cell) => {
-                        *text_field(r, dim) = Some(self.texts[i].get(cell));
+                        set_text(r, dim, self.texts[i].get(cell));
                         Some(None)
                     }
                     // A value the dimension cannot hold goes to `apply_cell`, which says why.
