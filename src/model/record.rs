@@ -195,20 +195,7 @@ impl Record {
 
     /// The text of a text-valued well-known dimension, borrowed (`None` for numeric ones).
     pub fn known_text(&self, d: Dim) -> Option<&str> {
-        let slot = match d {
-            Dim::Source => &self.source,
-            Dim::Format => &self.format,
-            Dim::Model => &self.model,
-            Dim::Engine => &self.engine,
-            Dim::EngineVersion => &self.engine_version,
-            Dim::Gpu => &self.gpu,
-            Dim::Precision => &self.precision,
-            Dim::Dataset => &self.dataset,
-            Dim::Date => &self.date,
-            Dim::Label => &self.label,
-            _ => return None,
-        };
-        slot.as_deref()
+        self.text_field(d)?.as_deref()
     }
 
     /// Whether a well-known dimension has a value (without building it).
