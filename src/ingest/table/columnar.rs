@@ -7,7 +7,7 @@
 //! either way gives the same records, warnings and mapping.
 
 use super::cells::{cell_number, plain_decimal, plain_text, trim_cell};
-use super::delimited::{csv_delimiter, csv_reader, next_row, sample_rows};
+use super::delimited::{csv_delimiter, csv_reader, next_row, sample_plain_rows, sample_rows};
 use super::plain_rows::PlainRows;
 use super::rows::Cells;
 use super::{auto_mapping, note_scales, push_mapping, ColumnMapping, Table};
@@ -315,19 +315,8 @@ pub(crate) fn read_csv_columns(
     let delimiter = csv_delimiter(header_line).unwrap_or(b',');
     let format = Format::GenericCsv.name();
     if PlainRows::applies(text) {
-        let mut rows = PlainRows {
-            rest: text,
-            line: 1,
-            reported: 1,
-            delimiter,
-        };
-        let mut cells: Vec<&str> = Vec::new();
-        let (t, width, mut ragged) = sample_rows(source, &mut out.warnings, |_, _| {
-            Ok(rows
-                .next(&mut cells)
-                .map(|line| (line, cells.iter().collect())))
-        })
-        .ok()?;
+        let (mut rows, t, width, mut ragged) =
+            sample_plain_rows(source, text, delimiter, &mut out.warnings).ok()?;
         let mut app = start(&t, text, source, format, &mut out)?;
         let mut cells: Vec<&str> = Vec::new();
         while let Some(line) = rows.next(&mut cells) {

@@ -183,6 +183,30 @@ fn map_csv_rows(
     Ok(())
 }
 
+/// [`PlainRows`] over `text` with the header and the sample read ([`sample_rows`]): the rows
+/// stand after the sample, ready for the rest; with the sampled table, its width and the
+/// ragged-row check.
+pub(super) fn sample_plain_rows<'a>(
+    source: &str,
+    text: &'a str,
+    delimiter: u8,
+    warnings: &mut Vec<Warning>,
+) -> Result<(PlainRows<'a>, Table, usize, Ragged), IngestError> {
+    let mut rows = PlainRows {
+        rest: text,
+        line: 1,
+        reported: 1,
+        delimiter,
+    };
+    let mut cells: Vec<&str> = Vec::new();
+    let (t, width, ragged) = sample_rows(source, warnings, |_, _| {
+        Ok(rows
+            .next(&mut cells)
+            .map(|line| (line, cells.iter().collect())))
+    })?;
+    Ok((rows, t, width, ragged))
+}
+
 /// [`read_csv`] for text [`PlainRows`] applies to. The rows after the sampled ones are mapped
 /// on `runs` threads (native builds; see [`parallel`]).
 pub(super) fn read_plain_csv(
@@ -193,18 +217,9 @@ pub(super) fn read_plain_csv(
     out: &mut Ingested,
     runs: usize,
 ) -> Result<(), IngestError> {
-    let mut rows = PlainRows {
-        rest: text,
-        line: 1,
-        reported: 1,
-        delimiter,
-    };
+    let (mut rows, t, width, mut ragged) =
+        sample_plain_rows(source, text, delimiter, &mut out.warnings)?;
     let mut cells: Vec<&str> = Vec::new();
-    let (t, width, mut ragged) = sample_rows(source, &mut out.warnings, |_, _| {
-        Ok(rows
-            .next(&mut cells)
-            .map(|line| (line, cells.iter().collect())))
-    })?;
     map_csv_rows(source, &t, text, user, runs, out, |mapper, out| {
         #[cfg(not(target_arch = "wasm32"))]
         let done = parallel::map_rows(
