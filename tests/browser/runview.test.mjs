@@ -2,7 +2,8 @@
 // steady-state window shaded on every panel. On the sweep made against the mock
 // (tests/fixtures/loadgen/README.md) and on a generated benchlens file of 10^5 requests, which
 // must draw (timeline + series) in under a second after the tab click.
-// Screenshots: test-artifacts/run-view.png, test-artifacts/run-view-100k.png.
+// Another tool's per-request export (AIPerf's profile_export.jsonl, a real public file) gets the
+// same view. Screenshots: test-artifacts/run-view.png, run-view-100k.png, run-view-aiperf.png.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFile, mkdtemp, rm } from 'node:fs/promises';
@@ -224,5 +225,21 @@ test('a vLLM --save-detailed file: bars from its start_times and latencies, seri
     assert.ok(fig.yTitles.includes(title), JSON.stringify(fig.yTitles));
   }
   await screenshot(page, 'run-view-vllm');
+  assert.deepEqual(page.errors, []);
+});
+
+test("another tool's per-request export (AIPerf profile_export.jsonl) opens in the run view", async (t) => {
+  const page = await newPage(app.browser, t);
+  await page.goto(app.server.url);
+  await pickFiles(page, ['tests/fixtures/tools/aiperf_qwen_concurrency1_profile_export.jsonl']);
+  await page.waitForSelector('#file-list > li.loaded');
+  await clickRunAndTime(page);
+  const fig = await runFigure(page);
+  // Ten requests at concurrency 1, every one completed: one bar each, by send time.
+  assert.match(fig.yTitles[0], /10 requests, by send time/);
+  const decoding = fig.traces.find((tr) => tr.name === 'decoding');
+  assert.ok(decoding, JSON.stringify(fig.traces.map((tr) => tr.name)));
+  assert.equal(decoding.points, 10 * 3);
+  await screenshot(page, 'run-view-aiperf');
   assert.deepEqual(page.errors, []);
 });
