@@ -263,7 +263,8 @@ pub fn run_figure(
         for l in &p.lines {
             data.push(json!({
                 "type": trace_type(t.len()),
-                "mode": "lines",
+                "mode": if has_isolated_points(&l.values) { "lines+markers" } else { "lines" },
+                "marker": {"size": 4},
                 "name": escape_html(&l.name),
                 "legendgroup": format!("panel{k}"),
                 "showlegend": p.lines.len() > 1,
@@ -342,6 +343,13 @@ pub fn run_figure(
     layout.insert("plot_bgcolor".into(), json!(colors.background));
     layout.insert("font".into(), json!({"color": colors.text}));
     json!({"data": data, "layout": Value::Object(layout)})
+}
+
+/// Whether a series has a value with no value on either side (a sparse quantile: one first
+/// token every few seconds): a line alone draws nothing there, so such series get markers.
+fn has_isolated_points(values: &[f64]) -> bool {
+    let ok = |i: Option<usize>| i.and_then(|i| values.get(i)).is_some_and(|v| v.is_finite());
+    (0..values.len()).any(|i| ok(Some(i)) && !ok(i.checked_sub(1)) && !ok(Some(i + 1)))
 }
 
 #[cfg(test)]
@@ -450,5 +458,15 @@ mod tests {
         r.requests.push(req(0.0, Some("<img src=x>")));
         let fig = run_figure("t", Some(&timeline(&r.requests)), None, None, Theme::Light);
         assert!(names(&fig).contains(&"failed: &lt;img src=x&gt;".to_string()));
+    }
+
+    #[test]
+    fn sparse_series_get_markers_dense_ones_lines_only() {
+        let nan = f64::NAN;
+        assert!(has_isolated_points(&[nan, 30.0, nan, nan, 31.0]));
+        assert!(has_isolated_points(&[30.0]));
+        assert!(!has_isolated_points(&[30.0, 31.0, nan, 32.0, 33.0]));
+        assert!(!has_isolated_points(&[nan, nan]));
+        assert!(!has_isolated_points(&[]));
     }
 }
