@@ -5,35 +5,14 @@
 //! byte-order mark, ragged rows, 4,096 and 50,000 columns) and on mutations of the fixtures.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
-use std::path::{Path, PathBuf};
+mod common;
 
 use benchlens::ingest::{self, Contents};
 use benchlens::model::canonical;
 use benchlens::model::columns::{write_csv, write_json, Part};
 
-fn fixtures(dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .collect();
-    paths.sort();
-    for p in paths {
-        if p.is_dir() {
-            fixtures(&p, out);
-        } else {
-            let name = p.file_name().unwrap().to_string_lossy().to_string();
-            out.push((name, std::fs::read(&p).unwrap()));
-        }
-    }
-}
-
 fn all_fixtures() -> Vec<(String, Vec<u8>)> {
-    let mut out = Vec::new();
-    fixtures(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures"),
-        &mut out,
-    );
+    let out = common::fixture_files();
     assert!(out.len() > 20, "fixtures not found");
     out
 }

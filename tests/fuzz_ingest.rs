@@ -16,6 +16,8 @@
 //! and vary the corpus order with `BENCHLENS_FUZZ_SEED=<u64>`.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
+mod common;
+
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -49,22 +51,6 @@ fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
-}
-
-fn fixtures(dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut paths: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
-    paths.sort();
-    for p in paths {
-        if p.is_dir() {
-            fixtures(&p, out);
-        } else if let Ok(bytes) = std::fs::read(&p) {
-            let name = p.file_name().unwrap().to_string_lossy().to_string();
-            out.push((name, bytes));
-        }
-    }
 }
 
 const TOKENS: &[&[u8]] = &[
@@ -227,11 +213,7 @@ fn save_failure(name: &str, bytes: &[u8]) -> PathBuf {
 
 #[test]
 fn mutated_fixtures_never_panic() {
-    let mut corpus = Vec::new();
-    fixtures(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures"),
-        &mut corpus,
-    );
+    let corpus = common::fixture_files();
     assert!(corpus.len() >= 10, "fixtures missing");
     let iters: usize = env_or("BENCHLENS_FUZZ_ITERS", 4000);
     let budget = Duration::from_secs(env_or("BENCHLENS_FUZZ_SECS", 30));

@@ -3,28 +3,14 @@
 //! per-request file).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
+mod common;
+
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use assert_cmd::Command;
 use benchlens::ingest::{self, Format, IngestError};
 use benchlens::model::canonical;
-
-fn fixtures(dir: &Path, out: &mut Vec<PathBuf>) {
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .collect();
-    paths.sort();
-    for p in paths {
-        if p.is_dir() {
-            fixtures(&p, out);
-        } else {
-            out.push(p);
-        }
-    }
-}
 
 fn is_serving(name: &str, bytes: &[u8]) -> bool {
     matches!(
@@ -79,11 +65,7 @@ fn serving_run(n: usize, k: usize) -> String {
 
 #[test]
 fn streamed_serving_fixtures_read_as_in_memory() {
-    let mut paths = Vec::new();
-    fixtures(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures"),
-        &mut paths,
-    );
+    let paths = common::fixture_paths();
     let mut compared = 0;
     for p in paths {
         let bytes = std::fs::read(&p).unwrap();

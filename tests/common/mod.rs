@@ -4,6 +4,41 @@
 use benchlens::ingest::{self, Ingested};
 use benchlens::model::{MetricKey, Record};
 
+/// Every file under `tests/fixtures/`, in path order (folders walked in name order).
+pub fn fixture_paths() -> Vec<std::path::PathBuf> {
+    fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        let mut paths: Vec<_> = entries.flatten().map(|e| e.path()).collect();
+        paths.sort();
+        for p in paths {
+            if p.is_dir() {
+                walk(&p, out);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures"),
+        &mut out,
+    );
+    out
+}
+
+/// (file name, bytes) of every file under `tests/fixtures/`, in path order.
+pub fn fixture_files() -> Vec<(String, Vec<u8>)> {
+    fixture_paths()
+        .into_iter()
+        .filter_map(|p| {
+            let bytes = std::fs::read(&p).ok()?;
+            Some((p.file_name()?.to_string_lossy().to_string(), bytes))
+        })
+        .collect()
+}
+
 /// The bytes of a fixture under `tests/fixtures/`.
 pub fn fixture(path: &str) -> Vec<u8> {
     let full = format!("{}/tests/fixtures/{path}", env!("CARGO_MANIFEST_DIR"));
