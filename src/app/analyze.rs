@@ -91,17 +91,14 @@ pub fn TradeoffView() -> impl IntoView {
     let latency = RwSignal::new(LATENCY_MENU.initial(state, LatencyAxis::P99TtftMs));
     let node = NodeRef::<leptos::html::Div>::new();
     let result = Memo::new(move |_| {
-        let filter = state.filter.get();
         let theme = state.theme();
-        state.dataset.with(|h| {
-            let ds = &h.dataset;
+        state.with_filtered(|ds, indices| {
             let spec = TradeoffSpec {
                 throughput: throughput.get(),
                 latency: latency.get(),
                 series_by: series_by(state, ds),
                 theme,
             };
-            let indices = ds.matching(&filter);
             let series = tradeoff(ds, &indices, &spec);
             let figure = (!series.is_empty()).then(|| tradeoff_plot(ds, &series, &spec).to_json());
             let frontier = frontier_rows(&series);
@@ -149,12 +146,9 @@ pub fn SloView() -> impl IntoView {
     );
     let load = RwSignal::new(state.param("load").and_then(|l| DimKey::from_name(&l)));
     let result = Memo::new(move |_| {
-        let filter = state.filter.get();
         let limits = parse_slo_limits(&limits_text.get())?;
-        state.dataset.with(|h| {
-            let ds = &h.dataset;
+        state.with_filtered(|ds, indices| {
             let load = load.get().unwrap_or_else(|| default_slo_load(ds));
-            let indices = ds.matching(&filter);
             // Limits on metrics no selected record has are named, not silently failed (once
             // there are records: a linked view opens before its files arrive).
             let coverage = if indices.is_empty() {
@@ -243,13 +237,11 @@ pub fn DistributionView() -> impl IntoView {
     let cdf_node = NodeRef::<leptos::html::Div>::new();
     let hist_node = NodeRef::<leptos::html::Div>::new();
     let result = Memo::new(move |_| {
-        let filter = state.filter.get();
         let theme = state.theme();
         let q = quantity.get();
-        state.dataset.with(|h| {
-            let ds = &h.dataset;
+        state.with_filtered(|ds, rows| {
             let by = series_by(state, ds);
-            let dists = distributions(ds, &ds.matching(&filter), q, &by);
+            let dists = distributions(ds, &rows, q, &by);
             if dists.is_empty() {
                 return None;
             }

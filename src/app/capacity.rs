@@ -16,11 +16,9 @@ pub fn CapacityView() -> impl IntoView {
     let state = expect_context::<AppState>();
     let node = NodeRef::<leptos::html::Div>::new();
     let result = Memo::new(move |_| {
-        let filter = state.filter.get();
         let theme = state.theme();
-        state.dataset.with(|h| {
-            let ds = &h.dataset;
-            let curves = capacity_curves(ds, &ds.matching(&filter));
+        state.with_filtered(|ds, rows| {
+            let curves = capacity_curves(ds, &rows);
             let figure = (!curves.sweeps.is_empty()).then(|| {
                 (
                     capacity_plot(&curves, theme).to_json(),

@@ -19,13 +19,8 @@ pub fn Filters() -> impl IntoView {
         panel_facets(state.dataset.with(|h| h.dataset.facets(&filter)))
     });
     let measured = Memo::new(move |_| state.dataset.with(|h| measured_dims(&h.dataset)));
-    let matching = move || {
-        let filter = state.filter.get();
-        state.dataset.with(|h| {
-            let n = h.dataset.matching(&filter).len();
-            format!("{n} of {} records", h.dataset.len())
-        })
-    };
+    let matching =
+        move || state.with_filtered(|ds, rows| format!("{} of {} records", rows.len(), ds.len()));
     view! {
         <aside class="filters" id="filters">
             <div class="filters-head">

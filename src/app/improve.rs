@@ -23,12 +23,8 @@ pub fn ImproveView(
 ) -> impl IntoView {
     let state = expect_context::<AppState>();
     let contents = Memo::new(move |_| {
-        let filter = state.filter.get();
         let c = choice.get();
-        state.dataset.with(|h| {
-            let indices = h.dataset.matching(&filter);
-            improvement_contents(&h.dataset, &indices, &c)
-        })
+        state.with_filtered(|ds, rows| improvement_contents(ds, &rows, &c))
     });
     let bars_ref = NodeRef::<leptos::html::Div>::new();
     let heat_ref = NodeRef::<leptos::html::Div>::new();

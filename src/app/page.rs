@@ -140,9 +140,8 @@ fn Loaders() -> impl IntoView {
                 class="url-row"
                 on:submit=move |ev| {
                     ev.prevent_default();
-                    let u = url.get_untracked();
+                    let u = take_text(url);
                     if !u.trim().is_empty() {
-                        url.set(String::new());
                         spawn_local(load::load_url(state, u));
                     }
                 }
@@ -168,8 +167,7 @@ fn Loaders() -> impl IntoView {
                     <button
                         id="paste-load"
                         on:click=move |_| {
-                            let text = pasted.get_untracked();
-                            pasted.set(String::new());
+                            let text = take_text(pasted);
                             show_paste.set(false);
                             spawn_local(load::load_text(state, text));
                         }
@@ -214,4 +212,9 @@ fn EmptyState() -> impl IntoView {
             </ul>
         </section>
     }
+}
+
+/// The text typed into an input so far, leaving the input empty.
+fn take_text(input: RwSignal<String>) -> String {
+    input.try_update(std::mem::take).unwrap_or_default()
 }

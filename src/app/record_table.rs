@@ -17,17 +17,9 @@ pub fn TableView() -> impl IntoView {
     let chosen = RwSignal::new(None::<Vec<Column>>);
     let sort = RwSignal::new(None::<(Column, bool)>);
     let data = Memo::new(move |_| {
-        let filter = state.filter.get();
         let (chosen, sort) = (chosen.get(), sort.get());
-        state.dataset.with(|handle| {
-            let ds = &handle.dataset;
-            let page = columns::record_page(
-                ds,
-                ds.matching(&filter),
-                chosen.as_deref(),
-                sort.as_ref(),
-                TABLE_ROWS,
-            );
+        state.with_filtered(|ds, rows| {
+            let page = columns::record_page(ds, rows, chosen.as_deref(), sort.as_ref(), TABLE_ROWS);
             // Each row ends with its data-quality flags.
             let rows: Vec<Vec<String>> = page
                 .rows

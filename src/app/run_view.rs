@@ -29,11 +29,8 @@ struct RunShown {
 /// Whether any filtered record can be shown in the run view (its tab is hidden otherwise).
 pub fn run_available(state: AppState) -> Memo<bool> {
     Memo::new(move |_| {
-        let filter = state.filter.get();
-        state.dataset.with(|h| {
-            let ds = &h.dataset;
-            ds.matching(&filter)
-                .into_iter()
+        state.with_filtered(|ds, rows| {
+            rows.into_iter()
                 .any(|i| ds.records().get(i).is_some_and(has_run_detail))
         })
     })
@@ -46,12 +43,9 @@ pub fn RunView() -> impl IntoView {
     let stage = RwSignal::new(state.param("stage").and_then(|s| s.parse::<usize>().ok()));
     let node = NodeRef::<leptos::html::Div>::new();
     let result = Memo::new(move |_| -> Result<RunShown, String> {
-        let filter = state.filter.get();
         let theme = state.theme();
         let chosen = stage.get();
-        state.dataset.with(|h| {
-            let ds = &h.dataset;
-            let matching = ds.matching(&filter);
+        state.with_filtered(|ds, matching| {
             let chosen = run_stages(ds.records(), &matching, chosen).map_err(|e| e.to_string())?;
             let r = ds
                 .records()

@@ -123,6 +123,14 @@ impl AppState {
         }
     }
 
+    /// Runs `f` on the dataset and the rows the current filter lets through. Tracked: called in a
+    /// `Memo` or effect, that reruns when the filter or the dataset changes.
+    pub fn with_filtered<T>(&self, f: impl FnOnce(&Dataset, Vec<usize>) -> T) -> T {
+        let filter = self.filter.get();
+        self.dataset
+            .with(|h| f(&h.dataset, h.dataset.matching(&filter)))
+    }
+
     /// A view setting from the address, if any.
     pub fn param(&self, name: &str) -> Option<String> {
         self.view_params.with_untracked(|p| p.get(name).cloned())

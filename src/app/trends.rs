@@ -49,14 +49,11 @@ pub fn TrendsView() -> impl IntoView {
     );
     let node = NodeRef::<leptos::html::Div>::new();
     let result = Memo::new(move |_| -> Result<TrendsShown, String> {
-        let filter = state.filter.get();
         let theme = state.theme();
         let chosen = metric.get();
         let threshold_sigma = noise.get();
-        state.dataset.with(|h| {
-            let ds = &h.dataset;
-            let records: Vec<&Record> = ds
-                .matching(&filter)
+        state.with_filtered(|ds, rows| {
+            let records: Vec<&Record> = rows
                 .into_iter()
                 .filter_map(|i| ds.records().get(i))
                 .collect();
