@@ -5,7 +5,7 @@
 //! - text dimensions (and `tag.*`) are dictionary-coded ([`TextColumn`]), codes 1, 2 or 4
 //!   bytes wide as the dictionary grows; numeric dimensions too ([`DictNumbers`] of `u64` for
 //!   counts, of `f64` for real values), since a batch size or a request rate takes few values;
-//! - metrics are one `f64` a row ([`Numbers`]) with a validity [`Bitmap`] ([`MetricColumn`]);
+//! - metrics are one `f64` a row with a validity [`Bitmap`] ([`MetricColumn`]);
 //! - per-request detail is one column per field with offsets ([`RequestArrays`]);
 //! - what few rows carry (inferred fields, time series) is kept per row where present.
 //!
@@ -37,7 +37,7 @@ pub use arrays::RequestArrays;
 pub use bitmap::Bitmap;
 pub use codes::Codes;
 pub use dict_numbers::{DictKey, DictNumbers};
-pub use numbers::{MetricColumn, Numbers};
+pub use numbers::MetricColumn;
 pub use output::{write_csv, write_json, Part};
 pub use text::TextColumn;
 
@@ -240,8 +240,8 @@ impl Columns {
             match (&col.key, &mut col.data) {
                 (DimKey::Known(d), DimData::Text(c)) => c.push_shared(text_slot(r, *d)),
                 (DimKey::Tag(k), DimData::Text(c)) => c.push(r.tags.get(k).map(String::as_str)),
-                (DimKey::Known(d), DimData::Count(c)) => c.push(count_slot(r, *d)),
-                (DimKey::Known(d), DimData::Real(c)) => c.push(real_slot(r, *d)),
+                (DimKey::Known(d), DimData::Count(c)) => c.push(r.count_field(*d).flatten()),
+                (DimKey::Known(d), DimData::Real(c)) => c.push(r.real_field(*d).flatten()),
                 (DimKey::Tag(_), DimData::Count(c)) => c.push(None),
                 (DimKey::Tag(_), DimData::Real(c)) => c.push(None),
             }
@@ -369,8 +369,16 @@ impl Columns {
                         r.tags.insert(k.clone(), v.to_string());
                     }
                 }
-                (DimKey::Known(d), DimData::Count(c)) => set_count(&mut r, *d, c.get(i)),
-                (DimKey::Known(d), DimData::Real(c)) => set_real(&mut r, *d, c.get(i)),
+                (DimKey::Known(d), DimData::Count(c)) => {
+                    if let Some(slot) = r.count_field_mut(*d) {
+                        *slot = c.get(i);
+                    }
+                }
+                (DimKey::Known(d), DimData::Real(c)) => {
+                    if let Some(slot) = r.real_field_mut(*d) {
+                        *slot = c.get(i);
+                    }
+                }
                 (DimKey::Tag(_), _) => {}
             }
         }
@@ -408,50 +416,6 @@ fn text_slot(r: &Record, d: Dim) -> Option<&Arc<str>> {
 fn set_text(r: &mut Record, d: Dim, v: Arc<str>) {
     if let Some(slot) = r.text_field_mut(d) {
         *slot = Some(v);
-    }
-}
-
-fn count_slot(r: &Record, d: Dim) -> Option<u64> {
-    match d {
-        Dim::GpuCount => r.gpu_count,
-        Dim::Tp => r.tp,
-        Dim::Pp => r.pp,
-        Dim::BatchSize => r.batch_size,
-        Dim::MaxConcurrency => r.max_concurrency,
-        Dim::NumPrompts => r.num_prompts,
-        _ => None,
-    }
-}
-
-fn set_count(r: &mut Record, d: Dim, v: Option<u64>) {
-    match d {
-        Dim::GpuCount => r.gpu_count = v,
-        Dim::Tp => r.tp = v,
-        Dim::Pp => r.pp = v,
-        Dim::BatchSize => r.batch_size = v,
-        Dim::MaxConcurrency => r.max_concurrency = v,
-        Dim::NumPrompts => r.num_prompts = v,
-        _ => {}
-    }
-}
-
-fn real_slot(r: &Record, d: Dim) -> Option<f64> {
-    match d {
-        Dim::InputLen => r.input_len,
-        Dim::OutputLen => r.output_len,
-        Dim::RequestRate => r.request_rate,
-        Dim::Burstiness => r.burstiness,
-        _ => None,
-    }
-}
-
-fn set_real(r: &mut Record, d: Dim, v: Option<f64>) {
-    match d {
-        Dim::InputLen => r.input_len = v,
-        Dim::OutputLen => r.output_len = v,
-        Dim::RequestRate => r.request_rate = v,
-        Dim::Burstiness => r.burstiness = v,
-        _ => {}
     }
 }
 

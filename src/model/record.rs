@@ -166,31 +166,13 @@ impl Record {
 
     /// The value of a well-known dimension, if set.
     pub fn known(&self, d: Dim) -> Option<DimValue> {
-        let text = |v: &Option<Arc<str>>| v.as_deref().map(|s| DimValue::Text(s.to_string()));
-        let count = |v: Option<u64>| v.map(|n| DimValue::Num(n as f64));
-        let real = |v: Option<f64>| v.map(DimValue::Num);
-        match d {
-            Dim::Source => text(&self.source),
-            Dim::Format => text(&self.format),
-            Dim::Model => text(&self.model),
-            Dim::Engine => text(&self.engine),
-            Dim::EngineVersion => text(&self.engine_version),
-            Dim::Gpu => text(&self.gpu),
-            Dim::GpuCount => count(self.gpu_count),
-            Dim::Tp => count(self.tp),
-            Dim::Pp => count(self.pp),
-            Dim::Precision => text(&self.precision),
-            Dim::Dataset => text(&self.dataset),
-            Dim::InputLen => real(self.input_len),
-            Dim::OutputLen => real(self.output_len),
-            Dim::BatchSize => count(self.batch_size),
-            Dim::MaxConcurrency => count(self.max_concurrency),
-            Dim::RequestRate => real(self.request_rate),
-            Dim::Burstiness => real(self.burstiness),
-            Dim::NumPrompts => count(self.num_prompts),
-            Dim::Date => text(&self.date),
-            Dim::Label => text(&self.label),
+        if let Some(v) = self.count_field(d) {
+            return v.map(|n| DimValue::Num(n as f64));
         }
+        if let Some(v) = self.real_field(d) {
+            return v.map(DimValue::Num);
+        }
+        self.known_text(d).map(|s| DimValue::Text(s.to_string()))
     }
 
     /// The text of a text-valued well-known dimension, borrowed (`None` for numeric ones).
@@ -200,17 +182,9 @@ impl Record {
 
     /// Whether a well-known dimension has a value (without building it).
     pub fn has_known(&self, d: Dim) -> bool {
-        match d {
-            Dim::GpuCount => self.gpu_count.is_some(),
-            Dim::Tp => self.tp.is_some(),
-            Dim::Pp => self.pp.is_some(),
-            Dim::BatchSize => self.batch_size.is_some(),
-            Dim::MaxConcurrency => self.max_concurrency.is_some(),
-            Dim::NumPrompts => self.num_prompts.is_some(),
-            Dim::InputLen => self.input_len.is_some(),
-            Dim::OutputLen => self.output_len.is_some(),
-            Dim::RequestRate => self.request_rate.is_some(),
-            Dim::Burstiness => self.burstiness.is_some(),
+        match (self.count_field(d), self.real_field(d)) {
+            (Some(v), _) => v.is_some(),
+            (_, Some(v)) => v.is_some(),
             _ => self.known_text(d).is_some(),
         }
     }
@@ -264,6 +238,54 @@ impl Record {
         })
     }
 
+    /// The field of a whole-number dimension ([`DimKind::Count`]); `None` for the others.
+    pub fn count_field(&self, d: Dim) -> Option<Option<u64>> {
+        Some(match d {
+            Dim::GpuCount => self.gpu_count,
+            Dim::Tp => self.tp,
+            Dim::Pp => self.pp,
+            Dim::BatchSize => self.batch_size,
+            Dim::MaxConcurrency => self.max_concurrency,
+            Dim::NumPrompts => self.num_prompts,
+            _ => return None,
+        })
+    }
+
+    /// The field of a whole-number dimension, to set; `None` for the others.
+    pub fn count_field_mut(&mut self, d: Dim) -> Option<&mut Option<u64>> {
+        Some(match d {
+            Dim::GpuCount => &mut self.gpu_count,
+            Dim::Tp => &mut self.tp,
+            Dim::Pp => &mut self.pp,
+            Dim::BatchSize => &mut self.batch_size,
+            Dim::MaxConcurrency => &mut self.max_concurrency,
+            Dim::NumPrompts => &mut self.num_prompts,
+            _ => return None,
+        })
+    }
+
+    /// The field of a real-valued dimension ([`DimKind::Real`]); `None` for the others.
+    pub fn real_field(&self, d: Dim) -> Option<Option<f64>> {
+        Some(match d {
+            Dim::InputLen => self.input_len,
+            Dim::OutputLen => self.output_len,
+            Dim::RequestRate => self.request_rate,
+            Dim::Burstiness => self.burstiness,
+            _ => return None,
+        })
+    }
+
+    /// The field of a real-valued dimension, to set; `None` for the others.
+    pub fn real_field_mut(&mut self, d: Dim) -> Option<&mut Option<f64>> {
+        Some(match d {
+            Dim::InputLen => &mut self.input_len,
+            Dim::OutputLen => &mut self.output_len,
+            Dim::RequestRate => &mut self.request_rate,
+            Dim::Burstiness => &mut self.burstiness,
+            _ => return None,
+        })
+    }
+
     /// Sets (or clears) a well-known dimension; see [`set_dim`](Record::set_dim).
     pub fn set_known(&mut self, d: Dim, value: Option<DimValue>) -> Result<(), SetDimError> {
         let Some(value) = value else {
@@ -287,17 +309,10 @@ impl Record {
                         parse_number(&t).ok_or(SetDimError::NotANumber { dim: d, value: t })?
                     }
                 };
-                match d {
-                    Dim::InputLen => self.input_len = Some(v),
-                    Dim::OutputLen => self.output_len = Some(v),
-                    Dim::RequestRate => self.request_rate = Some(v),
-                    Dim::Burstiness => self.burstiness = Some(v),
-                    Dim::GpuCount => self.gpu_count = Some(count_from(d, v)?),
-                    Dim::Tp => self.tp = Some(count_from(d, v)?),
-                    Dim::Pp => self.pp = Some(count_from(d, v)?),
-                    Dim::BatchSize => self.batch_size = Some(count_from(d, v)?),
-                    Dim::MaxConcurrency => self.max_concurrency = Some(count_from(d, v)?),
-                    _ => self.num_prompts = Some(count_from(d, v)?),
+                if let Some(slot) = self.real_field_mut(d) {
+                    *slot = Some(v);
+                } else if let Some(slot) = self.count_field_mut(d) {
+                    *slot = Some(count_from(d, v)?);
                 }
             }
         }
@@ -305,27 +320,12 @@ impl Record {
     }
 
     fn clear_known(&mut self, d: Dim) {
-        match d {
-            Dim::Source => self.source = None,
-            Dim::Format => self.format = None,
-            Dim::Model => self.model = None,
-            Dim::Engine => self.engine = None,
-            Dim::EngineVersion => self.engine_version = None,
-            Dim::Gpu => self.gpu = None,
-            Dim::GpuCount => self.gpu_count = None,
-            Dim::Tp => self.tp = None,
-            Dim::Pp => self.pp = None,
-            Dim::Precision => self.precision = None,
-            Dim::Dataset => self.dataset = None,
-            Dim::InputLen => self.input_len = None,
-            Dim::OutputLen => self.output_len = None,
-            Dim::BatchSize => self.batch_size = None,
-            Dim::MaxConcurrency => self.max_concurrency = None,
-            Dim::RequestRate => self.request_rate = None,
-            Dim::Burstiness => self.burstiness = None,
-            Dim::NumPrompts => self.num_prompts = None,
-            Dim::Date => self.date = None,
-            Dim::Label => self.label = None,
+        if let Some(slot) = self.text_field_mut(d) {
+            *slot = None;
+        } else if let Some(slot) = self.count_field_mut(d) {
+            *slot = None;
+        } else if let Some(slot) = self.real_field_mut(d) {
+            *slot = None;
         }
     }
 

@@ -1,65 +1,15 @@
-//! A metric column: one `f64` a row in [`Numbers`] and a validity [`Bitmap`] saying which rows
-//! measured the metric.
+//! A metric column: one `f64` a row and a validity [`Bitmap`] saying which rows measured the
+//! metric.
 
 use super::bitmap::Bitmap;
 use crate::model::MetricKey;
-
-/// Plain values, one a row.
-#[derive(Clone, Debug, Default)]
-pub struct Numbers<T> {
-    values: Vec<T>,
-}
-
-impl<T: Copy + Default> Numbers<T> {
-    /// An empty column.
-    pub fn new() -> Self {
-        Numbers { values: Vec::new() }
-    }
-
-    /// Appends a value.
-    #[inline]
-    pub fn push(&mut self, v: T) {
-        self.values.push(v);
-    }
-
-    /// The value of row `i`.
-    #[inline]
-    pub fn get(&self, i: usize) -> Option<T> {
-        self.values.get(i).copied()
-    }
-
-    /// Every row's value.
-    pub fn as_slice(&self) -> &[T] {
-        &self.values
-    }
-
-    /// Rows.
-    pub fn len(&self) -> usize {
-        self.values.len()
-    }
-
-    /// Whether there are no rows.
-    pub fn is_empty(&self) -> bool {
-        self.values.is_empty()
-    }
-
-    /// Room for `n` more rows.
-    pub fn reserve(&mut self, n: usize) {
-        self.values.reserve(n);
-    }
-
-    /// Bytes held.
-    pub fn heap_bytes(&self) -> usize {
-        self.values.capacity() * std::mem::size_of::<T>()
-    }
-}
 
 /// One metric over the rows: its values (0 where a row has none) and which rows have one.
 #[derive(Clone, Debug)]
 pub struct MetricColumn {
     /// The metric.
     pub key: MetricKey,
-    values: Numbers<f64>,
+    values: Vec<f64>,
     valid: Bitmap,
 }
 
@@ -78,7 +28,7 @@ impl MetricColumn {
     pub fn new(key: MetricKey) -> MetricColumn {
         MetricColumn {
             key,
-            values: Numbers::new(),
+            values: Vec::new(),
             valid: Bitmap::new(),
         }
     }
@@ -94,7 +44,7 @@ impl MetricColumn {
     #[inline]
     pub fn get(&self, i: usize) -> Option<f64> {
         if self.valid.get(i) {
-            self.values.get(i)
+            self.values.get(i).copied()
         } else {
             None
         }
@@ -102,7 +52,7 @@ impl MetricColumn {
 
     /// Every row's value (0 where [`valid`](MetricColumn::valid) is not set).
     pub fn values(&self) -> &[f64] {
-        self.values.as_slice()
+        &self.values
     }
 
     /// Which rows have a value.
@@ -133,7 +83,7 @@ impl MetricColumn {
 
     /// Bytes held.
     pub fn heap_bytes(&self) -> usize {
-        self.values.heap_bytes() + self.valid.heap_bytes()
+        self.values.capacity() * std::mem::size_of::<f64>() + self.valid.heap_bytes()
     }
 }
 
