@@ -8,6 +8,8 @@ use benchlens::loadgen::{run_with_stop, MockOpts, MockServer, RunOpts};
 use benchlens::model::MetricKey;
 use tokio::sync::watch;
 
+mod support;
+
 fn opts(base_url: String, dir: &std::path::Path) -> RunOpts {
     RunOpts {
         base_url,
@@ -90,11 +92,7 @@ async fn each_injected_fault_is_counted_by_kind() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn refusals_statuses_and_timeouts_are_failures_not_errors() {
     // Nothing listens on a port we just released.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = support::free_port();
     let dir = tempfile::tempdir().unwrap();
     let mut o = opts(format!("http://127.0.0.1:{port}"), dir.path());
     o.num_prompts = 5;

@@ -43,6 +43,9 @@ use std::time::{Duration, Instant};
 use benchlens::model::{canonical, MetricKey, Record};
 use serde_json::{json, Value};
 
+mod support;
+use support::free_port;
+
 const BIN: &str = env!("CARGO_BIN_EXE_benchlens");
 /// Model load plus the server's imports; a few seconds here, bounded for a loaded machine.
 const SERVER_START_LIMIT: Duration = Duration::from_secs(90);
@@ -92,12 +95,6 @@ fn llama_python() -> Option<PathBuf> {
     assert!(!required, "BENCHLENS_REQUIRE_REAL_SERVER=1 but {reason}");
     eprintln!("skipped: {reason}");
     None
-}
-
-/// A free port on 127.0.0.1 (the listener is dropped; the server binds it right after).
-fn free_port() -> u16 {
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    l.local_addr().unwrap().port()
 }
 
 /// A running llama.cpp server with the tiny model.

@@ -41,3 +41,10 @@ pub fn spawn_mock(args: &[&str], scheme: &str) -> (Killed, String) {
         .to_string();
     (mock, url)
 }
+
+/// A port on 127.0.0.1 that nothing listens on: bound, read and released at once (a server
+/// started right after binds it; a client gets "connection refused").
+pub fn free_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
+}
