@@ -104,8 +104,7 @@ fn Annotate(
                 </select>
                 <input
                     placeholder="value for every record"
-                    prop:value=move || value.get()
-                    on:input=move |ev| value.set(event_target_value(&ev))
+                    bind:value=value
                 />
                 <button type="submit">"Apply"</button>
                 {move || error.get().map(|e| view! { <span class="error">{e}</span> })}

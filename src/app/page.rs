@@ -150,8 +150,7 @@ fn Loaders() -> impl IntoView {
                     type="url"
                     id="url-input"
                     placeholder="https://… result file, GitHub file or gist link"
-                    prop:value=move || url.get()
-                    on:input=move |ev| url.set(event_target_value(&ev))
+                    bind:value=url
                 />
                 <button type="submit">"Fetch"</button>
             </form>
@@ -161,8 +160,7 @@ fn Loaders() -> impl IntoView {
                         id="paste-input"
                         rows="6"
                         placeholder="Paste console output, a markdown table, CSV or JSON"
-                        prop:value=move || pasted.get()
-                        on:input=move |ev| pasted.set(event_target_value(&ev))
+                        bind:value=pasted
                     ></textarea>
                     <button
                         id="paste-load"
