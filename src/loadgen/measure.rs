@@ -433,6 +433,19 @@ mod tests {
         }
     }
 
+    /// Marks chunks `at` as coalesced with the one before.
+    fn coalesce(r: &mut RequestRecord, at: &[usize]) {
+        r.chunks = r
+            .chunks
+            .iter()
+            .enumerate()
+            .map(|(i, c)| ChunkArrival {
+                coalesced: c.coalesced || at.contains(&i),
+                ..c
+            })
+            .collect();
+    }
+
     #[test]
     fn tpot_and_split_itl_follow_vllm() {
         // First chunk 1 token at 0.1 s, then a 3-token chunk 0.03 s later, a 1-token chunk 0.01 s later.
@@ -455,8 +468,7 @@ mod tests {
             0.03,
             Some(5),
         );
-        r.chunks[2].coalesced = true;
-        r.chunks[3].coalesced = true;
+        coalesce(&mut r, &[2, 3]);
         r.coalesced_chunks = 2;
         let l = request_latencies(&r).unwrap();
         assert_eq!(l.itl_ms.len(), 4);
@@ -466,7 +478,7 @@ mod tests {
         }
         // The second token came in the first read: the first observed gap covers it too.
         let mut early = req(0.0, &[(0.01, 1), (0.01, 1), (0.03, 1)], 0.03, Some(3));
-        early.chunks[1].coalesced = true;
+        coalesce(&mut early, &[1]);
         let l = request_latencies(&early).unwrap();
         assert_eq!(l.itl_ms.len(), 2);
         assert!(

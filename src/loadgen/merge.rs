@@ -263,7 +263,7 @@ fn parse_request_line(line: &str) -> Result<(usize, RequestRecord), String> {
             .unwrap_or(false),
         output_tokens_text: count("output_tokens_client"),
         ignore_eos: v.get("length_flag").and_then(Value::as_str) == Some("short_reply"),
-        chunks,
+        chunks: chunks.into_iter().collect(),
         failure,
         ..RequestRecord::default()
     };
@@ -370,7 +370,7 @@ mod tests {
             sent_at_s: 0.501,
             ttft_s: Some(0.02),
             e2el_s: Some(0.03),
-            chunks: vec![
+            chunks: [
                 ChunkArrival {
                     at_s: 0.02,
                     tokens: 1,
@@ -386,7 +386,9 @@ mod tests {
                     tokens: 1,
                     coalesced: true,
                 },
-            ],
+            ]
+            .into_iter()
+            .collect(),
             ..RequestRecord::default()
         };
         let (stage, back) = parse_request_line(&report::request_line(2, &r)).unwrap();

@@ -3,6 +3,10 @@
 //! shared by the HTTP client (which writes it) and the statistics and reports (which read it), so
 //! neither depends on the other. Must not import app code.
 
+mod chunk_log;
+
+pub use chunk_log::ChunkLog;
+
 /// Why a request failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum FailureKind {
@@ -148,8 +152,8 @@ pub struct RequestRecord {
     /// How long the first response bytes waited in the socket before the client read them:
     /// client-side queueing, left out of TTFT and ITL.
     pub first_read_delay_s: Option<f64>,
-    /// Token-bearing chunks, in arrival order.
-    pub chunks: Vec<ChunkArrival>,
+    /// Token-bearing chunks, in arrival order (packed, about 4 bytes each).
+    pub chunks: ChunkLog,
     /// Time from the request's write to the end of the stream reaching the socket (successful
     /// requests only).
     pub e2el_s: Option<f64>,
@@ -196,7 +200,7 @@ impl RequestRecord {
     /// Output tokens: the server's count when it gave one, else the client's.
     pub fn output_tokens(&self) -> u64 {
         self.output_tokens_server
-            .unwrap_or_else(|| self.chunks.iter().map(|c| u64::from(c.tokens)).sum())
+            .unwrap_or_else(|| self.chunks.tokens())
     }
 
     /// Input tokens: the server's count when it gave one, else the client's.

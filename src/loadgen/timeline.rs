@@ -88,11 +88,12 @@ pub fn series(requests: &[RequestRecord]) -> BTreeMap<String, Vec<f64>> {
 fn observed_gaps(r: &RequestRecord, mut f: impl FnMut(f64, u32, f64)) {
     let mut last_read: Option<f64> = None;
     let mut pending = 0u32;
-    for (i, c) in r.chunks.iter().enumerate() {
+    let mut chunks = r.chunks.iter().peekable();
+    while let Some(c) = chunks.next() {
         let at = r.sent_at_s + c.at_s;
         pending += c.tokens.max(1);
         // The chunk's read ends when the next chunk is not coalesced with it.
-        let read_ends = r.chunks.get(i + 1).is_none_or(|n| !n.coalesced);
+        let read_ends = chunks.peek().is_none_or(|n| !n.coalesced);
         if !read_ends {
             continue;
         }

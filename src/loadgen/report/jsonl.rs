@@ -3,7 +3,7 @@
 
 use serde::{Serialize, Serializer};
 
-use crate::loadgen::record::{ChunkArrival, RequestRecord};
+use crate::loadgen::record::{ChunkLog, RequestRecord};
 
 /// One JSON Lines row per request (`<result>.requests.jsonl`). Fields:
 ///
@@ -71,7 +71,7 @@ struct TurnKeys {
 }
 
 /// `[[ms, tokens], ...]`.
-struct Chunks<'a>(&'a [ChunkArrival]);
+struct Chunks<'a>(&'a ChunkLog);
 
 impl Serialize for Chunks<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -178,7 +178,7 @@ mod tests {
             output_chunks_local: 2,
             coalesced_chunks: 1,
             ignore_eos: true,
-            chunks: vec![
+            chunks: [
                 ChunkArrival {
                     at_s: 0.0123456789,
                     tokens: 1,
@@ -189,7 +189,9 @@ mod tests {
                     tokens: 2,
                     coalesced: true,
                 },
-            ],
+            ]
+            .into_iter()
+            .collect(),
             ..RequestRecord::default()
         };
         assert_eq!(request_line(3, &r), as_value(3, &r));

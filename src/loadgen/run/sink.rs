@@ -137,9 +137,10 @@ fn work(
             rec.generated_text = String::new();
         }
         // The chunk times are kept to the stage's end: copied into an exact allocation of this
-        // thread, so they lie together rather than among the short-lived buffers of requests
-        // in flight (whose freed holes would stay resident).
-        rec.chunks = rec.chunks.as_slice().to_vec();
+        // thread (a clone's buffer is as long as its bytes), so they lie together rather than
+        // among the short-lived buffers of requests in flight (whose freed holes would stay
+        // resident).
+        rec.chunks = rec.chunks.clone();
         if let (Some(file), None) = (config.file.as_mut(), failed.as_ref()) {
             waiting.insert(seq, report::request_line(config.stage, &rec));
             while let Some(line) = waiting.remove(&next) {

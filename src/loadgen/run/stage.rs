@@ -15,7 +15,7 @@ use crate::loadgen::body::{messages_body, Sampling};
 use crate::loadgen::client::{Backend, Client};
 use crate::loadgen::conversation::{self, Conversation};
 use crate::loadgen::dataset::Prompt;
-use crate::loadgen::record::{Failure, FailureKind, RequestRecord, TurnOf};
+use crate::loadgen::record::{ChunkLog, Failure, FailureKind, RequestRecord, TurnOf};
 use crate::loadgen::schedule::{drive, stop_requested, Arrivals, Dispatch};
 use crate::loadgen::shard::Shard;
 
@@ -120,7 +120,7 @@ async fn converse(
             intended_at_s: (due - d.stage_start).as_secs_f64(),
             dispatched_at_s: (woke - d.stage_start).as_secs_f64(),
             schedule_lag_s: lag.as_secs_f64(),
-            chunks: Vec::with_capacity(turn.output_len.min(4096) as usize + 1),
+            chunks: ChunkLog::with_capacity(turn.output_len.min(4096) as usize + 1),
             turn: Some(TurnOf {
                 conversation: number,
                 turn: k,
@@ -217,7 +217,7 @@ pub(super) async fn run_stage(
                     intended_at_s: (d.intended - d.stage_start).as_secs_f64(),
                     dispatched_at_s: (d.dispatched - d.stage_start).as_secs_f64(),
                     schedule_lag_s: d.lag.as_secs_f64(),
-                    chunks: Vec::with_capacity(p.output_len.min(4096) as usize + 1),
+                    chunks: ChunkLog::with_capacity(p.output_len.min(4096) as usize + 1),
                     ..RequestRecord::default()
                 };
                 let cancelled = {
