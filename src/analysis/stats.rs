@@ -22,15 +22,27 @@ pub fn sorted_finite(values: impl IntoIterator<Item = f64>) -> Vec<f64> {
 ///   interpolation); between −inf and +inf there is none, so `None`.
 /// - The result is clamped to its two neighbours so rounding can never break monotonicity.
 pub fn percentile_sorted(sorted: &[f64], p: f64) -> Option<f64> {
-    if sorted.is_empty() || !(0.0..=100.0).contains(&p) {
+    percentile_ranked(sorted.len(), p, |i| sorted.get(i).copied())
+}
+
+/// The two ranks (0-based, in sorted order) [`percentile_sorted`] reads of `len` values for
+/// `p`; `None` where it reads none.
+pub fn percentile_ranks(len: usize, p: f64) -> Option<[usize; 2]> {
+    if len == 0 || !(0.0..=100.0).contains(&p) {
         return None;
     }
-    let last = sorted.len() - 1;
-    let rank = p / 100.0 * last as f64;
-    let lo = (rank.floor() as usize).min(last);
-    let t = rank - lo as f64;
-    let a = *sorted.get(lo)?;
-    let b = *sorted.get((lo + 1).min(last))?;
+    let last = len - 1;
+    let lo = ((p / 100.0 * last as f64).floor() as usize).min(last);
+    Some([lo, (lo + 1).min(last)])
+}
+
+/// [`percentile_sorted`] of `len` sorted values that `at(rank)` gives, for values not held in
+/// one slice (a streamed selection reads only the two ranks [`percentile_ranks`] names).
+pub fn percentile_ranked(len: usize, p: f64, at: impl Fn(usize) -> Option<f64>) -> Option<f64> {
+    let [lo, hi] = percentile_ranks(len, p)?;
+    let t = p / 100.0 * (len - 1) as f64 - lo as f64;
+    let a = at(lo)?;
+    let b = at(hi)?;
     if t == 0.0 || a == b {
         return Some(a);
     }

@@ -142,7 +142,7 @@ impl Serialize for Details<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::loadgen::record::{ChunkArrival, Failure, FailureKind};
+    use crate::loadgen::record::{ChunkArrival, ChunkLog, Failure, FailureKind};
     use crate::model::MetricKey;
 
     fn request(index: usize, failed: bool) -> RequestRecord {
@@ -155,7 +155,7 @@ mod tests {
             ttft_s: (!failed).then_some(0.05),
             e2el_s: (!failed).then_some(0.0612345),
             chunks: if failed {
-                vec![]
+                ChunkLog::new()
             } else {
                 (0..3)
                     .map(|k| ChunkArrival {

@@ -117,7 +117,7 @@ impl<'a> Row<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::loadgen::record::{Failure, FailureKind, TurnOf};
+    use crate::loadgen::record::{ChunkArrival, Failure, FailureKind, TurnOf};
     use serde_json::{json, Value};
 
     /// The row as it was made before: a `serde_json::Value` built key by key.

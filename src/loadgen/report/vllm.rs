@@ -160,7 +160,7 @@ mod tests {
             sent_at_s: 1.5,
             ttft_s: Some(0.25),
             e2el_s: Some(0.75),
-            chunks: vec![chunk(0.25), chunk(0.5), chunk(0.75)],
+            chunks: [chunk(0.25), chunk(0.5), chunk(0.75)].into_iter().collect(),
             generated_text: "a b c".into(),
             ..RequestRecord::default()
         };
@@ -168,7 +168,7 @@ mod tests {
             input_len: 5,
             intended_at_s: 2.0,
             sent_at_s: 1.0,
-            chunks: vec![chunk(0.1)],
+            chunks: [chunk(0.1)].into_iter().collect(),
             failure: Some(Failure {
                 kind: FailureKind::Http(500),
                 message: "HTTP 500".into(),

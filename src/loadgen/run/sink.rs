@@ -202,7 +202,7 @@ mod tests {
     use super::*;
     use crate::loadgen::conversation::Conversation;
     use crate::loadgen::measure::compute;
-    use crate::loadgen::record::{ChunkArrival, Failure, FailureKind, TurnOf};
+    use crate::loadgen::record::{ChunkArrival, ChunkLog, Failure, FailureKind, TurnOf};
     use crate::loadgen::report::{
         stage_record, write_doc, PercentileMetric, StageInfo, StageOut, SummaryView,
     };
@@ -224,8 +224,8 @@ mod tests {
                 // A failed or cancelled turn ends its conversation: the last turn here.
                 let failed = if turns { i % 6 == 5 } else { i % 7 == 3 };
                 let cancelled = i == n - 1;
-                let chunks: Vec<ChunkArrival> = if failed || cancelled {
-                    vec![]
+                let chunks: ChunkLog = if failed || cancelled {
+                    ChunkLog::new()
                 } else {
                     (0..(5 + i % 4))
                         .map(|k| ChunkArrival {
@@ -245,10 +245,10 @@ mod tests {
                     dispatched_at_s: i as f64 * 0.013 + 1e-5,
                     schedule_lag_s: 1e-5,
                     sent_at_s: i as f64 * 0.0131,
-                    ttft_s: chunks.first().map(|c| c.at_s),
+                    ttft_s: chunks.iter().next().map(|c| c.at_s),
                     write_delay_s: Some(2e-5 * i as f64),
                     first_read_delay_s: Some(1e-6),
-                    e2el_s: chunks.last().map(|c| c.at_s + 1e-4),
+                    e2el_s: chunks.iter().last().map(|c| c.at_s + 1e-4),
                     output_tokens_server: (i % 2 == 0).then_some(8),
                     output_chunks_local: chunks.len() as u64,
                     coalesced_chunks: 1,
