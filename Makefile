@@ -49,7 +49,7 @@ browser-test: setup-test build build-subpath
 ## Everything CI checks
 test: setup-test lint unit browser-test
 
-## Speed, printed as rates (no verdicts): store, ingest, browser, load generator
+## Speed, printed as rates (no verdicts): store, ingest, browser, wasm size per crate, load generator
 bench: setup-test build
 	cargo bench --locked --bench store
 	cargo bench --locked --bench ingest
@@ -58,6 +58,7 @@ bench: setup-test build
 	bash scripts/bench-ingest-cli.sh
 	bash scripts/bench-ingest-json.sh
 	node tests/browser/bench.mjs
+	$(WASM_ENV) python3 scripts/wasm-sizes.py
 	bash scripts/bench-loadgen.sh
 
 clean:

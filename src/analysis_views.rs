@@ -37,9 +37,12 @@ pub fn default_slo_load(ds: &Dataset) -> DimKey {
 /// One row of the frontier table: the series name, latency and throughput.
 pub type FrontierRow = (String, f64, f64);
 
-/// The Pareto frontier points of every series, series by series in latency order.
-pub fn frontier_rows(series: &[TradeoffSeries]) -> Vec<FrontierRow> {
-    series
+/// The Pareto frontier points of every series, series by series in latency order: the first
+/// `max` of them, and how many more there are (a million points on a smooth trade-off can all
+/// be on the frontier, and a table of them all would freeze the page).
+pub fn frontier_rows(series: &[TradeoffSeries], max: usize) -> (Vec<FrontierRow>, usize) {
+    let total: usize = series.iter().map(|s| s.frontier.len()).sum();
+    let rows: Vec<FrontierRow> = series
         .iter()
         .flat_map(|s| {
             s.frontier.iter().filter_map(move |&p| {
@@ -47,7 +50,10 @@ pub fn frontier_rows(series: &[TradeoffSeries]) -> Vec<FrontierRow> {
                 Some((s.name.clone(), point.latency, point.throughput))
             })
         })
-        .collect()
+        .take(max)
+        .collect();
+    let more = total.saturating_sub(rows.len());
+    (rows, more)
 }
 
 /// Which two of the loaded files (ids in load order) a regression check compares: the chosen
@@ -122,11 +128,18 @@ mod tests {
             frontier: vec![0, 2],
         }];
         assert_eq!(
-            frontier_rows(&series),
-            [
-                ("vllm".to_string(), 10.0, 100.0),
-                ("vllm".to_string(), 30.0, 300.0)
-            ]
+            frontier_rows(&series, 10),
+            (
+                vec![
+                    ("vllm".to_string(), 10.0, 100.0),
+                    ("vllm".to_string(), 30.0, 300.0)
+                ],
+                0
+            )
+        );
+        assert_eq!(
+            frontier_rows(&series, 1),
+            (vec![("vllm".to_string(), 10.0, 100.0)], 1)
         );
     }
 

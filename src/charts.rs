@@ -19,7 +19,7 @@ pub(crate) mod series;
 pub(crate) mod style;
 
 pub use comparison::{comparison_table, ComparisonRow, ComparisonTable};
-pub use figure::{plot, MAX_PANELS};
+pub use figure::{plot, MAX_PANELS, MAX_RICH_POINTS};
 pub use improvement::{improvement_bars_plot, improvement_heatmap_plot};
 pub use series::{build_series, facets, series_names, ChartKind, ChartSpec, Series, SeriesPoint};
 pub use style::{

@@ -322,6 +322,54 @@ mod tests {
     }
 
     #[test]
+    fn a_million_values_draw_a_bounded_cdf_and_histogram() {
+        // 100,000 requests of ten inter-token gaps each: 10^6 values, 0.0 to 999.9 ms.
+        // (7919 is prime to 10,000, so each of 0.0, 0.1, ... 999.9 comes 100 times.)
+        let requests: Vec<RequestDetail> = (0..100_000u64)
+            .map(|i| RequestDetail {
+                itl_ms: (0..10u64)
+                    .map(|k| ((i * 10 + k) * 7919 % 10_000) as f64 / 10.0)
+                    .collect(),
+                ..RequestDetail::default()
+            })
+            .collect();
+        let ds = Dataset::new(vec![Record {
+            requests,
+            ..Record::default()
+        }]);
+        let d = distributions(&ds, &[0], RequestQuantity::ItlMs, &[]);
+        assert_eq!(d.len(), 1);
+        assert_eq!(d[0].sorted.len(), 1_000_000);
+        let cdf: serde_json::Value = serde_json::from_str(
+            &cdf_plot(&d, RequestQuantity::ItlMs, &[], Theme::Light).to_json(),
+        )
+        .unwrap();
+        let xs = cdf["data"][0]["x"].as_array().unwrap();
+        // 10,000 distinct values, each 100 times: a step every 5 of them, plus the first.
+        assert_eq!(xs.len(), CDF_MAX_POINTS + 1);
+        assert_eq!(
+            cdf["data"][0]["hovertext"].as_array().unwrap().len(),
+            xs.len()
+        );
+        assert_eq!(xs[0], 0.0);
+        assert_eq!(xs[CDF_MAX_POINTS], 999.9);
+        assert_eq!(cdf["data"][0]["y"][1], 0.0005);
+        assert_eq!(cdf["data"][0]["y"][CDF_MAX_POINTS], 1.0);
+        let hist: serde_json::Value = serde_json::from_str(
+            &histogram_plot(&d, RequestQuantity::ItlMs, 50, &[], Theme::Light).to_json(),
+        )
+        .unwrap();
+        let counts: Vec<f64> = hist["data"][0]["y"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|v| v.as_f64())
+            .collect();
+        // 50 bins of 19.998 ms: 200 distinct values (20,000 values) each.
+        assert_eq!(counts, vec![20_000.0; 50]);
+    }
+
+    #[test]
     fn distributions_percentiles_and_figures() {
         let ds = Dataset::new(vec![
             rec("a", &[10.0, 20.0, 30.0, 40.0]),

@@ -8,6 +8,7 @@ use plotly::{Plot, Scatter};
 use super::regression::Verdict;
 use super::trend::{iso_of_epoch_s, ChangePoint, TrendSeries};
 use crate::charts::style::{base_layout, escape_html, format_value, Theme, PALETTE};
+use crate::charts::MAX_RICH_POINTS;
 use crate::model::MetricKey;
 
 /// Marker colour of a worse change.
@@ -48,8 +49,11 @@ fn hover_of_change(s: &TrendSeries, c: &ChangePoint) -> String {
     .replace('\n', "<br>")
 }
 
-/// The figure of `series` (all of one metric).
+/// The figure of `series` (all of one metric). Past [`MAX_RICH_POINTS`] points in all, the
+/// lines carry no markers and no hover text of their own (hover shows date, value and name);
+/// change markers keep theirs.
 pub fn trend_plot(series: &[TrendSeries], metric: &MetricKey, theme: Theme) -> Plot {
+    let dense = series.iter().map(|s| s.points.len()).sum::<usize>() > MAX_RICH_POINTS;
     let mut plot = Plot::new();
     let mut annotations = Vec::new();
     let mut changes: Vec<(Verdict, String, f64, String)> = Vec::new();
@@ -59,6 +63,7 @@ pub fn trend_plot(series: &[TrendSeries], metric: &MetricKey, theme: Theme) -> P
         let hover: Vec<String> = s
             .points
             .iter()
+            .take(if dense { 0 } else { usize::MAX })
             .map(|p| {
                 let n = p.records.len();
                 escape_html(&format!(
@@ -78,11 +83,19 @@ pub fn trend_plot(series: &[TrendSeries], metric: &MetricKey, theme: Theme) -> P
         plot.add_trace(
             Scatter::new(x.clone(), s.points.iter().map(|p| p.value).collect())
                 .name(escape_html(&s.name))
-                .mode(Mode::LinesMarkers)
+                .mode(if dense {
+                    Mode::Lines
+                } else {
+                    Mode::LinesMarkers
+                })
                 .line(Line::new().color(color).width(2.0))
                 .marker(Marker::new().color(color).size(6))
                 .hover_text_array(hover)
-                .hover_info(HoverInfo::Text),
+                .hover_info(if dense {
+                    HoverInfo::All
+                } else {
+                    HoverInfo::Text
+                }),
         );
         for c in s.changes() {
             let p = &s.points[c.index];
@@ -168,5 +181,46 @@ mod tests {
         assert_eq!(traces[1]["x"], serde_json::json!(["2026-11-09 00:00:00"]));
         let note = json["layout"]["annotations"][0]["text"].as_str().unwrap();
         assert_eq!(note, "-19.7 % (10.0σ)");
+    }
+
+    #[test]
+    fn past_the_rich_point_cap_lines_lose_markers_and_hover_texts() {
+        let figure = |n: i64| -> serde_json::Value {
+            let recs: Vec<Record> = (0..n)
+                .map(|h| {
+                    let mut r = Record {
+                        date: Some(iso_of_epoch_s(1_700_000_000 + h * 3600).into()),
+                        ..Record::default()
+                    };
+                    r.set_metric(MetricKey::OutputThroughput, 100.0 + (h % 7) as f64);
+                    r
+                })
+                .collect();
+            let spec = TrendSpec {
+                metrics: vec![MetricKey::OutputThroughput],
+                ..TrendSpec::default()
+            };
+            let t = trends(&recs, &spec).unwrap();
+            assert_eq!(t.series[0].points.len(), n as usize);
+            serde_json::from_str(
+                &trend_plot(&t.series, &MetricKey::OutputThroughput, Theme::Light).to_json(),
+            )
+            .unwrap()
+        };
+        let cap = MAX_RICH_POINTS as i64;
+        let rich = figure(cap);
+        assert_eq!(rich["data"][0]["mode"], "lines+markers");
+        assert_eq!(
+            rich["data"][0]["hovertext"].as_array().unwrap().len(),
+            MAX_RICH_POINTS
+        );
+        let dense = figure(cap + 1);
+        assert_eq!(dense["data"][0]["mode"], "lines");
+        assert_eq!(dense["data"][0]["hoverinfo"], "all");
+        assert_eq!(dense["data"][0]["hovertext"], serde_json::json!([]));
+        assert_eq!(
+            dense["data"][0]["x"].as_array().unwrap().len(),
+            MAX_RICH_POINTS + 1
+        );
     }
 }

@@ -17,7 +17,7 @@ use crate::analysis::slo::{
     limits_text as limits_text_of, slo, slo_coverage, slo_text_table, SloLimit, SloSpec,
 };
 use crate::analysis::tradeoff::{
-    tradeoff, tradeoff_plot, LatencyAxis, ThroughputAxis, TradeoffSpec,
+    tradeoff, tradeoff_plot, LatencyAxis, ThroughputAxis, TradeoffSpec, MAX_FRONTIER_DRAWN,
 };
 use crate::analysis_views::{
     default_slo_load, frontier_rows, parse_slo_limits, regression_pair, SLO_LOADS,
@@ -101,7 +101,7 @@ pub fn TradeoffView() -> impl IntoView {
             };
             let series = tradeoff(ds, &indices, &spec);
             let figure = (!series.is_empty()).then(|| tradeoff_plot(ds, &series, &spec).to_json());
-            let frontier = frontier_rows(&series);
+            let frontier = frontier_rows(&series, MAX_FRONTIER_DRAWN);
             (figure, frontier)
         })
     });
@@ -121,7 +121,7 @@ pub fn TradeoffView() -> impl IntoView {
         {plotly::error_note(chart_error)}
         <div class="chart" id="tradeoff-chart" node_ref=node></div>
         {move || {
-            let (_, frontier) = result.get();
+            let (_, (frontier, more)) = result.get();
             (!frontier.is_empty()).then(|| view! {
                 <h3>"Pareto frontier points"</h3>
                 <table class="records" id="frontier-table">
@@ -130,6 +130,9 @@ pub fn TradeoffView() -> impl IntoView {
                         <tr><td>{s}</td><td class="num">{format_value(l)}</td><td class="num">{format_value(t)}</td></tr>
                     }).collect_view()}</tbody>
                 </table>
+                {(more > 0).then(|| view! {
+                    <p class="muted" id="frontier-more">{format!("and {more} more frontier points (not listed)")}</p>
+                })}
             })
         }}
     }

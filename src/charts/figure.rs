@@ -98,7 +98,8 @@ fn axis_ids(n: usize) -> (String, String) {
 /// legend and colours; a categorical x axis lists its values in value order, whatever order
 /// the series bring them in; each panel of `spec.facet_by` gets its own axes (y shared).
 /// Points that average several configurations carry "mean of N" on the chart and the full
-/// note in their hover text.
+/// note in their hover text. Past [`MAX_RICH_POINTS`] points in all, points carry no text of
+/// their own (hover shows x, y and the series) and lines no markers.
 pub fn plot(ds: &Dataset, series: &[Series], spec: &ChartSpec) -> Plot {
     let numeric_x = series
         .iter()
@@ -116,6 +117,7 @@ pub fn plot(ds: &Dataset, series: &[Series], spec: &ChartSpec) -> Plot {
     // "mean of N" on the points themselves only while it stays legible: with many merged
     // points the note under the title says it once and each hover says which records.
     let label_points = merged_points <= MAX_LABELLED_MERGED_POINTS;
+    let dense = series.iter().map(|s| s.points.len()).sum::<usize>() > MAX_RICH_POINTS;
     let mut plot = Plot::new();
     let mut in_legend: Vec<&str> = Vec::new();
     for s in series {
@@ -129,22 +131,28 @@ pub fn plot(ds: &Dataset, series: &[Series], spec: &ChartSpec) -> Plot {
         let xs: Vec<String> = s.points.iter().map(|p| p.x.to_string()).collect();
         let xs_num: Vec<f64> = s.points.iter().filter_map(|p| p.x.as_f64()).collect();
         let ys: Vec<f64> = s.points.iter().map(|p| p.y).collect();
-        let hover: Vec<String> = s
-            .points
-            .iter()
-            .map(|p| hover_text(ds, s, p, spec))
-            .collect();
-        let notes: Vec<String> = s
-            .points
-            .iter()
-            .map(|p| {
-                if label_points {
-                    p.merge.short_text()
-                } else {
-                    String::new()
-                }
-            })
-            .collect();
+        let hover: Vec<String> = if dense {
+            Vec::new()
+        } else {
+            s.points
+                .iter()
+                .map(|p| hover_text(ds, s, p, spec))
+                .collect()
+        };
+        let notes: Vec<String> = if dense {
+            Vec::new()
+        } else {
+            s.points
+                .iter()
+                .map(|p| {
+                    if label_points {
+                        p.merge.short_text()
+                    } else {
+                        String::new()
+                    }
+                })
+                .collect()
+        };
         let color = PALETTE[si % PALETTE.len()];
         let name = escape_html(&s.name);
         match spec.kind {
@@ -158,11 +166,17 @@ pub fn plot(ds: &Dataset, series: &[Series], spec: &ChartSpec) -> Plot {
                     .text_array(notes)
                     .text_position(TextPosition::Outside)
                     .hover_text_array(hover)
-                    .hover_info(HoverInfo::Text)
+                    .hover_info(if dense {
+                        HoverInfo::All
+                    } else {
+                        HoverInfo::Text
+                    })
                     .marker(Marker::new().color(color)),
             ),
             ChartKind::Lines => {
-                let mode = if merged_anywhere && label_points {
+                let mode = if dense {
+                    Mode::Lines
+                } else if merged_anywhere && label_points {
                     Mode::LinesMarkersText
                 } else {
                     Mode::LinesMarkers
@@ -275,11 +289,21 @@ impl LineStyle<'_> {
             .mode(self.mode)
             .text_array(self.notes)
             .text_position(Position::TopCenter)
+            .hover_info(if self.hover.is_empty() {
+                HoverInfo::All
+            } else {
+                HoverInfo::Text
+            })
             .hover_text_array(self.hover)
-            .hover_info(HoverInfo::Text)
             .marker(Marker::new().color(self.color))
     }
 }
+
+/// The most points in all a chart gives a hover text of their own (the record's dimensions)
+/// and markers. A point per distinct x value stays far below it in the sweeps benchlens reads,
+/// but a million records with a million x values would otherwise build a million hover texts
+/// for an SVG chart that then takes seconds to draw.
+pub const MAX_RICH_POINTS: usize = 10_000;
 
 /// Most merged points that each carry a "mean of N" label; beyond it only the note says so.
 const MAX_LABELLED_MERGED_POINTS: usize = 24;

@@ -326,3 +326,36 @@ fn panels_split_the_merged_dimension_and_compare_within_themselves() {
         .collect();
     assert_eq!(panel_titles, ["output length 128", "output length 2048"]);
 }
+
+#[test]
+fn past_the_rich_point_cap_lines_lose_markers_and_per_point_hover() {
+    let spec = ChartSpec {
+        kind: ChartKind::Lines,
+        ..spec()
+    };
+    let figure = |n: usize| -> serde_json::Value {
+        let ds = Dataset::new(
+            (0..n)
+                .map(|i| rec("vllm", i as f64 + 1.0, i as f64))
+                .collect(),
+        );
+        let all: Vec<usize> = (0..n).collect();
+        let series = build_series(&ds, &all, &spec);
+        serde_json::from_str(&plot(&ds, &series, &spec).to_json()).unwrap()
+    };
+    let rich = figure(MAX_RICH_POINTS);
+    assert_eq!(rich["data"][0]["mode"], "lines+markers");
+    assert_eq!(rich["data"][0]["hoverinfo"], "text");
+    assert_eq!(
+        rich["data"][0]["hovertext"].as_array().unwrap().len(),
+        MAX_RICH_POINTS
+    );
+    let dense = figure(MAX_RICH_POINTS + 1);
+    let trace = &dense["data"][0];
+    assert_eq!(trace["mode"], "lines");
+    assert_eq!(trace["hoverinfo"], "all");
+    assert_eq!(trace["hovertext"], serde_json::json!([]));
+    assert_eq!(trace["text"], serde_json::json!([]));
+    assert_eq!(trace["x"].as_array().unwrap().len(), MAX_RICH_POINTS + 1);
+    assert_eq!(trace["y"][MAX_RICH_POINTS], MAX_RICH_POINTS as f64);
+}
