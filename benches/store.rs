@@ -1,4 +1,7 @@
-//! Dataset store speed on 100k records: indexing, filtering and faceted counts.
+//! Dataset store speed on 100k records: indexing, filtering and faceted counts; and, on the
+//! browser test's 10^6-row tidy CSV, each step the page takes from the file to a drawn chart
+//! and from a filter click to a redrawn one (natively: the page runs the same code as wasm,
+//! slower by a factor, so these say which step dominates).
 //! Prints timings (median of several runs); asserts nothing. Run with `cargo bench --bench store`.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
@@ -10,7 +13,15 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::hint::black_box;
 use std::time::Instant;
 
-use benchlens::model::{Dataset, Dim, DimValue, Filter, LatencyMetric, MetricKey, Record, Stat};
+use std::fmt::Write as _;
+
+use benchlens::chart_view::{chart_contents_cached, ChartChoice, LayoutCache};
+use benchlens::charts::{self, Theme};
+use benchlens::ingest::{self, Contents};
+use benchlens::model::{
+    Dataset, Dim, DimValue, Filter, Index, LatencyMetric, MetricKey, Record, Stat,
+};
+use benchlens::wire::{decode_records, encode_records, TableEncoder, TableRows};
 
 fn records(n: usize) -> Vec<Record> {
     let engines = ["vllm", "sglang", "tgi", "trtllm"];
@@ -54,7 +65,139 @@ fn median_ms(mut f: impl FnMut(), runs: usize) -> f64 {
     times[runs / 2]
 }
 
+/// `tests/browser/tidy.mjs`'s `tidyCsv(rows, true)`, byte for byte.
+fn tidy_csv(rows: usize) -> String {
+    let engines = ["vllm", "sglang", "tgi", "trtllm"];
+    let gpus = ["A100", "H100", "L40S", "MI300X"];
+    let mut s = String::with_capacity(rows * 70);
+    s.push_str(
+        "model,engine,gpu,batch,concurrency,TTFT (ms),TPOT (ms),Throughput (tok/s),E2EL (ms)\n",
+    );
+    for i in 0..rows {
+        let _ = writeln!(
+            s,
+            "meta-llama/model-{},{},{},{},{},{:.3},{:.3},{:.2},{:.3}",
+            i % 12,
+            engines[(i >> 2) % 4],
+            gpus[(i >> 4) % 4],
+            1u64 << (i % 10),
+            1u64 << ((i >> 6) % 9),
+            20.0 + (i % 997) as f64 * 0.37,
+            5.0 + (i % 89) as f64 * 0.11,
+            500.0 + (i % 4999) as f64 * 1.7,
+            900.0 + (i % 7919) as f64 * 0.53
+        );
+    }
+    s
+}
+
+fn ms_of<T>(f: impl FnOnce() -> T) -> (T, f64) {
+    let t = Instant::now();
+    let out = f();
+    (out, t.elapsed().as_secs_f64() * 1000.0)
+}
+
+/// The page's steps on the million-row tidy CSV.
+fn million() {
+    let csv = tidy_csv(1_000_000);
+    // The table path (a CSV read into columns): what the worker and the page do.
+    let (columnar, columnar_ms) = ms_of(|| ingest::read_columnar("tidy-1m.csv", csv.as_bytes()));
+    let Ok(Contents::Columns(c)) = columnar else {
+        panic!("the tidy CSV is read into columns");
+    };
+    let ((head, batches), table_ms) = ms_of(|| {
+        let t = TableEncoder::new(&c.columns).unwrap();
+        let batches: Vec<Vec<u8>> = (0..t.len())
+            .step_by(10_000)
+            .map(|s| t.rows(s..s + 10_000))
+            .collect();
+        (t.head(), batches)
+    });
+    drop(c);
+    let (ds, rebuild_ms) = ms_of(|| {
+        let mut rows = TableRows::new(&head).unwrap();
+        let mut records = Vec::with_capacity(rows.len());
+        for b in &batches {
+            records.extend(rows.decode_rows(b).unwrap());
+        }
+        let mut ds = Dataset::default();
+        ds.extend_indexed(records, rows.into_index());
+        ds
+    });
+    // The record path (other formats): records in batches, indexed by the worker.
+    let (done, read_ms) = ms_of(|| ingest::read("tidy-1m.csv", csv.as_bytes()).unwrap());
+    let records = done.records;
+    let (wire, encode_ms) = ms_of(|| records.chunks(2000).map(encode_records).collect::<Vec<_>>());
+    let (_, index_ms) = ms_of(|| Index::build(&records));
+    drop(records);
+    let (_, decode_ms) = ms_of(|| {
+        let mut all = Vec::with_capacity(ds.len());
+        for b in &wire {
+            all.extend(decode_records(b).unwrap());
+        }
+        all
+    });
+    drop(wire);
+
+    let (view, view_ms) = ms_of(|| benchlens::analysis::defaults::default_view(&ds));
+    let choice = ChartChoice {
+        view,
+        ..ChartChoice::default()
+    };
+    let mut cache = LayoutCache::default();
+    let mut chart = |f: &Filter| {
+        let indices = ds.matching(f);
+        let c = chart_contents_cached(&ds, &indices, &choice, Theme::Light, 1, &mut cache).unwrap();
+        charts::plot(&ds, &c.series, &c.spec).to_json()
+    };
+    let (_, first_chart_ms) = ms_of(|| chart(&Filter::all()));
+    let filter = Filter::all().select(Dim::Engine, Some("vllm".into()));
+    let (_, click_ms) = ms_of(|| chart(&filter));
+    let matching_ms = median_ms(|| drop(black_box(ds.matching(&filter))), 5);
+    let facets_ms = median_ms(|| drop(black_box(ds.facets(&filter))), 5);
+    let indices = ds.matching(&filter);
+    let c = chart_contents_cached(&ds, &indices, &choice, Theme::Light, 1, &mut cache).unwrap();
+    let notes_ms = median_ms(
+        || {
+            let table = charts::comparison_table(&c.series, &c.spec.metric);
+            drop(black_box(benchlens::analysis::quality::comparison_notes(
+                &ds, &c.series, &table,
+            )))
+        },
+        5,
+    );
+    let run_ms = median_ms(
+        || {
+            black_box(
+                indices
+                    .iter()
+                    .any(|&i| ds.records().get(i).is_some_and(|r| !r.requests.is_empty())),
+            );
+        },
+        5,
+    );
+    println!(
+        "the page's steps on a 10^6-row tidy CSV ({:.1} MB), natively:",
+        csv.len() as f64 / 1e6
+    );
+    println!("  table path: read into columns (worker)   {columnar_ms:8.1} ms");
+    println!("              index and batches (worker)   {table_ms:8.1} ms");
+    println!("              records rebuilt (page)       {rebuild_ms:8.1} ms");
+    println!("  record path: read (worker)               {read_ms:8.1} ms");
+    println!("               encode in batches (worker)  {encode_ms:8.1} ms");
+    println!("               index (worker)              {index_ms:8.1} ms");
+    println!("               decode the batches (page)   {decode_ms:8.1} ms");
+    println!("  the view the data asks for ({view:?})     {view_ms:8.1} ms");
+    println!("  first chart (records matching, contents, figure) {first_chart_ms:6.1} ms");
+    println!("  after a filter click: chart          {click_ms:8.1} ms");
+    println!("                        of which matching {matching_ms:5.1} ms");
+    println!("                        facet counts   {facets_ms:8.1} ms");
+    println!("                        comparison notes {notes_ms:6.1} ms");
+    println!("                        a walk over the matching records {run_ms:6.1} ms");
+}
+
 fn main() {
+    million();
     let n = 100_000;
     let recs = records(n);
     let index_ms = median_ms(|| drop(black_box(Dataset::new(recs.clone()))), 5);

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use crate::analysis::defaults::{
-    default_layout, default_metric, default_x, is_latency, is_throughput, View,
+    default_layout, default_metric, default_x, is_latency, is_throughput, PointLayout, View,
 };
 use crate::charts::{self, ChartSpec, Series, Theme};
 use crate::model::{Dataset, DimKey, DimKind, MetricKey};
@@ -130,6 +130,38 @@ pub fn chart_contents(
     theme: Theme,
     generation: u64,
 ) -> Option<ChartContents> {
+    chart_contents_cached(
+        ds,
+        indices,
+        choice,
+        theme,
+        generation,
+        &mut LayoutCache::default(),
+    )
+}
+
+/// The last point layout worked out, with what it was worked out for. The layout follows the
+/// whole dataset, not the filter, and finding it walks every record twice, so a filter click
+/// on a million records reuses it ([`chart_contents_cached`]).
+#[derive(Clone, Debug, Default)]
+pub struct LayoutCache {
+    last: Option<(LayoutKey, PointLayout)>,
+}
+
+/// What a point layout depends on: the dataset's generation, the x axis, the chosen series
+/// and the metric.
+type LayoutKey = (u64, DimKey, Option<Vec<DimKey>>, MetricKey);
+
+/// [`chart_contents`] keeping the point layout in `cache` for the next call on the same
+/// dataset generation.
+pub fn chart_contents_cached(
+    ds: &Dataset,
+    indices: &[usize],
+    choice: &ChartChoice,
+    theme: Theme,
+    generation: u64,
+    cache: &mut LayoutCache,
+) -> Option<ChartContents> {
     if ds.is_empty() {
         return None;
     }
@@ -142,7 +174,15 @@ pub fn chart_contents(
         .filter(|m| metrics.contains(m))
         .or_else(|| default_metric(choice.view, &metrics))?;
     // The point rule: what would merge records into one point becomes series or panels.
-    let layout = default_layout(ds, x, choice.series_by.clone(), Some(&metric));
+    let key: LayoutKey = (generation, x, choice.series_by.clone(), metric.clone());
+    let layout = match &cache.last {
+        Some((k, layout)) if *k == key => layout.clone(),
+        _ => {
+            let layout = default_layout(ds, key.1.clone(), key.2.clone(), Some(&metric));
+            cache.last = Some((key, layout.clone()));
+            layout
+        }
+    };
     let spec = ChartSpec {
         kind: choice.view.kind(),
         x: layout.x,

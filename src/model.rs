@@ -23,7 +23,8 @@ pub use dim::{format_number, natural_cmp, Dim, DimKey, DimKind, DimValue};
 pub use metric::{Direction, LatencyMetric, MetricKey, Percentile, Stat};
 pub use metrics::Metrics;
 pub use record::{Record, RequestDetail, SetDimError};
-pub use store::{ColumnRef, Dataset, Facet, FacetValue, Filter};
+pub(crate) use store::Column as IndexColumn;
+pub use store::{ColumnRef, Dataset, Facet, FacetValue, Filter, Index, IndexError, MetricValues};
 
 /// Version of the canonical JSON layout written by [`canonical::to_json`].
 pub const SCHEMA_VERSION: u32 = 1;

@@ -5,8 +5,11 @@
 use std::path::{Path, PathBuf};
 
 use benchlens::ingest;
-use benchlens::model::Record;
-use benchlens::wire::{decode_records, encode_records, WireError};
+use benchlens::ingest::Contents;
+use benchlens::model::{Dataset, Index, Record};
+use benchlens::wire::{
+    decode_index, decode_records, encode_index, encode_records, TableEncoder, TableRows, WireError,
+};
 
 fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap() {
@@ -118,5 +121,191 @@ fn damaged_buffers_are_errors() {
     assert_eq!(
         WireError::UnknownKey { at: 4 }.to_string(),
         "record batch is damaged at byte 4: an unknown key"
+    );
+}
+
+/// The records of every fixture and sample that reads, file by file.
+fn every_fixture_records() -> Vec<(PathBuf, Vec<Record>)> {
+    all_inputs()
+        .into_iter()
+        .filter_map(|path| {
+            let bytes = std::fs::read(&path).unwrap();
+            let name = path.file_name().unwrap().to_string_lossy().to_string();
+            let records = ingest::read(&name, &bytes).ok()?.records;
+            Some((path, records))
+        })
+        .collect()
+}
+
+#[test]
+fn the_workers_index_is_the_pages_and_joins_without_rebuilding() {
+    let files = every_fixture_records();
+    let mut all: Vec<Record> = Vec::new();
+    let mut joined = Index::default();
+    let mut ds = Dataset::default();
+    for (path, records) in &files {
+        let index = Index::build(records);
+        // The index travels intact ...
+        assert_eq!(
+            decode_index(&encode_index(&index)).unwrap(),
+            index,
+            "{}",
+            path.display()
+        );
+        // ... and is the index of the records as the page decodes them.
+        let decoded = decode_records(&encode_records(records)).unwrap();
+        assert_eq!(Index::build(&decoded), index, "{}", path.display());
+        // Split anywhere, the halves' indexes join into the whole one.
+        for cut in [0, 1, records.len() / 2, records.len()] {
+            let cut = cut.min(records.len());
+            let mut head = Index::build(&records[..cut]);
+            head.append(Index::build(&records[cut..]));
+            assert_eq!(head, index, "{} cut at {cut}", path.display());
+        }
+        all.extend(records.iter().cloned());
+        joined.append(index.clone());
+        ds.extend_indexed(records.clone(), index);
+    }
+    // Files of every kind, one after the other: the joined index is the one built at once.
+    assert!(files.len() > 20, "only {} files", files.len());
+    let whole = Index::build(&all);
+    assert_eq!(whole.len(), all.len());
+    assert_eq!(joined, whole);
+    assert_eq!(ds.index(), &whole);
+    assert_eq!(ds.len(), all.len());
+    // An index that does not fit the records is rebuilt rather than trusted.
+    let mut short = Dataset::default();
+    short.extend_indexed(all.clone(), Index::build(&all[1..]));
+    assert_eq!(short.index(), &whole);
+}
+
+#[test]
+fn damaged_indexes_are_errors() {
+    let (_, records) = every_fixture_records()
+        .into_iter()
+        .find(|(p, _)| p.ends_with("000_258d36619a7af95a.txt"))
+        .unwrap();
+    let wire = encode_index(&Index::build(&records));
+    for cut in 0..wire.len() {
+        let e = decode_index(&wire[..cut]).unwrap_err();
+        assert!(
+            matches!(e, WireError::EndsEarly { .. }),
+            "cut at {cut}: {e}"
+        );
+    }
+    let mut longer = wire.clone();
+    longer.push(0);
+    assert_eq!(
+        decode_index(&longer).unwrap_err(),
+        WireError::TrailingBytes { at: wire.len() }
+    );
+    // The index ends with each record's metric set (a u32), each metric's values (an f64 a
+    // record) and a flag byte: a last record's set past every set dangles.
+    let metrics = Dataset::new(records.clone()).metric_keys().len();
+    let at = wire.len() - 1 - 8 * records.len() * metrics - 4;
+    let mut dangling = wire.clone();
+    dangling[at..at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+    let e = decode_index(&dangling).unwrap_err();
+    assert!(matches!(e, WireError::BadIndex { .. }), "{e:?}");
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "record index is damaged at byte {}: the index refers to an entry it does not have",
+            wire.len()
+        )
+    );
+}
+
+/// The browser test's tidy CSV (`tests/browser/tidy.mjs`, `full` form), `rows` rows.
+fn tidy_csv(rows: usize) -> String {
+    use std::fmt::Write as _;
+    let engines = ["vllm", "sglang", "tgi", "trtllm"];
+    let gpus = ["A100", "H100", "L40S", "MI300X"];
+    let mut s = String::from(
+        "model,engine,gpu,batch,concurrency,TTFT (ms),TPOT (ms),Throughput (tok/s),E2EL (ms)\n",
+    );
+    for i in 0..rows {
+        let _ = writeln!(
+            s,
+            "meta-llama/model-{},{},{},{},{},{:.3},{:.3},{:.2},{:.3}",
+            i % 12,
+            engines[(i >> 2) % 4],
+            gpus[(i >> 4) % 4],
+            1u64 << (i % 10),
+            1u64 << ((i >> 6) % 9),
+            20.0 + (i % 997) as f64 * 0.37,
+            5.0 + (i % 89) as f64 * 0.11,
+            500.0 + (i % 4999) as f64 * 1.7,
+            900.0 + (i % 7919) as f64 * 0.53
+        );
+    }
+    s
+}
+
+#[test]
+fn tables_travel_as_index_and_values_and_rebuild_the_same_records() {
+    let mut inputs: Vec<(String, Vec<u8>)> = all_inputs()
+        .into_iter()
+        .map(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().to_string();
+            (name, std::fs::read(&p).unwrap())
+        })
+        .collect();
+    inputs.push(("tidy.csv".into(), tidy_csv(2_000).into_bytes()));
+    let mut tables = Vec::new();
+    for (name, bytes) in &inputs {
+        let Ok(Contents::Columns(c)) = ingest::read_columnar(name, bytes) else {
+            continue;
+        };
+        let expected: Vec<Record> = c.columns.rows().collect();
+        assert_eq!(
+            Index::from_columns(&c.columns),
+            Index::build(&expected),
+            "{name}"
+        );
+        let Some(table) = TableEncoder::new(&c.columns) else {
+            continue;
+        };
+        assert_eq!(table.len(), expected.len());
+        let mut rows = TableRows::new(&table.head()).unwrap();
+        let mut got = Vec::new();
+        // Batches of 7 rows, the last one shorter.
+        let mut start = 0;
+        while start < table.len() {
+            let end = (start + 7).min(table.len());
+            got.extend(rows.decode_rows(&table.rows(start..end)).unwrap());
+            start = end;
+        }
+        assert_eq!(rows.done(), expected.len());
+        assert_eq!(dbg(&got), dbg(&expected), "{name}");
+        assert_eq!(rows.into_index(), Index::build(&expected), "{name}");
+        tables.push(name.clone());
+    }
+    assert!(
+        tables.len() >= 2 && tables.contains(&"tidy.csv".to_string()),
+        "{tables:?}"
+    );
+
+    // Damaged batches are errors: cut short, or rows past the index's.
+    let c = match ingest::read_columnar("tidy.csv", tidy_csv(10).as_bytes()).unwrap() {
+        Contents::Columns(c) => c,
+        Contents::Records(_) => panic!("the tidy CSV is read into columns"),
+    };
+    let table = TableEncoder::new(&c.columns).unwrap();
+    let mut rows = TableRows::new(&table.head()).unwrap();
+    let batch = table.rows(0..10);
+    for cut in 0..batch.len() {
+        assert!(
+            matches!(
+                rows.decode_rows(&batch[..cut]),
+                Err(WireError::EndsEarly { .. })
+            ),
+            "cut at {cut}"
+        );
+    }
+    assert_eq!(rows.decode_rows(&batch).unwrap().len(), 10);
+    assert_eq!(
+        rows.decode_rows(&table.rows(0..1)).unwrap_err(),
+        WireError::RowsPastEnd { at: 0 }
     );
 }

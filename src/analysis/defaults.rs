@@ -27,7 +27,7 @@
 use std::collections::BTreeSet;
 
 use super::improvement::{improvement, ImprovementSpec, ImprovementTable};
-use super::points::{configuration_dims, measured_dims, merged_dims};
+use super::points::{configuration_dims, measured_dims, merged_dims, Combos};
 use crate::charts::figure::MAX_PANELS;
 use crate::charts::series::ChartKind;
 use crate::model::{Dataset, Dim, DimKey, DimValue, Direction, LatencyMetric, MetricKey, Stat};
@@ -464,17 +464,18 @@ pub fn default_view(ds: &Dataset) -> View {
         return View::Capacity;
     }
     let all: Vec<usize> = (0..ds.len()).collect();
-    if let Some(c) = default_comparison(ds, &all) {
+    // The default comparison's table. Its two sides in either order match the same records
+    // into the same rows, so the table of the first and last value answers without orienting
+    // them first (which [`default_comparison`] does, with a table of its own).
+    let compared = default_compare_dim(ds).and_then(|dim| {
+        let col = ds.column(&dim)?;
+        let (first, last) = (col.dict.first()?.clone(), col.dict.last()?.clone());
+        let metric = default_compare_metric(metrics)?;
+        (first != last).then(|| ImprovementSpec::new(dim, first, last, metric))
+    });
+    if let Some(spec) = compared {
         let reported = metrics.contains(&MetricKey::reported_improvement());
-        let metric = default_compare_metric(metrics);
-        let table = metric.and_then(|m| {
-            improvement(
-                ds,
-                &all,
-                &ImprovementSpec::new(c.dim.clone(), c.baseline, c.candidate, m),
-            )
-            .ok()
-        });
+        let table = improvement(ds, &all, &spec).ok();
         // A chart shows x, series and panels: three dimensions. More need the improvement view.
         let wide = table
             .as_ref()
@@ -496,11 +497,16 @@ pub fn default_view(ds: &Dataset) -> View {
     let series = if layout.series_by.is_empty() {
         1
     } else {
-        let seen: BTreeSet<Vec<Option<DimValue>>> = ds
-            .records()
-            .iter()
-            .map(|r| layout.series_by.iter().map(|k| r.dim(k)).collect())
-            .collect();
+        // Distinct combinations of the series dimensions' values over every record.
+        let mut seen = Combos::new(
+            layout
+                .series_by
+                .iter()
+                .map(|k| ds.column(k).map(|c| (c.codes, c.dict.len()))),
+        );
+        for row in 0..ds.len() {
+            seen.id(row);
+        }
         seen.len()
     };
     if series * ds.distinct_len(&x).max(1) > MAX_BARS {

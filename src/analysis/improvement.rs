@@ -411,12 +411,29 @@ pub fn improvement(
             value: spec.baseline.to_string(),
         });
     }
+    let column = ds.column(&spec.dim);
     let side = |value: &DimValue| -> Result<Vec<(usize, &Record)>, AnalysisError> {
-        let side: Vec<(usize, &Record)> = chosen
-            .iter()
-            .copied()
-            .filter(|(_, r)| r.dim(&spec.dim).as_ref() == Some(value))
-            .collect();
+        let side: Vec<(usize, &Record)> = match column {
+            // By dictionary code: which codes hold the value, then no record is read.
+            Some(col) => {
+                let pass: Vec<bool> = std::iter::once(false)
+                    .chain(col.dict.iter().map(|v| v == value))
+                    .collect();
+                chosen
+                    .iter()
+                    .copied()
+                    .filter(|(i, _)| {
+                        let code = col.codes.get(*i).copied().unwrap_or(0) as usize;
+                        pass.get(code).copied().unwrap_or(false)
+                    })
+                    .collect()
+            }
+            None => chosen
+                .iter()
+                .copied()
+                .filter(|(_, r)| r.dim_equals(&spec.dim, Some(value)))
+                .collect(),
+        };
         if side.is_empty() {
             return Err(AnalysisError::NoSuchValue {
                 dim: spec.dim.name(),

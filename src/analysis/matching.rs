@@ -1,7 +1,7 @@
 //! Matching records of two sides (baseline/candidate, old/new) on the values of every other
 //! dimension: which dimensions form the match key, which pairs match, what is left over.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::export::TextColumn;
 use crate::model::{Dim, DimKey, DimKind, DimValue, Record};
@@ -92,9 +92,68 @@ pub(crate) struct Matching {
 /// The single value a dimension takes on every record of a side, or `None` when it varies.
 /// The inner `Option` is "no value", which counts as a value here.
 fn constant_value(records: &[(usize, &Record)], key: &DimKey) -> Option<Option<DimValue>> {
-    let mut iter = records.iter().map(|(_, r)| r.dim(key));
-    let first = iter.next()?;
-    iter.all(|v| v == first).then_some(first)
+    let first = records.first()?.1.dim(key);
+    records
+        .iter()
+        .all(|(_, r)| r.dim_equals(key, first.as_ref()))
+        .then_some(first)
+}
+
+/// A record's value of a dimension, borrowed: for grouping many records by their values
+/// without building each value. The same borrowed values are the same [`DimValue`]s; the
+/// converse can fail only for texts that sort as equal (`a01`, `a1`).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Borrowed<'a> {
+    None,
+    Num(u64),
+    Text(&'a str),
+}
+
+fn borrowed<'a>(r: &'a Record, key: &DimKey) -> Borrowed<'a> {
+    match key {
+        DimKey::Tag(k) => r.tags.get(k).map_or(Borrowed::None, |t| Borrowed::Text(t)),
+        DimKey::Known(d) => match r.known_text(*d) {
+            Some(t) => Borrowed::Text(t),
+            None => r
+                .known(*d)
+                .and_then(|v| v.as_f64())
+                .map_or(Borrowed::None, |v| Borrowed::Num(v.to_bits())),
+        },
+    }
+}
+
+/// The records of `side` by their values of `key_dims`, each group's records in `side`
+/// order. Records are grouped by borrowed values and each group's key is built once; should
+/// two groups' keys compare equal, the records are grouped one by one instead.
+fn group_by_key(side: &[(usize, &Record)], key_dims: &[DimKey]) -> BTreeMap<MatchKey, Vec<usize>> {
+    let mut ids: HashMap<Vec<Borrowed<'_>>, usize> = HashMap::new();
+    let mut groups: Vec<(MatchKey, Vec<usize>)> = Vec::new();
+    let mut buf: Vec<Borrowed<'_>> = Vec::with_capacity(key_dims.len());
+    for (i, r) in side {
+        buf.clear();
+        buf.extend(key_dims.iter().map(|d| borrowed(r, d)));
+        let g = match ids.get(buf.as_slice()) {
+            Some(&g) => g,
+            None => {
+                ids.insert(buf.clone(), groups.len());
+                groups.push((key_dims.iter().map(|d| r.dim(d)).collect(), Vec::new()));
+                groups.len() - 1
+            }
+        };
+        groups[g].1.push(*i);
+    }
+    let n = groups.len();
+    let m: BTreeMap<MatchKey, Vec<usize>> = groups.into_iter().collect();
+    if m.len() == n {
+        return m;
+    }
+    let mut m: BTreeMap<MatchKey, Vec<usize>> = BTreeMap::new();
+    for (i, r) in side {
+        m.entry(key_dims.iter().map(|d| r.dim(d)).collect())
+            .or_default()
+            .push(*i);
+    }
+    m
 }
 
 /// Whether a dimension may be tied to the sides: text dimensions and tags only. Numeric ones
@@ -117,10 +176,26 @@ pub(crate) fn match_sides(
     candidate: &[(usize, &Record)],
     exclude: &BTreeSet<DimKey>,
 ) -> Matching {
+    // Every dimension some record has, without building values.
+    let mut known = vec![false; Dim::ALL.len()];
     let mut dims: BTreeSet<DimKey> = BTreeSet::new();
     for (_, r) in baseline.iter().chain(candidate) {
-        dims.extend(r.dims().map(|(k, _)| k));
+        for (seen, d) in known.iter_mut().zip(Dim::ALL) {
+            *seen = *seen || r.has_known(*d);
+        }
+        for t in r.tags.keys() {
+            if !dims.contains(&DimKey::Tag(t.clone())) {
+                dims.insert(DimKey::Tag(t.clone()));
+            }
+        }
     }
+    dims.extend(
+        Dim::ALL
+            .iter()
+            .zip(known)
+            .filter(|(_, k)| *k)
+            .map(|(d, _)| DimKey::Known(*d)),
+    );
     // Measured token lengths are results, not configuration: they never match exactly.
     let measured =
         super::points::measured_dims_of(baseline.iter().chain(candidate).map(|(_, r)| *r));
@@ -135,16 +210,8 @@ pub(crate) fn match_sides(
             _ => key_dims.push(d),
         }
     }
-    let key_of = |r: &Record| -> MatchKey { key_dims.iter().map(|d| r.dim(d)).collect() };
-    let group = |side: &[(usize, &Record)]| {
-        let mut m: BTreeMap<MatchKey, Vec<usize>> = BTreeMap::new();
-        for (i, r) in side {
-            m.entry(key_of(r)).or_default().push(*i);
-        }
-        m
-    };
-    let base = group(baseline);
-    let mut cand = group(candidate);
+    let base = group_by_key(baseline, &key_dims);
+    let mut cand = group_by_key(candidate, &key_dims);
     let mut pairs = Vec::new();
     let mut unmatched_baseline = Vec::new();
     let mut duplicates = Vec::new();

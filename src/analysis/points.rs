@@ -94,11 +94,16 @@ pub fn merged_dims(
         .iter()
         .map(|k| ds.column(k).map(|c| c.codes))
         .collect();
-    // Group codes -> the first record's candidate codes; a candidate is merged once any
-    // record of a group disagrees with that first record.
-    let mut firsts: HashMap<Vec<u32>, Vec<u32>> = HashMap::new();
+    // Per group: the first record's candidate codes; a candidate is merged once any record
+    // of a group disagrees with that first record.
+    let mut groups = Combos::new(
+        group_cols
+            .iter()
+            .map(|c| c.map(|c| (c.codes, c.dict.len()))),
+    );
+    let mut firsts: Vec<Vec<u32>> = Vec::new();
     let mut merged = vec![false; candidates.len()];
-    let mut key = Vec::with_capacity(group_by.len());
+    let values = metric.map(|m| ds.metric_values(m));
     for &i in indices {
         if group_cols
             .first()
@@ -106,27 +111,21 @@ pub fn merged_dims(
         {
             continue;
         }
-        if let Some(m) = metric {
-            if ds.records().get(i).and_then(|r| r.metric(m)).is_none() {
+        // Records without the metric are not drawn (a metric no record has: none is).
+        if let Some(values) = &values {
+            if values.as_ref().and_then(|v| v.get(i)).is_none() {
                 continue;
             }
         }
-        key.clear();
-        key.extend(
-            group_cols
-                .iter()
-                .map(|c| c.map_or(0, |c| c.codes.get(i).copied().unwrap_or(0))),
-        );
         let codes = cand_cols.iter().map(|c| c.map_or(0, |c| c[i]));
-        match firsts.get(&key) {
+        let g = groups.id(i) as usize;
+        match firsts.get(g) {
             Some(first) => {
                 for ((m, &f), c) in merged.iter_mut().zip(first).zip(codes) {
                     *m |= f != c;
                 }
             }
-            None => {
-                firsts.insert(key.clone(), codes.collect());
-            }
+            None => firsts.push(codes.collect()),
         }
     }
     candidates
@@ -134,6 +133,105 @@ pub fn merged_dims(
         .zip(merged)
         .filter_map(|(k, m)| m.then_some(k))
         .collect()
+}
+
+/// Numbers the distinct combinations of a few dictionary-coded columns' codes, in order of
+/// first appearance, for grouping a million rows without building and hashing a key per row:
+/// the codes make one mixed-radix number, looked up in a flat table when the combinations
+/// are few (as chart groups are), else hashed as that number.
+pub struct Combos<'a> {
+    /// The columns' codes (`None`: a column no record has, always code 0).
+    columns: Vec<Option<&'a [u32]>>,
+    /// Per column: its dictionary's length + 1 (the codes it can hold).
+    radix: Vec<u64>,
+    table: ComboTable,
+    next: u32,
+}
+
+enum ComboTable {
+    Flat(Vec<u32>),
+    Hashed(HashMap<u64, u32>),
+    Keys(HashMap<Vec<u32>, u32>),
+}
+
+/// Most cells of a flat table (4 MiB of `u32`).
+const FLAT_COMBOS: u64 = 1 << 20;
+
+impl<'a> Combos<'a> {
+    /// Groups by `columns`: each its codes and its dictionary's length.
+    pub fn new(columns: impl Iterator<Item = Option<(&'a [u32], usize)>>) -> Combos<'a> {
+        let (columns, radix): (Vec<_>, Vec<u64>) = columns
+            .map(|c| match c {
+                Some((codes, dict)) => (Some(codes), dict as u64 + 1),
+                None => (None, 1),
+            })
+            .unzip();
+        let cells = radix.iter().try_fold(1u64, |acc, &r| acc.checked_mul(r));
+        let table = match cells {
+            Some(n) if n <= FLAT_COMBOS => ComboTable::Flat(vec![u32::MAX; n as usize]),
+            Some(_) => ComboTable::Hashed(HashMap::new()),
+            None => ComboTable::Keys(HashMap::new()),
+        };
+        Combos {
+            columns,
+            radix,
+            table,
+            next: 0,
+        }
+    }
+
+    fn code(&self, column: usize, row: usize) -> u32 {
+        self.columns[column].map_or(0, |c| c.get(row).copied().unwrap_or(0))
+    }
+
+    fn number(&self, row: usize) -> u64 {
+        (0..self.columns.len()).fold(0u64, |acc, c| {
+            acc.wrapping_mul(self.radix[c])
+                .wrapping_add(u64::from(self.code(c, row)))
+        })
+    }
+
+    /// How many distinct combinations have been seen.
+    pub fn len(&self) -> usize {
+        self.next as usize
+    }
+
+    /// Whether no row has been seen.
+    pub fn is_empty(&self) -> bool {
+        self.next == 0
+    }
+
+    /// The combination at `row`: 0 for the first one seen, 1 for the next new one, ...
+    pub fn id(&mut self, row: usize) -> u32 {
+        let fresh = self.next;
+        let id = match &self.table {
+            ComboTable::Flat(_) | ComboTable::Hashed(_) => {
+                let n = self.number(row);
+                match &mut self.table {
+                    ComboTable::Flat(t) => {
+                        let slot = &mut t[n as usize];
+                        if *slot == u32::MAX {
+                            *slot = fresh;
+                        }
+                        *slot
+                    }
+                    ComboTable::Hashed(t) => *t.entry(n).or_insert(fresh),
+                    ComboTable::Keys(_) => fresh,
+                }
+            }
+            ComboTable::Keys(_) => {
+                let key: Vec<u32> = (0..self.columns.len()).map(|c| self.code(c, row)).collect();
+                match &mut self.table {
+                    ComboTable::Keys(t) => *t.entry(key).or_insert(fresh),
+                    _ => fresh,
+                }
+            }
+        };
+        if id == fresh {
+            self.next += 1;
+        }
+        id
+    }
 }
 
 /// One dimension whose values differ among the records of a point.
@@ -265,17 +363,23 @@ impl<'a> MergeFinder<'a> {
             {
                 continue;
             }
-            let codes: BTreeSet<u32> = records
-                .iter()
-                .map(|&i| col.codes.get(i).copied().unwrap_or(0))
-                .collect();
+            // Which codes occur: a flag per dictionary entry, not a set of a million codes.
+            let mut seen = vec![false; col.dict.len() + 1];
+            for &i in records {
+                let c = col.codes.get(i).copied().unwrap_or(0) as usize;
+                if let Some(s) = seen.get_mut(c) {
+                    *s = true;
+                }
+            }
             // Code order is value order; "no value" (code 0) goes last.
-            let mut values: Vec<Option<DimValue>> = codes
+            let mut values: Vec<Option<DimValue>> = seen
                 .iter()
-                .filter(|&&c| c != 0)
-                .map(|&c| col.dict.get(c as usize - 1).cloned())
+                .enumerate()
+                .skip(1)
+                .filter(|(_, s)| **s)
+                .map(|(c, _)| col.dict.get(c - 1).cloned())
                 .collect();
-            if codes.contains(&0) {
+            if seen[0] {
                 values.push(None);
             }
             merge.dims.push(MergedDim {

@@ -151,6 +151,9 @@ pub fn point_notes(
     facet: Option<&DimValue>,
     x: &DimValue,
 ) -> Vec<String> {
+    if !ds.may_have_flags() {
+        return Vec::new();
+    }
     // Note text -> the series it applies to, in first-seen order.
     let mut notes: Vec<(String, Vec<&str>)> = Vec::new();
     let mut drawn = 0;

@@ -14,20 +14,26 @@ use super::widgets::{markdown_export, options, shared_notes};
 use crate::analysis::export::comparison_text_table;
 use crate::analysis::quality::comparison_notes;
 use crate::chart_view::{
-    chart_contents, metric_menu, metric_options, numeric_dims, ChartContents, METRIC_MENU_LIMIT,
+    chart_contents_cached, metric_menu, metric_options, numeric_dims, ChartContents, LayoutCache,
+    METRIC_MENU_LIMIT,
 };
 use crate::charts::{self, format_value};
 use crate::model::{DimKey, DimValue, MetricKey};
 
 /// The chart of the current filter and choices (tracked); `None` when no metric of the view
-/// is present.
-fn current_chart(state: AppState) -> Option<ChartContents> {
+/// is present. The point layout is kept in `layout` between calls.
+fn current_chart(state: AppState, layout: StoredValue<LayoutCache>) -> Option<ChartContents> {
     let filter = state.filter.get();
     let choice = state.chart.get();
     let theme = state.theme();
     state.dataset.with(|handle| {
         let ds = &handle.dataset;
-        chart_contents(ds, &ds.matching(&filter), &choice, theme, handle.generation)
+        let indices = ds.matching(&filter);
+        layout
+            .try_update_value(|cache| {
+                chart_contents_cached(ds, &indices, &choice, theme, handle.generation, cache)
+            })
+            .flatten()
     })
 }
 
@@ -35,7 +41,8 @@ fn current_chart(state: AppState) -> Option<ChartContents> {
 #[component]
 pub fn ChartPanel() -> impl IntoView {
     let state = expect_context::<AppState>();
-    let contents = Memo::new(move |_| current_chart(state));
+    let layout = StoredValue::new(LayoutCache::default());
+    let contents = Memo::new(move |_| current_chart(state, layout));
     let chart_ref = NodeRef::<leptos::html::Div>::new();
     let chart_error = RwSignal::new(None::<String>);
     let image_name = Signal::derive(move || {

@@ -8,7 +8,7 @@ use leptos::prelude::*;
 use crate::chart_view::ChartChoice;
 use crate::charts::Theme;
 use crate::improvement_view::ImproveChoice;
-use crate::model::{Dataset, DimKey, Filter, Record};
+use crate::model::{Dataset, DimKey, Filter, Index, Record};
 use crate::share::ViewState;
 
 /// Where a file came from.
@@ -178,6 +178,20 @@ impl AppState {
         warnings: Vec<String>,
         note: Option<String>,
     ) {
+        let index = Index::build(&records);
+        self.finish_indexed(id, format, records, index, warnings, note);
+    }
+
+    /// [`AppState::finish`] with the records' index built already (by the parse worker).
+    pub fn finish_indexed(
+        &self,
+        id: u32,
+        format: String,
+        records: Vec<Record>,
+        index: Index,
+        warnings: Vec<String>,
+        note: Option<String>,
+    ) {
         let Some(name) = self
             .files
             .with_untracked(|f| f.iter().find(|f| f.id == id).map(|f| f.name.clone()))
@@ -189,7 +203,7 @@ impl AppState {
         }
         let mut rows = 0..0;
         self.dataset.update(|h| {
-            rows = h.dataset.extend(records);
+            rows = h.dataset.extend_indexed(records, index);
             h.generation += 1;
         });
         self.set_status(

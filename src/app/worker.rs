@@ -20,8 +20,8 @@ use wasm_bindgen::JsCast;
 
 use super::browser::{human_size, next_frame, yield_to_browser};
 use super::state::{AppState, FileStatus};
-use crate::model::Record;
-use crate::wire::decode_records;
+use crate::model::{Index, Record};
+use crate::wire::{decode_index, decode_records, TableRows};
 
 /// The worker's entry script, relative to the page's `<base>` (Trunk's public URL), so it
 /// resolves under a sub-path too.
@@ -193,6 +193,8 @@ async fn run(
     let fail = |why: String| state.set_status(id, FileStatus::Failed(why));
     let mut meta: Option<Meta> = None;
     let mut records: Vec<Record> = Vec::new();
+    let mut index: Option<Index> = None;
+    let mut table: Option<TableRows> = None;
     let mut panic: Option<String> = None;
     let mut shown = 0.0;
     loop {
@@ -229,10 +231,24 @@ async fn run(
                     FileStatus::Loading(format!("receiving 0/{total} records")),
                 );
             }
+            Some("table") => {
+                let bytes = Uint8Array::new(&field(&msg, "data")).to_vec();
+                match TableRows::new(&bytes) {
+                    Ok(t) => table = Some(t),
+                    Err(e) => {
+                        fail(format!("{name}: {e}"));
+                        return Ok(());
+                    }
+                }
+            }
             Some("batch") => {
                 // Each message is a task of its own: the browser paints between batches.
                 let bytes = Uint8Array::new(&field(&msg, "data")).to_vec();
-                match decode_records(&bytes) {
+                let decoded = match (&mut table, field(&msg, "table").is_truthy()) {
+                    (Some(t), true) => t.decode_rows(&bytes),
+                    _ => decode_records(&bytes),
+                };
+                match decoded {
                     Ok(batch) => records.extend(batch),
                     Err(e) => {
                         fail(format!("{name}: {e}"));
@@ -251,19 +267,47 @@ async fn run(
                     );
                 }
             }
+            Some("index") => {
+                let bytes = Uint8Array::new(&field(&msg, "data")).to_vec();
+                match decode_index(&bytes) {
+                    Ok(i) => index = Some(i),
+                    Err(e) => {
+                        fail(format!("{name}: {e}"));
+                        return Ok(());
+                    }
+                }
+            }
             Some("done") => {
                 let Some(meta) = meta else {
                     fail(format!("{name}: the parser ended without a result"));
                     return Ok(());
                 };
+                if let Some(t) = table.take() {
+                    if t.done() != t.len() {
+                        fail(format!("{name}: the parser ended before its last rows"));
+                        return Ok(());
+                    }
+                    index = Some(t.into_index());
+                }
                 state.set_status(
                     id,
                     FileStatus::Loading(format!("indexing {} records", records.len())),
                 );
-                // Show that before indexing and the first chart, which take one long task.
+                // Show that before joining the index and drawing the first chart.
                 next_frame().await;
                 yield_to_browser().await;
-                state.finish(id, meta.format, records, meta.warnings, meta.note);
+                match index {
+                    // Indexed by the worker: the page only renumbers codes.
+                    Some(index) => state.finish_indexed(
+                        id,
+                        meta.format,
+                        records,
+                        index,
+                        meta.warnings,
+                        meta.note,
+                    ),
+                    None => state.finish(id, meta.format, records, meta.warnings, meta.note),
+                }
                 return Ok(());
             }
             Some("error") => {

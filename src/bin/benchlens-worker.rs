@@ -4,9 +4,17 @@
 //!
 //! - `{kind: "parsing"}` when it starts;
 //! - `{kind: "meta", format, warnings, note, total}` once the file is read;
+//! - for a table read into columns ([`benchlens::ingest::read_columnar`]) whose rows carry
+//!   only dimensions and metrics ([`benchlens::wire::TableEncoder`]): `{kind: "table", data}`,
+//!   the rows' index, then `{kind: "batch", data, count, table: true}` per run of rows, their
+//!   metric values (the page rebuilds records from index and values), then `{kind: "done"}`;
+//!   the worker never builds a record. Otherwise:
 //! - `{kind: "batch", data, count}` per batch of records, `data` an `ArrayBuffer` (transferred,
 //!   not copied) in [`benchlens::wire`]'s encoding, small enough for the page to decode
 //!   between two frames;
+//! - `{kind: "index", data}`: the records' [`benchlens::model::Index`] in
+//!   [`benchlens::wire::encode_index`]'s form, built here after the batches are posted (so the
+//!   page decodes batches meanwhile) and not on the page's thread;
 //! - `{kind: "done"}`;
 //!
 //! or `{kind: "error", message}` for a file that cannot be read, and `{kind: "panic",
@@ -17,9 +25,9 @@
 
 #[cfg(target_arch = "wasm32")]
 mod worker {
-    use benchlens::ingest;
-    use benchlens::model::Record;
-    use benchlens::wire::encode_records;
+    use benchlens::ingest::{self, Contents};
+    use benchlens::model::{Index, Record};
+    use benchlens::wire::{encode_index, encode_records, TableEncoder};
     use js_sys::{Array, Object, Reflect, Uint8Array};
     use wasm_bindgen::prelude::*;
     use web_sys::DedicatedWorkerGlobalScope;
@@ -27,6 +35,10 @@ mod worker {
     /// Decoding cost units per batch: a record is 4, a per-request detail 1, so a batch is
     /// about 2,000 plain records or 8,000 requests (a few milliseconds on the page).
     const BATCH_COST: usize = 8_000;
+
+    /// Rows per batch of a table: rebuilding a record from the index is cheaper than decoding
+    /// one, so a batch is a few milliseconds on the page at about 10,000 rows.
+    const TABLE_BATCH_ROWS: usize = 10_000;
 
     fn scope() -> DedicatedWorkerGlobalScope {
         js_sys::global().unchecked_into()
@@ -43,6 +55,16 @@ mod worker {
 
     fn post(kind: &str, fields: &[(&str, JsValue)]) {
         let _ = scope().post_message(&message(kind, fields));
+    }
+
+    /// Posts `bytes` as the message's `data`, an `ArrayBuffer` moved (not copied) to the page.
+    fn send(kind: &str, bytes: &[u8], fields: &[(&str, JsValue)]) {
+        let data = Uint8Array::from(bytes).buffer();
+        let msg = message(kind, &[("data", data.clone().into())]);
+        for (k, v) in fields {
+            let _ = Reflect::set(&msg, &(*k).into(), v);
+        }
+        let _ = scope().post_message_with_transfer(&msg, &Array::of1(&data));
     }
 
     /// Tells the page what panicked before the trap ends this worker.
@@ -75,28 +97,46 @@ mod worker {
     pub fn parse(name: String, bytes: Uint8Array) {
         post("parsing", &[]);
         let bytes = bytes.to_vec();
-        let done = match ingest::read(&name, &bytes) {
-            Ok(done) => done,
+        let contents = match ingest::read_columnar(&name, &bytes) {
+            Ok(c) => c,
             Err(e) => {
                 post("error", &[("message", e.to_string().into())]);
                 return;
             }
         };
         drop(bytes);
-        let warnings: Array = done
-            .warnings
+        let warnings: Array = contents
+            .warnings()
             .iter()
             .map(|w| JsValue::from(w.to_string()))
             .collect();
-        post(
-            "meta",
-            &[
-                ("format", done.format.label().into()),
-                ("warnings", warnings.into()),
-                ("note", done.note.map_or(JsValue::NULL, JsValue::from)),
-                ("total", (done.records.len() as f64).into()),
-            ],
-        );
+        let meta = [
+            ("format", contents.format().label().into()),
+            ("warnings", warnings.into()),
+            ("note", contents.note().map_or(JsValue::NULL, JsValue::from)),
+            ("total", (contents.len() as f64).into()),
+        ];
+        if let Contents::Columns(c) = &contents {
+            if let Some(table) = TableEncoder::new(&c.columns) {
+                post("meta", &meta);
+                send("table", &table.head(), &[]);
+                let mut start = 0;
+                while start < table.len() {
+                    let end = (start + TABLE_BATCH_ROWS).min(table.len());
+                    let count = ((end - start) as f64).into();
+                    send(
+                        "batch",
+                        &table.rows(start..end),
+                        &[("count", count), ("table", true.into())],
+                    );
+                    start = end;
+                }
+                post("done", &[]);
+                return;
+            }
+        }
+        let done = contents.into_ingested();
+        post("meta", &meta);
         for batch in batches(&done.records) {
             let data = Uint8Array::from(&encode_records(batch)[..]).buffer();
             let msg = message(
@@ -108,6 +148,9 @@ mod worker {
             );
             let _ = scope().post_message_with_transfer(&msg, &Array::of1(&data));
         }
+        let index = Uint8Array::from(&encode_index(&Index::build(&done.records))[..]).buffer();
+        let msg = message("index", &[("data", index.clone().into())]);
+        let _ = scope().post_message_with_transfer(&msg, &Array::of1(&index));
         post("done", &[]);
     }
 }

@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use super::style::{Theme, NO_VALUE};
-use crate::analysis::points::{MergeFinder, PointMerge};
+use crate::analysis::points::{Combos, MergeFinder, PointMerge};
 use crate::model::{ColumnRef, Dataset, DimKey, DimValue, MetricKey};
 
 /// How the chart draws its series.
@@ -89,36 +89,53 @@ fn code_rank(c: u32) -> u32 {
 /// order (numbers numerically, `inf` last), not name order. Works on the dataset's dictionary
 /// codes, so its cost per record is a few integer operations.
 pub fn build_series(ds: &Dataset, indices: &[usize], spec: &ChartSpec) -> Vec<Series> {
-    let records = ds.records();
     let Some(x_col) = ds.column(&spec.x) else {
         return Vec::new();
     };
     let by_cols: Vec<Option<ColumnRef<'_>>> = spec.series_by.iter().map(|k| ds.column(k)).collect();
     let facet_col = spec.facet_by.as_ref().and_then(|k| ds.column(k));
-    // (facet code, series codes) -> x code -> (sum, records).
-    let mut groups: HashMap<(u32, Vec<u32>), BTreeMap<u32, PointSum>> = HashMap::new();
-    let mut key = Vec::with_capacity(by_cols.len());
+    // Each (facet, series, x) combination is a point: its sum and its records.
+    let mut combos = Combos::new(
+        std::iter::once(facet_col)
+            .chain(by_cols.iter().copied())
+            .chain(std::iter::once(Some(x_col)))
+            .map(|c| c.map(|c| (c.codes, c.dict.len()))),
+    );
+    let mut points: Vec<PointSum> = Vec::new();
+    let mut first_rows: Vec<usize> = Vec::new();
+    // The metric's column in the index: no record is read.
+    let Some(values) = ds.metric_values(&spec.metric) else {
+        return Vec::new();
+    };
     for &i in indices {
         let x = x_col.codes.get(i).copied().unwrap_or(0);
         if x == 0 {
             continue;
         }
-        let Some(y) = records.get(i).and_then(|r| r.metric(&spec.metric)) else {
+        let Some(y) = values.get(i) else {
             continue;
         };
         if y.is_nan() {
             continue;
         }
-        key.clear();
-        key.extend(by_cols.iter().map(|c| c.map_or(0, |c| c.codes[i])));
-        let facet = facet_col.map_or(0, |c| c.codes[i]);
-        let point = groups
-            .entry((facet, key.clone()))
-            .or_default()
-            .entry(x)
-            .or_insert((0.0, Vec::new()));
+        let p = combos.id(i) as usize;
+        if p == points.len() {
+            points.push((0.0, Vec::new()));
+            first_rows.push(i);
+        }
+        let point = &mut points[p];
         point.0 += y;
         point.1.push(i);
+    }
+    // (facet code, series codes) -> x code -> (sum, records).
+    let code = |c: Option<ColumnRef<'_>>, i: usize| c.map_or(0, |c| c.codes[i]);
+    let mut groups: HashMap<(u32, Vec<u32>), BTreeMap<u32, PointSum>> = HashMap::new();
+    for (point, i) in points.into_iter().zip(first_rows) {
+        let key: Vec<u32> = by_cols.iter().map(|c| code(*c, i)).collect();
+        groups
+            .entry((code(facet_col, i), key))
+            .or_default()
+            .insert(x_col.codes[i], point);
     }
     let name_of = |codes: &[u32]| -> String {
         if by_cols.is_empty() {

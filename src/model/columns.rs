@@ -339,6 +339,11 @@ impl Columns {
         !self.inferred.is_empty()
     }
 
+    /// Whether any row has a time series.
+    pub fn any_series(&self) -> bool {
+        !self.series.is_empty()
+    }
+
     /// Row `i`'s inferred fields (field → where from).
     pub fn inferred(&self, i: usize) -> Option<&BTreeMap<String, String>> {
         self.inferred.get(i)

@@ -180,6 +180,23 @@ impl Record {
         self.text_field(d)?.as_deref()
     }
 
+    /// Whether the record's value of `key` equals `value` as [`DimValue`]s compare (`None`:
+    /// the record has no value), without building the record's value.
+    pub fn dim_equals(&self, key: &DimKey, value: Option<&DimValue>) -> bool {
+        let text_equals = |t: &str| matches!(value, Some(DimValue::Text(v)) if super::dim::natural_cmp(t, v).is_eq());
+        match key {
+            DimKey::Tag(k) => match self.tags.get(k) {
+                Some(t) => text_equals(t),
+                None => value.is_none(),
+            },
+            DimKey::Known(d) => match (self.known_text(*d), d.kind()) {
+                (Some(t), _) => text_equals(t),
+                (None, DimKind::Text) => value.is_none(),
+                (None, _) => self.known(*d).as_ref() == value,
+            },
+        }
+    }
+
     /// Whether a well-known dimension has a value (without building it).
     pub fn has_known(&self, d: Dim) -> bool {
         match (self.count_field(d), self.real_field(d)) {

@@ -2,9 +2,14 @@
 //! "which records match this filter" and "which values does each dimension take, with counts
 //! under the other filters" in one pass over the rows.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+mod index;
 
-use super::dim::{Dim, DimKey, DimValue};
+use std::collections::{BTreeMap, BTreeSet};
+
+pub(crate) use index::Column;
+pub use index::{Index, IndexError, MetricValues};
+
+use super::dim::{DimKey, DimValue};
 use super::metric::MetricKey;
 use super::record::Record;
 
@@ -54,15 +59,6 @@ pub struct Facet {
     pub values: Vec<FacetValue>,
 }
 
-/// One dictionary-encoded dimension: code 0 means "no value", code `i + 1` means `dict[i]`.
-/// The dictionary is sorted, so code order is value order.
-#[derive(Clone, Debug)]
-struct Column {
-    key: DimKey,
-    dict: Vec<DimValue>,
-    codes: Vec<u32>,
-}
-
 /// Read access to one indexed dimension.
 #[derive(Clone, Copy, Debug)]
 pub struct ColumnRef<'a> {
@@ -86,75 +82,7 @@ impl<'a> ColumnRef<'a> {
 #[derive(Clone, Debug, Default)]
 pub struct Dataset {
     records: Vec<Record>,
-    columns: Vec<Column>,
-    /// Every metric some record has, sorted.
-    metric_keys: Vec<MetricKey>,
-    /// Distinct sets of metrics (indices into `metric_keys`); most records share a few.
-    metric_sets: Vec<Vec<u32>>,
-    /// Per record: index into `metric_sets`.
-    row_metric_set: Vec<u32>,
-}
-
-/// A dimension value borrowed from a record, for indexing without copies.
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
-enum Borrowed<'a> {
-    Num(u64),
-    Text(&'a str),
-}
-
-fn borrowed<'a>(r: &'a Record, key: &DimKey) -> Option<Borrowed<'a>> {
-    match key {
-        DimKey::Tag(k) => r.tags.get(k).map(|v| Borrowed::Text(v)),
-        DimKey::Known(d) => match r.known_text(*d) {
-            Some(t) => Some(Borrowed::Text(t)),
-            None => r
-                .known(*d)
-                .and_then(|v| v.as_f64())
-                .map(|v| Borrowed::Num(v.to_bits())),
-        },
-    }
-}
-
-fn build_column(records: &[Record], key: DimKey) -> Column {
-    let mut ids: HashMap<Borrowed<'_>, u32> = HashMap::new();
-    let mut firsts: Vec<usize> = Vec::new();
-    let raw: Vec<u32> = records
-        .iter()
-        .enumerate()
-        .map(|(row, r)| match borrowed(r, &key) {
-            None => u32::MAX,
-            Some(b) => *ids.entry(b).or_insert_with(|| {
-                firsts.push(row);
-                firsts.len() as u32 - 1
-            }),
-        })
-        .collect();
-    // Sort the distinct values once, then renumber.
-    let mut order: Vec<(DimValue, u32)> = firsts
-        .iter()
-        .enumerate()
-        .filter_map(|(id, &row)| records[row].dim(&key).map(|v| (v, id as u32)))
-        .collect();
-    order.sort();
-    let mut renumber = vec![0u32; order.len()];
-    for (pos, (_, id)) in order.iter().enumerate() {
-        renumber[*id as usize] = pos as u32 + 1;
-    }
-    let codes = raw
-        .into_iter()
-        .map(|id| {
-            if id == u32::MAX {
-                0
-            } else {
-                renumber[id as usize]
-            }
-        })
-        .collect();
-    Column {
-        key,
-        dict: order.into_iter().map(|(v, _)| v).collect(),
-        codes,
-    }
+    index: Index,
 }
 
 impl Dataset {
@@ -170,74 +98,59 @@ impl Dataset {
     }
 
     fn reindex(&mut self) {
-        let records = &self.records;
-        let mut keys: Vec<DimKey> = Dim::ALL
-            .iter()
-            .filter(|d| records.iter().any(|r| r.has_known(**d)))
-            .map(|d| DimKey::Known(*d))
-            .collect();
-        let mut tags: BTreeSet<&str> = BTreeSet::new();
-        for r in records {
-            for k in r.tags.keys() {
-                if !tags.contains(k.as_str()) {
-                    tags.insert(k);
-                }
-            }
-        }
-        keys.extend(tags.into_iter().map(|t| DimKey::Tag(t.to_string())));
-        self.columns = keys
-            .into_iter()
-            .map(|key| build_column(records, key))
-            .collect();
-
-        let mut all: BTreeSet<&MetricKey> = BTreeSet::new();
-        let mut last: Option<&Record> = None;
-        for r in records {
-            // Neighbouring records usually carry the same metrics.
-            if last.is_some_and(|l| {
-                l.metrics.len() == r.metrics.len() && l.metrics.keys().eq(r.metrics.keys())
-            }) {
-                continue;
-            }
-            all.extend(r.metrics.keys());
-            last = Some(r);
-        }
-        let metric_keys: Vec<MetricKey> = all.into_iter().cloned().collect();
-        let position: HashMap<&MetricKey, u32> = metric_keys
-            .iter()
-            .enumerate()
-            .map(|(i, k)| (k, i as u32))
-            .collect();
-        let mut set_ids: HashMap<Vec<u32>, u32> = HashMap::new();
-        let mut metric_sets: Vec<Vec<u32>> = Vec::new();
-        let mut row_metric_set = Vec::with_capacity(records.len());
-        let mut last: Option<(&Record, u32)> = None;
-        for r in records {
-            if let Some((l, id)) = last {
-                if l.metrics.len() == r.metrics.len() && l.metrics.keys().eq(r.metrics.keys()) {
-                    row_metric_set.push(id);
-                    continue;
-                }
-            }
-            let set: Vec<u32> = r.metrics.keys().map(|k| position[k]).collect();
-            let id = *set_ids.entry(set.clone()).or_insert_with(|| {
-                metric_sets.push(set);
-                metric_sets.len() as u32 - 1
-            });
-            row_metric_set.push(id);
-            last = Some((r, id));
-        }
-        self.metric_keys = metric_keys;
-        self.metric_sets = metric_sets;
-        self.row_metric_set = row_metric_set;
+        self.index = Index::build(&self.records);
     }
 
-    /// Appends records and re-indexes; returns the range of row indices they occupy.
+    /// Appends records and indexes them; returns the range of row indices they occupy.
     pub fn extend(&mut self, records: Vec<Record>) -> std::ops::Range<usize> {
+        let index = Index::build(&records);
+        self.extend_indexed(records, index)
+    }
+
+    /// Appends records with their index, built elsewhere ([`Index::build`], in the parse
+    /// worker): the existing index is extended by renumbering codes, without walking any
+    /// record. An index that does not fit the records is rebuilt. Returns the range of row
+    /// indices the records occupy.
+    pub fn extend_indexed(&mut self, records: Vec<Record>, index: Index) -> std::ops::Range<usize> {
         let start = self.records.len();
-        self.records.extend(records);
-        self.reindex();
+        let index = if index.len() == records.len() {
+            index
+        } else {
+            Index::build(&records)
+        };
+        if self.records.is_empty() {
+            self.records = records;
+        } else {
+            self.records.extend(records);
+        }
+        self.index.append(index);
         start..self.records.len()
+    }
+
+    /// The values of a metric over the records, from the index.
+    pub fn metric_values(&self, key: &MetricKey) -> Option<MetricValues<'_>> {
+        self.index.metric_values(key)
+    }
+
+    /// Whether some record may carry a data-quality flag
+    /// ([`crate::analysis::quality::record_flags`]: failed or incomplete requests, an
+    /// infinite request rate, inferred fields), from the index: when not, notes need not read
+    /// a million records to find none.
+    pub fn may_have_flags(&self) -> bool {
+        self.index.any_inferred
+            || self
+                .index
+                .metric_keys
+                .iter()
+                .any(|k| matches!(k, MetricKey::Failed | MetricKey::Completed))
+            || self
+                .column(&DimKey::Known(super::dim::Dim::RequestRate))
+                .is_some_and(|c| c.dict.iter().any(|v| v.as_f64() == Some(f64::INFINITY)))
+    }
+
+    /// The index (for tests comparing ways of building it).
+    pub fn index(&self) -> &Index {
+        &self.index
     }
 
     /// Removes the records in `rows` (later rows move down) and re-indexes.
@@ -269,7 +182,8 @@ impl Dataset {
 
     /// Read access to an indexed dimension.
     pub fn column(&self, key: &DimKey) -> Option<ColumnRef<'_>> {
-        self.columns
+        self.index
+            .columns
             .iter()
             .find(|c| &c.key == key)
             .map(|c| ColumnRef {
@@ -285,24 +199,25 @@ impl Dataset {
 
     /// Every metric some record has, sorted.
     pub fn metric_keys(&self) -> &[MetricKey] {
-        &self.metric_keys
+        &self.index.metric_keys
     }
 
     /// The metrics present in the records at `rows`, sorted.
     pub fn metrics_present(&self, rows: &[usize]) -> Vec<MetricKey> {
-        let mut seen_sets = vec![false; self.metric_sets.len()];
-        let mut present = vec![false; self.metric_keys.len()];
+        let mut seen_sets = vec![false; self.index.metric_sets.len()];
+        let mut present = vec![false; self.index.metric_keys.len()];
         for &row in rows {
-            let Some(&set) = self.row_metric_set.get(row) else {
+            let Some(&set) = self.index.row_metric_set.get(row) else {
                 continue;
             };
             if !std::mem::replace(&mut seen_sets[set as usize], true) {
-                for &k in &self.metric_sets[set as usize] {
+                for &k in &self.index.metric_sets[set as usize] {
                     present[k as usize] = true;
                 }
             }
         }
-        self.metric_keys
+        self.index
+            .metric_keys
             .iter()
             .zip(present)
             .filter(|(_, p)| *p)
@@ -332,7 +247,7 @@ impl Dataset {
 
     /// Every dimension some record has a value for, well-known ones first.
     pub fn dim_keys(&self) -> impl Iterator<Item = &DimKey> {
-        self.columns.iter().map(|c| &c.key)
+        self.index.columns.iter().map(|c| &c.key)
     }
 
     /// Per constrained column: which codes pass.
@@ -342,14 +257,14 @@ impl Dataset {
             if chosen.is_empty() {
                 continue;
             }
-            let Some(ci) = self.columns.iter().position(|c| &c.key == key) else {
+            let Some(ci) = self.index.columns.iter().position(|c| &c.key == key) else {
                 // Selecting a dimension no record has: only "no value" can match.
                 if !chosen.contains(&None) {
                     masks.push((usize::MAX, Vec::new()));
                 }
                 continue;
             };
-            let col = &self.columns[ci];
+            let col = &self.index.columns[ci];
             let mut pass = vec![false; col.dict.len() + 1];
             pass[0] = chosen.contains(&None);
             for (i, v) in col.dict.iter().enumerate() {
@@ -361,9 +276,9 @@ impl Dataset {
     }
 
     fn passes(&self, masks: &[(usize, Vec<bool>)], row: usize) -> bool {
-        masks
-            .iter()
-            .all(|(ci, pass)| *ci != usize::MAX && pass[self.columns[*ci].codes[row] as usize])
+        masks.iter().all(|(ci, pass)| {
+            *ci != usize::MAX && pass[self.index.columns[*ci].codes[row] as usize]
+        })
     }
 
     /// Indices of the records matching `filter`, in load order.
@@ -400,6 +315,7 @@ impl Dataset {
         let masks = self.masks(filter);
         let impossible = masks.iter().any(|(ci, _)| *ci == usize::MAX);
         let mut counts: Vec<Vec<usize>> = self
+            .index
             .columns
             .iter()
             .map(|c| vec![0; c.dict.len() + 1])
@@ -410,7 +326,7 @@ impl Dataset {
                 let mut failing = None;
                 let mut failures = 0;
                 for (ci, pass) in &masks {
-                    if !pass[self.columns[*ci].codes[row] as usize] {
+                    if !pass[self.index.columns[*ci].codes[row] as usize] {
                         failures += 1;
                         failing = Some(*ci);
                         if failures > 1 {
@@ -420,20 +336,21 @@ impl Dataset {
                 }
                 match failures {
                     0 => {
-                        for (ci, col) in self.columns.iter().enumerate() {
+                        for (ci, col) in self.index.columns.iter().enumerate() {
                             counts[ci][col.codes[row] as usize] += 1;
                         }
                     }
                     1 => {
                         if let Some(ci) = failing {
-                            counts[ci][self.columns[ci].codes[row] as usize] += 1;
+                            counts[ci][self.index.columns[ci].codes[row] as usize] += 1;
                         }
                     }
                     _ => {}
                 }
             }
         }
-        self.columns
+        self.index
+            .columns
             .iter()
             .zip(counts)
             .map(|(col, counts)| {

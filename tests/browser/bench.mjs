@@ -1,28 +1,16 @@
 // Browser-side speed of the explorer, printed as numbers (no verdicts): drop to first chart for a
 // 100k-row tidy CSV and a ~10 MB vLLM serving JSON with per-request arrays, filter change to
 // redrawn chart, the longest pause in frames while a file loads, and the wasm sizes (page and
-// parse worker). Run by `make bench` after `make build`.
+// parse worker); for a 10^6-row tidy CSV (~67 MB) the first chart, the longest main-thread
+// task from drop to chart, filter click to redrawn chart and the page's memory.
+// Run by `make bench` after `make build`.
 import { wideCsv, dropAndTimeChart } from './wide.mjs';
+import { tidyCsv, dropTidy, filterClicks, rendererRss } from './tidy.mjs';
 import { readdir, stat } from 'node:fs/promises';
 import { gzipSync } from 'node:zlib';
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ROOT, serveDist, launch } from './harness.mjs';
-
-function tidyCsv(rows) {
-  const engines = ['vllm', 'sglang', 'tgi', 'trtllm'];
-  const gpus = ['A100', 'H100', 'L40S', 'MI300X'];
-  const models = Array.from({ length: 12 }, (_, i) => `model-${i}`);
-  const lines = ['model,engine,gpu,batch,concurrency,TTFT (ms),TPOT (ms),Throughput (tok/s)'];
-  for (let i = 0; i < rows; i++) {
-    const batch = 2 ** (i % 10);
-    lines.push(
-      [models[i % 12], engines[(i >> 2) % 4], gpus[(i >> 4) % 4], batch, 2 ** ((i >> 6) % 9),
-        (20 + (i % 997) * 0.37).toFixed(3), (5 + (i % 89) * 0.11).toFixed(3), (500 + (i % 4999) * 1.7).toFixed(2)].join(','),
-    );
-  }
-  return lines.join('\n') + '\n';
-}
 
 function vllmServingJson(targetBytes) {
   // One run with per-request arrays, as `vllm bench serve --save-result --save-detailed` writes.
@@ -120,56 +108,87 @@ async function filterRedrawMs(page, dim) {
 
 // BENCH_DIST=<dir> measures another build (e.g. an older one, for a before/after).
 const DIST = process.env.BENCH_DIST ?? 'dist';
+// BENCH_PARTS=million measures only the 10^6-row CSV (to alternate builds quickly).
+const ONLY_MILLION = process.env.BENCH_PARTS === 'million';
 const server = await serveDist(DIST);
 const browser = await launch();
 try {
-  const csv = tidyCsv(100_000);
-  const json = vllmServingJson(10_000_000);
-  const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-  page.on('crash', () => console.error('the page crashed'));
-  page.on('pageerror', (e) => console.error('page error:', String(e).slice(0, 300)));
-  await page.goto(server.url);
-  await page.waitForSelector('#empty-state');
-  const csvRun = await dropAndTime(page, 'tidy-100k.csv', csv);
-  const records = await page.textContent('#match-count');
-  const filter = await filterRedrawMs(page, 'engine');
-  const page2 = await browser.newPage();
-  await page2.goto(server.url);
-  await page2.waitForSelector('#empty-state');
-  const jsonRun = await dropAndTime(page2, 'vllm-serving-10mb.json', json);
-  // Width: two-row CSVs of 25k, 50k and 100k metric columns, each on a fresh page.
-  const wide = [];
-  for (const columns of [25_000, 50_000, 100_000]) {
-    const p = await browser.newPage();
-    await p.goto(server.url);
-    await p.waitForSelector('#empty-state');
-    const text = wideCsv(columns);
-    wide.push([columns, text.length, await dropAndTimeChart(p, `wide-${columns}.csv`, text)]);
-    await p.close();
-  }
+  if (!ONLY_MILLION) {
+    const csv = tidyCsv(100_000);
+    const json = vllmServingJson(10_000_000);
+    const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+    page.on('crash', () => console.error('the page crashed'));
+    page.on('pageerror', (e) => console.error('page error:', String(e).slice(0, 300)));
+    await page.goto(server.url);
+    await page.waitForSelector('#empty-state');
+    const csvRun = await dropAndTime(page, 'tidy-100k.csv', csv);
+    const records = await page.textContent('#match-count');
+    const filter = await filterRedrawMs(page, 'engine');
+    const page2 = await browser.newPage();
+    await page2.goto(server.url);
+    await page2.waitForSelector('#empty-state');
+    const jsonRun = await dropAndTime(page2, 'vllm-serving-10mb.json', json);
+    // Width: two-row CSVs of 25k, 50k and 100k metric columns, each on a fresh page.
+    const wide = [];
+    for (const columns of [25_000, 50_000, 100_000]) {
+      const p = await browser.newPage();
+      await p.goto(server.url);
+      await p.waitForSelector('#empty-state');
+      const text = wideCsv(columns);
+      wide.push([columns, text.length, await dropAndTimeChart(p, `wide-${columns}.csv`, text)]);
+      await p.close();
+    }
+    const dist = resolve(ROOT, DIST);
+    const files = await readdir(dist);
+    const sizes = async (f) => [(await stat(join(dist, f))).size, gzipSync(readFileSync(join(dist, f)), { level: 9 }).length];
+    const [wasmBytes, wasmGz] = await sizes(files.find((f) => f.endsWith('.wasm') && !f.startsWith('benchlens-worker')));
+    const worker = files.includes('benchlens-worker_bg.wasm') ? await sizes('benchlens-worker_bg.wasm') : null;
+    const plotly = (await readdir(dist)).find((f) => f.startsWith('plotly'));
+    const plotlyGz = gzipSync(readFileSync(join(dist, plotly)), { level: 9 }).length;
 
-  const dist = resolve(ROOT, DIST);
-  const files = await readdir(dist);
-  const sizes = async (f) => [(await stat(join(dist, f))).size, gzipSync(readFileSync(join(dist, f)), { level: 9 }).length];
-  const [wasmBytes, wasmGz] = await sizes(files.find((f) => f.endsWith('.wasm') && !f.startsWith('benchlens-worker')));
-  const worker = files.includes('benchlens-worker_bg.wasm') ? await sizes('benchlens-worker_bg.wasm') : null;
-  const plotly = (await readdir(dist)).find((f) => f.startsWith('plotly'));
-  const plotlyGz = gzipSync(readFileSync(join(dist, plotly)), { level: 9 }).length;
-
-  const mb = (s) => (s.length / 1e6).toFixed(1);
-  console.log('explorer in headless Chromium:');
-  const run = (label, bytes, r) => {
-    console.log(`  drop -> first chart, ${label}:  ${r.ms.toFixed(0)} ms  (${(bytes / 1e6 / (r.ms / 1000)).toFixed(1)} MB/s end to end)`);
-    console.log(`    longest gap between frames while reading, parsing and receiving: ${r.maxGapParsing.toFixed(0)} ms; overall (incl. indexing and the first chart): ${r.maxGap.toFixed(0)} ms; longest main-thread task: ${r.longest.toFixed(0)} ms`);
-  };
-  run(`100k-row tidy CSV (${mb(csv)} MB, ${records})`, csv.length, csvRun);
-  run(`vLLM serving JSON with per-request arrays (${mb(json)} MB)`, json.length, jsonRun);
-  for (const [columns, bytes, r] of wide) {
-    console.log(`  drop -> first chart, ${columns} columns (${(bytes / 1e6).toFixed(1)} MB): ${r.ms.toFixed(0)} ms (${(columns / (r.ms / 1000) / 1000).toFixed(0)}k columns/s, ${(r.ms / wide[0][2].ms).toFixed(2)}x the ${wide[0][0]}-column time); longest main-thread task ${r.longestMs.toFixed(0)} ms`);
+    const mb = (s) => (s.length / 1e6).toFixed(1);
+    console.log('explorer in headless Chromium:');
+    const run = (label, bytes, r) => {
+      console.log(`  drop -> first chart, ${label}:  ${r.ms.toFixed(0)} ms  (${(bytes / 1e6 / (r.ms / 1000)).toFixed(1)} MB/s end to end)`);
+      console.log(`    longest gap between frames while reading, parsing and receiving: ${r.maxGapParsing.toFixed(0)} ms; overall (incl. indexing and the first chart): ${r.maxGap.toFixed(0)} ms; longest main-thread task: ${r.longest.toFixed(0)} ms`);
+    };
+    run(`100k-row tidy CSV (${mb(csv)} MB, ${records})`, csv.length, csvRun);
+    run(`vLLM serving JSON with per-request arrays (${mb(json)} MB)`, json.length, jsonRun);
+    for (const [columns, bytes, r] of wide) {
+      console.log(`  drop -> first chart, ${columns} columns (${(bytes / 1e6).toFixed(1)} MB): ${r.ms.toFixed(0)} ms (${(columns / (r.ms / 1000) / 1000).toFixed(0)}k columns/s, ${(r.ms / wide[0][2].ms).toFixed(2)}x the ${wide[0][0]}-column time); longest main-thread task ${r.longestMs.toFixed(0)} ms`);
+    }
+    console.log(`  filter change -> redrawn chart on 100k records: median ${filter.median.toFixed(1)} ms, max ${filter.max.toFixed(1)} ms over ${filter.n} changes`);
+    console.log(`  wasm: ${(wasmBytes / 1e6).toFixed(2)} MB, ${(wasmGz / 1e6).toFixed(3)} MB gzip (plotly.js not included: ${(plotlyGz / 1e6).toFixed(3)} MB gzip)`);
+    if (worker) console.log(`  parse worker wasm: ${(worker[0] / 1e6).toFixed(2)} MB, ${(worker[1] / 1e6).toFixed(3)} MB gzip`);
   }
-  console.log(`  filter change -> redrawn chart on 100k records: median ${filter.median.toFixed(1)} ms, max ${filter.max.toFixed(1)} ms over ${filter.n} changes`);
-  console.log(`  wasm: ${(wasmBytes / 1e6).toFixed(2)} MB, ${(wasmGz / 1e6).toFixed(3)} MB gzip (plotly.js not included: ${(plotlyGz / 1e6).toFixed(3)} MB gzip)`);
-  if (worker) console.log(`  parse worker wasm: ${(worker[0] / 1e6).toFixed(2)} MB, ${(worker[1] / 1e6).toFixed(3)} MB gzip`);
+  // A million rows, in a browser of its own so its renderer process is the page's alone.
+  const million = await (async () => {
+    const b = await launch();
+    try {
+      const p = await b.newPage({ viewport: { width: 1400, height: 1000 } });
+      p.on('pageerror', (e) => console.error('page error:', String(e).slice(0, 300)));
+      await p.goto(server.url);
+      await p.waitForSelector('#empty-state');
+      const load = await dropTidy(p, 'tidy-1m.csv', 1_000_000);
+      const count = await p.textContent('#match-count');
+      const rssLoaded = await rendererRss();
+      const clicks = await filterClicks(p, 'engine', 10);
+      return { ...load, count, rssLoaded, rssAfter: await rendererRss(), clicks };
+    } finally {
+      await b.close();
+    }
+  })();
+
+  {
+    const m = million;
+    const fileMb = m.size / 1e6;
+    const c = m.clicks;
+    if (ONLY_MILLION) console.log('explorer in headless Chromium:');
+    console.log(`  10^6-row tidy CSV (${fileMb.toFixed(1)} MB, ${m.count}):`);
+    console.log(`    drop -> first chart ${m.ms.toFixed(0)} ms (${(fileMb / (m.ms / 1000)).toFixed(1)} MB/s end to end); longest main-thread task from drop to chart ${m.longest.toFixed(0)} ms`);
+    console.log(`    filter click -> redrawn chart: median ${c[Math.floor(c.length / 2)].toFixed(1)} ms, max ${c.at(-1).toFixed(1)} ms over ${c.length} clicks`);
+    console.log(`    page memory: renderer process ${(m.rssLoaded / 1e6).toFixed(0)} MB resident after the first chart (${(m.rssLoaded / m.size).toFixed(2)}x the file), ${(m.rssAfter / 1e6).toFixed(0)} MB after the clicks; JS heap ${(m.heap / 1e6).toFixed(0)} MB`);
+  }
 } finally {
   await browser.close();
   server.close();
