@@ -13,8 +13,6 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::hint::black_box;
 use std::time::Instant;
 
-use std::fmt::Write as _;
-
 use benchlens::chart_view::{chart_contents_cached, ChartChoice, LayoutCache};
 use benchlens::charts::{self, Theme};
 use benchlens::ingest::{self, Contents};
@@ -22,6 +20,10 @@ use benchlens::model::{
     Dataset, Dim, DimValue, Filter, Index, LatencyMetric, MetricKey, Record, Stat,
 };
 use benchlens::wire::{decode_records, encode_records, TableEncoder, TableRows};
+
+#[path = "../tests/common/tidy.rs"]
+mod tidy;
+use tidy::tidy_csv;
 
 fn records(n: usize) -> Vec<Record> {
     let engines = ["vllm", "sglang", "tgi", "trtllm"];
@@ -63,32 +65,6 @@ fn median_ms(mut f: impl FnMut(), runs: usize) -> f64 {
         .collect();
     times.sort_by(f64::total_cmp);
     times[runs / 2]
-}
-
-/// `tests/browser/tidy.mjs`'s `tidyCsv(rows, true)`, byte for byte.
-fn tidy_csv(rows: usize) -> String {
-    let engines = ["vllm", "sglang", "tgi", "trtllm"];
-    let gpus = ["A100", "H100", "L40S", "MI300X"];
-    let mut s = String::with_capacity(rows * 70);
-    s.push_str(
-        "model,engine,gpu,batch,concurrency,TTFT (ms),TPOT (ms),Throughput (tok/s),E2EL (ms)\n",
-    );
-    for i in 0..rows {
-        let _ = writeln!(
-            s,
-            "meta-llama/model-{},{},{},{},{},{:.3},{:.3},{:.2},{:.3}",
-            i % 12,
-            engines[(i >> 2) % 4],
-            gpus[(i >> 4) % 4],
-            1u64 << (i % 10),
-            1u64 << ((i >> 6) % 9),
-            20.0 + (i % 997) as f64 * 0.37,
-            5.0 + (i % 89) as f64 * 0.11,
-            500.0 + (i % 4999) as f64 * 1.7,
-            900.0 + (i % 7919) as f64 * 0.53
-        );
-    }
-    s
 }
 
 fn ms_of<T>(f: impl FnOnce() -> T) -> (T, f64) {

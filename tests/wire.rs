@@ -7,6 +7,10 @@ use std::path::{Path, PathBuf};
 use benchlens::ingest;
 use benchlens::ingest::Contents;
 use benchlens::model::{Dataset, Index, Record};
+#[path = "common/tidy.rs"]
+mod tidy;
+use tidy::tidy_csv;
+
 use benchlens::wire::{
     decode_index, decode_records, encode_index, encode_records, TableEncoder, TableRows, WireError,
 };
@@ -214,32 +218,6 @@ fn damaged_indexes_are_errors() {
             wire.len()
         )
     );
-}
-
-/// The browser test's tidy CSV (`tests/browser/tidy.mjs`, `full` form), `rows` rows.
-fn tidy_csv(rows: usize) -> String {
-    use std::fmt::Write as _;
-    let engines = ["vllm", "sglang", "tgi", "trtllm"];
-    let gpus = ["A100", "H100", "L40S", "MI300X"];
-    let mut s = String::from(
-        "model,engine,gpu,batch,concurrency,TTFT (ms),TPOT (ms),Throughput (tok/s),E2EL (ms)\n",
-    );
-    for i in 0..rows {
-        let _ = writeln!(
-            s,
-            "meta-llama/model-{},{},{},{},{},{:.3},{:.3},{:.2},{:.3}",
-            i % 12,
-            engines[(i >> 2) % 4],
-            gpus[(i >> 4) % 4],
-            1u64 << (i % 10),
-            1u64 << ((i >> 6) % 9),
-            20.0 + (i % 997) as f64 * 0.37,
-            5.0 + (i % 89) as f64 * 0.11,
-            500.0 + (i % 4999) as f64 * 1.7,
-            900.0 + (i % 7919) as f64 * 0.53
-        );
-    }
-    s
 }
 
 #[test]

@@ -1,0 +1,158 @@
+//! Binning a trade-off's points when there are too many to draw one marker each: a grid over
+//! the chart's extent, one marker per occupied cell with the count and ranges on hover.
+
+use super::{TradeoffPoint, TradeoffSeries, TradeoffSpec};
+use crate::charts::style::{escape_html, format_value};
+
+/// The most points the chart draws one marker each, with each record's dimensions on hover.
+/// plotly's SVG scatter slows down past about ten thousand markers, and the page's plotly.js
+/// bundle (the cartesian one) has no WebGL scatter, so past this many points in all every
+/// series is drawn binned ([`bin_points`] on a [`BIN_GRID`]) and the figure stays bounded
+/// whatever the record count. The frontier is always computed from every point.
+pub const MAX_POINT_MARKERS: usize = 10_000;
+
+/// Columns (latency) and rows (throughput) of the grid binned points fall into: at most
+/// 2,560 markers a series, cells of about 15 × 10 pixels on a 1,000 × 400 pixel plot.
+pub const BIN_GRID: (usize, usize) = (64, 40);
+
+/// The most frontier points drawn per series (and listed under the chart in all, see
+/// [`crate::analysis_views::frontier_rows`]); past it the frontier line is drawn through this
+/// many of its points, evenly spread and always with both ends.
+pub const MAX_FRONTIER_DRAWN: usize = 2_000;
+
+/// The points of one grid cell of a binned series.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PointBin {
+    /// Mean latency of its points (where the marker is drawn; a lone point's own value).
+    pub latency: f64,
+    /// Mean throughput of its points.
+    pub throughput: f64,
+    /// Smallest and largest latency of its points.
+    pub latency_range: (f64, f64),
+    /// Smallest and largest throughput of its points.
+    pub throughput_range: (f64, f64),
+    /// Points in the cell.
+    pub count: usize,
+    /// Of which on the series' Pareto frontier.
+    pub on_frontier: usize,
+}
+
+/// The smallest and largest latency and throughput over every series' points, when any.
+pub fn extent(series: &[TradeoffSeries]) -> Option<((f64, f64), (f64, f64))> {
+    let mut points = series.iter().flat_map(|s| &s.points);
+    let first = points.next()?;
+    let init = (
+        (first.latency, first.latency),
+        (first.throughput, first.throughput),
+    );
+    Some(points.fold(init, |((x0, x1), (y0, y1)), p| {
+        (
+            (x0.min(p.latency), x1.max(p.latency)),
+            (y0.min(p.throughput), y1.max(p.throughput)),
+        )
+    }))
+}
+
+/// The cell (column or row) of `v` among `cells` equal cells over `[lo, hi]`; the upper edge
+/// belongs to the last cell, and an empty range is one cell.
+fn cell_of(v: f64, (lo, hi): (f64, f64), cells: usize) -> usize {
+    let cells = cells.max(1);
+    if hi <= lo {
+        return 0;
+    }
+    let i = ((v - lo) / (hi - lo) * cells as f64).floor();
+    if i >= cells as f64 {
+        cells - 1
+    } else if i > 0.0 {
+        i as usize
+    } else {
+        0
+    }
+}
+
+/// `points` gathered into a grid of `grid.0` columns over the latency range `x` and `grid.1`
+/// rows over the throughput range `y`: one [`PointBin`] per cell holding any point, in column
+/// then row order. Memory and output are bounded by the grid, not the point count.
+pub fn bin_points(
+    points: &[TradeoffPoint],
+    x: (f64, f64),
+    y: (f64, f64),
+    grid: (usize, usize),
+) -> Vec<PointBin> {
+    let (cols, rows) = (grid.0.max(1), grid.1.max(1));
+    // Per cell: sums of latency and throughput, then the bin being built.
+    let mut cells: Vec<Option<(f64, f64, PointBin)>> = vec![None; cols * rows];
+    for p in points {
+        let c = cell_of(p.latency, x, cols) * rows + cell_of(p.throughput, y, rows);
+        let (sx, sy, bin) = cells[c].get_or_insert((
+            0.0,
+            0.0,
+            PointBin {
+                latency: p.latency,
+                throughput: p.throughput,
+                latency_range: (p.latency, p.latency),
+                throughput_range: (p.throughput, p.throughput),
+                count: 0,
+                on_frontier: 0,
+            },
+        ));
+        *sx += p.latency;
+        *sy += p.throughput;
+        bin.count += 1;
+        bin.on_frontier += usize::from(p.on_frontier);
+        bin.latency_range = (
+            bin.latency_range.0.min(p.latency),
+            bin.latency_range.1.max(p.latency),
+        );
+        bin.throughput_range = (
+            bin.throughput_range.0.min(p.throughput),
+            bin.throughput_range.1.max(p.throughput),
+        );
+    }
+    cells
+        .into_iter()
+        .flatten()
+        .map(|(sx, sy, mut bin)| {
+            bin.latency = sx / bin.count as f64;
+            bin.throughput = sy / bin.count as f64;
+            bin
+        })
+        .collect()
+}
+
+pub(super) fn bin_hover(series: &str, b: &PointBin, spec: &TradeoffSpec) -> String {
+    let range = |(lo, hi): (f64, f64)| {
+        if lo == hi {
+            format_value(lo)
+        } else {
+            format!("{} – {}", format_value(lo), format_value(hi))
+        }
+    };
+    let mut lines = vec![
+        format!("<b>{}</b>", escape_html(series)),
+        format!("{} record{}", b.count, if b.count == 1 { "" } else { "s" }),
+        format!(
+            "{}: {}",
+            escape_html(spec.latency.label()),
+            range(b.latency_range)
+        ),
+        format!(
+            "{}: {}",
+            escape_html(spec.throughput.label()),
+            range(b.throughput_range)
+        ),
+    ];
+    if b.on_frontier > 0 {
+        lines.push(format!("{} on the Pareto frontier", b.on_frontier));
+    }
+    lines.join("<br>")
+}
+
+/// Marker size of a bin: 5 px for one point up to 13 px for the fullest bin (log scale).
+pub(super) fn bin_marker_size(count: usize, fullest: usize) -> usize {
+    if fullest <= 1 {
+        return 5;
+    }
+    let share = (count.max(1) as f64).ln() / (fullest as f64).ln();
+    5 + (share * 8.0).round() as usize
+}

@@ -1,0 +1,329 @@
+use super::*;
+use crate::model::Dim;
+use proptest::prelude::*;
+
+fn rec(engine: &str, tput: f64, tpot: f64, gpus: u64) -> Record {
+    let mut r = Record {
+        engine: Some(engine.into()),
+        gpu_count: Some(gpus),
+        ..Record::default()
+    };
+    r.set_metric(MetricKey::OutputThroughput, tput);
+    r.set_metric(MetricKey::latency(LatencyMetric::Tpot, Stat::Mean), tpot);
+    r
+}
+
+#[test]
+fn frontier_per_series() {
+    let ds = Dataset::new(vec![
+        rec("a", 100.0, 10.0, 2),
+        rec("a", 300.0, 20.0, 2),
+        rec("a", 250.0, 25.0, 2), // dominated by (20, 300)
+        rec("a", 500.0, 50.0, 2),
+        rec("b", 50.0, 5.0, 1),
+    ]);
+    let spec = TradeoffSpec {
+        throughput: ThroughputAxis::OutputTokensPerSPerGpu,
+        latency: LatencyAxis::MeanTpotMs,
+        series_by: vec![Dim::Engine.into()],
+        theme: Theme::Light,
+    };
+    let s = tradeoff(&ds, &[0, 1, 2, 3, 4], &spec);
+    assert_eq!(s.len(), 2);
+    let front: Vec<usize> = s[0]
+        .frontier
+        .iter()
+        .map(|&i| s[0].points[i].record)
+        .collect();
+    assert_eq!(front, [0, 1, 3]);
+    assert_eq!(s[0].points[1].throughput, 150.0);
+    let json: serde_json::Value =
+        serde_json::from_str(&tradeoff_plot(&ds, &s, &spec).to_json()).unwrap();
+    assert_eq!(json["data"].as_array().unwrap().len(), 4);
+    assert_eq!(json["data"][1]["x"], serde_json::json!([10.0, 20.0, 50.0]));
+
+    let per_user = TradeoffSpec {
+        latency: LatencyAxis::TokensPerSPerUser,
+        ..spec
+    };
+    let s = tradeoff(&ds, &[0, 1, 2, 3], &per_user);
+    assert_eq!(s[0].points[0].latency, 20.0);
+    assert_eq!(s[0].frontier.len(), 3);
+}
+
+#[test]
+fn series_come_in_the_order_of_their_values() {
+    // Seed 003's input lengths as the series: text order would put 80 last.
+    let lens = [10000.0, 128000.0, 16000.0, 80.0];
+    let ds = Dataset::new(
+        lens.iter()
+            .map(|&l| {
+                let mut r = rec("vllm", 100.0, 10.0, 1);
+                r.input_len = Some(l);
+                r
+            })
+            .collect(),
+    );
+    let spec = TradeoffSpec {
+        throughput: ThroughputAxis::OutputTokensPerS,
+        latency: LatencyAxis::MeanTpotMs,
+        series_by: vec![Dim::InputLen.into()],
+        theme: Theme::Light,
+    };
+    let names: Vec<String> = tradeoff(&ds, &[0, 1, 2, 3], &spec)
+        .into_iter()
+        .map(|s| s.name)
+        .collect();
+    assert_eq!(names, ["80", "10000", "16000", "128000"]);
+}
+
+/// The definition itself, every pair compared: what [`pareto_frontier`] must equal.
+fn frontier_by_pairs(points: &[(f64, f64)], xh: bool, yh: bool) -> Vec<usize> {
+    (0..points.len())
+        .filter(|&i| !points.iter().any(|&q| dominates(q, points[i], xh, yh)))
+        .collect()
+}
+
+#[test]
+fn frontier_keeps_ties_zero_signs_and_nan_as_the_definition_does() {
+    let pts = [
+        (1.0, 5.0),
+        (1.0, 5.0),  // identical: both kept
+        (-0.0, 2.0), // equals x 0.0 below, lower y: dominated
+        (0.0, 3.0),
+        (1.0, 4.0), // same x, lower y: dominated
+        (f64::NAN, 0.0),
+        (f64::INFINITY, 9.0),
+        (2.0, f64::NEG_INFINITY),
+    ];
+    for (xh, yh) in [(true, true), (false, true), (true, false), (false, false)] {
+        assert_eq!(
+            pareto_frontier(&pts, xh, yh),
+            frontier_by_pairs(&pts, xh, yh),
+            "{xh} {yh}"
+        );
+    }
+    // Lower latency better, higher throughput better: (inf, 9) has the best throughput.
+    assert_eq!(pareto_frontier(&pts, false, true), [0, 1, 3, 5, 6]);
+    assert!(pareto_frontier(&[], false, true).is_empty());
+}
+
+/// A million points: every (a, b) of 0..1000 squared, at latency max(a, b) / 2 + 10 and
+/// throughput min(a, b) × 3. Only the diagonal a == b is on the frontier (lower latency
+/// and higher throughput than a point of the diagonal is only that point itself).
+fn million() -> TradeoffSeries {
+    let mut points: Vec<TradeoffPoint> = (0..1_000_000usize)
+        .map(|i| {
+            let (a, b) = (i % 1000, i / 1000);
+            TradeoffPoint {
+                record: i,
+                latency: a.max(b) as f64 / 2.0 + 10.0,
+                throughput: a.min(b) as f64 * 3.0,
+                on_frontier: false,
+            }
+        })
+        .collect();
+    points.sort_by(|a, b| {
+        a.latency
+            .total_cmp(&b.latency)
+            .then(a.throughput.total_cmp(&b.throughput))
+    });
+    let xy: Vec<(f64, f64)> = points.iter().map(|p| (p.latency, p.throughput)).collect();
+    let frontier = pareto_frontier(&xy, false, true);
+    for &f in &frontier {
+        points[f].on_frontier = true;
+    }
+    TradeoffSeries {
+        name: "all".into(),
+        points,
+        frontier,
+    }
+}
+
+#[test]
+fn a_million_points_keep_an_exact_frontier_and_draw_bounded() {
+    let s = million();
+    let front: Vec<(f64, f64)> = s
+        .frontier
+        .iter()
+        .map(|&i| (s.points[i].latency, s.points[i].throughput))
+        .collect();
+    let diagonal: Vec<(f64, f64)> = (0..1000)
+        .map(|a| (a as f64 / 2.0 + 10.0, a as f64 * 3.0))
+        .collect();
+    assert_eq!(front, diagonal);
+    let spec = TradeoffSpec {
+        throughput: ThroughputAxis::OutputTokensPerS,
+        latency: LatencyAxis::P99TtftMs,
+        series_by: vec![],
+        theme: Theme::Light,
+    };
+    let series = [s];
+    let bins = bin_points(&series[0].points, (10.0, 509.5), (0.0, 2997.0), BIN_GRID);
+    assert_eq!(extent(&series), Some(((10.0, 509.5), (0.0, 2997.0))));
+    assert!(bins.len() <= BIN_GRID.0 * BIN_GRID.1, "{}", bins.len());
+    assert_eq!(bins.iter().map(|b| b.count).sum::<usize>(), 1_000_000);
+    assert_eq!(bins.iter().map(|b| b.on_frontier).sum::<usize>(), 1000);
+    let plot = tradeoff_plot(&Dataset::new(vec![]), &series, &spec).to_json();
+    let json: serde_json::Value = serde_json::from_str(&plot).unwrap();
+    let data = json["data"].as_array().unwrap();
+    assert_eq!(data.len(), 2);
+    assert_eq!(data[0]["x"].as_array().unwrap().len(), bins.len());
+    assert_eq!(data[0]["hovertext"].as_array().unwrap().len(), bins.len());
+    assert_eq!(
+        data[0]["marker"]["size"].as_array().unwrap().len(),
+        bins.len()
+    );
+    let fullest = (0..bins.len()).max_by_key(|&i| bins[i].count).unwrap();
+    assert_eq!(data[0]["marker"]["size"][fullest], 13);
+    // The frontier is drawn whole and exact: 1000 points, under the cap.
+    let fx: Vec<f64> = data[1]["x"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    assert_eq!(fx, diagonal.iter().map(|p| p.0).collect::<Vec<_>>());
+    assert_eq!(data[1]["mode"], "lines+markers");
+    assert_eq!(
+        json["layout"]["title"]["text"],
+        format!(
+            "Output token throughput (tok/s) vs P99 TTFT (ms)<br><sub>1000000 points drawn \
+             as {} grid cells (marker size: points in the cell)</sub>",
+            bins.len()
+        )
+    );
+    // Bounded by the grid, not the million points (each cell's hover is under 300 bytes).
+    assert!(plot.len() < BIN_GRID.0 * BIN_GRID.1 * 400, "{}", plot.len());
+}
+
+#[test]
+fn bins_keep_lone_points_exact_and_average_the_rest() {
+    let p = |latency: f64, throughput: f64, on_frontier: bool| TradeoffPoint {
+        record: 0,
+        latency,
+        throughput,
+        on_frontier,
+    };
+    let pts = [
+        p(0.0, 0.0, true),
+        p(0.4, 0.2, false),
+        p(10.0, 10.0, true), // the upper edges fall in the last cell
+        p(7.3, 2.1, false),
+    ];
+    let bins = bin_points(&pts, (0.0, 10.0), (0.0, 10.0), (2, 2));
+    assert_eq!(
+        bins,
+        [
+            PointBin {
+                latency: 0.2,
+                throughput: 0.1,
+                latency_range: (0.0, 0.4),
+                throughput_range: (0.0, 0.2),
+                count: 2,
+                on_frontier: 1,
+            },
+            PointBin {
+                latency: 7.3,
+                throughput: 2.1,
+                latency_range: (7.3, 7.3),
+                throughput_range: (2.1, 2.1),
+                count: 1,
+                on_frontier: 0,
+            },
+            PointBin {
+                latency: 10.0,
+                throughput: 10.0,
+                latency_range: (10.0, 10.0),
+                throughput_range: (10.0, 10.0),
+                count: 1,
+                on_frontier: 1,
+            },
+        ]
+    );
+    // One value on an axis: one cell.
+    assert_eq!(
+        bin_points(&pts[..1], (0.0, 0.0), (0.0, 0.0), BIN_GRID).len(),
+        1
+    );
+    assert_eq!(evenly(&[1, 2, 3, 4, 5, 6, 7], 3), [1, 4, 7]);
+    assert_eq!(evenly(&[1, 2], 3), [1, 2]);
+    assert_eq!(evenly(&[1, 2, 3], 1), [1]);
+}
+
+#[test]
+fn a_long_frontier_is_drawn_through_evenly_spread_points() {
+    // Every point on the frontier: latency and throughput rise together.
+    let n = MAX_FRONTIER_DRAWN * 3 + 1;
+    let points: Vec<TradeoffPoint> = (0..n)
+        .map(|i| TradeoffPoint {
+            record: i,
+            latency: i as f64,
+            throughput: i as f64,
+            on_frontier: true,
+        })
+        .collect();
+    let series = [TradeoffSeries {
+        name: "a".into(),
+        points,
+        frontier: (0..n).collect(),
+    }];
+    let xy: Vec<(f64, f64)> = series[0]
+        .points
+        .iter()
+        .map(|p| (p.latency, p.throughput))
+        .collect();
+    assert_eq!(pareto_frontier(&xy, false, true).len(), n);
+    let spec = TradeoffSpec {
+        throughput: ThroughputAxis::OutputTokensPerS,
+        latency: LatencyAxis::MeanTpotMs,
+        series_by: vec![],
+        theme: Theme::Light,
+    };
+    let json: serde_json::Value =
+        serde_json::from_str(&tradeoff_plot(&Dataset::new(vec![]), &series, &spec).to_json())
+            .unwrap();
+    let fx = json["data"][1]["x"].as_array().unwrap();
+    assert_eq!(fx.len(), MAX_FRONTIER_DRAWN);
+    assert_eq!(fx[0], 0.0);
+    assert_eq!(fx[MAX_FRONTIER_DRAWN - 1], (n - 1) as f64);
+    assert_eq!(json["data"][1]["mode"], "lines");
+    // 6,001 points: under the marker cap, so each point is drawn.
+    assert_eq!(json["data"][0]["x"].as_array().unwrap().len(), n);
+}
+
+proptest! {
+    #[test]
+    fn frontier_is_non_dominated_and_dominates_the_rest(
+        // Few distinct values, so ties and duplicates are common.
+        pts in prop::collection::vec(((0u8..8).prop_map(f64::from), (0u8..8).prop_map(f64::from)), 0..60),
+        xh in any::<bool>(),
+        yh in any::<bool>(),
+    ) {
+        let f = pareto_frontier(&pts, xh, yh);
+        for &i in &f {
+            for &j in &f {
+                prop_assert!(!dominates(pts[i], pts[j], xh, yh));
+            }
+        }
+        for k in 0..pts.len() {
+            if !f.contains(&k) {
+                prop_assert!(f.iter().any(|&i| dominates(pts[i], pts[k], xh, yh)));
+            }
+        }
+        prop_assert!(pts.is_empty() || !f.is_empty());
+        prop_assert_eq!(f, frontier_by_pairs(&pts, xh, yh));
+    }
+
+    #[test]
+    fn frontier_equals_the_definition_with_odd_values(
+        pts in prop::collection::vec((
+            prop::sample::select(vec![0.0, -0.0, 1.0, 2.0, f64::NAN, f64::INFINITY, f64::NEG_INFINITY]),
+            prop::sample::select(vec![0.0, -0.0, 1.0, 2.0, f64::NAN, f64::INFINITY, f64::NEG_INFINITY]),
+        ), 0..40),
+        xh in any::<bool>(),
+        yh in any::<bool>(),
+    ) {
+        prop_assert_eq!(pareto_frontier(&pts, xh, yh), frontier_by_pairs(&pts, xh, yh));
+    }
+}
