@@ -99,7 +99,7 @@ pub fn TradeoffView() -> impl IntoView {
                 series_by: series_by(state, ds),
                 theme,
             };
-            let series = tradeoff(ds, &indices, &spec);
+            let series = tradeoff(ds, indices, &spec);
             let figure = (!series.is_empty()).then(|| tradeoff_plot(ds, &series, &spec).to_json());
             let frontier = frontier_rows(&series, MAX_FRONTIER_DRAWN);
             (figure, frontier)
@@ -157,7 +157,7 @@ pub fn SloView() -> impl IntoView {
             let coverage = if indices.is_empty() {
                 Default::default()
             } else {
-                slo_coverage(&limits, &ds.metrics_present(&indices))
+                slo_coverage(&limits, &ds.metrics_present(indices))
             };
             let limits: Vec<SloLimit> = limits
                 .into_iter()
@@ -170,7 +170,7 @@ pub fn SloView() -> impl IntoView {
                     throughput: MetricKey::OutputThroughput,
                     series_by: series_by(state, ds),
                 };
-                slo_text_table(&slo(ds, &indices, &spec), &spec)
+                slo_text_table(&slo(ds, indices, &spec), &spec)
             });
             Ok::<_, String>((load, table, coverage))
         })
@@ -244,7 +244,7 @@ pub fn DistributionView() -> impl IntoView {
         let q = quantity.get();
         state.with_filtered(|ds, rows| {
             let by = series_by(state, ds);
-            let dists = distributions(ds, &rows, q, &by);
+            let dists = distributions(ds, rows, q, &by);
             if dists.is_empty() {
                 return None;
             }

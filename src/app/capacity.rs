@@ -18,7 +18,7 @@ pub fn CapacityView() -> impl IntoView {
     let result = Memo::new(move |_| {
         let theme = state.theme();
         state.with_filtered(|ds, rows| {
-            let curves = capacity_curves(ds, &rows);
+            let curves = capacity_curves(ds, rows);
             let figure = (!curves.sweeps.is_empty()).then(|| {
                 (
                     capacity_plot(&curves, theme).to_json(),

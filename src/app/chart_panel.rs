@@ -23,15 +23,13 @@ use crate::model::{DimKey, DimValue, MetricKey};
 /// The chart of the current filter and choices (tracked); `None` when no metric of the view
 /// is present. The point layout is kept in `layout` between calls.
 fn current_chart(state: AppState, layout: StoredValue<LayoutCache>) -> Option<ChartContents> {
-    let filter = state.filter.get();
     let choice = state.chart.get();
     let theme = state.theme();
-    state.dataset.with(|handle| {
-        let ds = &handle.dataset;
-        let indices = ds.matching(&filter);
+    let generation = state.dataset.with(|h| h.generation);
+    state.with_filtered(|ds, indices| {
         layout
             .try_update_value(|cache| {
-                chart_contents_cached(ds, &indices, &choice, theme, handle.generation, cache)
+                chart_contents_cached(ds, indices, &choice, theme, generation, cache)
             })
             .flatten()
     })

@@ -24,7 +24,7 @@ pub fn ImproveView(
     let state = expect_context::<AppState>();
     let contents = Memo::new(move |_| {
         let c = choice.get();
-        state.with_filtered(|ds, rows| improvement_contents(ds, &rows, &c))
+        state.with_filtered(|ds, rows| improvement_contents(ds, rows, &c))
     });
     let bars_ref = NodeRef::<leptos::html::Div>::new();
     let heat_ref = NodeRef::<leptos::html::Div>::new();

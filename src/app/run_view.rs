@@ -28,11 +28,19 @@ struct RunShown {
 
 /// Whether any filtered record can be shown in the run view (its tab is hidden otherwise).
 pub fn run_available(state: AppState) -> Memo<bool> {
+    // Whether any record at all has run detail: once per dataset change, so that a filter click
+    // on a table without any (a million rows of a tidy CSV) does not walk its records.
+    let any = Memo::new(move |_| {
+        state
+            .dataset
+            .with(|h| h.dataset.records().iter().any(has_run_detail))
+    });
     Memo::new(move |_| {
-        state.with_filtered(|ds, rows| {
-            rows.into_iter()
-                .any(|i| ds.records().get(i).is_some_and(has_run_detail))
-        })
+        any.get()
+            && state.with_filtered(|ds, rows| {
+                rows.iter()
+                    .any(|&i| ds.records().get(i).is_some_and(has_run_detail))
+            })
     })
 }
 
@@ -46,7 +54,7 @@ pub fn RunView() -> impl IntoView {
         let theme = state.theme();
         let chosen = stage.get();
         state.with_filtered(|ds, matching| {
-            let chosen = run_stages(ds.records(), &matching, chosen).map_err(|e| e.to_string())?;
+            let chosen = run_stages(ds.records(), matching, chosen).map_err(|e| e.to_string())?;
             let r = ds
                 .records()
                 .get(chosen.shown)

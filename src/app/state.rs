@@ -2,6 +2,7 @@
 //! chart choices. Components receive [`AppState`] through context.
 
 use std::ops::Range;
+use std::sync::Arc;
 
 use leptos::prelude::*;
 
@@ -78,6 +79,9 @@ pub struct AppState {
     pub chart: RwSignal<ChartChoice>,
     /// Improvement view choices.
     pub improve: RwSignal<ImproveChoice>,
+    /// The rows the filter lets through, computed once per filter or dataset change for every
+    /// view that reads them ([`AppState::with_filtered`]).
+    matching: Memo<MatchingRows>,
     /// Settings of the other analysis views, kept in the address (`v.<name>`).
     pub view_params: RwSignal<std::collections::BTreeMap<String, String>>,
     /// Dark theme on.
@@ -87,6 +91,18 @@ pub struct AppState {
     pub needed: RwSignal<Vec<String>>,
     /// Next file id.
     next_id: StoredValue<u32>,
+}
+
+/// The rows a filter lets through. Equal only to itself: it is recomputed exactly when the
+/// filter or the dataset changed, and comparing a million row numbers to learn that would cost
+/// as much as the views it spares.
+#[derive(Clone, Debug)]
+struct MatchingRows(Arc<Vec<usize>>);
+
+impl PartialEq for MatchingRows {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
 }
 
 /// The dataset with a generation number, so derived state compares cheaply.
@@ -101,10 +117,17 @@ pub struct DatasetHandle {
 impl AppState {
     /// Fresh state with nothing loaded.
     pub fn new(dark: bool) -> AppState {
+        let dataset = RwSignal::new(DatasetHandle::default());
+        let filter = RwSignal::new(Filter::default());
+        let matching = Memo::new(move |_| {
+            let filter = filter.get();
+            MatchingRows(Arc::new(dataset.with(|h| h.dataset.matching(&filter))))
+        });
         AppState {
             files: RwSignal::new(Vec::new()),
-            dataset: RwSignal::new(DatasetHandle::default()),
-            filter: RwSignal::new(Filter::default()),
+            dataset,
+            filter,
+            matching,
             chart: RwSignal::new(ChartChoice::default()),
             improve: RwSignal::new(ImproveChoice::default()),
             view_params: RwSignal::new(Default::default()),
@@ -125,10 +148,9 @@ impl AppState {
 
     /// Runs `f` on the dataset and the rows the current filter lets through. Tracked: called in a
     /// `Memo` or effect, that reruns when the filter or the dataset changes.
-    pub fn with_filtered<T>(&self, f: impl FnOnce(&Dataset, Vec<usize>) -> T) -> T {
-        let filter = self.filter.get();
-        self.dataset
-            .with(|h| f(&h.dataset, h.dataset.matching(&filter)))
+    pub fn with_filtered<T>(&self, f: impl FnOnce(&Dataset, &[usize]) -> T) -> T {
+        let rows = self.matching.get().0;
+        self.dataset.with(|h| f(&h.dataset, &rows))
     }
 
     /// A view setting from the address, if any.
