@@ -269,20 +269,19 @@ pub fn tradeoff(ds: &Dataset, indices: &[usize], spec: &TradeoffSpec) -> Vec<Tra
         .collect()
 }
 
+impl TradeoffSpec {
+    /// The hover lines naming both axes with the texts given for a point (or a bin's ranges).
+    fn axis_lines(&self, latency: String, throughput: String) -> [String; 2] {
+        [
+            format!("{}: {latency}", escape_html(self.latency.label())),
+            format!("{}: {throughput}", escape_html(self.throughput.label())),
+        ]
+    }
+}
+
 fn hover(ds: &Dataset, series: &str, p: &TradeoffPoint, spec: &TradeoffSpec) -> String {
-    let mut lines = vec![
-        format!("<b>{}</b>", escape_html(series)),
-        format!(
-            "{}: {}",
-            escape_html(spec.latency.label()),
-            format_value(p.latency)
-        ),
-        format!(
-            "{}: {}",
-            escape_html(spec.throughput.label()),
-            format_value(p.throughput)
-        ),
-    ];
+    let mut lines = vec![format!("<b>{}</b>", escape_html(series))];
+    lines.extend(spec.axis_lines(format_value(p.latency), format_value(p.throughput)));
     if p.on_frontier {
         lines.push("on the Pareto frontier".into());
     }

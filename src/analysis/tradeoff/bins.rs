@@ -131,17 +131,8 @@ pub(super) fn bin_hover(series: &str, b: &PointBin, spec: &TradeoffSpec) -> Stri
     let mut lines = vec![
         format!("<b>{}</b>", escape_html(series)),
         format!("{} record{}", b.count, if b.count == 1 { "" } else { "s" }),
-        format!(
-            "{}: {}",
-            escape_html(spec.latency.label()),
-            range(b.latency_range)
-        ),
-        format!(
-            "{}: {}",
-            escape_html(spec.throughput.label()),
-            range(b.throughput_range)
-        ),
     ];
+    lines.extend(spec.axis_lines(range(b.latency_range), range(b.throughput_range)));
     if b.on_frontier > 0 {
         lines.push(format!("{} on the Pareto frontier", b.on_frontier));
     }
