@@ -41,6 +41,11 @@ fn frontier_per_series() {
         serde_json::from_str(&tradeoff_plot(&ds, &s, &spec).to_json()).unwrap();
     assert_eq!(json["data"].as_array().unwrap().len(), 4);
     assert_eq!(json["data"][1]["x"], serde_json::json!([10.0, 20.0, 50.0]));
+    assert_eq!(
+        json["data"][0]["hovertext"][1],
+        "<b>a</b><br>Mean TPOT (ms): 20.00<br>Output token throughput per GPU (tok/s/GPU): \
+         150.00<br>on the Pareto frontier<br>engine: a<br>gpu_count: 2"
+    );
 
     let per_user = TradeoffSpec {
         latency: LatencyAxis::TokensPerSPerUser,
@@ -175,6 +180,24 @@ fn a_million_points_keep_an_exact_frontier_and_draw_bounded() {
         bins.len()
     );
     let fullest = (0..bins.len()).max_by_key(|&i| bins[i].count).unwrap();
+    let first = &bins[0];
+    assert_eq!(
+        data[0]["hovertext"][0],
+        format!(
+            "<b>all</b><br>{} records<br>P99 TTFT (ms): {} – {}<br>Output token throughput \
+             (tok/s): {} – {}{}",
+            first.count,
+            format_value(first.latency_range.0),
+            format_value(first.latency_range.1),
+            format_value(first.throughput_range.0),
+            format_value(first.throughput_range.1),
+            if first.on_frontier > 0 {
+                format!("<br>{} on the Pareto frontier", first.on_frontier)
+            } else {
+                String::new()
+            }
+        )
+    );
     assert_eq!(data[0]["marker"]["size"][fullest], 13);
     // The frontier is drawn whole and exact: 1000 points, under the cap.
     let fx: Vec<f64> = data[1]["x"]
