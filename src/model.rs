@@ -22,7 +22,7 @@ mod store;
 pub use dim::{format_number, natural_cmp, Dim, DimKey, DimKind, DimValue};
 pub use metric::{Direction, LatencyMetric, MetricKey, Percentile, Stat};
 pub use metrics::Metrics;
-pub use record::{Record, RequestDetail, SetDimError};
+pub use record::{BorrowedDim, Record, RequestDetail, SetDimError};
 pub(crate) use store::Column as IndexColumn;
 pub use store::{ColumnRef, Dataset, Facet, FacetValue, Filter, Index, IndexError, MetricValues};
 

@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::export::TextColumn;
-use crate::model::{Dim, DimKey, DimKind, DimValue, Record};
+use crate::model::{BorrowedDim, Dim, DimKey, DimKind, DimValue, Record};
 
 /// The dimensions left out of every match key unless the caller says otherwise: `source`,
 /// `format`, `date` and `label` describe where and when a result was written, not the
@@ -99,39 +99,16 @@ fn constant_value(records: &[(usize, &Record)], key: &DimKey) -> Option<Option<D
         .then_some(first)
 }
 
-/// A record's value of a dimension, borrowed: for grouping many records by their values
-/// without building each value. The same borrowed values are the same [`DimValue`]s; the
-/// converse can fail only for texts that sort as equal (`a01`, `a1`).
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
-enum Borrowed<'a> {
-    None,
-    Num(u64),
-    Text(&'a str),
-}
-
-fn borrowed<'a>(r: &'a Record, key: &DimKey) -> Borrowed<'a> {
-    match key {
-        DimKey::Tag(k) => r.tags.get(k).map_or(Borrowed::None, |t| Borrowed::Text(t)),
-        DimKey::Known(d) => match r.known_text(*d) {
-            Some(t) => Borrowed::Text(t),
-            None => r
-                .known(*d)
-                .and_then(|v| v.as_f64())
-                .map_or(Borrowed::None, |v| Borrowed::Num(v.to_bits())),
-        },
-    }
-}
-
 /// The records of `side` by their values of `key_dims`, each group's records in `side`
 /// order. Records are grouped by borrowed values and each group's key is built once; should
 /// two groups' keys compare equal, the records are grouped one by one instead.
 fn group_by_key(side: &[(usize, &Record)], key_dims: &[DimKey]) -> BTreeMap<MatchKey, Vec<usize>> {
-    let mut ids: HashMap<Vec<Borrowed<'_>>, usize> = HashMap::new();
+    let mut ids: HashMap<Vec<Option<BorrowedDim<'_>>>, usize> = HashMap::new();
     let mut groups: Vec<(MatchKey, Vec<usize>)> = Vec::new();
-    let mut buf: Vec<Borrowed<'_>> = Vec::with_capacity(key_dims.len());
+    let mut buf: Vec<Option<BorrowedDim<'_>>> = Vec::with_capacity(key_dims.len());
     for (i, r) in side {
         buf.clear();
-        buf.extend(key_dims.iter().map(|d| borrowed(r, d)));
+        buf.extend(key_dims.iter().map(|d| r.dim_borrowed(d)));
         let g = match ids.get(buf.as_slice()) {
             Some(&g) => g,
             None => {

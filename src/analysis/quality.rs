@@ -44,6 +44,7 @@ const LENGTH_TOLERANCE: f64 = 0.01;
 
 /// The flags of one record.
 pub fn record_flags(r: &Record) -> Vec<Flag> {
+    // Keep `may_flag` a superset of what is checked here.
     let mut flags = Vec::new();
     if let Some(failed) = r.metric(&MetricKey::Failed).filter(|f| *f > 0.0) {
         flags.push(Flag::new(
@@ -142,6 +143,21 @@ pub fn improvement_row_flags(ds: &Dataset, row: &ImprovementRow) -> Vec<Flag> {
     }
 }
 
+/// Whether some record of `ds` may carry a [`record_flags`] flag (failed or incomplete
+/// requests, an infinite request rate, inferred fields), read from the dataset's index: when
+/// not, notes need not read a million records to find none. A superset of `record_flags`'
+/// conditions (tested on every fixture).
+fn may_flag(ds: &Dataset) -> bool {
+    ds.any_inferred()
+        || ds
+            .metric_keys()
+            .iter()
+            .any(|k| matches!(k, MetricKey::Failed | MetricKey::Completed))
+        || ds
+            .column(&Dim::RequestRate.into())
+            .is_some_and(|c| c.dict.iter().any(|v| v.as_f64() == Some(f64::INFINITY)))
+}
+
 /// The data-quality notes of every record drawn at `x` (in the panel `facet`) in a chart's
 /// `series`, each note once: a note that holds for every series drawn there stands alone, one
 /// that holds for only some names them (`vllm: 3 requests failed`).
@@ -151,7 +167,7 @@ pub fn point_notes(
     facet: Option<&DimValue>,
     x: &DimValue,
 ) -> Vec<String> {
-    if !ds.may_have_flags() {
+    if !may_flag(ds) {
         return Vec::new();
     }
     // Note text -> the series it applies to, in first-seen order.
@@ -248,6 +264,33 @@ pub fn improvement_notes(ds: &Dataset, rows: &[ImprovementRow]) -> TableNotes {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn may_flag_holds_wherever_a_record_has_a_flag() {
+        let plain = Record {
+            num_prompts: Some(10),
+            request_rate: Some(4.0),
+            ..Record::default()
+        };
+        let mut failed = plain.clone();
+        failed.set_metric(MetricKey::Failed, 2.0);
+        let mut incomplete = plain.clone();
+        incomplete.set_metric(MetricKey::Completed, 8.0);
+        let infinite = Record {
+            request_rate: Some(f64::INFINITY),
+            ..plain.clone()
+        };
+        let mut inferred = plain.clone();
+        inferred
+            .set_inferred(&Dim::Gpu.into(), DimValue::Text("H100".into()), "file name")
+            .unwrap();
+        for r in [failed, incomplete, infinite, inferred] {
+            assert!(!record_flags(&r).is_empty(), "{r:?}");
+            assert!(may_flag(&Dataset::new(vec![plain.clone(), r])));
+        }
+        assert!(record_flags(&plain).is_empty());
+        assert!(!may_flag(&Dataset::new(vec![plain])));
+    }
 
     #[test]
     fn point_notes_name_series_only_when_a_note_is_not_shared() {

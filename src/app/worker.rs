@@ -209,9 +209,12 @@ async fn run(
                 return Ok(());
             }
         };
-        match text(&msg, "kind").as_deref() {
+        // The binary messages' bytes, decoded by `wire`: a damaged one fails the file.
+        let data = || Uint8Array::new(&field(&msg, "data")).to_vec();
+        let decoded = match text(&msg, "kind").as_deref() {
             Some("parsing") => {
                 state.set_status(id, FileStatus::Loading(format!("parsing {size}")));
+                Ok(())
             }
             Some("meta") => {
                 let total = field(&msg, "total").as_f64().unwrap_or(0.0) as usize;
@@ -230,31 +233,16 @@ async fn run(
                     id,
                     FileStatus::Loading(format!("receiving 0/{total} records")),
                 );
+                Ok(())
             }
-            Some("table") => {
-                let bytes = Uint8Array::new(&field(&msg, "data")).to_vec();
-                match TableRows::new(&bytes) {
-                    Ok(t) => table = Some(t),
-                    Err(e) => {
-                        fail(format!("{name}: {e}"));
-                        return Ok(());
-                    }
-                }
+            Some("table") => TableRows::new(&data()).map(|t| table = Some(t)),
+            // Each message is a task of its own: the browser paints between batches.
+            Some("batch") => match (&mut table, field(&msg, "table").is_truthy()) {
+                (Some(t), true) => t.decode_rows(&data()),
+                _ => decode_records(&data()),
             }
-            Some("batch") => {
-                // Each message is a task of its own: the browser paints between batches.
-                let bytes = Uint8Array::new(&field(&msg, "data")).to_vec();
-                let decoded = match (&mut table, field(&msg, "table").is_truthy()) {
-                    (Some(t), true) => t.decode_rows(&bytes),
-                    _ => decode_records(&bytes),
-                };
-                match decoded {
-                    Ok(batch) => records.extend(batch),
-                    Err(e) => {
-                        fail(format!("{name}: {e}"));
-                        return Ok(());
-                    }
-                }
+            .map(|batch| {
+                records.extend(batch);
                 // The progress text every ~50 ms, not per batch: re-rendering costs too.
                 let now = js_sys::Date::now();
                 if now - shown >= 50.0 {
@@ -266,17 +254,8 @@ async fn run(
                         FileStatus::Loading(format!("receiving {got}/{total} records")),
                     );
                 }
-            }
-            Some("index") => {
-                let bytes = Uint8Array::new(&field(&msg, "data")).to_vec();
-                match decode_index(&bytes) {
-                    Ok(i) => index = Some(i),
-                    Err(e) => {
-                        fail(format!("{name}: {e}"));
-                        return Ok(());
-                    }
-                }
-            }
+            }),
+            Some("index") => decode_index(&data()).map(|i| index = Some(i)),
             Some("done") => {
                 let Some(meta) = meta else {
                     fail(format!("{name}: the parser ended without a result"));
@@ -317,8 +296,13 @@ async fn run(
             Some("panic") => {
                 // The trap's `error` event follows; it reports this message.
                 panic = text(&msg, "message");
+                Ok(())
             }
-            _ => {}
+            _ => Ok(()),
+        };
+        if let Err(e) = decoded {
+            fail(format!("{name}: {e}"));
+            return Ok(());
         }
     }
 }

@@ -155,6 +155,17 @@ fn parse_number(text: &str) -> Option<f64> {
     t.replace(',', "").parse().ok()
 }
 
+/// A record's dimension value borrowed from it ([`Record::dim_borrowed`]): numbers by their
+/// bits, texts as they are. The same borrowed values are the same [`DimValue`]s; the converse
+/// can fail only for texts that sort as equal (`a01`, `a1`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BorrowedDim<'a> {
+    /// A numeric value's `f64` bits.
+    Num(u64),
+    /// A text value.
+    Text(&'a str),
+}
+
 impl Record {
     /// The value of a dimension, if set.
     pub fn dim(&self, key: &DimKey) -> Option<DimValue> {
@@ -178,6 +189,23 @@ impl Record {
     /// The text of a text-valued well-known dimension, borrowed (`None` for numeric ones).
     pub fn known_text(&self, d: Dim) -> Option<&str> {
         self.text_field(d)?.as_deref()
+    }
+
+    /// The record's value of `key`, borrowed: for grouping many records by their values
+    /// without building each value ([`BorrowedDim`]).
+    pub fn dim_borrowed(&self, key: &DimKey) -> Option<BorrowedDim<'_>> {
+        match key {
+            DimKey::Tag(k) => self.tags.get(k).map(|t| BorrowedDim::Text(t)),
+            DimKey::Known(d) => match self.known_text(*d) {
+                Some(t) => Some(BorrowedDim::Text(t)),
+                None => self
+                    .count_field(*d)
+                    .flatten()
+                    .map(|n| n as f64)
+                    .or(self.real_field(*d).flatten())
+                    .map(|v| BorrowedDim::Num(v.to_bits())),
+            },
+        }
     }
 
     /// Whether the record's value of `key` equals `value` as [`DimValue`]s compare (`None`:

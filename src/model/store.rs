@@ -132,20 +132,9 @@ impl Dataset {
         self.index.metric_values(key)
     }
 
-    /// Whether some record may carry a data-quality flag
-    /// ([`crate::analysis::quality::record_flags`]: failed or incomplete requests, an
-    /// infinite request rate, inferred fields), from the index: when not, notes need not read
-    /// a million records to find none.
-    pub fn may_have_flags(&self) -> bool {
+    /// Whether some record has a field marked inferred, from the index.
+    pub fn any_inferred(&self) -> bool {
         self.index.any_inferred
-            || self
-                .index
-                .metric_keys
-                .iter()
-                .any(|k| matches!(k, MetricKey::Failed | MetricKey::Completed))
-            || self
-                .column(&DimKey::Known(super::dim::Dim::RequestRate))
-                .is_some_and(|c| c.dict.iter().any(|v| v.as_f64() == Some(f64::INFINITY)))
     }
 
     /// The index (for tests comparing ways of building it).

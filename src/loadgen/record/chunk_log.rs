@@ -37,7 +37,7 @@ impl ChunkLog {
         ChunkLog::default()
     }
 
-    /// No chunks yet, with room for about `chunks` of them (4 bytes each: gaps of up to 8 ms),
+    /// No chunks yet, with room for about `chunks` of them (4 bytes each: gaps of up to 33 ms),
     /// so a reply streaming in does not reallocate as it grows.
     pub fn with_capacity(chunks: usize) -> ChunkLog {
         ChunkLog {

@@ -9,7 +9,7 @@ use std::collections::{BTreeSet, HashMap};
 use super::super::columns::Columns;
 use super::super::dim::{Dim, DimKey, DimValue};
 use super::super::metric::MetricKey;
-use super::super::record::Record;
+use super::super::record::{BorrowedDim, Record};
 
 /// One dictionary-encoded dimension: code 0 means "no value", code `i + 1` means `dict[i]`.
 /// The dictionary is sorted, so code order is value order.
@@ -98,36 +98,16 @@ impl MetricValues<'_> {
     }
 }
 
-/// A dimension value borrowed from a record, for indexing without copies.
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
-enum Borrowed<'a> {
-    Num(u64),
-    Text(&'a str),
-}
-
-fn borrowed<'a>(r: &'a Record, key: &DimKey) -> Option<Borrowed<'a>> {
-    match key {
-        DimKey::Tag(k) => r.tags.get(k).map(|v| Borrowed::Text(v)),
-        DimKey::Known(d) => match r.known_text(*d) {
-            Some(t) => Some(Borrowed::Text(t)),
-            None => r
-                .known(*d)
-                .and_then(|v| v.as_f64())
-                .map(|v| Borrowed::Num(v.to_bits())),
-        },
-    }
-}
-
 fn build_column(records: &[Record], key: DimKey) -> Column {
-    let mut ids: HashMap<Borrowed<'_>, u32> = HashMap::new();
+    let mut ids: HashMap<BorrowedDim<'_>, u32> = HashMap::new();
     let mut firsts: Vec<usize> = Vec::new();
     // The previous record's value and id: neighbouring records often share a value, and
     // comparing is cheaper than hashing.
-    let mut last: Option<(Borrowed<'_>, u32)> = None;
+    let mut last: Option<(BorrowedDim<'_>, u32)> = None;
     let raw: Vec<u32> = records
         .iter()
         .enumerate()
-        .map(|(row, r)| match borrowed(r, &key) {
+        .map(|(row, r)| match r.dim_borrowed(&key) {
             None => u32::MAX,
             Some(b) => {
                 if let Some((l, id)) = last {
