@@ -34,25 +34,39 @@ pub fn default_slo_load(ds: &Dataset) -> DimKey {
         .unwrap_or(DimKey::Known(Dim::RequestRate))
 }
 
-/// One row of the frontier table: the series name, latency and throughput.
-pub type FrontierRow = (String, f64, f64);
+/// One row of the frontier table: the series name, latency, throughput and how many of the
+/// series' records sit on that very point.
+pub type FrontierRow = (String, f64, f64, usize);
 
 /// The Pareto frontier points of every series, series by series in latency order: the first
-/// `max` of them, and how many more there are (a million points on a smooth trade-off can all
-/// be on the frontier, and a table of them all would freeze the page).
+/// `max` distinct points, and how many more distinct points there are (a million points on a
+/// smooth trade-off can all be on the frontier, and a table of them all would freeze the page).
+/// Records on the same point (a sweep run twice, say) make one row with their count: the
+/// frontier keeps every one of them, but a table listing the same two numbers twice says
+/// nothing more.
 pub fn frontier_rows(series: &[TradeoffSeries], max: usize) -> (Vec<FrontierRow>, usize) {
-    let total: usize = series.iter().map(|s| s.frontier.len()).sum();
-    let rows: Vec<FrontierRow> = series
-        .iter()
-        .flat_map(|s| {
-            s.frontier.iter().filter_map(move |&p| {
-                let point = s.points.get(p)?;
-                Some((s.name.clone(), point.latency, point.throughput))
-            })
-        })
-        .take(max)
-        .collect();
-    let more = total.saturating_sub(rows.len());
+    let mut rows: Vec<FrontierRow> = Vec::new();
+    let mut more = 0;
+    for s in series {
+        let mut last: Option<(f64, f64)> = None;
+        for point in s.frontier.iter().filter_map(|&p| s.points.get(p)) {
+            let at = (point.latency, point.throughput);
+            // Same bits, so a NaN coordinate matches only the same NaN.
+            let same = last.is_some_and(|l| {
+                l.0.to_bits() == at.0.to_bits() && l.1.to_bits() == at.1.to_bits()
+            });
+            last = Some(at);
+            if same {
+                if let Some(row) = rows.last_mut().filter(|_| more == 0) {
+                    row.3 += 1;
+                }
+            } else if rows.len() < max {
+                rows.push((s.name.clone(), at.0, at.1, 1));
+            } else {
+                more += 1;
+            }
+        }
+    }
     (rows, more)
 }
 
@@ -131,16 +145,71 @@ mod tests {
             frontier_rows(&series, 10),
             (
                 vec![
-                    ("vllm".to_string(), 10.0, 100.0),
-                    ("vllm".to_string(), 30.0, 300.0)
+                    ("vllm".to_string(), 10.0, 100.0, 1),
+                    ("vllm".to_string(), 30.0, 300.0, 1)
                 ],
                 0
             )
         );
         assert_eq!(
             frontier_rows(&series, 1),
-            (vec![("vllm".to_string(), 10.0, 100.0)], 1)
+            (vec![("vllm".to_string(), 10.0, 100.0, 1)], 1)
         );
+    }
+
+    #[test]
+    fn records_on_one_frontier_point_make_one_row() {
+        let point = |latency: f64, throughput: f64| TradeoffPoint {
+            record: 0,
+            latency,
+            throughput,
+            on_frontier: true,
+        };
+        let series = [
+            TradeoffSeries {
+                name: "vllm".into(),
+                points: vec![
+                    point(10.0, 100.0),
+                    point(10.0, 100.0),
+                    point(30.0, 300.0),
+                    point(10.0, 100.0),
+                    point(30.0, 300.0),
+                ],
+                // In latency order, as `tradeoff` gives them.
+                frontier: vec![0, 1, 3, 2, 4],
+            },
+            TradeoffSeries {
+                name: "sglang".into(),
+                points: vec![
+                    point(10.0, 100.0),
+                    point(f64::NAN, 5.0),
+                    point(f64::NAN, 5.0),
+                ],
+                frontier: vec![0, 1, 2],
+            },
+        ];
+        assert_eq!(
+            frontier_rows(&series, 3),
+            (
+                vec![
+                    ("vllm".to_string(), 10.0, 100.0, 3),
+                    ("vllm".to_string(), 30.0, 300.0, 2),
+                    // Another series' equal point is its own row.
+                    ("sglang".to_string(), 10.0, 100.0, 1),
+                ],
+                1
+            )
+        );
+        // NaN rows are compared apart (NaN != NaN in a tuple): same bits make one row.
+        let (rows, more) = frontier_rows(&series, 10);
+        assert_eq!(rows.len(), 4);
+        assert_eq!(more, 0);
+        assert_eq!(rows[3].0, "sglang");
+        assert!(rows[3].1.is_nan());
+        assert_eq!((rows[3].2, rows[3].3), (5.0, 2));
+        // Past `max`, distinct points are counted, not records.
+        assert_eq!(frontier_rows(&series, 1).1, 3);
+        assert_eq!(frontier_rows(&series, 2).1, 2);
     }
 
     #[test]

@@ -125,9 +125,9 @@ pub fn TradeoffView() -> impl IntoView {
             (!frontier.is_empty()).then(|| view! {
                 <h3>"Pareto frontier points"</h3>
                 <table class="records" id="frontier-table">
-                    <thead><tr><th>"Series"</th><th class="num">{latency.get().label()}</th><th class="num">{throughput.get().label()}</th></tr></thead>
-                    <tbody>{frontier.into_iter().map(|(s, l, t)| view! {
-                        <tr><td>{s}</td><td class="num">{format_value(l)}</td><td class="num">{format_value(t)}</td></tr>
+                    <thead><tr><th>"Series"</th><th class="num">{latency.get().label()}</th><th class="num">{throughput.get().label()}</th><th class="num">"Records"</th></tr></thead>
+                    <tbody>{frontier.into_iter().map(|(s, l, t, n)| view! {
+                        <tr><td>{s}</td><td class="num">{format_value(l)}</td><td class="num">{format_value(t)}</td><td class="num">{n}</td></tr>
                     }).collect_view()}</tbody>
                 </table>
                 {(more > 0).then(|| view! {
