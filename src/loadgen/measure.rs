@@ -18,7 +18,7 @@
 
 use std::collections::BTreeMap;
 
-use super::record::{ChunkLog, LengthFlag, RequestRecord};
+use super::record::{ChunkArrival, LengthFlag, RequestRecord};
 use super::stats::{summarize_owned, StreamedSummary, Summary};
 
 /// Service-level objectives for goodput, in milliseconds (vLLM's `--goodput ttft:MS tpot:MS e2el:MS`).
@@ -137,11 +137,12 @@ pub fn request_latencies(r: &RequestRecord) -> Option<RequestLatencies> {
 
 /// Calls `f` with a reply's per-token inter-token latencies (ms), in order: the `itl_ms` of
 /// [`request_latencies`], made from the reply's chunks alone.
-pub fn itl_of(chunks: &ChunkLog, f: &mut dyn FnMut(f64)) {
+pub fn itl_of(chunks: impl IntoIterator<Item = ChunkArrival>, f: &mut dyn FnMut(f64)) {
     // One observation per read: a coalesced chunk's tokens join the chunk before it. Those that
     // came in the first read with the first token join the next observed gap instead (their own
     // gaps were not observed; the first chunk's own tokens count in TTFT only, as in vLLM).
-    let mut observed: Vec<(f64, u32)> = Vec::with_capacity(chunks.len());
+    let chunks = chunks.into_iter();
+    let mut observed: Vec<(f64, u32)> = Vec::with_capacity(chunks.size_hint().0);
     let mut first_read_extra = 0u32;
     for c in chunks {
         let k = c.tokens.max(1);
@@ -286,22 +287,29 @@ pub struct MetricsTally {
 impl MetricsTally {
     /// No requests yet; goodput against `slo`.
     pub fn new(slo: Option<Slo>) -> MetricsTally {
+        MetricsTally::with_capacity(slo, 0)
+    }
+
+    /// [`MetricsTally::new`] with room for `requests` (a stage of a known size grows no list,
+    /// and holds no room beyond it).
+    pub fn with_capacity(slo: Option<Slo>, requests: usize) -> MetricsTally {
+        let list = || Vec::with_capacity(requests);
         MetricsTally {
             m: StageMetrics::default(),
             slo,
-            ttft: Vec::new(),
-            tpot: Vec::new(),
-            e2el: Vec::new(),
-            ttft_i: Vec::new(),
-            e2el_i: Vec::new(),
-            lag: Vec::new(),
-            write_delay: Vec::new(),
-            read_delay: Vec::new(),
+            ttft: list(),
+            tpot: list(),
+            e2el: list(),
+            ttft_i: list(),
+            e2el_i: list(),
+            lag: list(),
+            write_delay: list(),
+            read_delay: list(),
             good: 0,
             server_total: None,
             per_second: BTreeMap::new(),
-            edges: Vec::new(),
-            sends: Vec::new(),
+            edges: Vec::with_capacity(requests.saturating_mul(2)),
+            sends: list(),
             itl: StreamedSummary::new(),
         }
     }

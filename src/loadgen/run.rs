@@ -418,10 +418,13 @@ async fn run_inner(
             requests_file = Some(RequestsFile::create(rp)?);
         }
         let tally = match (&result_path, lean) {
-            (Some(p), true) => Some(StageTally::new(TallyConfig {
-                slo: prep.slo,
-                spool: DetailSpool::create(&spool_path(p, stage))?,
-            })),
+            (Some(p), true) => Some(StageTally::new(
+                TallyConfig {
+                    slo: prep.slo,
+                    spool: DetailSpool::create(&spool_path(p, stage))?,
+                },
+                plan.len().unwrap_or(0),
+            )),
             _ => None,
         };
         // Replies are counted and rows written by the sink's worker as requests end, off the
@@ -590,6 +593,11 @@ async fn run_inner(
         if let (Some(p), Some(_), true) = (&result_path, &requests_path, opts.write_files) {
             if lean {
                 report::write_canonical_spooled(p, &spooled_out(&outcome, &spools))?;
+                if stopped || stage + 1 == stages.len() {
+                    // No stage follows: the spools are in the file. Removed now, before a second
+                    // Ctrl-C may end the process.
+                    spools.clear();
+                }
             } else {
                 report::write_canonical(p, &stages_out(&outcome, &reqs))?;
             }

@@ -93,7 +93,14 @@ impl SeriesTally {
         if r.failure.is_none() {
             let itl = &mut self.itl;
             observed_gaps(r, |t, k, gap_ms| {
-                at(itl, second(t)).extend(std::iter::repeat_n(gap_ms, k as usize));
+                let v = at(itl, second(t));
+                let k = k as usize;
+                if v.capacity() - v.len() < k {
+                    // One sample per token, the most this holds: grown by a quarter, not doubled,
+                    // so little room is held beyond them.
+                    v.reserve_exact((v.len() / 4).max(k).max(64));
+                }
+                v.extend(std::iter::repeat_n(gap_ms, k));
             });
         }
     }

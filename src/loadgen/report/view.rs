@@ -195,6 +195,15 @@ pub struct ViewTally {
 }
 
 impl ViewTally {
+    /// No requests yet, with room for `requests`.
+    pub fn with_capacity(requests: usize) -> ViewTally {
+        ViewTally {
+            queue: Vec::with_capacity(requests),
+            incl: Vec::with_capacity(requests),
+            reasons: Vec::new(),
+        }
+    }
+
     /// Counts the next request; `e2el_ms` is its E2EL when it has latencies
     /// ([`request_latencies`]).
     pub fn add(&mut self, r: &RequestRecord, e2el_ms: Option<f64>) {

@@ -2,7 +2,9 @@
 //! [`StageTally`], in the stage's order, and the tally keeps only what the stage's end needs —
 //! a few numbers per request for the metrics, the view and the series ([`MetricsTally`],
 //! [`ViewTally`], [`SeriesTally`]), the request's reads for the second pass over the
-//! inter-token latencies, and its canonical detail written to a spool file ([`DetailSpool`]).
+//! inter-token latencies (packed, all requests' in one [`ChunkLog`]; none for a reply that came
+//! in one read, which has none), and its canonical detail written to a spool file
+//! ([`DetailSpool`]).
 //! So the records themselves are let go as they end, and the stage's end sorts samples and
 //! copies a file rather than going over every request again.
 //!
@@ -33,19 +35,24 @@ pub(super) struct StageTally {
     metrics: MetricsTally,
     view: ViewTally,
     series: SeriesTally,
-    /// The observed reads of each request with latencies, for the ITL's second pass.
-    reads: Vec<ChunkLog>,
+    /// The observed reads of each request with inter-token latencies, one after the other, for
+    /// the ITL's second pass ...
+    reads: ChunkLog,
+    /// ... and how many reads each of those requests has.
+    read_counts: Vec<u32>,
     spool: DetailSpool,
     spool_error: Option<std::io::Error>,
 }
 
 impl StageTally {
-    pub(super) fn new(config: TallyConfig) -> StageTally {
+    /// No requests yet, with room for `expected` of them.
+    pub(super) fn new(config: TallyConfig, expected: usize) -> StageTally {
         StageTally {
-            metrics: MetricsTally::new(config.slo),
-            view: ViewTally::default(),
+            metrics: MetricsTally::with_capacity(config.slo, expected),
+            view: ViewTally::with_capacity(expected),
             series: SeriesTally::new(),
-            reads: Vec::new(),
+            reads: ChunkLog::new(),
+            read_counts: Vec::new(),
             spool: config.spool,
             spool_error: None,
         }
@@ -58,7 +65,12 @@ impl StageTally {
         self.view.add(r, l.as_ref().map(|l| l.e2el_ms));
         self.series.add(r);
         if l.is_some() {
-            self.reads.push(observed_reads(&r.chunks));
+            let reads = observed_reads(&r.chunks);
+            // One read has no gap to time.
+            if reads.len() > 1 {
+                self.read_counts.push(reads.len() as u32);
+                reads.into_iter().for_each(|c| self.reads.push(c));
+            }
         }
         if self.spool_error.is_none() {
             if let Err(e) = self.spool.push(r) {
@@ -80,6 +92,7 @@ impl StageTally {
             view: view_tally,
             series,
             reads,
+            read_counts,
             spool,
             spool_error,
         } = self;
@@ -88,9 +101,12 @@ impl StageTally {
             return Err(detail.write_error(source));
         }
         let metrics = metrics.finish(duration_s, target_rate, percentiles, |f| {
-            reads.iter().for_each(|r| itl_of(r, f));
+            let mut all = reads.iter();
+            for &n in &read_counts {
+                itl_of(all.by_ref().take(n as usize), f);
+            }
         });
-        drop(reads);
+        drop((reads, read_counts));
         Ok(Tallied {
             metrics,
             view: view_tally.finish(view.0, percentiles.to_vec(), view.1),
@@ -111,7 +127,7 @@ pub(super) struct Tallied {
 /// A reply's chunks as the reads that brought them, each a chunk of all their tokens (the
 /// first read's extra tokens moved to the second, where [`itl_of`] counts them): the same
 /// inter-token latencies from one entry per read, not per chunk.
-fn observed_reads(chunks: &ChunkLog) -> ChunkLog {
+fn observed_reads(chunks: &ChunkLog) -> Vec<ChunkArrival> {
     let mut reads: Vec<(f64, u32)> = Vec::new();
     let mut first_read_extra = 0u32;
     for c in chunks {
@@ -124,7 +140,7 @@ fn observed_reads(chunks: &ChunkLog) -> ChunkLog {
         }
     }
     if let Some(second) = reads.get_mut(1) {
-        second.1 += first_read_extra;
+        second.1 = second.1.saturating_add(first_read_extra);
     }
     reads
         .into_iter()
@@ -240,7 +256,8 @@ mod tests {
         for r in recorded(60) {
             let (mut a, mut b) = (Vec::new(), Vec::new());
             itl_of(&r.chunks, &mut |v| a.push(v.to_bits()));
-            itl_of(&observed_reads(&r.chunks), &mut |v| b.push(v.to_bits()));
+            let reads: ChunkLog = observed_reads(&r.chunks).into_iter().collect();
+            itl_of(&reads, &mut |v| b.push(v.to_bits()));
             assert_eq!(a, b, "request {}", r.index);
         }
     }
@@ -273,7 +290,7 @@ mod tests {
 
         let dir = tempfile::tempdir().unwrap();
         let spool = DetailSpool::create(&dir.path().join("spool")).unwrap();
-        let tally = StageTally::new(TallyConfig { slo, spool });
+        let tally = StageTally::new(TallyConfig { slo, spool }, 40);
         let config = SinkConfig {
             tokenizer: None,
             stage: 0,
