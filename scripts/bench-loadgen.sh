@@ -9,7 +9,8 @@
 #   2. Mock at 50 ms TTFT / 5 ms ITL, concurrency 64: TTFT the client reports vs the mock's 50 ms
 #      and vs the mock's own view (added TTFT, mean and p99).
 #   3. At scale: `benchlens run` at SCALE requests (default 20000 and 50000) against the
-#      zero-delay mock, concurrency 256, 128 tokens/request: peak resident memory per request
+#      zero-delay mock (or one SCALE_ITL_MS apart between tokens), concurrency 256,
+#      128 tokens/request: peak resident memory per request
 #      (/usr/bin/time's maximum RSS minus that of a 100-request run, over the request count) and
 #      the seconds from the load's end (the run's own stage_start_unix_s + duration_s) to the
 #      process's exit, when its files are final. With OLD=<another build's benchlens> the two
@@ -20,7 +21,7 @@
 #
 # Environment: PROMPTS (requests in the zero-delay run, default 30000), BENCHLENS (a built
 # binary; default: cargo build --release), PARTS (which parts to run, default "1 2 3"), SCALE,
-# OLD, REPS (part 3).
+# SCALE_ITL_MS (default 0), OLD, REPS (part 3).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -120,9 +121,10 @@ range() { sort -g | awk -v f="$1" 'NR == 1 { lo = $1 } { hi = $1 } END { printf 
 if part 3; then
 SCALE="${SCALE-20000 50000}"
 REPS="${REPS:-2}"
+SCALE_ITL_MS="${SCALE_ITL_MS:-0}"
 builds=("new=$BENCHLENS")
 [[ -n "${OLD:-}" ]] && builds=("old=$OLD" "${builds[@]}")
-start_mock --ttft-ms 0 --itl-ms 0 --tokens-per-chunk 1
+start_mock --ttft-ms 0 --itl-ms "$SCALE_ITL_MS" --tokens-per-chunk 1
 : > "$work/scale.rows"
 for rep in $(seq "$REPS"); do
   for b in "${builds[@]}"; do
@@ -136,7 +138,7 @@ for rep in $(seq "$REPS"); do
   done
 done
 stop_mock
-echo "at scale: zero-delay mock, concurrency 256, 128 tokens/request, $REPS run(s) per build:"
+echo "at scale: mock at 0 ms TTFT / $SCALE_ITL_MS ms ITL, concurrency 256, 128 tokens/request, $REPS run(s) per build:"
 for b in "${builds[@]}"; do
   for n in $SCALE; do
     rows="$(awk -v b="${b%%=*}" -v n="$n" '$1 == b && $2 == n' "$work/scale.rows")"

@@ -18,8 +18,8 @@
 
 use std::collections::BTreeMap;
 
-use super::record::{LengthFlag, RequestRecord};
-use super::stats::{summarize, summarize_streamed, Summary};
+use super::record::{ChunkArrival, LengthFlag, RequestRecord};
+use super::stats::{summarize_owned, StreamedSummary, Summary};
 
 /// Service-level objectives for goodput, in milliseconds (vLLM's `--goodput ttft:MS tpot:MS e2el:MS`).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -107,6 +107,11 @@ pub struct RequestLatencies {
     pub e2el_ms: f64,
 }
 
+/// Whether [`request_latencies`] gives the request's latencies (without making them).
+pub fn has_latencies(r: &RequestRecord) -> bool {
+    r.failure.is_none() && r.ttft_s.is_some() && r.e2el_s.is_some()
+}
+
 /// Latencies of a successful request; `None` for failed ones or ones without a token.
 pub fn request_latencies(r: &RequestRecord) -> Option<RequestLatencies> {
     if r.failure.is_some() {
@@ -120,12 +125,26 @@ pub fn request_latencies(r: &RequestRecord) -> Option<RequestLatencies> {
     } else {
         0.0
     };
+    let mut itl = Vec::with_capacity(out as usize);
+    itl_of(&r.chunks, &mut |v| itl.push(v));
+    Some(RequestLatencies {
+        ttft_ms: ttft * 1e3,
+        tpot_ms: tpot * 1e3,
+        itl_ms: itl,
+        e2el_ms: e2el * 1e3,
+    })
+}
+
+/// Calls `f` with a reply's per-token inter-token latencies (ms), in order: the `itl_ms` of
+/// [`request_latencies`], made from the reply's chunks alone.
+pub fn itl_of(chunks: impl IntoIterator<Item = ChunkArrival>, f: &mut dyn FnMut(f64)) {
     // One observation per read: a coalesced chunk's tokens join the chunk before it. Those that
     // came in the first read with the first token join the next observed gap instead (their own
     // gaps were not observed; the first chunk's own tokens count in TTFT only, as in vLLM).
-    let mut observed: Vec<(f64, u32)> = Vec::with_capacity(r.chunks.len());
+    let chunks = chunks.into_iter();
+    let mut observed: Vec<(f64, u32)> = Vec::with_capacity(chunks.size_hint().0);
     let mut first_read_extra = 0u32;
-    for c in &r.chunks {
+    for c in chunks {
         let k = c.tokens.max(1);
         let first_read = observed.len() == 1;
         match observed.last_mut() {
@@ -134,18 +153,13 @@ pub fn request_latencies(r: &RequestRecord) -> Option<RequestLatencies> {
             _ => observed.push((c.at_s, k)),
         }
     }
-    let mut itl = Vec::with_capacity(out as usize);
     for (i, w) in observed.windows(2).enumerate() {
         let k = w[1].1 + if i == 0 { first_read_extra } else { 0 };
         let gap = (w[1].0 - w[0].0) / f64::from(k);
-        itl.extend(std::iter::repeat_n(gap * 1e3, k as usize));
+        for _ in 0..k {
+            f(gap * 1e3);
+        }
     }
-    Some(RequestLatencies {
-        ttft_ms: ttft * 1e3,
-        tpot_ms: tpot * 1e3,
-        itl_ms: itl,
-        e2el_ms: e2el * 1e3,
-    })
 }
 
 /// Everything reported for one stage.
@@ -235,30 +249,87 @@ pub fn compute(
     percentiles: &[f64],
     slo: Option<Slo>,
 ) -> StageMetrics {
-    let mut m = StageMetrics {
-        duration_s,
-        target_rate,
-        ..StageMetrics::default()
-    };
-    let (mut ttft, mut tpot, mut e2el) = (vec![], vec![], vec![]);
-    let (mut ttft_i, mut e2el_i, mut lag) = (vec![], vec![], vec![]);
-    let (mut write_delay, mut read_delay) = (vec![], vec![]);
-    let mut good = 0u64;
-    let mut server_total: Option<u64> = None;
-    let mut per_second: BTreeMap<i64, u64> = BTreeMap::new();
-    let mut edges: Vec<(f64, i32)> = Vec::new();
+    let mut tally = MetricsTally::new(slo);
     for r in requests {
-        lag.push(r.schedule_lag_s * 1e3);
-        write_delay.extend(r.write_delay_s.map(|s| s * 1e3));
-        read_delay.extend(r.first_read_delay_s.map(|s| s * 1e3));
-        let Some(l) = request_latencies(r) else {
+        tally.add(r, request_latencies(r).as_ref());
+    }
+    // One ITL sample per token after the first, far more than requests: read from the records
+    // again rather than held (8 bytes a token, more than a request's packed chunks).
+    tally.finish(duration_s, target_rate, percentiles, |f| {
+        for r in requests.iter().filter(|r| has_latencies(r)) {
+            itl_of(&r.chunks, f);
+        }
+    })
+}
+
+/// [`compute`] one request at a time, as a stage's requests end (in the stage's order: the
+/// figures are then those of [`compute`] bit for bit). Holds a few numbers per request, not the
+/// request.
+pub struct MetricsTally {
+    m: StageMetrics,
+    slo: Option<Slo>,
+    ttft: Vec<f64>,
+    tpot: Vec<f64>,
+    e2el: Vec<f64>,
+    ttft_i: Vec<f64>,
+    e2el_i: Vec<f64>,
+    lag: Vec<f64>,
+    write_delay: Vec<f64>,
+    read_delay: Vec<f64>,
+    good: u64,
+    server_total: Option<u64>,
+    per_second: BTreeMap<i64, u64>,
+    edges: Vec<(f64, i32)>,
+    sends: Vec<f64>,
+    itl: StreamedSummary,
+}
+
+impl MetricsTally {
+    /// No requests yet; goodput against `slo`.
+    pub fn new(slo: Option<Slo>) -> MetricsTally {
+        MetricsTally::with_capacity(slo, 0)
+    }
+
+    /// [`MetricsTally::new`] with room for `requests` (a stage of a known size grows no list,
+    /// and holds no room beyond it).
+    pub fn with_capacity(slo: Option<Slo>, requests: usize) -> MetricsTally {
+        let list = || Vec::with_capacity(requests);
+        MetricsTally {
+            m: StageMetrics::default(),
+            slo,
+            ttft: list(),
+            tpot: list(),
+            e2el: list(),
+            ttft_i: list(),
+            e2el_i: list(),
+            lag: list(),
+            write_delay: list(),
+            read_delay: list(),
+            good: 0,
+            server_total: None,
+            per_second: BTreeMap::new(),
+            edges: Vec::with_capacity(requests.saturating_mul(2)),
+            sends: list(),
+            itl: StreamedSummary::new(),
+        }
+    }
+
+    /// Counts the next request; `l` is its [`request_latencies`].
+    pub fn add(&mut self, r: &RequestRecord, l: Option<&RequestLatencies>) {
+        let m = &mut self.m;
+        self.sends.push(r.sent_at_s);
+        self.lag.push(r.schedule_lag_s * 1e3);
+        self.write_delay.extend(r.write_delay_s.map(|s| s * 1e3));
+        self.read_delay
+            .extend(r.first_read_delay_s.map(|s| s * 1e3));
+        let Some(l) = l else {
             m.failed += 1;
             let kind = r
                 .failure
                 .as_ref()
                 .map_or("no_tokens".to_string(), |f| f.kind.name());
             *m.failures.entry(kind).or_default() += 1;
-            continue;
+            return;
         };
         m.completed += 1;
         match r.length_flag() {
@@ -282,7 +353,7 @@ pub fn compute(
             *m.total_output_text.get_or_insert(0) += t;
         }
         if let Some(s) = r.output_tokens_server {
-            *server_total.get_or_insert(0) += s;
+            *self.server_total.get_or_insert(0) += s;
             if s != r.output_tokens_text.unwrap_or(r.output_chunks_local) {
                 m.output_count_mismatches += 1;
             }
@@ -291,69 +362,96 @@ pub fn compute(
         // client's own delay in writing it.
         let wait = r.sent_at_s - r.intended_at_s + r.write_delay_s.unwrap_or(0.0);
         let origin = r.sent_at_s + r.write_delay_s.unwrap_or(0.0);
-        ttft_i.push(l.ttft_ms + wait * 1e3);
-        e2el_i.push(l.e2el_ms + wait * 1e3);
-        if let Some(s) = slo {
+        self.ttft_i.push(l.ttft_ms + wait * 1e3);
+        self.e2el_i.push(l.e2el_ms + wait * 1e3);
+        if let Some(s) = self.slo {
             let ok = s.ttft_ms.is_none_or(|x| l.ttft_ms <= x)
                 && s.tpot_ms.is_none_or(|x| l.tpot_ms <= x)
                 && s.e2el_ms.is_none_or(|x| l.e2el_ms <= x);
-            good += u64::from(ok);
+            self.good += u64::from(ok);
         }
         for c in &r.chunks {
             let t = origin + c.at_s;
-            *per_second.entry(t.floor() as i64).or_default() += u64::from(c.tokens);
+            *self.per_second.entry(t.floor() as i64).or_default() += u64::from(c.tokens);
         }
-        edges.push((origin, 1));
-        edges.push((origin + l.e2el_ms / 1e3, -1));
-        ttft.push(l.ttft_ms);
-        tpot.push(l.tpot_ms);
-        e2el.push(l.e2el_ms);
-    }
-    m.total_output_server = server_total;
-    // Ends sort before starts at the same instant: back-to-back requests do not overlap.
-    edges.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-    let mut live = 0i64;
-    for (_, d) in edges {
-        live += i64::from(d);
-        m.max_concurrent_requests = m.max_concurrent_requests.max(live as u64);
-    }
-    m.max_output_tokens_per_s = per_second.values().copied().max().unwrap_or(0) as f64;
-    if duration_s > 0.0 {
-        m.request_throughput = m.completed as f64 / duration_s;
-        m.output_throughput = m.total_output as f64 / duration_s;
-        m.total_token_throughput = (m.total_input + m.total_output) as f64 / duration_s;
-        m.request_goodput = slo.map(|_| good as f64 / duration_s);
-    }
-    if m.completed > 0 {
-        m.mean_input_len = Some(m.total_input as f64 / m.completed as f64);
-        m.mean_output_len = Some(m.total_output as f64 / m.completed as f64);
-    }
-    let mut sends: Vec<f64> = requests.iter().map(|r| r.sent_at_s).collect();
-    sends.sort_by(f64::total_cmp);
-    if let (Some(first), Some(last)) = (sends.first(), sends.last()) {
-        if sends.len() > 1 && last > first {
-            m.achieved_rate = Some((sends.len() - 1) as f64 / (last - first));
+        self.edges.push((origin, 1));
+        self.edges.push((origin + l.e2el_ms / 1e3, -1));
+        self.ttft.push(l.ttft_ms);
+        self.tpot.push(l.tpot_ms);
+        self.e2el.push(l.e2el_ms);
+        for &v in &l.itl_ms {
+            self.itl.add(v);
         }
     }
-    m.ttft = summarize(&ttft, percentiles);
-    m.tpot = summarize(&tpot, percentiles);
-    // One ITL sample per token after the first, far more than requests: read from the records
-    // again rather than held (8 bytes a token, more than a request's packed chunks).
-    m.itl = summarize_streamed(
-        |f| {
-            for l in requests.iter().filter_map(request_latencies) {
-                l.itl_ms.iter().for_each(|&v| f(v));
+
+    /// The stage's metrics. `itl_again` gives the ITL samples of the requests counted, in the
+    /// same order, once more (their [`itl_of`], for each request with latencies).
+    pub fn finish(
+        self,
+        duration_s: f64,
+        target_rate: f64,
+        percentiles: &[f64],
+        itl_again: impl Fn(&mut dyn FnMut(f64)),
+    ) -> StageMetrics {
+        let MetricsTally {
+            mut m,
+            slo,
+            ttft,
+            tpot,
+            e2el,
+            ttft_i,
+            e2el_i,
+            lag,
+            write_delay,
+            read_delay,
+            good,
+            server_total,
+            per_second,
+            mut edges,
+            mut sends,
+            itl,
+        } = self;
+        m.duration_s = duration_s;
+        m.target_rate = target_rate;
+        m.total_output_server = server_total;
+        // Ends sort before starts at the same instant: back-to-back requests do not overlap.
+        edges.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        let mut live = 0i64;
+        for (_, d) in edges {
+            live += i64::from(d);
+            m.max_concurrent_requests = m.max_concurrent_requests.max(live as u64);
+        }
+        m.max_output_tokens_per_s = per_second.values().copied().max().unwrap_or(0) as f64;
+        if duration_s > 0.0 {
+            m.request_throughput = m.completed as f64 / duration_s;
+            m.output_throughput = m.total_output as f64 / duration_s;
+            m.total_token_throughput = (m.total_input + m.total_output) as f64 / duration_s;
+            m.request_goodput = slo.map(|_| good as f64 / duration_s);
+        }
+        if m.completed > 0 {
+            m.mean_input_len = Some(m.total_input as f64 / m.completed as f64);
+            m.mean_output_len = Some(m.total_output as f64 / m.completed as f64);
+        }
+        sends.sort_by(f64::total_cmp);
+        if let (Some(first), Some(last)) = (sends.first(), sends.last()) {
+            if sends.len() > 1 && last > first {
+                m.achieved_rate = Some((sends.len() - 1) as f64 / (last - first));
             }
-        },
-        percentiles,
-    );
-    m.e2el = summarize(&e2el, percentiles);
-    m.ttft_from_intended = summarize(&ttft_i, percentiles);
-    m.e2el_from_intended = summarize(&e2el_i, percentiles);
-    m.schedule_lag = summarize(&lag, percentiles);
-    m.write_delay = summarize(&write_delay, percentiles);
-    m.read_delay = summarize(&read_delay, percentiles);
-    m
+        }
+        drop(sends);
+        // Sorted in place (as `summarize` sorts its copy): the same figures.
+        let sum = |v: Vec<f64>| summarize_owned(v, percentiles);
+        m.ttft = sum(ttft);
+        m.tpot = sum(tpot);
+        m.itl = itl.finish(itl_again, percentiles);
+        m.e2el = sum(e2el);
+        m.ttft_from_intended = sum(ttft_i);
+        m.e2el_from_intended = sum(e2el_i);
+        m.schedule_lag = sum(lag);
+        m.write_delay = sum(write_delay);
+        m.read_delay = sum(read_delay);
+        m
+    }
 }
 
 /// Share of timed chunks that came coalesced from which the summary says the per-chunk ITL

@@ -26,13 +26,16 @@ mod stage_info;
 mod view;
 mod vllm;
 
-pub use canonical_file::{write_canonical, write_doc, StageOut};
+pub use canonical_file::{
+    write_canonical, write_canonical_spooled, write_doc, DetailSpool, SpooledDetail, StageOut,
+    StageSpooled,
+};
 pub use console::summary_text;
 pub use jsonl::request_line;
 pub use record::{request_detail, stage_record};
 pub use stage_info::StageInfo;
 pub use view::{
-    error_reasons, ErrorReason, PercentileMetric, SummaryView, UnknownPercentileMetric,
+    error_reasons, ErrorReason, PercentileMetric, SummaryView, UnknownPercentileMetric, ViewTally,
     REASON_BYTES,
 };
 pub use vllm::{vllm_file_name, vllm_json};

@@ -37,17 +37,19 @@ mod scrape;
 mod setup;
 mod sink;
 mod stage;
+mod tally;
 mod vllm_command;
 
 pub use opts::{DatasetKind, RunOpts};
 pub use prepare::parse_header;
 pub use vllm_command::vllm_command_line;
 
-use super::report::StageOut;
+use super::report::{DetailSpool, SpooledDetail, StageOut, StageSpooled};
 use prepare::{headers, invalid, prepare};
 use setup::{first_model, load_prompts, result_paths, Loaded, ResultPaths};
 use sink::{RequestsFile, SinkConfig};
 use stage::{progress_bar, run_stage, StageRun, TurnBodies, Workload};
+use tally::{StageTally, Tallied, TallyConfig};
 
 /// What a run produced.
 #[derive(Debug, Default)]
@@ -56,7 +58,8 @@ pub struct RunOutcome {
     pub records: Vec<Record>,
     /// Metrics per stage.
     pub metrics: Vec<StageMetrics>,
-    /// Per-request measurements per stage.
+    /// Per-request measurements per stage (empty for the stages [`run`] tallies as they run,
+    /// see `lean` in [`run_inner`]: their requests are not held).
     pub requests: Vec<Vec<RequestRecord>>,
     /// The console summaries printed.
     pub summaries: Vec<String>,
@@ -154,8 +157,11 @@ pub async fn run_with_stop(
 
 /// [`run_with_stop`], saying on `written` when the files of an interrupted run are written.
 /// Without `detail_in_records` the outcome's records leave out their per-request detail (the
-/// canonical file has it, made from [`RunOutcome::requests`] as it is written), so a long run
-/// holds each request once.
+/// canonical file has it), and when the files go to disk without `--vllm-compatible` (which
+/// writes every request again) or `--steady-window` (which picks requests after the stage),
+/// the run is `lean`: each stage's figures and canonical detail are made while it runs
+/// ([`tally`]), its requests are let go as they end, and the stage's end sorts samples and
+/// copies the spooled detail into the canonical file.
 async fn run_inner(
     opts: RunOpts,
     mut stop: watch::Receiver<bool>,
@@ -300,6 +306,7 @@ async fn run_inner(
                 keep_text: false,
                 file: None,
             },
+            None,
         )
         .await?;
         let reqs = warm.records;
@@ -333,6 +340,15 @@ async fn run_inner(
     };
     // Rows go to the per-request file as requests end (see `sink`).
     let mut requests_file: Option<RequestsFile> = None;
+    let lean = !detail_in_records
+        && !opts.vllm_compatible
+        && !opts.steady_window
+        && opts.write_files
+        && result_path.is_some()
+        && requests_path.is_some();
+    // The lean stages' spooled canonical detail, kept (and rewritten into the canonical file)
+    // to the run's end.
+    let mut spools: Vec<SpooledDetail> = Vec::new();
     let stages: Vec<(f64, Option<u64>)> = prep
         .rates
         .iter()
@@ -401,10 +417,21 @@ async fn run_inner(
         ) {
             requests_file = Some(RequestsFile::create(rp)?);
         }
+        let tally = match (&result_path, lean) {
+            (Some(p), true) => Some(StageTally::new(
+                TallyConfig {
+                    slo: prep.slo,
+                    spool: DetailSpool::create(&spool_path(p, stage))?,
+                },
+                plan.len().unwrap_or(0),
+            )),
+            _ => None,
+        };
         // Replies are counted and rows written by the sink's worker as requests end, off the
         // tasks that measure.
         let StageRun {
             records: mut reqs,
+            tallied,
             duration_s: duration,
             stopped,
             released,
@@ -422,6 +449,7 @@ async fn run_inner(
                 keep_text: opts.vllm_compatible && opts.save_detailed,
                 file: requests_file.take(),
             },
+            tally,
         )
         .await?;
         requests_file = file;
@@ -429,49 +457,72 @@ async fn run_inner(
             pb.finish_and_clear();
         }
         outcome.partial |= stopped;
-        // Requests cut off by Ctrl-C are neither successes nor failures: they are in the JSON
-        // Lines only.
-        let sent = reqs.len();
-        reqs.retain(|r| {
-            r.failure
-                .as_ref()
-                .is_none_or(|f| f.kind != FailureKind::Cancelled)
-        });
-        let cancelled = (sent - reqs.len()) as u64;
         let readings = scraper
             .map(|(h, r)| scrape::finish(h, &r))
             .unwrap_or_default();
-        // Every request of the stage, warm-up and drain included, second by second, and the
-        // server's telemetry on the same seconds.
-        let mut series = timeline::series(&reqs);
+        let (m, view, mut series, cancelled, window) = match tallied {
+            Some(t) => {
+                // Requests cut off by Ctrl-C are neither successes nor failures: they are in
+                // the JSON Lines only (the tally left them out).
+                let cancelled = t.cancelled as u64;
+                let Tallied {
+                    metrics,
+                    view,
+                    series,
+                    detail,
+                } = t.tally.finish(
+                    duration,
+                    rate,
+                    &opts.percentiles,
+                    (prep.percentile_metrics.clone(), cancelled),
+                )?;
+                spools.push(detail);
+                (metrics, view, series, cancelled, None)
+            }
+            None => {
+                // Requests cut off by Ctrl-C are neither successes nor failures: they are in the JSON
+                // Lines only.
+                let sent = reqs.len();
+                reqs.retain(|r| {
+                    r.failure
+                        .as_ref()
+                        .is_none_or(|f| f.kind != FailureKind::Cancelled)
+                });
+                let cancelled = (sent - reqs.len()) as u64;
+                // Every request of the stage, warm-up and drain included, second by second, and the
+                // server's telemetry on the same seconds.
+                let series = timeline::series(&reqs);
+                let window = opts.steady_window.then(|| steady_window_of(&reqs));
+                let duration = match &window {
+                    Some(w) => {
+                        // The window's indices are ascending: keep those requests, in order.
+                        let mut inside = vec![false; reqs.len()];
+                        for &i in &w.indices {
+                            if let Some(k) = inside.get_mut(i) {
+                                *k = true;
+                            }
+                        }
+                        let mut at = 0;
+                        reqs.retain(|_| {
+                            at += 1;
+                            inside[at - 1]
+                        });
+                        (w.end_s - w.start_s).max(1e-9)
+                    }
+                    None => duration,
+                };
+                let m = compute(&reqs, duration, rate, &opts.percentiles, prep.slo);
+                let view = SummaryView::new(
+                    prep.percentile_metrics.clone(),
+                    opts.percentiles.clone(),
+                    &reqs,
+                    cancelled,
+                );
+                (m, view, series, cancelled, window)
+            }
+        };
         let seconds = series.get("t_s").map_or(0, Vec::len);
         series.extend(telemetry::columns(&readings, seconds));
-        let window = opts.steady_window.then(|| steady_window_of(&reqs));
-        let duration = match &window {
-            Some(w) => {
-                // The window's indices are ascending: keep those requests, in order.
-                let mut inside = vec![false; reqs.len()];
-                for &i in &w.indices {
-                    if let Some(k) = inside.get_mut(i) {
-                        *k = true;
-                    }
-                }
-                let mut at = 0;
-                reqs.retain(|_| {
-                    at += 1;
-                    inside[at - 1]
-                });
-                (w.end_s - w.start_s).max(1e-9)
-            }
-            None => duration,
-        };
-        let m = compute(&reqs, duration, rate, &opts.percentiles, prep.slo);
-        let view = SummaryView::new(
-            prep.percentile_metrics.clone(),
-            opts.percentiles.clone(),
-            &reqs,
-            cancelled,
-        );
         let info = StageInfo {
             stage,
             model: model.clone(),
@@ -540,7 +591,16 @@ async fn run_inner(
         // Rewritten after every stage so an interrupted run keeps what it measured (the
         // per-request rows are on disk already).
         if let (Some(p), Some(_), true) = (&result_path, &requests_path, opts.write_files) {
-            report::write_canonical(p, &stages_out(&outcome, &reqs))?;
+            if lean {
+                report::write_canonical_spooled(p, &spooled_out(&outcome, &spools))?;
+                if stopped || stage + 1 == stages.len() {
+                    // No stage follows: the spools are in the file. Removed now, before a second
+                    // Ctrl-C may end the process.
+                    spools.clear();
+                }
+            } else {
+                report::write_canonical(p, &stages_out(&outcome, &reqs))?;
+            }
         }
         if opts.vllm_compatible && opts.write_files {
             let name = match &opts.result_filename {
@@ -599,4 +659,25 @@ fn stages_out<'a>(outcome: &'a RunOutcome, last: &'a [RequestRecord]) -> Vec<Sta
             requests: outcome.requests.get(i).map_or(last, Vec::as_slice),
         })
         .collect()
+}
+
+/// The stages to write of a lean run: every record so far with its spooled detail.
+fn spooled_out<'a>(outcome: &'a RunOutcome, spools: &'a [SpooledDetail]) -> Vec<StageSpooled<'a>> {
+    outcome
+        .records
+        .iter()
+        .zip(spools)
+        .map(|(record, detail)| StageSpooled { record, detail })
+        .collect()
+}
+
+/// Where a lean stage's canonical detail is spooled: a hidden file beside the result.
+fn spool_path(result: &std::path::Path, stage: usize) -> PathBuf {
+    let name = result
+        .file_name()
+        .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
+    result.with_file_name(format!(
+        ".{name}.stage{stage}-detail.tmp-{}",
+        std::process::id()
+    ))
 }

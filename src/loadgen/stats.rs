@@ -67,62 +67,105 @@ pub fn summarize_streamed(
     each: impl Fn(&mut dyn FnMut(f64)),
     percentiles: &[f64],
 ) -> Option<Summary> {
-    let mut counts = vec![0u64; 1 << BUCKET_BITS];
-    let (mut n, mut sum) = (0usize, 0.0f64);
-    each(&mut |v| {
+    let mut first = StreamedSummary::new();
+    each(&mut |v| first.add(v));
+    first.finish(each, percentiles)
+}
+
+/// [`summarize_streamed`] with its first pass fed one sample at a time as the samples come
+/// (while a stage runs), and its second pass over the same samples, in the same order, at
+/// [`finish`](StreamedSummary::finish): the same figures, bit for bit.
+pub struct StreamedSummary {
+    /// Samples per bucket of their high bits.
+    counts: Vec<u64>,
+    /// Samples (not NaN) so far.
+    n: usize,
+    /// Their sum, in the order given.
+    sum: f64,
+}
+
+impl Default for StreamedSummary {
+    fn default() -> StreamedSummary {
+        StreamedSummary::new()
+    }
+}
+
+impl StreamedSummary {
+    /// No samples yet (8 MB of bucket counts).
+    pub fn new() -> StreamedSummary {
+        StreamedSummary {
+            counts: vec![0u64; 1 << BUCKET_BITS],
+            n: 0,
+            sum: 0.0,
+        }
+    }
+
+    /// The first pass over one sample.
+    pub fn add(&mut self, v: f64) {
         if !v.is_nan() {
-            n += 1;
-            sum += v;
-            counts[bucket(v)] += 1;
-        }
-    });
-    if n == 0 {
-        return None;
-    }
-    let mean = sum / n as f64;
-    // The ranks read, and the bucket holding each: buckets in key order, so ranks add up.
-    let mut wanted: BTreeMap<usize, (usize, usize)> = BTreeMap::new(); // rank -> (bucket, first rank in it)
-    for p in percentiles.iter().copied().chain([50.0]) {
-        for rank in percentile_ranks(n, p).into_iter().flatten() {
-            wanted.insert(rank, (0, 0));
+            self.n += 1;
+            self.sum += v;
+            self.counts[bucket(v)] += 1;
         }
     }
-    let (mut below, mut b) = (0usize, 0usize);
-    for (rank, slot) in wanted.iter_mut() {
-        while below + counts[b] as usize <= *rank {
-            below += counts[b] as usize;
-            b += 1;
+
+    /// The summary: `each` gives the samples [`add`](StreamedSummary::add) was given, in the
+    /// same order, once more.
+    pub fn finish(
+        self,
+        each: impl Fn(&mut dyn FnMut(f64)),
+        percentiles: &[f64],
+    ) -> Option<Summary> {
+        let StreamedSummary { counts, n, sum } = self;
+        if n == 0 {
+            return None;
         }
-        *slot = (b, below);
-    }
-    let mut kept: BTreeMap<usize, Vec<f64>> =
-        wanted.values().map(|&(b, _)| (b, Vec::new())).collect();
-    let mut var_sum = 0.0f64;
-    each(&mut |v| {
-        if !v.is_nan() {
-            var_sum += (v - mean).powi(2);
-            if let Some(k) = kept.get_mut(&bucket(v)) {
-                k.push(v);
+        let mean = sum / n as f64;
+        // The ranks read, and the bucket holding each: buckets in key order, so ranks add up.
+        let mut wanted: BTreeMap<usize, (usize, usize)> = BTreeMap::new(); // rank -> (bucket, first rank in it)
+        for p in percentiles.iter().copied().chain([50.0]) {
+            for rank in percentile_ranks(n, p).into_iter().flatten() {
+                wanted.insert(rank, (0, 0));
             }
         }
-    });
-    for k in kept.values_mut() {
-        k.sort_by(f64::total_cmp);
+        let (mut below, mut b) = (0usize, 0usize);
+        for (rank, slot) in wanted.iter_mut() {
+            while below + counts[b] as usize <= *rank {
+                below += counts[b] as usize;
+                b += 1;
+            }
+            *slot = (b, below);
+        }
+        drop(counts);
+        let mut kept: BTreeMap<usize, Vec<f64>> =
+            wanted.values().map(|&(b, _)| (b, Vec::new())).collect();
+        let mut var_sum = 0.0f64;
+        each(&mut |v| {
+            if !v.is_nan() {
+                var_sum += (v - mean).powi(2);
+                if let Some(k) = kept.get_mut(&bucket(v)) {
+                    k.push(v);
+                }
+            }
+        });
+        for k in kept.values_mut() {
+            k.sort_by(f64::total_cmp);
+        }
+        let at = |rank: usize| {
+            let &(b, first) = wanted.get(&rank)?;
+            kept.get(&b)?.get(rank - first).copied()
+        };
+        Some(Summary {
+            count: n,
+            mean,
+            median: percentile_ranked(n, 50.0, at).unwrap_or(0.0),
+            std: (var_sum / n as f64).sqrt(),
+            percentiles: percentiles
+                .iter()
+                .filter_map(|&p| percentile_ranked(n, p, at).map(|v| (p, v)))
+                .collect(),
+        })
     }
-    let at = |rank: usize| {
-        let &(b, first) = wanted.get(&rank)?;
-        kept.get(&b)?.get(rank - first).copied()
-    };
-    Some(Summary {
-        count: n,
-        mean,
-        median: percentile_ranked(n, 50.0, at).unwrap_or(0.0),
-        std: (var_sum / n as f64).sqrt(),
-        percentiles: percentiles
-            .iter()
-            .filter_map(|&p| percentile_ranked(n, p, at).map(|v| (p, v)))
-            .collect(),
-    })
 }
 
 /// The bucket of a (non-NaN) sample: the high bits of a key that orders as `f64::total_cmp`.

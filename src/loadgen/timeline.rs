@@ -19,67 +19,153 @@ const QUANTILES: [(f64, &str); 3] = [(50.0, "p50"), (90.0, "p90"), (99.0, "p99")
 /// The series of a stage's requests, by column (see [`crate::model::Record::series`]); empty
 /// when no request was sent.
 pub fn series(requests: &[RequestRecord]) -> BTreeMap<String, Vec<f64>> {
-    let end_s = requests
-        .iter()
-        .map(|r| r.sent_at_s + r.e2el_s.or(r.ttft_s).unwrap_or(0.0))
-        .chain(requests.iter().map(|r| r.sent_at_s))
-        .fold(f64::NEG_INFINITY, f64::max);
-    if !end_s.is_finite() {
-        return BTreeMap::new();
-    }
-    let seconds = (end_s.max(0.0).floor() as usize) + 1;
-    let bin = |t: f64| (t.max(0.0).floor() as usize).min(seconds - 1);
-    let mut sent = vec![0.0; seconds];
-    let mut in_flight = vec![0.0; seconds];
-    let mut tokens = vec![0.0; seconds];
-    let mut ttft: Vec<Vec<f64>> = vec![Vec::new(); seconds];
-    // Each second's ITL samples get their exact room first: a stage's samples are one per
-    // token, the most this function holds.
-    let mut itl_count = vec![0usize; seconds];
-    for r in requests.iter().filter(|r| r.failure.is_none()) {
-        observed_gaps(r, |at, k, _| itl_count[bin(at)] += k as usize);
-    }
-    let mut itl: Vec<Vec<f64>> = itl_count.into_iter().map(Vec::with_capacity).collect();
+    let mut tally = SeriesTally::new();
     for r in requests {
-        sent[bin(r.sent_at_s)] += 1.0;
+        tally.add(r);
+    }
+    tally.finish()
+}
+
+/// [`series`] one request at a time, as a stage's requests end (in the stage's order: the
+/// columns are then those of [`series`] bit for bit). Each second's columns grow as requests
+/// reach it; a failed reply's chunks past the stage's last end count in its last second, as
+/// [`series`] counts them.
+pub struct SeriesTally {
+    /// The latest send or end so far (seconds from the stage's start).
+    end_s: f64,
+    sent: Vec<f64>,
+    in_flight: Vec<f64>,
+    tokens: Vec<f64>,
+    ttft: Vec<Vec<f64>>,
+    itl: Vec<Vec<f64>>,
+}
+
+impl Default for SeriesTally {
+    fn default() -> SeriesTally {
+        SeriesTally::new()
+    }
+}
+
+/// `v[i]`, `v` grown to hold it.
+fn at<T: Default>(v: &mut Vec<T>, i: usize) -> &mut T {
+    if v.len() <= i {
+        v.resize_with(i + 1, T::default);
+    }
+    &mut v[i]
+}
+
+/// The second of a time (seconds from the stage's start; before it: the first).
+fn second(t: f64) -> usize {
+    t.max(0.0).floor() as usize
+}
+
+impl SeriesTally {
+    /// No requests yet.
+    pub fn new() -> SeriesTally {
+        SeriesTally {
+            end_s: f64::NEG_INFINITY,
+            sent: Vec::new(),
+            in_flight: Vec::new(),
+            tokens: Vec::new(),
+            ttft: Vec::new(),
+            itl: Vec::new(),
+        }
+    }
+
+    /// Counts the next request.
+    pub fn add(&mut self, r: &RequestRecord) {
+        self.end_s = self
+            .end_s
+            .max(r.sent_at_s + r.e2el_s.or(r.ttft_s).unwrap_or(0.0))
+            .max(r.sent_at_s);
+        *at(&mut self.sent, second(r.sent_at_s)) += 1.0;
         let end = r.sent_at_s + r.e2el_s.unwrap_or(0.0);
-        spread_presence(&mut in_flight, r.sent_at_s, end);
+        // Room for the seconds the request spans (no later than the stage's end).
+        let from = r.sent_at_s.max(0.0);
+        at(&mut self.in_flight, second(end.max(from)));
+        spread_presence(&mut self.in_flight, r.sent_at_s, end);
         if let Some(t) = r.ttft_s.filter(|_| r.failure.is_none()) {
-            ttft[bin(r.sent_at_s + t)].push(t * 1e3);
+            at(&mut self.ttft, second(r.sent_at_s + t)).push(t * 1e3);
         }
         for c in &r.chunks {
-            tokens[bin(r.sent_at_s + c.at_s)] += f64::from(c.tokens);
+            *at(&mut self.tokens, second(r.sent_at_s + c.at_s)) += f64::from(c.tokens);
         }
         if r.failure.is_none() {
-            observed_gaps(r, |at, k, gap_ms| {
-                itl[bin(at)].extend(std::iter::repeat_n(gap_ms, k as usize));
+            let itl = &mut self.itl;
+            observed_gaps(r, |t, k, gap_ms| {
+                let v = at(itl, second(t));
+                let k = k as usize;
+                if v.capacity() - v.len() < k {
+                    // One sample per token, the most this holds: grown by a quarter, not doubled,
+                    // so little room is held beyond them.
+                    v.reserve_exact((v.len() / 4).max(k).max(64));
+                }
+                v.extend(std::iter::repeat_n(gap_ms, k));
             });
         }
     }
-    let mut out = BTreeMap::new();
-    out.insert("t_s".to_string(), (0..seconds).map(|s| s as f64).collect());
-    out.insert("sent".to_string(), sent);
-    out.insert("in_flight".to_string(), in_flight);
-    out.insert("output_tokens".to_string(), tokens);
-    for (name, samples) in [("ttft", ttft), ("itl", itl)] {
-        let sorted: Vec<Vec<f64>> = samples
-            .into_iter()
-            .map(|mut v| {
-                v.sort_by(f64::total_cmp);
-                v
-            })
-            .collect();
-        for (p, label) in QUANTILES {
-            out.insert(
-                format!("{name}_{label}_ms"),
-                sorted
-                    .iter()
-                    .map(|v| percentile_sorted(v, p).unwrap_or(f64::NAN))
-                    .collect(),
-            );
+
+    /// The columns.
+    pub fn finish(self) -> BTreeMap<String, Vec<f64>> {
+        let SeriesTally {
+            end_s,
+            sent,
+            in_flight,
+            tokens,
+            ttft,
+            itl,
+        } = self;
+        if !end_s.is_finite() {
+            return BTreeMap::new();
         }
+        let seconds = (end_s.max(0.0).floor() as usize) + 1;
+        // Counts past the last second join it: whole numbers, so their sums are exact in any
+        // order.
+        let sums = |mut v: Vec<f64>| {
+            let late: f64 = v.iter().skip(seconds).sum();
+            v.resize(seconds, 0.0);
+            v[seconds - 1] += late;
+            v
+        };
+        let lists = |mut v: Vec<Vec<f64>>| {
+            let late: Vec<f64> = v
+                .iter_mut()
+                .skip(seconds)
+                .flat_map(std::mem::take)
+                .collect();
+            v.resize_with(seconds, Vec::new);
+            v[seconds - 1].extend(late);
+            v
+        };
+        let (sent, tokens) = (sums(sent), sums(tokens));
+        let mut in_flight = in_flight;
+        in_flight.resize(seconds, 0.0);
+        let (ttft, itl) = (lists(ttft), lists(itl));
+        let mut out = BTreeMap::new();
+        out.insert("t_s".to_string(), (0..seconds).map(|s| s as f64).collect());
+        out.insert("sent".to_string(), sent);
+        out.insert("in_flight".to_string(), in_flight);
+        out.insert("output_tokens".to_string(), tokens);
+        for (name, samples) in [("ttft", ttft), ("itl", itl)] {
+            let sorted: Vec<Vec<f64>> = samples
+                .into_iter()
+                .map(|mut v| {
+                    v.sort_by(f64::total_cmp);
+                    v
+                })
+                .collect();
+            for (p, label) in QUANTILES {
+                out.insert(
+                    format!("{name}_{label}_ms"),
+                    sorted
+                        .iter()
+                        .map(|v| percentile_sorted(v, p).unwrap_or(f64::NAN))
+                        .collect(),
+                );
+            }
+        }
+        out
     }
-    out
 }
 
 /// Calls `f(at, tokens, gap_ms)` for each read of a request's chunks after its first: when it

@@ -2,6 +2,11 @@
 //! [`canonical::to_json`], but each stage's per-request detail is made from its
 //! [`RequestRecord`]s one request at a time while it is written, so neither the whole text nor
 //! a JSON tree of every request (nor a [`crate::model::RequestDetail`] per request) is ever held.
+//!
+//! Or, for a long run, that detail is made while the stage runs: [`DetailSpool`] writes each
+//! request's part of the document, in the document's own indentation, to a file beside the
+//! result as the request ends, and [`write_canonical_spooled`] copies those files into the
+//! document at the end (the same bytes again), so the end of a stage makes no request's detail.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -59,6 +64,17 @@ pub fn write_canonical(path: &Path, stages: &[StageOut<'_>]) -> Result<(), Loadg
 
 /// The document, pretty-printed as [`canonical::to_json`] prints it, and its final newline.
 pub fn write_doc<W: Write>(out: &mut W, stages: &[StageOut<'_>]) -> std::io::Result<()> {
+    let stages: Vec<Out<'_>> = stages
+        .iter()
+        .map(|s| Out {
+            record: s.record,
+            detail: Detail::Records(s.requests),
+        })
+        .collect();
+    write_outs(out, &stages)
+}
+
+fn write_outs<W: Write>(out: &mut W, stages: &[Out<'_>]) -> std::io::Result<()> {
     let mut ser = serde_json::Serializer::pretty(&mut *out);
     Doc(stages)
         .serialize(&mut ser)
@@ -66,8 +82,24 @@ pub fn write_doc<W: Write>(out: &mut W, stages: &[StageOut<'_>]) -> std::io::Res
     out.write_all(b"\n")
 }
 
+/// Where a stage's per-request detail comes from.
+#[derive(Clone, Copy)]
+enum Detail<'a> {
+    /// Made from these requests as it is written (none: no detail).
+    Records(&'a [RequestRecord]),
+    /// A spooled stage's place: one string, replaced by the spool's text afterwards.
+    Marker(&'a str),
+}
+
+/// A stage to write (see [`StageOut`]).
+#[derive(Clone, Copy)]
+struct Out<'a> {
+    record: &'a Record,
+    detail: Detail<'a>,
+}
+
 /// `{"schema_version": …, "records": [...]}`, in the keys' order of the canonical document.
-struct Doc<'a>(&'a [StageOut<'a>]);
+struct Doc<'a>(&'a [Out<'a>]);
 
 impl Serialize for Doc<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -85,7 +117,7 @@ impl Serialize for Doc<'_> {
     }
 }
 
-struct Stages<'a>(&'a [StageOut<'a>]);
+struct Stages<'a>(&'a [Out<'a>]);
 
 impl Serialize for Stages<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -99,7 +131,7 @@ impl Serialize for Stages<'_> {
 
 /// One record: its keys as [`canonical::record_to_json`] orders them, `requests` (the last
 /// key there) made as it is written.
-struct Stage<'a>(StageOut<'a>);
+struct Stage<'a>(Out<'a>);
 
 impl Serialize for Stage<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -107,13 +139,20 @@ impl Serialize for Stage<'_> {
         let Value::Object(keys) = value else {
             return value.serialize(s);
         };
-        let detail = self.0.record.requests.is_empty() && !self.0.requests.is_empty();
+        let detail = self.0.record.requests.is_empty()
+            && match self.0.detail {
+                Detail::Records(r) => !r.is_empty(),
+                Detail::Marker(_) => true,
+            };
         let mut map = s.serialize_map(Some(keys.len() + usize::from(detail)))?;
         for (k, v) in &keys {
             map.serialize_entry(k, v)?;
         }
         if detail {
-            map.serialize_entry("requests", &Details(self.0.requests))?;
+            match self.0.detail {
+                Detail::Records(r) => map.serialize_entry("requests", &Details(r))?,
+                Detail::Marker(m) => map.serialize_entry("requests", &[m])?,
+            }
         }
         map.end()
     }
@@ -126,17 +165,208 @@ impl Serialize for Details<'_> {
         let mut seq = s.serialize_seq(Some(self.0.len()))?;
         let mut one = Record::default();
         for r in self.0 {
-            // The canonical form of one request: that of a record holding only it.
-            one.requests.clear();
-            one.requests.push(request_detail(r));
-            let v = canonical::record_to_json(&one);
-            match v.get("requests").and_then(|a| a.get(0)) {
-                Some(item) => seq.serialize_element(item)?,
-                None => seq.serialize_element(&Value::Null)?,
-            }
+            seq.serialize_element(&item_of(&mut one, r))?;
         }
         seq.end()
     }
+}
+
+/// The canonical form of one request: that of a record holding only it (`one`, reused).
+fn item_of(one: &mut Record, r: &RequestRecord) -> Value {
+    one.requests.clear();
+    one.requests.push(request_detail(r));
+    let mut v = canonical::record_to_json(one);
+    match v.get_mut("requests").and_then(|a| a.get_mut(0)) {
+        Some(item) => item.take(),
+        None => Value::Null,
+    }
+}
+
+/// How deep a request's detail lies in the document: `records[i].requests[j]`, 8 spaces.
+const ITEM_INDENT: &[u8] = b"        ";
+
+/// A spool file, removed when dropped.
+struct SpoolFile(PathBuf);
+
+impl Drop for SpoolFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// A stage's per-request detail written as its requests end: each request's item as the
+/// canonical document prints it there, items separated as there (see the module doc).
+pub struct DetailSpool {
+    file: SpoolFile,
+    out: BufWriter<File>,
+    count: usize,
+    one: Record,
+    item: Vec<u8>,
+}
+
+impl DetailSpool {
+    /// Creates (or empties) the spool at `path`; it is removed once its [`SpooledDetail`] (or
+    /// itself) is dropped.
+    pub fn create(path: &Path) -> Result<DetailSpool, LoadgenError> {
+        let out = File::create(path).map_err(|source| LoadgenError::Write {
+            path: path.into(),
+            source,
+        })?;
+        Ok(DetailSpool {
+            file: SpoolFile(path.into()),
+            out: BufWriter::with_capacity(1 << 16, out),
+            count: 0,
+            one: Record::default(),
+            item: Vec::new(),
+        })
+    }
+
+    /// Appends the next request's detail (requests in the stage's order).
+    pub fn push(&mut self, r: &RequestRecord) -> std::io::Result<()> {
+        let item = item_of(&mut self.one, r);
+        self.item.clear();
+        serde_json::to_writer_pretty(&mut self.item, &item).map_err(std::io::Error::from)?;
+        if self.count > 0 {
+            self.out.write_all(b",\n")?;
+        }
+        // JSON text has no line break inside a string: each line is indented alike.
+        for (i, line) in self.item.split(|&b| b == b'\n').enumerate() {
+            if i > 0 {
+                self.out.write_all(b"\n")?;
+            }
+            self.out.write_all(ITEM_INDENT)?;
+            self.out.write_all(line)?;
+        }
+        self.count += 1;
+        Ok(())
+    }
+
+    /// The spool, its items written.
+    pub fn finish(self) -> Result<SpooledDetail, LoadgenError> {
+        let DetailSpool {
+            file,
+            mut out,
+            count,
+            ..
+        } = self;
+        out.flush().map_err(|source| LoadgenError::Write {
+            path: file.0.clone(),
+            source,
+        })?;
+        drop(out);
+        Ok(SpooledDetail { file, count })
+    }
+}
+
+/// A stage's spooled per-request detail (see [`DetailSpool`]); the file is removed when this
+/// is dropped.
+pub struct SpooledDetail {
+    file: SpoolFile,
+    count: usize,
+}
+
+impl SpooledDetail {
+    /// Requests in it.
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    /// Whether it holds no request.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// The error of a failed write to the spool.
+    pub fn write_error(&self, source: std::io::Error) -> LoadgenError {
+        LoadgenError::Write {
+            path: self.file.0.clone(),
+            source,
+        }
+    }
+}
+
+/// A stage whose per-request detail was spooled.
+#[derive(Clone, Copy)]
+pub struct StageSpooled<'a> {
+    /// The stage's record (without per-request detail of its own).
+    pub record: &'a Record,
+    /// Its requests' detail.
+    pub detail: &'a SpooledDetail,
+}
+
+/// [`write_canonical`] of stages whose detail was spooled: the document is made with a marker
+/// where each stage's detail goes, then written with the spools copied in its place (the same
+/// bytes as [`write_canonical`] of the stages' requests). Not to stdout.
+pub fn write_canonical_spooled(
+    path: &Path,
+    stages: &[StageSpooled<'_>],
+) -> Result<(), LoadgenError> {
+    let err = |source| LoadgenError::Write {
+        path: path.into(),
+        source,
+    };
+    let nonce = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let markers: Vec<String> = (0..stages.len())
+        .map(|i| {
+            format!(
+                "benchlens-spooled-detail-{}-{nonce}-{i}",
+                std::process::id()
+            )
+        })
+        .collect();
+    let outs: Vec<Out<'_>> = stages
+        .iter()
+        .zip(&markers)
+        .map(|(s, m)| Out {
+            record: s.record,
+            detail: if s.detail.is_empty() {
+                Detail::Records(&[])
+            } else {
+                Detail::Marker(m)
+            },
+        })
+        .collect();
+    let mut text = Vec::new();
+    write_outs(&mut text, &outs).map_err(err)?;
+    let name = path
+        .file_name()
+        .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
+    let tmp: PathBuf = path.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
+    let result = File::create(&tmp)
+        .and_then(|mut f| {
+            let mut rest = text.as_slice();
+            for (s, m) in stages
+                .iter()
+                .zip(&markers)
+                .filter(|(s, _)| !s.detail.is_empty())
+            {
+                let mut needle = ITEM_INDENT.to_vec();
+                needle.extend_from_slice(format!("\"{m}\"").as_bytes());
+                let at = find(rest, &needle).ok_or_else(|| {
+                    std::io::Error::other("the spooled detail's place was not found")
+                })?;
+                f.write_all(&rest[..at])?;
+                let copied = std::io::copy(&mut File::open(&s.detail.file.0)?, &mut f)?;
+                if copied == 0 {
+                    return Err(std::io::Error::other("a spooled detail file is empty"));
+                }
+                rest = &rest[at + needle.len()..];
+            }
+            f.write_all(rest)?;
+            f.sync_all()
+        })
+        .and_then(|()| std::fs::rename(&tmp, path));
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result.map_err(err)
+}
+
+/// Where `needle` first occurs in `hay`.
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 
 use super::stage_info::StageInfo;
 use crate::loadgen::measure::{request_latencies, StageMetrics};
-use crate::loadgen::record::RequestRecord;
+use crate::loadgen::record::{Failure, RequestRecord};
 use crate::loadgen::stats::{summarize, Summary};
 
 /// vLLM's percentile word: `str(int(p)) if int(p) == p else str(p)`.
@@ -149,30 +149,90 @@ fn cut(s: &str, max: usize) -> &str {
 pub fn error_reasons(requests: &[RequestRecord], n: usize) -> Vec<ErrorReason> {
     let mut out: Vec<ErrorReason> = Vec::new();
     for f in requests.iter().filter_map(|r| r.failure.as_ref()) {
-        let kind = f.kind.name();
-        // Client messages start with the URL, the same for every request: leave it out.
-        let msg = match f.message.split_once(": ") {
-            Some((url, rest)) if url.starts_with("http://") || url.starts_with("https://") => rest,
-            _ => f.message.as_str(),
-        };
-        // One line per reason: a body's line breaks become spaces.
-        let msg: String = cut(msg, REASON_BYTES)
-            .chars()
-            .map(|c| if c.is_control() { ' ' } else { c })
-            .collect();
-        match out.iter_mut().find(|e| e.kind == kind && e.message == msg) {
-            Some(e) => e.count += 1,
-            None => out.push(ErrorReason {
-                kind,
-                message: msg,
-                count: 1,
-            }),
-        }
+        add_reason(&mut out, f);
     }
+    most_frequent(out, n)
+}
+
+/// Counts a failure under its reason.
+fn add_reason(out: &mut Vec<ErrorReason>, f: &Failure) {
+    let kind = f.kind.name();
+    // Client messages start with the URL, the same for every request: leave it out.
+    let msg = match f.message.split_once(": ") {
+        Some((url, rest)) if url.starts_with("http://") || url.starts_with("https://") => rest,
+        _ => f.message.as_str(),
+    };
+    // One line per reason: a body's line breaks become spaces.
+    let msg: String = cut(msg, REASON_BYTES)
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    match out.iter_mut().find(|e| e.kind == kind && e.message == msg) {
+        Some(e) => e.count += 1,
+        None => out.push(ErrorReason {
+            kind,
+            message: msg,
+            count: 1,
+        }),
+    }
+}
+
+/// The `n` most frequent of reasons counted in order of first appearance.
+fn most_frequent(mut out: Vec<ErrorReason>, n: usize) -> Vec<ErrorReason> {
     // A stable sort keeps first appearance among equal counts.
     out.sort_by_key(|e| std::cmp::Reverse(e.count));
     out.truncate(n);
     out
+}
+
+/// [`SummaryView::new`] one request at a time, as a stage's requests end (in the stage's
+/// order: the view is then that of [`SummaryView::new`]).
+#[derive(Default)]
+pub struct ViewTally {
+    queue: Vec<f64>,
+    incl: Vec<f64>,
+    reasons: Vec<ErrorReason>,
+}
+
+impl ViewTally {
+    /// No requests yet, with room for `requests`.
+    pub fn with_capacity(requests: usize) -> ViewTally {
+        ViewTally {
+            queue: Vec::with_capacity(requests),
+            incl: Vec::with_capacity(requests),
+            reasons: Vec::new(),
+        }
+    }
+
+    /// Counts the next request; `e2el_ms` is its E2EL when it has latencies
+    /// ([`request_latencies`]).
+    pub fn add(&mut self, r: &RequestRecord, e2el_ms: Option<f64>) {
+        if let Some(e2el_ms) = e2el_ms {
+            let q = queue_time_s(r) * 1e3;
+            self.queue.push(q);
+            self.incl.push(e2el_ms + q);
+        }
+        if let Some(f) = &r.failure {
+            add_reason(&mut self.reasons, f);
+        }
+    }
+
+    /// The view (see [`SummaryView::new`]).
+    pub fn finish(
+        self,
+        metrics: Vec<PercentileMetric>,
+        percentiles: Vec<f64>,
+        cancelled: u64,
+    ) -> SummaryView {
+        SummaryView {
+            metrics,
+            percentiles,
+            queue_times_ms: self.queue,
+            e2el_including_queue_ms: self.incl,
+            error_reasons: most_frequent(self.reasons, 3),
+            cancelled,
+        }
+    }
 }
 
 impl SummaryView {
@@ -184,23 +244,11 @@ impl SummaryView {
         requests: &[RequestRecord],
         cancelled: u64,
     ) -> SummaryView {
-        let mut queue = Vec::new();
-        let mut incl = Vec::new();
+        let mut tally = ViewTally::default();
         for r in requests {
-            if let Some(l) = request_latencies(r) {
-                let q = queue_time_s(r) * 1e3;
-                queue.push(q);
-                incl.push(l.e2el_ms + q);
-            }
+            tally.add(r, request_latencies(r).map(|l| l.e2el_ms));
         }
-        SummaryView {
-            metrics,
-            percentiles,
-            queue_times_ms: queue,
-            e2el_including_queue_ms: incl,
-            error_reasons: error_reasons(requests, 3),
-            cancelled,
-        }
+        tally.finish(metrics, percentiles, cancelled)
     }
 
     /// The metrics vLLM prints for this stage: the queue metrics only with a concurrency cap,

@@ -7,6 +7,10 @@
 //! So the per-request file is complete a moment after the load ends, whatever its size, and a
 //! request's text is held only from its end to its count (a multi-turn conversation's replies
 //! until its last turn is counted).
+//!
+//! Given a [`StageTally`] ([`Sink::start_tallied`]), the worker hands it each request in send
+//! order too (cancelled ones aside) and keeps no record: the stage's figures and canonical
+//! detail are made as it runs (see [`super::tally`]).
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
@@ -17,10 +21,12 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use crate::loadgen::conversation::{self, Turn};
-use crate::loadgen::record::RequestRecord;
+use crate::loadgen::record::{FailureKind, RequestRecord};
 use crate::loadgen::report;
 use crate::loadgen::tokenizer::Tokenizer;
 use crate::loadgen::LoadgenError;
+
+use super::tally::StageTally;
 
 /// The per-request JSON Lines file of a run, written as requests end.
 pub(super) struct RequestsFile {
@@ -82,50 +88,137 @@ pub(super) type SinkSender = mpsc::Sender<Ended>;
 
 /// What the worker gives back: the stage's records in index order and the file, its rows
 /// written.
+#[cfg(test)]
 type Drained = Result<(Vec<RequestRecord>, Option<RequestsFile>), LoadgenError>;
+
+/// What the worker of a tallied stage gives back (see [`Sink::start_tallied`]).
+pub(super) struct Tallying {
+    /// The stage's tally, every request not cancelled counted.
+    pub(super) tally: StageTally,
+    /// The per-request file, its rows written.
+    pub(super) file: Option<RequestsFile>,
+    /// Requests cancelled by the interrupt (in the rows, not in the tally).
+    pub(super) cancelled: usize,
+}
+
+/// What [`work`] ends with.
+struct Worked {
+    records: Vec<RequestRecord>,
+    file: Option<RequestsFile>,
+    tally: Option<StageTally>,
+    cancelled: usize,
+}
 
 /// The worker of one stage.
 pub(super) struct Sink {
-    handle: JoinHandle<Drained>,
+    handle: JoinHandle<Result<Worked, LoadgenError>>,
 }
 
 impl Sink {
     /// Starts the worker; requests are sent to it on the returned sender, and it ends once every
     /// clone of that sender is dropped.
+    #[cfg(test)]
     pub(super) fn start<T: TurnSource>(
         workload: Arc<T>,
         config: SinkConfig,
         expected: usize,
     ) -> (Sink, SinkSender) {
+        Sink::start_tallied(workload, config, expected, None)
+    }
+
+    /// [`Sink::start`], the requests counted by `tally` (when given) rather than kept.
+    pub(super) fn start_tallied<T: TurnSource>(
+        workload: Arc<T>,
+        config: SinkConfig,
+        expected: usize,
+        tally: Option<StageTally>,
+    ) -> (Sink, SinkSender) {
         let (tx, rx) = mpsc::channel::<Ended>();
-        let handle = std::thread::spawn(move || work(&*workload, config, &rx, expected));
+        let handle = std::thread::spawn(move || work(&*workload, config, &rx, expected, tally));
         (Sink { handle }, tx)
     }
 
     /// Waits for the worker to drain (the senders must be dropped): the stage's records in index
     /// order and the file, its rows written.
+    #[cfg(test)]
     pub(super) async fn finish(self) -> Drained {
+        let w = self.join().await?;
+        Ok((w.records, w.file))
+    }
+
+    /// Waits for the worker of a tallied stage to drain: its tally, or its records (index order)
+    /// when it was started without one.
+    pub(super) async fn finish_tallied(
+        self,
+    ) -> Result<Result<Tallying, (Vec<RequestRecord>, Option<RequestsFile>)>, LoadgenError> {
+        let w = self.join().await?;
+        Ok(match w.tally {
+            Some(tally) => Ok(Tallying {
+                tally,
+                file: w.file,
+                cancelled: w.cancelled,
+            }),
+            None => Err((w.records, w.file)),
+        })
+    }
+
+    async fn join(self) -> Result<Worked, LoadgenError> {
         let joined = tokio::task::spawn_blocking(move || self.handle.join()).await;
         match joined {
             Ok(Ok(out)) => out,
             // The worker only panics on a bug; its records are lost with it.
-            _ => Ok((Vec::new(), None)),
+            _ => Ok(Worked {
+                records: Vec::new(),
+                file: None,
+                tally: None,
+                cancelled: 0,
+            }),
         }
     }
 }
 
-/// Counts, rows and keeps every request that arrives until the senders are gone.
+/// Counts, rows and keeps (or tallies) every request that arrives until the senders are gone.
 fn work(
     workload: &dyn TurnSource,
     mut config: SinkConfig,
     rx: &mpsc::Receiver<Ended>,
     expected: usize,
-) -> Drained {
-    let mut records = Vec::with_capacity(expected.min(1 << 20));
-    let mut waiting: BTreeMap<usize, String> = BTreeMap::new();
+    mut tally: Option<StageTally>,
+) -> Result<Worked, LoadgenError> {
+    let keep = tally.is_none();
+    let mut records = Vec::with_capacity(if keep { expected.min(1 << 20) } else { 0 });
+    // Requests that ended before one sent earlier, until it ends.
+    let mut waiting: BTreeMap<usize, RequestRecord> = BTreeMap::new();
     let mut next = 0usize;
     let mut histories = Histories::default();
     let mut failed: Option<std::io::Error> = None;
+    let mut cancelled = 0usize;
+    // Rows and tally in send order; the record then kept or let go.
+    let mut take = |rec: RequestRecord, failed: &mut Option<std::io::Error>| {
+        if let (Some(file), None) = (config.file.as_mut(), failed.as_ref()) {
+            if let Err(e) = file.line(&report::request_line(config.stage, &rec)) {
+                *failed = Some(e);
+            }
+        }
+        let is_cancelled = rec
+            .failure
+            .as_ref()
+            .is_some_and(|f| f.kind == FailureKind::Cancelled);
+        cancelled += usize::from(is_cancelled);
+        match tally.as_mut() {
+            Some(t) if !is_cancelled => t.add(&rec),
+            Some(_) => {}
+            None => {
+                let mut rec = rec;
+                // The chunk times are kept to the stage's end: copied into an exact allocation
+                // of this thread (a clone's buffer is as long as its bytes), so they lie
+                // together rather than among the short-lived buffers of requests in flight
+                // (whose freed holes would stay resident).
+                rec.chunks = rec.chunks.clone();
+                records.push(rec);
+            }
+        }
+    };
     while let Ok((seq, mut rec)) = rx.recv() {
         if let Some(tok) = &config.tokenizer {
             if rec.failure.is_none() {
@@ -136,38 +229,30 @@ fn work(
         if !config.keep_text {
             rec.generated_text = String::new();
         }
-        // The chunk times are kept to the stage's end: copied into an exact allocation of this
-        // thread (a clone's buffer is as long as its bytes), so they lie together rather than
-        // among the short-lived buffers of requests in flight (whose freed holes would stay
-        // resident).
-        rec.chunks = rec.chunks.clone();
-        if let (Some(file), None) = (config.file.as_mut(), failed.as_ref()) {
-            waiting.insert(seq, report::request_line(config.stage, &rec));
-            while let Some(line) = waiting.remove(&next) {
-                next += 1;
-                if let Err(e) = file.line(&line) {
-                    failed = Some(e);
-                    waiting.clear();
-                    break;
-                }
-            }
+        waiting.insert(seq, rec);
+        while let Some(rec) = waiting.remove(&next) {
+            next += 1;
+            take(rec, &mut failed);
         }
-        records.push(rec);
+    }
+    // Requests whose predecessors never came (a dispatch dropped unsent), in order.
+    for rec in std::mem::take(&mut waiting).into_values() {
+        take(rec, &mut failed);
     }
     if let Some(file) = config.file.as_mut() {
-        // Rows whose predecessors never came (a dispatch dropped unsent), in order.
-        let rest = std::mem::take(&mut waiting);
         let written = match failed {
             Some(e) => Err(e),
-            None => rest
-                .values()
-                .try_for_each(|line| file.line(line))
-                .and_then(|()| file.out.flush()),
+            None => file.out.flush(),
         };
         written.map_err(|e| file.error(e))?;
     }
     records.sort_by_key(|r| r.index);
-    Ok((records, config.file))
+    Ok(Worked {
+        records,
+        file: config.file,
+        tally,
+        cancelled,
+    })
 }
 
 /// `--multi-turn`: the replies so far of each conversation in progress, to count the prompt of

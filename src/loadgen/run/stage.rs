@@ -19,7 +19,8 @@ use crate::loadgen::record::{ChunkLog, Failure, FailureKind, RequestRecord, Turn
 use crate::loadgen::schedule::{drive, stop_requested, Arrivals, Dispatch};
 use crate::loadgen::shard::Shard;
 
-use super::sink::{RequestsFile, Sink, SinkConfig, SinkSender, TurnSource};
+use super::sink::{RequestsFile, Sink, SinkConfig, SinkSender, Tallying, TurnSource};
+use super::tally::StageTally;
 
 /// Running totals for the progress bar.
 #[derive(Default)]
@@ -152,11 +153,13 @@ async fn converse(
     (tokens, failed)
 }
 
-/// What a stage gives back: its records in index order (counted, see [`super::sink`]), its
-/// seconds from start to the last request's end, whether it was stopped, how many dispatches
-/// were released, and the per-request file with the stage's rows written.
+/// What a stage gives back: its records in index order (counted, see [`super::sink`]) or, when
+/// it was tallied, its tally, its seconds from start to the last request's end, whether it was
+/// stopped, how many dispatches were released, and the per-request file with the stage's rows
+/// written.
 pub(super) struct StageRun {
     pub(super) records: Vec<RequestRecord>,
+    pub(super) tallied: Option<Tallying>,
     pub(super) duration_s: f64,
     pub(super) stopped: bool,
     pub(super) released: usize,
@@ -164,7 +167,9 @@ pub(super) struct StageRun {
 }
 
 /// Runs one stage: the plan's dispatches are requests, or with `conversational` whole
-/// conversations (see [`converse`]); each request goes to the stage's [`Sink`] as it ends.
+/// conversations (see [`converse`]); each request goes to the stage's [`Sink`] as it ends, and
+/// with a `tally` is counted there rather than kept.
+#[allow(clippy::too_many_arguments)]
 pub(super) async fn run_stage(
     workload: &Arc<Workload>,
     plan: &Arrivals,
@@ -173,8 +178,10 @@ pub(super) async fn run_stage(
     progress: Option<indicatif::ProgressBar>,
     conversational: bool,
     sink: SinkConfig,
+    tally: Option<StageTally>,
 ) -> Result<StageRun, crate::loadgen::LoadgenError> {
-    let (sink, results) = Sink::start(workload.clone(), sink, plan.len().unwrap_or(1024));
+    let (sink, results) =
+        Sink::start_tallied(workload.clone(), sink, plan.len().unwrap_or(1024), tally);
     let counters = Arc::new(Counters::default());
     // Multi-turn requests are numbered in the order they are sent.
     let next_index = Arc::new(AtomicUsize::new(0));
@@ -260,9 +267,16 @@ pub(super) async fn run_stage(
         .await
     };
     let duration_s = start.elapsed().as_secs_f64();
-    let (records, file) = sink.finish().await?;
+    let (records, tallied, file) = match sink.finish_tallied().await? {
+        Ok(mut t) => {
+            let file = t.file.take();
+            (Vec::new(), Some(t), file)
+        }
+        Err((records, file)) => (records, None, file),
+    };
     Ok(StageRun {
         records,
+        tallied,
         duration_s,
         stopped: summary.stopped,
         released: summary.released,

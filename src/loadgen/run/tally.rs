@@ -1,0 +1,391 @@
+//! A stage's figures made while it runs: the sink's worker hands each request that ended to a
+//! [`StageTally`], in the stage's order, and the tally keeps only what the stage's end needs —
+//! a few numbers per request for the metrics, the view and the series ([`MetricsTally`],
+//! [`ViewTally`], [`SeriesTally`]), the request's reads for the second pass over the
+//! inter-token latencies (packed, all requests' in one [`ChunkLog`]; none for a reply that came
+//! in one read, which has none), and its canonical detail written to a spool file
+//! ([`DetailSpool`]).
+//! So the records themselves are let go as they end, and the stage's end sorts samples and
+//! copies a file rather than going over every request again.
+//!
+//! The figures are bit for bit those made from the stage's records after it
+//! ([`crate::loadgen::measure::compute`], [`SummaryView::new`], [`crate::loadgen::timeline::series`],
+//! [`crate::loadgen::report::write_canonical`]): the same code, fed in the same order.
+
+use std::collections::BTreeMap;
+
+use crate::loadgen::measure::{itl_of, request_latencies, MetricsTally, Slo, StageMetrics};
+use crate::loadgen::record::{ChunkArrival, ChunkLog, RequestRecord};
+use crate::loadgen::report::{
+    DetailSpool, PercentileMetric, SpooledDetail, SummaryView, ViewTally,
+};
+use crate::loadgen::timeline::SeriesTally;
+use crate::loadgen::LoadgenError;
+
+/// What a stage's figures are made with.
+pub(super) struct TallyConfig {
+    /// `--goodput`.
+    pub(super) slo: Option<Slo>,
+    /// Where the stage's canonical detail is spooled.
+    pub(super) spool: DetailSpool,
+}
+
+/// A stage's figures so far (see the module doc).
+pub(super) struct StageTally {
+    metrics: MetricsTally,
+    view: ViewTally,
+    series: SeriesTally,
+    /// The observed reads of each request with inter-token latencies, one after the other, for
+    /// the ITL's second pass ...
+    reads: ChunkLog,
+    /// ... and how many reads each of those requests has.
+    read_counts: Vec<u32>,
+    spool: DetailSpool,
+    spool_error: Option<std::io::Error>,
+}
+
+impl StageTally {
+    /// No requests yet, with room for `expected` of them.
+    pub(super) fn new(config: TallyConfig, expected: usize) -> StageTally {
+        StageTally {
+            metrics: MetricsTally::with_capacity(config.slo, expected),
+            view: ViewTally::with_capacity(expected),
+            series: SeriesTally::new(),
+            reads: ChunkLog::new(),
+            read_counts: Vec::new(),
+            spool: config.spool,
+            spool_error: None,
+        }
+    }
+
+    /// Counts the next request of the stage (one not cancelled).
+    pub(super) fn add(&mut self, r: &RequestRecord) {
+        let l = request_latencies(r);
+        self.metrics.add(r, l.as_ref());
+        self.view.add(r, l.as_ref().map(|l| l.e2el_ms));
+        self.series.add(r);
+        if l.is_some() {
+            let reads = observed_reads(&r.chunks);
+            // One read has no gap to time.
+            if reads.len() > 1 {
+                self.read_counts.push(reads.len() as u32);
+                reads.into_iter().for_each(|c| self.reads.push(c));
+            }
+        }
+        if self.spool_error.is_none() {
+            if let Err(e) = self.spool.push(r) {
+                self.spool_error = Some(e);
+            }
+        }
+    }
+
+    /// The stage's metrics, view and series, and its spooled detail.
+    pub(super) fn finish(
+        self,
+        duration_s: f64,
+        target_rate: f64,
+        percentiles: &[f64],
+        view: (Vec<PercentileMetric>, u64),
+    ) -> Result<Tallied, LoadgenError> {
+        let StageTally {
+            metrics,
+            view: view_tally,
+            series,
+            reads,
+            read_counts,
+            spool,
+            spool_error,
+        } = self;
+        let detail = spool.finish()?;
+        if let Some(source) = spool_error {
+            return Err(detail.write_error(source));
+        }
+        let metrics = metrics.finish(duration_s, target_rate, percentiles, |f| {
+            let mut all = reads.iter();
+            for &n in &read_counts {
+                itl_of(all.by_ref().take(n as usize), f);
+            }
+        });
+        drop((reads, read_counts));
+        Ok(Tallied {
+            metrics,
+            view: view_tally.finish(view.0, percentiles.to_vec(), view.1),
+            series: series.finish(),
+            detail,
+        })
+    }
+}
+
+/// A stage's figures, made by its [`StageTally`].
+pub(super) struct Tallied {
+    pub(super) metrics: StageMetrics,
+    pub(super) view: SummaryView,
+    pub(super) series: BTreeMap<String, Vec<f64>>,
+    pub(super) detail: SpooledDetail,
+}
+
+/// A reply's chunks as the reads that brought them, each a chunk of all their tokens (the
+/// first read's extra tokens moved to the second, where [`itl_of`] counts them): the same
+/// inter-token latencies from one entry per read, not per chunk.
+fn observed_reads(chunks: &ChunkLog) -> Vec<ChunkArrival> {
+    let mut reads: Vec<(f64, u32)> = Vec::new();
+    let mut first_read_extra = 0u32;
+    for c in chunks {
+        let k = c.tokens.max(1);
+        let first_read = reads.len() == 1;
+        match reads.last_mut() {
+            Some(_) if c.coalesced && first_read => first_read_extra += k,
+            Some(last) if c.coalesced => last.1 = last.1.saturating_add(k),
+            _ => reads.push((c.at_s, k)),
+        }
+    }
+    if let Some(second) = reads.get_mut(1) {
+        second.1 = second.1.saturating_add(first_read_extra);
+    }
+    reads
+        .into_iter()
+        .map(|(at_s, tokens)| ChunkArrival {
+            at_s,
+            tokens,
+            coalesced: false,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::loadgen::measure::compute;
+    use crate::loadgen::record::{Failure, FailureKind};
+    use crate::loadgen::report::{
+        self, stage_record, summary_text, write_canonical, write_canonical_spooled, StageInfo,
+        StageOut, StageSpooled,
+    };
+    use crate::loadgen::run::sink::{Sink, SinkConfig, TurnSource};
+    use crate::loadgen::timeline;
+
+    struct NoTurns;
+
+    impl TurnSource for NoTurns {
+        fn turns(&self, _: usize) -> Option<(&[crate::loadgen::conversation::Turn], bool)> {
+            None
+        }
+    }
+
+    /// Requests as a stage records them: replies read one chunk at a time, in bursts, with the
+    /// second token in the first read, multi-token chunks, gaps of microseconds to seconds;
+    /// failures of several kinds (one truncated after its chunks), a success without tokens,
+    /// over-long and short replies, cancelled requests.
+    fn recorded(n: usize) -> Vec<RequestRecord> {
+        (0..n)
+            .map(|i| {
+                let failure = match i % 11 {
+                    3 => Some(Failure::new(
+                        FailureKind::Http(503),
+                        "http://h/v1: busy\nnow",
+                    )),
+                    7 => Some(Failure::new(FailureKind::Truncated, "cut off")),
+                    9 if i % 2 == 0 => Some(Failure::new(FailureKind::Cancelled, "cancelled")),
+                    _ => None,
+                };
+                let chunk_count = if i % 13 == 5 { 0 } else { 3 + i % 9 };
+                let chunks: ChunkLog = (0..chunk_count)
+                    .map(|k| ChunkArrival {
+                        at_s: 0.004
+                            + (i % 5) as f64 * 0.3
+                            + k as f64 * (1e-5 + (i * k % 7) as f64 * 0.011),
+                        tokens: if k % 4 == 3 { 3 } else { 1 },
+                        coalesced: k > 0 && (i + k) % 3 == 0,
+                    })
+                    .collect();
+                let first = chunks.iter().next().map(|c| c.at_s);
+                let last = chunks.iter().last().map(|c| c.at_s);
+                let ok = failure.is_none();
+                RequestRecord {
+                    index: i,
+                    input_len: 20 + (i % 4) as u64,
+                    max_tokens: 12,
+                    intended_at_s: i as f64 * 0.07,
+                    dispatched_at_s: i as f64 * 0.07 + 2e-6,
+                    schedule_lag_s: (i % 3) as f64 * 1e-6,
+                    sent_at_s: i as f64 * 0.071,
+                    ttft_s: first,
+                    write_delay_s: (i % 5 != 0).then_some(3e-5 * i as f64),
+                    first_read_delay_s: Some(1e-6 * (i % 4) as f64),
+                    e2el_s: if ok { last.map(|t| t + 2e-4) } else { None },
+                    output_tokens_server: (i % 2 == 0).then_some(if i % 10 == 0 { 30 } else { 12 }),
+                    input_tokens_server: (i % 3 == 0).then_some(21),
+                    output_chunks_local: chunks.len() as u64,
+                    coalesced_chunks: chunks.iter().filter(|c| c.coalesced).count() as u64,
+                    output_tokens_text: ok.then_some(12),
+                    ignore_eos: true,
+                    finish_reason_missing: i % 17 == 1,
+                    chunks,
+                    failure,
+                    ..RequestRecord::default()
+                }
+            })
+            .collect()
+    }
+
+    fn info() -> StageInfo {
+        StageInfo {
+            stage: 0,
+            model: "m".into(),
+            backend: "openai".into(),
+            engine: None,
+            gpu: None,
+            gpu_count: None,
+            label: None,
+            dataset: "random".into(),
+            request_rate: 10.0,
+            burstiness: 1.0,
+            max_concurrency: Some(8),
+            num_prompts: 0,
+            date: "20260101-000000".into(),
+            tags: Default::default(),
+            endpoint: "/v1/completions".into(),
+            partial: false,
+        }
+    }
+
+    #[test]
+    fn observed_reads_give_the_same_inter_token_latencies() {
+        for r in recorded(60) {
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            itl_of(&r.chunks, &mut |v| a.push(v.to_bits()));
+            let reads: ChunkLog = observed_reads(&r.chunks).into_iter().collect();
+            itl_of(&reads, &mut |v| b.push(v.to_bits()));
+            assert_eq!(a, b, "request {}", r.index);
+        }
+    }
+
+    /// Every figure, the console summary and the canonical file of a stage tallied through the
+    /// sink (requests ending out of order) are those made from its records after it.
+    #[test]
+    fn tallied_stage_equals_the_stage_made_from_its_records() {
+        let p = [50.0, 90.0, 99.0, 99.9];
+        let slo = Slo::parse(&["ttft:700 e2el:900".into()]).unwrap();
+        let metrics_shown = PercentileMetric::ALL
+            .iter()
+            .map(|(_, m)| *m)
+            .collect::<Vec<_>>();
+        let all = recorded(97);
+        let kept: Vec<RequestRecord> = all
+            .iter()
+            .filter(|r| {
+                r.failure
+                    .as_ref()
+                    .is_none_or(|f| f.kind != FailureKind::Cancelled)
+            })
+            .cloned()
+            .collect();
+        let cancelled = (all.len() - kept.len()) as u64;
+        assert!(cancelled > 0);
+        let m = compute(&kept, 7.5, 10.0, &p, slo);
+        let view = SummaryView::new(metrics_shown.clone(), p.to_vec(), &kept, cancelled);
+        let series = timeline::series(&kept);
+
+        let dir = tempfile::tempdir().unwrap();
+        let spool = DetailSpool::create(&dir.path().join("spool")).unwrap();
+        let tally = StageTally::new(TallyConfig { slo, spool }, 40);
+        let config = SinkConfig {
+            tokenizer: None,
+            stage: 0,
+            keep_text: false,
+            file: None,
+        };
+        let (sink, tx) = Sink::start_tallied(Arc::new(NoTurns), config, all.len(), Some(tally));
+        // Later sends end first within each group of four.
+        for group in all.chunks(4) {
+            for r in group.iter().rev() {
+                tx.send((r.index, r.clone())).unwrap();
+            }
+        }
+        drop(tx);
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let Ok(t) = rt.block_on(sink.finish_tallied()).unwrap() else {
+            panic!("tallied")
+        };
+        assert_eq!(t.cancelled as u64, cancelled);
+        let out = t
+            .tally
+            .finish(7.5, 10.0, &p, (metrics_shown, cancelled))
+            .unwrap();
+        // Debug prints each f64 in its shortest exact form: equal text, equal bits.
+        assert_eq!(format!("{:?}", out.metrics), format!("{m:?}"));
+        assert_eq!(format!("{:?}", out.view), format!("{view:?}"));
+        assert_eq!(format!("{:?}", out.series), format!("{series:?}"));
+        assert!(m.itl.is_some() && !view.error_reasons.is_empty());
+        assert_eq!(
+            summary_text(&info(), &out.metrics, &out.view),
+            summary_text(&info(), &m, &view)
+        );
+
+        let mut record = stage_record(&info(), &m, &[], &view);
+        record.series = series;
+        let second = stage_record(&info(), &m, &[], &view);
+        let empty = DetailSpool::create(&dir.path().join("empty"))
+            .unwrap()
+            .finish()
+            .unwrap();
+        let (want, got) = (dir.path().join("want.json"), dir.path().join("got.json"));
+        write_canonical(
+            &want,
+            &[
+                StageOut {
+                    record: &record,
+                    requests: &kept,
+                },
+                StageOut {
+                    record: &second,
+                    requests: &[],
+                },
+                StageOut {
+                    record: &record,
+                    requests: &kept,
+                },
+            ],
+        )
+        .unwrap();
+        write_canonical_spooled(
+            &got,
+            &[
+                StageSpooled {
+                    record: &record,
+                    detail: &out.detail,
+                },
+                StageSpooled {
+                    record: &second,
+                    detail: &empty,
+                },
+                StageSpooled {
+                    record: &record,
+                    detail: &out.detail,
+                },
+            ],
+        )
+        .unwrap();
+        let want = std::fs::read_to_string(want).unwrap();
+        assert_eq!(std::fs::read_to_string(got).unwrap(), want);
+        let mut full = record.clone();
+        full.requests = kept.iter().map(report::request_detail).collect();
+        let mut second_full = second.clone();
+        second_full.requests.clear();
+        assert_eq!(
+            want,
+            report::canonical_text(&[full.clone(), second_full, full])
+        );
+        // The spools go with their details.
+        drop((out.detail, empty));
+        let left: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        assert_eq!(left.len(), 2, "{left:?}");
+    }
+}
