@@ -262,6 +262,13 @@ pub fn compute(
     })
 }
 
+/// Order of the edges at one instant in [`MetricsTally`]'s concurrency count.
+const EDGE_END: u8 = 0;
+/// See [`EDGE_END`].
+const EDGE_START: u8 = 1;
+/// See [`EDGE_END`]: the end of a request that took no time, after its own start.
+const EDGE_END_AT_START: u8 = 2;
+
 /// [`compute`] one request at a time, as a stage's requests end (in the stage's order: the
 /// figures are then those of [`compute`] bit for bit). Holds a few numbers per request, not the
 /// request.
@@ -279,7 +286,8 @@ pub struct MetricsTally {
     good: u64,
     server_total: Option<u64>,
     per_second: BTreeMap<i64, u64>,
-    edges: Vec<(f64, i32)>,
+    /// Request starts and ends: (instant, [`EDGE_END`], [`EDGE_START`] or [`EDGE_END_AT_START`]).
+    edges: Vec<(f64, u8)>,
     sends: Vec<f64>,
     itl: StreamedSummary,
 }
@@ -374,8 +382,16 @@ impl MetricsTally {
             let t = origin + c.at_s;
             *self.per_second.entry(t.floor() as i64).or_default() += u64::from(c.tokens);
         }
-        self.edges.push((origin, 1));
-        self.edges.push((origin + l.e2el_ms / 1e3, -1));
+        let end = origin + l.e2el_ms / 1e3;
+        self.edges.push((origin, EDGE_START));
+        self.edges.push((
+            end,
+            if end > origin {
+                EDGE_END
+            } else {
+                EDGE_END_AT_START
+            },
+        ));
         self.ttft.push(l.ttft_ms);
         self.tpot.push(l.tpot_ms);
         self.e2el.push(l.e2el_ms);
@@ -414,12 +430,19 @@ impl MetricsTally {
         m.duration_s = duration_s;
         m.target_rate = target_rate;
         m.total_output_server = server_total;
-        // Ends sort before starts at the same instant: back-to-back requests do not overlap.
+        // At one instant, ends of requests that started before it come first (back-to-back
+        // requests do not overlap), then starts, then the ends of requests that took no time
+        // at all (a zero-delay server, in seconds since the epoch as an f64): those ran, alone
+        // they are one request in flight, and the count never goes below zero.
         edges.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-        let mut live = 0i64;
-        for (_, d) in edges {
-            live += i64::from(d);
-            m.max_concurrent_requests = m.max_concurrent_requests.max(live as u64);
+        let mut live = 0u64;
+        for (_, kind) in edges {
+            if kind == EDGE_START {
+                live += 1;
+                m.max_concurrent_requests = m.max_concurrent_requests.max(live);
+            } else {
+                live = live.saturating_sub(1);
+            }
         }
         m.max_output_tokens_per_s = per_second.values().copied().max().unwrap_or(0) as f64;
         if duration_s > 0.0 {
@@ -654,6 +677,22 @@ mod tests {
         assert_eq!(m.request_goodput, Some(0.5));
         assert_eq!(m.max_concurrent_requests, 1);
         assert_eq!(m.achieved_rate, Some(4.0));
+    }
+
+    #[test]
+    fn a_request_ending_as_it_starts_does_not_wrap_the_peak_concurrency() {
+        // Sent at 5 s, done at once: its end edge sorts before its start edge.
+        let rs = vec![req(5.0, &[(0.0, 1)], 0.0, Some(1))];
+        let m = compute(&rs, 1.0, 1.0, &[99.0], None);
+        assert_eq!(m.max_concurrent_requests, 1);
+        // Alone among overlapping ones it counts like any other.
+        let rs = vec![
+            req(4.0, &[(1.0, 1)], 2.0, Some(1)),
+            req(5.0, &[(0.0, 1)], 0.0, Some(1)),
+            req(4.5, &[(1.0, 1)], 2.0, Some(1)),
+        ];
+        let m = compute(&rs, 3.0, 1.0, &[99.0], None);
+        assert_eq!(m.max_concurrent_requests, 3);
     }
 
     #[test]
