@@ -4,17 +4,21 @@
 //! each ([`super::error::print_error`]), and make the exit code 1; the readable ones are still
 //! converted. An unwritable output exits with 2.
 //!
+//! Large files are memory-mapped rather than copied ([`super::input`], which says what a file
+//! changing under the map does).
+//!
 //! Tables read into columns ([`ingest::read_columnar`]) are written from the columns, streamed
 //! through a buffer ([`columns::write_json`], [`columns::write_csv`]); records alone as JSON
 //! record by record ([`super::write_json`]): the same bytes as the canonical writers give,
 //! without the whole text or a document-sized value tree in memory.
 
-use std::io::{BufWriter, Read, Write};
+use std::io::{BufWriter, Write};
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 
 use super::error::{print_error, CliError};
+use super::input::read_input;
 use crate::ingest::{self, Contents, Ingested};
 use crate::model::columns::{self, Part};
 use crate::model::Record;
@@ -45,27 +49,6 @@ pub struct ConvertArgs {
     pub verbose: bool,
 }
 
-/// Reads the bytes of `path` (`-` is stdin), naming the source as the user gave it.
-pub(crate) fn read_input(path: &str) -> Result<(String, Vec<u8>), CliError> {
-    if path == "-" {
-        let mut bytes = Vec::new();
-        std::io::stdin()
-            .read_to_end(&mut bytes)
-            .map_err(|source| CliError::Read {
-                path: "stdin".into(),
-                source,
-            })?;
-        Ok(("stdin".to_string(), bytes))
-    } else {
-        std::fs::read(path)
-            .map(|b| (path.to_string(), b))
-            .map_err(|source| CliError::Read {
-                path: path.into(),
-                source,
-            })
-    }
-}
-
 /// Files at least this large are first offered to the streaming JSON reader.
 const STREAM_MIN_BYTES: u64 = 8 << 20;
 
@@ -77,7 +60,9 @@ pub(crate) fn ingest_input(path: &str) -> Result<Ingested, CliError> {
         return Ok(got);
     }
     let (name, bytes) = read_input(path)?;
-    Ok(ingest::read(&name, &bytes)?)
+    let got = ingest::read(&name, &bytes)?;
+    bytes.check_unchanged(path)?;
+    Ok(got)
 }
 
 /// The streaming JSON reader's result for a file of at least [`STREAM_MIN_BYTES`], `None`
@@ -106,7 +91,9 @@ pub(crate) fn ingest_contents(path: &str) -> Result<Contents, CliError> {
         return Ok(Contents::Records(got));
     }
     let (name, bytes) = read_input(path)?;
-    Ok(ingest::read_columnar(&name, &bytes)?)
+    let got = ingest::read_columnar(&name, &bytes)?;
+    bytes.check_unchanged(path)?;
+    Ok(got)
 }
 
 /// Reads every file, into columns where their readers can; returns the readable ones' rows
