@@ -17,7 +17,7 @@ use serde::de::{DeserializeOwned, IgnoredAny};
 use serde_json::{Map, Value};
 
 use super::json::{self, Docs};
-use super::requests::{numbers, Doc, Gaps, Lenient, OptF64, OptText, RequestArrays};
+use super::requests::{numbers, Doc, Gaps, Lenient, OptF64, OptText, RequestArrays, ScratchGaps};
 use super::{finish, text, Contents, Format, Ingested, IngestedColumns};
 use crate::model::columns::{self, NumberLists};
 
@@ -390,17 +390,19 @@ impl<R: BufRead> Window<'_, R> {
             return Ok(Some(stand_ins));
         }
         loop {
-            let Some(Gaps(list)) = self.parse::<Gaps>()? else {
+            // Parsed into the reused buffer and copied once, into the list.
+            let Some(list) = self.parse::<ScratchGaps>()? else {
                 return Ok(None);
             };
             if let Some(g) = self.gaps.as_deref_mut() {
-                g.push(&list);
+                g.push(&list.0);
             }
-            stand_ins.push(if list.is_empty() {
+            stand_ins.push(if list.0.is_empty() {
                 Vec::new()
             } else {
                 vec![f64::NAN]
             });
+            list.recycle();
             match self.peek()? {
                 Some(b',') => self.pos += 1,
                 Some(b']') => {
