@@ -1,13 +1,13 @@
 //! Lists of numbers laid end to end (the inter-token gaps of every request): one offset a list
 //! and the values in chunks, so that millions of values take their own size and not a heap
-//! block per list (whose allocator rounding cost a 196-gap request 14 % more) nor a vector
-//! that doubles (and copies) as it grows.
+//! block per list (which the allocator rounds up to its next size class) nor a vector that
+//! doubles (and copies) as it grows.
 //!
 //! Each new chunk is as large as all the values before it, between [`MIN_CHUNK`] and
-//! [`CHUNK`] values: a few gaps take a few KiB, millions take chunks of 32 MiB. That size is
-//! measured: natively (mimalloc, transparent huge pages) 19 chunks of 8 MiB held 9.5 MiB of
-//! memory each and 4 chunks of 32 MiB exactly their size. A chunk's unused end is never
-//! written, so natively it takes no memory.
+//! [`CHUNK`] values: a few gaps take a few KiB, millions take chunks of 32 MiB. Natively
+//! (mimalloc, transparent huge pages) blocks of a few MiB hold noticeably more memory than
+//! their size, blocks of 32 MiB about their size. A chunk's unused end is never written, so
+//! natively it takes no memory.
 
 /// Values the first chunk holds.
 const MIN_CHUNK: usize = 1 << 12;
