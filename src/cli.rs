@@ -14,6 +14,7 @@ use clap::{Parser, Subcommand};
 pub mod compare;
 pub mod convert;
 pub mod error;
+pub mod input;
 pub mod inspect;
 pub mod inspect_requests;
 pub mod results_dir;

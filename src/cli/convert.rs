@@ -4,17 +4,21 @@
 //! each ([`super::error::print_error`]), and make the exit code 1; the readable ones are still
 //! converted. An unwritable output exits with 2.
 //!
+//! Large files are memory-mapped rather than copied ([`super::input`], which says what a file
+//! changing under the map does).
+//!
 //! Tables read into columns ([`ingest::read_columnar`]) are written from the columns, streamed
 //! through a buffer ([`columns::write_json`], [`columns::write_csv`]); records alone as JSON
 //! record by record ([`super::write_json`]): the same bytes as the canonical writers give,
 //! without the whole text or a document-sized value tree in memory.
 
-use std::io::{BufWriter, Read, Write};
+use std::io::{BufWriter, Write};
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 
 use super::error::{print_error, CliError};
+use super::input::read_input;
 use crate::ingest::{self, Contents, Ingested};
 use crate::model::columns::{self, Part};
 use crate::model::Record;
@@ -45,27 +49,6 @@ pub struct ConvertArgs {
     pub verbose: bool,
 }
 
-/// Reads the bytes of `path` (`-` is stdin), naming the source as the user gave it.
-pub(crate) fn read_input(path: &str) -> Result<(String, Vec<u8>), CliError> {
-    if path == "-" {
-        let mut bytes = Vec::new();
-        std::io::stdin()
-            .read_to_end(&mut bytes)
-            .map_err(|source| CliError::Read {
-                path: "stdin".into(),
-                source,
-            })?;
-        Ok(("stdin".to_string(), bytes))
-    } else {
-        std::fs::read(path)
-            .map(|b| (path.to_string(), b))
-            .map_err(|source| CliError::Read {
-                path: path.into(),
-                source,
-            })
-    }
-}
-
 /// Files at least this large are first offered to the streaming JSON reader.
 const STREAM_MIN_BYTES: u64 = 8 << 20;
 
@@ -77,12 +60,26 @@ pub(crate) fn ingest_input(path: &str) -> Result<Ingested, CliError> {
         return Ok(got);
     }
     let (name, bytes) = read_input(path)?;
-    Ok(ingest::read(&name, &bytes)?)
+    let got = ingest::read(&name, &bytes)?;
+    bytes.check_unchanged(path)?;
+    Ok(got)
 }
 
 /// The streaming JSON reader's result for a file of at least [`STREAM_MIN_BYTES`], `None`
 /// for stdin, smaller files and documents that reader does not take.
 fn ingest_streamed(path: &str) -> Result<Option<Ingested>, CliError> {
+    let Some(input) = open_streamed(path)? else {
+        return Ok(None);
+    };
+    ingest::read_json_stream(path, input).map_err(|source| CliError::Read {
+        path: path.into(),
+        source,
+    })
+}
+
+/// Opens `path` for the streaming JSON reader: `None` for stdin and files smaller than
+/// [`STREAM_MIN_BYTES`].
+fn open_streamed(path: &str) -> Result<Option<std::io::BufReader<std::fs::File>>, CliError> {
     if path == "-" {
         return Ok(None);
     }
@@ -90,23 +87,57 @@ fn ingest_streamed(path: &str) -> Result<Option<Ingested>, CliError> {
         path: path.into(),
         source,
     };
-    let file = std::fs::File::open(path).map_err(read_error)?;
+    let mut file = std::fs::File::open(path).map_err(read_error)?;
     let len = file.metadata().map_err(read_error)?.len();
-    if len < STREAM_MIN_BYTES {
+    if len < STREAM_MIN_BYTES || !starts_an_object(&mut file).map_err(read_error)? {
         return Ok(None);
     }
-    let input = std::io::BufReader::with_capacity(1 << 20, file);
-    ingest::read_json_stream(path, input).map_err(read_error)
+    Ok(Some(std::io::BufReader::with_capacity(1 << 20, file)))
+}
+
+/// Whether the file's first 4 KiB start a JSON object (`{` after a byte-order mark and
+/// whitespace, or only whitespace so far), read from the start and left there: a large CSV
+/// is then not read a mebibyte at a time by two readers that would both decline it.
+fn starts_an_object(file: &mut std::fs::File) -> std::io::Result<bool> {
+    use std::io::{Read, Seek};
+    let mut head = [0u8; 4096];
+    let mut got = 0;
+    while got < head.len() {
+        match file.read(&mut head[got..])? {
+            0 => break,
+            n => got += n,
+        }
+    }
+    file.rewind()?;
+    let head = &head[..got];
+    let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
+    Ok(head
+        .iter()
+        .find(|b| !b.is_ascii_whitespace())
+        .is_none_or(|b| *b == b'{'))
 }
 
 /// Reads and ingests one result file (`-` is stdin), into columns where its reader can. A large
-/// single JSON document goes to the streaming reader first, as in [`ingest_input`].
+/// single JSON document goes to the streaming reader first, as in [`ingest_input`], a serving
+/// run's per-request detail then read into columns ([`ingest::read_json_stream_columns`]).
 pub(crate) fn ingest_contents(path: &str) -> Result<Contents, CliError> {
+    if let Some(input) = open_streamed(path)? {
+        let got =
+            ingest::read_json_stream_columns(path, input).map_err(|source| CliError::Read {
+                path: path.into(),
+                source,
+            })?;
+        if let Some(got) = got {
+            return Ok(got);
+        }
+    }
     if let Some(got) = ingest_streamed(path)? {
         return Ok(Contents::Records(got));
     }
     let (name, bytes) = read_input(path)?;
-    Ok(ingest::read_columnar(&name, &bytes)?)
+    let got = ingest::read_columnar(&name, &bytes)?;
+    bytes.check_unchanged(path)?;
+    Ok(got)
 }
 
 /// Reads every file, into columns where their readers can; returns the readable ones' rows
@@ -203,6 +234,15 @@ fn write_contents(
             .flat_map(|c| c.into_ingested().records)
             .collect();
         return super::write_json::write_json(records, out);
+    }
+    // Columns with per-request detail (a serving run read as columns): the requests are
+    // written one at a time, never as a `Value` tree of the whole record.
+    let with_requests = |c: &Contents| match c {
+        Contents::Columns(c) => c.columns.requests().total() > 0,
+        Contents::Records(_) => false,
+    };
+    if to == OutputFormat::Json && contents.iter().any(with_requests) {
+        return super::write_json::write_json_contents(contents, out);
     }
     let parts: Vec<Part<'_>> = contents
         .iter()

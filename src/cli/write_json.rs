@@ -10,14 +10,49 @@ use std::io::Write;
 use serde::ser::{Error as _, SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};
 
+use crate::ingest::{Contents, IngestedColumns};
+use crate::model::columns::RequestArrays;
 use crate::model::{canonical, format_number, Record, RequestDetail, SCHEMA_VERSION};
 
 /// Writes `records` as the canonical JSON document (pretty-printed, trailing newline), the
 /// same text as [`canonical::to_json`].
-pub fn write_json(records: Vec<Record>, mut out: impl Write) -> std::io::Result<()> {
+pub fn write_json(records: Vec<Record>, out: impl Write) -> std::io::Result<()> {
+    write_parts(vec![Source::Records(records)], out)
+}
+
+/// Writes the rows of `contents` (records and columns, in order) as [`write_json`] writes
+/// records: a row of columns is rebuilt as a record without its per-request detail, and its
+/// requests are rebuilt one at a time as they are written.
+pub fn write_json_contents(contents: Vec<Contents>, out: impl Write) -> std::io::Result<()> {
+    let parts = contents
+        .into_iter()
+        .map(|c| match c {
+            Contents::Records(r) => Source::Records(r.records),
+            Contents::Columns(c) => Source::Columns(c),
+        })
+        .collect();
+    write_parts(parts, out)
+}
+
+/// Rows to write.
+enum Source {
+    Records(Vec<Record>),
+    Columns(Box<IngestedColumns>),
+}
+
+impl Source {
+    fn len(&self) -> usize {
+        match self {
+            Source::Records(r) => r.len(),
+            Source::Columns(c) => c.columns.len(),
+        }
+    }
+}
+
+fn write_parts(parts: Vec<Source>, mut out: impl Write) -> std::io::Result<()> {
     let doc = Doc {
-        len: records.len(),
-        records: RefCell::new(records.into_iter()),
+        len: parts.iter().map(Source::len).sum(),
+        parts: RefCell::new(parts.into_iter()),
     };
     serde_json::to_writer_pretty(&mut out, &doc).map_err(std::io::Error::other)?;
     out.write_all(b"\n")?;
@@ -26,7 +61,7 @@ pub fn write_json(records: Vec<Record>, mut out: impl Write) -> std::io::Result<
 
 struct Doc {
     len: usize,
-    records: RefCell<std::vec::IntoIter<Record>>,
+    parts: RefCell<std::vec::IntoIter<Source>>,
 }
 
 impl Serialize for Doc {
@@ -43,52 +78,91 @@ struct Records<'a>(&'a Doc);
 impl Serialize for Records<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut seq = s.serialize_seq(Some(self.0.len))?;
-        loop {
-            let next = self
-                .0
-                .records
-                .try_borrow_mut()
-                .map_err(S::Error::custom)?
-                .next();
-            let Some(mut r) = next else { break };
-            let requests = std::mem::take(&mut r.requests);
-            let fields = canonical::record_to_json(&r);
-            seq.serialize_element(&RecordOut {
-                fields: &fields,
-                requests: &requests,
-            })?;
+        let mut parts = self.0.parts.try_borrow_mut().map_err(S::Error::custom)?;
+        for part in parts.by_ref() {
+            match part {
+                // Each record is dropped once written.
+                Source::Records(records) => {
+                    for mut r in records {
+                        let requests = std::mem::take(&mut r.requests);
+                        let fields = canonical::record_to_json(&r);
+                        seq.serialize_element(&RecordOut {
+                            fields: &fields,
+                            requests: RequestsOf::Slice(&requests),
+                        })?;
+                    }
+                }
+                Source::Columns(c) => {
+                    let arrays = c.columns.requests();
+                    for i in 0..c.columns.len() {
+                        let Some(r) = c.columns.record_without_requests(i) else {
+                            continue;
+                        };
+                        let fields = canonical::record_to_json(&r);
+                        seq.serialize_element(&RecordOut {
+                            fields: &fields,
+                            requests: RequestsOf::Columns(arrays, arrays.row_range(i)),
+                        })?;
+                    }
+                }
+            }
         }
         seq.end()
     }
 }
 
+/// A record's requests: held, or rebuilt one at a time from columns.
+enum RequestsOf<'a> {
+    Slice(&'a [RequestDetail]),
+    Columns(&'a RequestArrays, std::ops::Range<usize>),
+}
+
+impl RequestsOf<'_> {
+    fn len(&self) -> usize {
+        match self {
+            RequestsOf::Slice(s) => s.len(),
+            RequestsOf::Columns(_, range) => range.len(),
+        }
+    }
+}
+
 struct RecordOut<'a> {
     fields: &'a serde_json::Value,
-    requests: &'a [RequestDetail],
+    requests: RequestsOf<'a>,
 }
 
 impl Serialize for RecordOut<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let fields = self.fields.as_object();
-        let n = fields.map_or(0, |f| f.len()) + usize::from(!self.requests.is_empty());
+        let some = self.requests.len() > 0;
+        let n = fields.map_or(0, |f| f.len()) + usize::from(some);
         let mut m = s.serialize_map(Some(n))?;
         for (k, v) in fields.into_iter().flatten() {
             m.serialize_entry(k, v)?;
         }
-        if !self.requests.is_empty() {
-            m.serialize_entry("requests", &Requests(self.requests))?;
+        if some {
+            m.serialize_entry("requests", &Requests(&self.requests))?;
         }
         m.end()
     }
 }
 
-struct Requests<'a>(&'a [RequestDetail]);
+struct Requests<'a>(&'a RequestsOf<'a>);
 
 impl Serialize for Requests<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut seq = s.serialize_seq(Some(self.0.len()))?;
-        for r in self.0 {
-            seq.serialize_element(&RequestOut(r))?;
+        match self.0 {
+            RequestsOf::Slice(requests) => {
+                for r in *requests {
+                    seq.serialize_element(&RequestOut(r))?;
+                }
+            }
+            RequestsOf::Columns(arrays, range) => {
+                for q in range.clone() {
+                    seq.serialize_element(&RequestOut(&arrays.request(q)))?;
+                }
+            }
         }
         seq.end()
     }
@@ -190,8 +264,33 @@ mod tests {
             gpu: Some("H100".into()),
             ..Record::default()
         };
-        for records in [vec![], vec![plain.clone()], vec![r, plain]] {
+        for records in [vec![], vec![plain.clone()], vec![r.clone(), plain.clone()]] {
             assert_eq!(written(&records), canonical::to_json(&records));
         }
+        // Columns (the requests rebuilt one at a time) and records, in order.
+        let columns = |records: &[Record]| {
+            Contents::Columns(Box::new(IngestedColumns {
+                format: crate::ingest::Format::VllmServing,
+                columns: crate::model::columns::Columns::from_records(records),
+                warnings: Vec::new(),
+                mapping: Vec::new(),
+                note: None,
+            }))
+        };
+        let mid = crate::ingest::read("mid.csv", b"model,mean_ttft_ms\nm2,1.5\n").unwrap();
+        let mut records = vec![r.clone(), plain];
+        records.extend(mid.records.iter().cloned());
+        records.push(r);
+        let contents = vec![
+            columns(&records[..2]),
+            Contents::Records(mid),
+            columns(&records[3..]),
+        ];
+        let mut out = Vec::new();
+        write_json_contents(contents, &mut out).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            canonical::to_json(&records)
+        );
     }
 }

@@ -145,19 +145,41 @@ pub(super) struct Gaps(pub(super) Vec<f64>);
 
 impl<'de> Deserialize<'de> for Gaps {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        // Collected in a reused buffer, then copied to a vector of exactly that length:
+        // growing each request's own vector would leave up to half of it unused, and these
+        // vectors are most of what a large run holds.
+        let scratch = ScratchGaps::deserialize(d)?;
+        let out = scratch.0.to_vec();
+        scratch.recycle();
+        Ok(Gaps(out))
+    }
+}
+
+/// [`Gaps`] left in the thread's reused buffer, for a caller that copies them elsewhere
+/// itself (the streaming reader's chunked list): no vector of their own.
+pub(super) struct ScratchGaps(pub(super) Vec<f64>);
+
+impl ScratchGaps {
+    /// Gives the buffer back for the next request (a pathological request's is not kept).
+    pub(super) fn recycle(mut self) {
+        self.0.clear();
+        if self.0.capacity() <= 1 << 16 {
+            SCRATCH.with(|s| s.set(self.0));
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ScratchGaps {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct V;
         impl<'de> Visitor<'de> for V {
-            type Value = Gaps;
+            type Value = ScratchGaps;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
                 f.write_str("an array of numbers")
             }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Gaps, A::Error> {
-                // Collected in a reused buffer, then copied to a vector of exactly that
-                // length: growing each request's own vector would leave up to half of it
-                // unused, and these vectors are most of what a large run holds.
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<ScratchGaps, A::Error> {
                 let mut buf = SCRATCH.with(std::cell::Cell::take);
                 buf.clear();
-                let mut result = Ok(());
                 loop {
                     match seq.next_element::<OptF64>() {
                         Ok(Some(x)) => {
@@ -165,42 +187,35 @@ impl<'de> Deserialize<'de> for Gaps {
                                 buf.push(v);
                             }
                         }
-                        Ok(None) => break,
+                        Ok(None) => return Ok(ScratchGaps(buf)),
                         Err(e) => {
-                            result = Err(e);
-                            break;
+                            ScratchGaps(buf).recycle();
+                            return Err(e);
                         }
                     }
                 }
-                let out = buf.to_vec();
-                buf.clear();
-                // A pathological request's buffer is not kept.
-                if buf.capacity() <= 1 << 16 {
-                    SCRATCH.with(|s| s.set(buf));
-                }
-                result.map(|()| Gaps(out))
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Gaps, A::Error> {
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ScratchGaps, A::Error> {
                 while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(Gaps(Vec::new()))
+                Ok(ScratchGaps(Vec::new()))
             }
-            fn visit_f64<E>(self, _: f64) -> Result<Gaps, E> {
-                Ok(Gaps(Vec::new()))
+            fn visit_f64<E>(self, _: f64) -> Result<ScratchGaps, E> {
+                Ok(ScratchGaps(Vec::new()))
             }
-            fn visit_u64<E>(self, _: u64) -> Result<Gaps, E> {
-                Ok(Gaps(Vec::new()))
+            fn visit_u64<E>(self, _: u64) -> Result<ScratchGaps, E> {
+                Ok(ScratchGaps(Vec::new()))
             }
-            fn visit_i64<E>(self, _: i64) -> Result<Gaps, E> {
-                Ok(Gaps(Vec::new()))
+            fn visit_i64<E>(self, _: i64) -> Result<ScratchGaps, E> {
+                Ok(ScratchGaps(Vec::new()))
             }
-            fn visit_str<E>(self, _: &str) -> Result<Gaps, E> {
-                Ok(Gaps(Vec::new()))
+            fn visit_str<E>(self, _: &str) -> Result<ScratchGaps, E> {
+                Ok(ScratchGaps(Vec::new()))
             }
-            fn visit_bool<E>(self, _: bool) -> Result<Gaps, E> {
-                Ok(Gaps(Vec::new()))
+            fn visit_bool<E>(self, _: bool) -> Result<ScratchGaps, E> {
+                Ok(ScratchGaps(Vec::new()))
             }
-            fn visit_unit<E>(self) -> Result<Gaps, E> {
-                Ok(Gaps(Vec::new()))
+            fn visit_unit<E>(self) -> Result<ScratchGaps, E> {
+                Ok(ScratchGaps(Vec::new()))
             }
         }
         d.deserialize_any(V)

@@ -17,8 +17,9 @@ use serde::de::{DeserializeOwned, IgnoredAny};
 use serde_json::{Map, Value};
 
 use super::json::{self, Docs};
-use super::requests::{numbers, Doc, Gaps, Lenient, OptF64, OptText, RequestArrays};
-use super::{finish, text, Ingested};
+use super::requests::{numbers, Doc, Gaps, Lenient, OptF64, OptText, RequestArrays, ScratchGaps};
+use super::{finish, text, Contents, Format, Ingested, IngestedColumns};
+use crate::model::columns::{self, NumberLists};
 
 /// Bytes asked of the input per read.
 const CHUNK: usize = 1 << 20;
@@ -31,15 +32,79 @@ const MAX_DEPTH: usize = 100;
 /// with [`super::read`], which also gives the precise error for a malformed file); `Err` only
 /// for a failing read.
 pub fn read_json_stream(source: &str, input: impl BufRead) -> std::io::Result<Option<Ingested>> {
-    read_in_chunks(source, input, CHUNK)
+    read_in_chunks(source, input, CHUNK, None)
+}
+
+/// [`read_json_stream`], giving a serving run's per-request detail as columns
+/// ([`columns::RequestArrays`]): the inter-token gaps of every request go into one chunked
+/// list ([`NumberLists`]) as they are parsed, never into a vector per request. Other
+/// documents it takes come back as records. `Ok(None)` as with [`read_json_stream`], and also
+/// for the rare document whose gaps this reader set apart but could not give as columns (not
+/// a serving run of one record): read those with [`read_json_stream`].
+pub fn read_json_stream_columns(
+    source: &str,
+    input: impl BufRead,
+) -> std::io::Result<Option<Contents>> {
+    stream_columns(source, input, CHUNK)
+}
+
+fn stream_columns(
+    source: &str,
+    input: impl BufRead,
+    chunk: usize,
+) -> std::io::Result<Option<Contents>> {
+    let mut gaps = NumberLists::new();
+    let Some(mut out) = read_in_chunks(source, input, chunk, Some(&mut gaps))? else {
+        return Ok(None);
+    };
+    if gaps.values() == 0 {
+        // No gap was set apart (no `itls` array, or only empty lists): the records are whole.
+        return Ok(Some(Contents::Records(out)));
+    }
+    if !matches!(out.format, Format::VllmServing | Format::SglangServing) || out.records.len() != 1
+    {
+        return Ok(None);
+    }
+    let Some(record) = out.records.first_mut() else {
+        return Ok(None);
+    };
+    let requests = std::mem::take(&mut record.requests);
+    // Each request holds one stand-in value where its gaps were set apart, none otherwise.
+    let stand_ins_match = requests.len() == gaps.len()
+        && requests
+            .iter()
+            .enumerate()
+            .all(|(q, r)| r.itl_ms.len() == usize::from(!gaps.get(q).is_empty()));
+    if !stand_ins_match {
+        return Ok(None);
+    }
+    // As the serving reader converts every request's gaps (seconds to ms).
+    gaps.scale(1000.0);
+    let mut cols = columns::Columns::from_records(&out.records);
+    let Some(arrays) = columns::RequestArrays::one_row(&requests, gaps) else {
+        return Ok(None);
+    };
+    drop(requests);
+    if !cols.set_requests(arrays) {
+        return Ok(None);
+    }
+    Ok(Some(Contents::Columns(Box::new(IngestedColumns {
+        format: out.format,
+        columns: cols,
+        warnings: out.warnings,
+        mapping: out.mapping,
+        note: out.note,
+    }))))
 }
 
 /// [`read_json_stream`] asking the input for `chunk` bytes at a time (tests use tiny chunks
-/// to put every value across a chunk boundary).
+/// to put every value across a chunk boundary). With `gaps`, the lists of an `itls` array go
+/// there, each request keeping one stand-in value (NaN) in their place when it has gaps.
 fn read_in_chunks(
     source: &str,
     mut input: impl BufRead,
     chunk: usize,
+    gaps: Option<&mut NumberLists>,
 ) -> std::io::Result<Option<Ingested>> {
     let head = input.fill_buf()?;
     let bom = head.starts_with(b"\xEF\xBB\xBF");
@@ -67,6 +132,8 @@ fn read_in_chunks(
         buf: Vec::new(),
         pos: 0,
         eof: false,
+        gaps,
+        hint: 0,
     };
     let Some(doc) = w.object()? else {
         return Ok(None);
@@ -75,6 +142,8 @@ fn read_in_chunks(
     if w.peek()?.is_some() {
         return Ok(None);
     }
+    // The buffers are not needed while the records are built.
+    drop(w);
     let docs = Docs {
         values: vec![(line, doc.value)],
         arrays: vec![doc.arrays],
@@ -93,18 +162,23 @@ fn read_in_chunks(
 
 /// The unread part of the input: `buf[pos..]`, refilled a chunk at a time, the read part
 /// dropped as it goes.
-struct Window<R> {
+struct Window<'g, R> {
     input: R,
     chunk: usize,
     buf: Vec<u8>,
     pos: usize,
     eof: bool,
+    /// Where an `itls` array's lists go, when set apart ([`read_json_stream_columns`]).
+    gaps: Option<&'g mut NumberLists>,
+    /// The length of the first per-request array read: the others are as long, so their
+    /// vectors start that large rather than doubling (and leaving the halves behind).
+    hint: usize,
 }
 
 /// `None` from a step: the content is not the plain case (or not JSON at all).
 type Step<T> = std::io::Result<Option<T>>;
 
-impl<R: BufRead> Window<R> {
+impl<R: BufRead> Window<'_, R> {
     /// Reads one more chunk; false at the end of the input.
     fn more(&mut self) -> std::io::Result<bool> {
         if self.eof {
@@ -271,7 +345,7 @@ impl<R: BufRead> Window<R> {
             return self.parse::<Lenient<T>>();
         }
         self.pos += 1;
-        let mut items = Vec::new();
+        let mut items = Vec::with_capacity(self.hint);
         if self.peek()? == Some(b']') {
             self.pos += 1;
             return Ok(Some(Lenient(Some(items))));
@@ -285,7 +359,55 @@ impl<R: BufRead> Window<R> {
                 Some(b',') => self.pos += 1,
                 Some(b']') => {
                     self.pos += 1;
+                    if self.hint == 0 {
+                        self.hint = items.len();
+                    }
                     return Ok(Some(Lenient(Some(items))));
+                }
+                _ => return Ok(None),
+            }
+        }
+    }
+
+    /// The array that comes next (its `[` the next byte), as the `Value` parsing it whole
+    /// gives, its elements parsed one at a time into a vector of [`Window::hint`]'s size.
+    fn value_array(&mut self) -> Step<Value> {
+        let Some(Lenient(Some(items))) = self.lenient::<Value>()? else {
+            return Ok(None);
+        };
+        Ok(Some(Value::Array(items)))
+    }
+
+    /// An `itls` array (next, its `[` not yet read) with each request's gaps pushed onto
+    /// [`Window::gaps`]; gives each request's stand-in: one NaN when it has gaps, none else.
+    fn gap_lists(&mut self) -> Step<Vec<Vec<f64>>> {
+        if self.expect(b'[')?.is_none() {
+            return Ok(None);
+        }
+        let mut stand_ins = Vec::with_capacity(self.hint);
+        if self.peek()? == Some(b']') {
+            self.pos += 1;
+            return Ok(Some(stand_ins));
+        }
+        loop {
+            // Parsed into the reused buffer and copied once, into the list.
+            let Some(list) = self.parse::<ScratchGaps>()? else {
+                return Ok(None);
+            };
+            if let Some(g) = self.gaps.as_deref_mut() {
+                g.push(&list.0);
+            }
+            stand_ins.push(if list.0.is_empty() {
+                Vec::new()
+            } else {
+                vec![f64::NAN]
+            });
+            list.recycle();
+            match self.peek()? {
+                Some(b',') => self.pos += 1,
+                Some(b']') => {
+                    self.pos += 1;
+                    return Ok(Some(stand_ins));
                 }
                 _ => return Ok(None),
             }
@@ -335,7 +457,14 @@ impl<R: BufRead> Window<R> {
                     some
                 }
                 "itls" => {
-                    arrays.itls = lift!(Gaps).0.map(|v| v.into_iter().map(|g| g.0).collect());
+                    arrays.itls = if self.gaps.is_some() && self.peek()? == Some(b'[') {
+                        match self.gap_lists()? {
+                            Some(stand_ins) => Some(stand_ins),
+                            None => return Ok(None),
+                        }
+                    } else {
+                        lift!(Gaps).0.map(|v| v.into_iter().map(|g| g.0).collect())
+                    };
                     arrays.itls.is_some()
                 }
                 "errors" => {
@@ -349,7 +478,14 @@ impl<R: BufRead> Window<R> {
                     true
                 }
                 _ => {
-                    let Some(v) = self.parse::<Value>()? else {
+                    // vLLM's `latencies`, one per request, parsed into a vector of that size.
+                    let per_request = key == "latencies" && self.hint > 0;
+                    let v = if per_request && self.peek()? == Some(b'[') {
+                        self.value_array()?
+                    } else {
+                        self.parse::<Value>()?
+                    };
+                    let Some(v) = v else {
                         return Ok(None);
                     };
                     obj.insert(key, v);
@@ -415,6 +551,53 @@ mod tests {
     }
 
     #[test]
+    fn a_serving_run_reads_into_columns_as_its_records() {
+        let t = concat!(
+            "{\"model_id\": \"m\", \"request_throughput\": 2.0, ",
+            "\"ttfts\": [0.05, 0.06, null, 0.1], \"itls\": [[0.01, 0.5], [], [0.25], [\"a\", 7]], ",
+            "\"input_lens\": [10, 12, 3, 4], \"output_lens\": [3, 1, 2, 2], ",
+            "\"errors\": [\"\", \"boom\", \"\", \"\"], \"latencies\": [0.2, 0, 0.4, 0.3], ",
+            "\"start_times\": [5.0, 5.5, 6.0, 6.5]}"
+        );
+        let whole = super::super::read("run.json", t.as_bytes()).unwrap();
+        assert_eq!(whole.records[0].requests.len(), 4);
+        assert_eq!(whole.records[0].requests[0].itl_ms, vec![10.0, 500.0]);
+        let expected = crate::model::canonical::to_json(&whole.records);
+        for chunk in [1, 7, 4096] {
+            let got = stream_columns("run.json", t.as_bytes(), chunk).unwrap();
+            let Some(Contents::Columns(c)) = got else {
+                panic!("chunk {chunk}: not columns: {got:?}");
+            };
+            assert_eq!(c.columns.requests().total(), 4);
+            let back = Contents::Columns(c).into_ingested();
+            assert_eq!(crate::model::canonical::to_json(&back.records), expected);
+            assert_eq!(back.records, whole.records, "chunk {chunk}");
+            assert_eq!(
+                (back.format, &back.warnings, &back.mapping, &back.note),
+                (whole.format, &whole.warnings, &whole.mapping, &whole.note)
+            );
+        }
+        // Without gaps, or not a serving run: records, as the row reader gives them.
+        let no_gaps = t.replace("[[0.01, 0.5], [], [0.25], [\"a\", 7]]", "[[], [], [], []]");
+        let got = stream_columns("run.json", no_gaps.as_bytes(), 64).unwrap();
+        let Some(Contents::Records(r)) = got else {
+            panic!("not records: {got:?}");
+        };
+        assert_eq!(Ok(r), super::super::read("run.json", no_gaps.as_bytes()));
+        // Two `itls` arrays: more lists than requests, left to the record reader.
+        let twice = t.replace(
+            "\"request_throughput\"",
+            "\"itls\": [[1.0]], \"request_throughput\"",
+        );
+        assert!(stream_columns("run.json", twice.as_bytes(), 64)
+            .unwrap()
+            .is_none());
+        assert!(read_json_stream("run.json", twice.as_bytes())
+            .unwrap()
+            .is_some());
+    }
+
+    #[test]
     fn values_across_chunk_boundaries_read_the_same() {
         let t = concat!(
             "\u{FEFF}\n{\"model_id\": \"m\\\"[{\", \"request_throughput\": 2.5e0, ",
@@ -427,7 +610,7 @@ mod tests {
         let whole = super::super::read("run.json", t.as_bytes());
         assert!(whole.is_ok(), "{whole:?}");
         for chunk in [1, 2, 3, 5, 8, 13, 64, 4096] {
-            let s = read_in_chunks("run.json", t.as_bytes(), chunk)
+            let s = read_in_chunks("run.json", t.as_bytes(), chunk, None)
                 .ok()
                 .flatten();
             assert_eq!(s.as_ref(), whole.as_ref().ok(), "chunk {chunk}");

@@ -198,19 +198,31 @@ impl Appender<'_> {
                     }
                     Val::Text
                 }
-                Slot::Count(_) => match filled(cell) {
-                    None => Val::None,
-                    Some(t) => {
-                        let (v, _) = cell_number(t).ok_or(GiveUp)?;
-                        if !(v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v <= MAX_COUNT) {
-                            return Err(GiveUp);
+                Slot::Count(_) => {
+                    // A plain decimal reads as `cell_number` reads it, with nothing to trim.
+                    let v = match plain_decimal(cell) {
+                        Some(v) => Some(v),
+                        None => match filled(cell) {
+                            None => None,
+                            Some(t) => Some(cell_number(t).ok_or(GiveUp)?.0),
+                        },
+                    };
+                    match v {
+                        None => Val::None,
+                        Some(v) => {
+                            if !(v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v <= MAX_COUNT) {
+                                return Err(GiveUp);
+                            }
+                            Val::Count(v as u64)
                         }
-                        Val::Count(v as u64)
                     }
-                },
-                Slot::Real(_) => match filled(cell) {
-                    None => Val::None,
-                    Some(t) => Val::Num(cell_number(t).ok_or(GiveUp)?.0),
+                }
+                Slot::Real(_) => match plain_decimal(cell) {
+                    Some(v) => Val::Num(v),
+                    None => match filled(cell) {
+                        None => Val::None,
+                        Some(t) => Val::Num(cell_number(t).ok_or(GiveUp)?.0),
+                    },
                 },
             };
             self.vals.push(v);

@@ -1,8 +1,9 @@
 //! Per-request arrays: every record's requests laid end to end, one column per field, with
 //! offsets saying where each record's requests start (and, for the inter-token latencies,
-//! where each request's start).
+//! [`NumberLists`]: where each request's start).
 
 use super::bitmap::Bitmap;
+use super::lists::NumberLists;
 use super::text::TextColumn;
 use crate::model::RequestDetail;
 
@@ -17,6 +18,11 @@ impl<T: Copy + Default> OptColumn<T> {
     fn push(&mut self, v: Option<T>) {
         self.values.push(v.unwrap_or_default());
         self.valid.push(v.is_some());
+    }
+
+    fn reserve(&mut self, n: usize) {
+        self.values.reserve_exact(n);
+        self.valid.reserve(n);
     }
 
     fn get(&self, i: usize) -> Option<T> {
@@ -44,9 +50,8 @@ pub struct RequestArrays {
     e2el_ms: OptColumn<f64>,
     intended_s: OptColumn<f64>,
     sent_s: OptColumn<f64>,
-    /// Request `q`'s inter-token latencies are `itl_values[itl_offsets[q]..itl_offsets[q + 1]]`.
-    itl_offsets: Vec<usize>,
-    itl_values: Vec<f64>,
+    /// Request `q`'s inter-token latencies are list `q`.
+    itl: NumberLists,
     /// Error texts repeat (`http_503`, timeouts): dictionary-coded.
     error: TextColumn,
     error_kind: TextColumn,
@@ -62,8 +67,7 @@ impl Default for RequestArrays {
             e2el_ms: OptColumn::default(),
             intended_s: OptColumn::default(),
             sent_s: OptColumn::default(),
-            itl_offsets: vec![0],
-            itl_values: Vec::new(),
+            itl: NumberLists::new(),
             error: TextColumn::default(),
             error_kind: TextColumn::default(),
         }
@@ -87,12 +91,50 @@ impl RequestArrays {
             self.e2el_ms.push(q.e2el_ms);
             self.intended_s.push(q.intended_s);
             self.sent_s.push(q.sent_s);
-            self.itl_values.extend_from_slice(&q.itl_ms);
-            self.itl_offsets.push(self.itl_values.len());
+            self.itl.push(&q.itl_ms);
             self.error.push(q.error.as_deref());
             self.error_kind.push(q.error_kind.as_deref());
         }
         self.offsets.push(self.total());
+    }
+
+    /// One row of `requests`, their inter-token latencies taken from `itl` (list `q` for
+    /// request `q`; the requests' own `itl_ms` are not read). `None` when `itl` does not hold
+    /// one list per request.
+    pub fn one_row(requests: &[RequestDetail], itl: NumberLists) -> Option<RequestArrays> {
+        if itl.len() != requests.len() {
+            return None;
+        }
+        let mut arrays = RequestArrays {
+            itl,
+            ..RequestArrays::default()
+        };
+        let n = requests.len();
+        for c in [&mut arrays.input_len, &mut arrays.output_len] {
+            c.reserve(n);
+        }
+        for c in [
+            &mut arrays.ttft_ms,
+            &mut arrays.e2el_ms,
+            &mut arrays.intended_s,
+            &mut arrays.sent_s,
+        ] {
+            c.reserve(n);
+        }
+        arrays.error.reserve(n);
+        arrays.error_kind.reserve(n);
+        for q in requests {
+            arrays.input_len.push(q.input_len);
+            arrays.output_len.push(q.output_len);
+            arrays.ttft_ms.push(q.ttft_ms);
+            arrays.e2el_ms.push(q.e2el_ms);
+            arrays.intended_s.push(q.intended_s);
+            arrays.sent_s.push(q.sent_s);
+            arrays.error.push(q.error.as_deref());
+            arrays.error_kind.push(q.error_kind.as_deref());
+        }
+        arrays.offsets.push(requests.len());
+        Some(arrays)
     }
 
     /// Appends `n` rows without requests.
@@ -108,7 +150,7 @@ impl RequestArrays {
 
     /// Requests over all rows.
     pub fn total(&self) -> usize {
-        self.itl_offsets.len() - 1
+        self.itl.len()
     }
 
     /// How many requests row `r` has.
@@ -127,16 +169,21 @@ impl RequestArrays {
         (a..b).map(|q| self.request(q)).collect()
     }
 
-    fn request(&self, q: usize) -> RequestDetail {
-        let itl = match (self.itl_offsets.get(q), self.itl_offsets.get(q + 1)) {
-            (Some(&a), Some(&b)) => self.itl_values.get(a..b).unwrap_or_default().to_vec(),
-            _ => Vec::new(),
-        };
+    /// The requests of row `r`, as positions over all rows (for [`request`](Self::request)).
+    pub fn row_range(&self, r: usize) -> std::ops::Range<usize> {
+        match (self.offsets.get(r), self.offsets.get(r + 1)) {
+            (Some(&a), Some(&b)) => a..b,
+            _ => 0..0,
+        }
+    }
+
+    /// Request `q` (counted over all rows), rebuilt; an empty request past the end.
+    pub fn request(&self, q: usize) -> RequestDetail {
         RequestDetail {
             input_len: self.input_len.get(q),
             output_len: self.output_len.get(q),
             ttft_ms: self.ttft_ms.get(q),
-            itl_ms: itl,
+            itl_ms: self.itl.get(q).to_vec(),
             e2el_ms: self.e2el_ms.get(q),
             error: self.error.get(q).map(|s| s.to_string()),
             intended_s: self.intended_s.get(q),
@@ -160,8 +207,7 @@ impl RequestArrays {
             + self.e2el_ms.heap_bytes()
             + self.intended_s.heap_bytes()
             + self.sent_s.heap_bytes()
-            + self.itl_offsets.capacity() * 8
-            + self.itl_values.capacity() * 8
+            + self.itl.heap_bytes()
             + self.error.heap_bytes()
             + self.error_kind.heap_bytes()
     }
@@ -203,5 +249,36 @@ mod tests {
             arr.ttft_ms().collect::<Vec<_>>(),
             vec![Some(1.5), None, None]
         );
+        assert_eq!(arr.row_range(3), 2..3);
+        assert_eq!(arr.row_range(9), 0..0);
+        assert_eq!(arr.request(2), arr.requests(3)[0]);
+    }
+
+    #[test]
+    fn one_row_takes_the_gaps_from_the_lists() {
+        let with_gaps = |itl: Vec<f64>| RequestDetail {
+            input_len: Some(4),
+            ttft_ms: Some(2.5),
+            itl_ms: itl,
+            error: Some("boom".into()),
+            ..RequestDetail::default()
+        };
+        let whole = vec![with_gaps(vec![1.0, 2.0]), with_gaps(Vec::new())];
+        let mut lists = NumberLists::new();
+        lists.push(&[1.0, 2.0]);
+        lists.push(&[]);
+        let heads: Vec<RequestDetail> = whole
+            .iter()
+            .map(|q| RequestDetail {
+                itl_ms: vec![f64::NAN],
+                ..q.clone()
+            })
+            .collect();
+        let arr = RequestArrays::one_row(&heads, lists.clone()).unwrap();
+        let mut expected = RequestArrays::default();
+        expected.push_row(&whole);
+        assert_eq!(arr, expected);
+        assert_eq!(arr.requests(0), whole);
+        assert!(RequestArrays::one_row(&heads[..1], lists).is_none());
     }
 }

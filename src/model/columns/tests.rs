@@ -139,3 +139,31 @@ fn readers_append_column_by_column() {
     assert_eq!(r.metric(&MetricKey::RequestThroughput), Some(2.0));
     assert!(c.heap_bytes() > 0);
 }
+
+#[test]
+fn requests_set_apart_replace_the_rows_requests_when_the_rows_match() {
+    let mut rs = records();
+    let with: Vec<usize> = (0..rs.len())
+        .filter(|&i| !rs[i].requests.is_empty())
+        .collect();
+    assert!(!with.is_empty());
+    let c = Columns::from_records(&rs);
+    let arrays = c.requests().clone();
+    for r in &mut rs {
+        r.requests.clear();
+    }
+    let mut bare = Columns::from_records(&rs);
+    assert_eq!(bare.requests().total(), 0);
+    assert!(!bare.set_requests(RequestArrays::default()));
+    assert!(bare.set_requests(arrays));
+    assert_eq!(bare, c);
+    for i in 0..c.len() {
+        let head = c.record_without_requests(i).unwrap();
+        assert!(head.requests.is_empty());
+        let mut whole = c.record(i).unwrap();
+        assert_eq!(whole.requests.len(), c.requests().row_range(i).len());
+        whole.requests.clear();
+        assert_eq!(canonical::to_json(&[head]), canonical::to_json(&[whole]));
+    }
+    assert!(c.record_without_requests(c.len()).is_none());
+}
