@@ -38,3 +38,22 @@ pub struct StageInfo {
     /// Whether the run was interrupted during or before this stage.
     pub partial: bool,
 }
+
+#[cfg(test)]
+impl StageInfo {
+    /// A stage as the tests write it: model `m` over `openai`, the random dataset, Poisson
+    /// arrivals, the first second of 2026.
+    pub(crate) fn fixture(request_rate: f64, max_concurrency: Option<u64>) -> StageInfo {
+        StageInfo {
+            model: "m".into(),
+            backend: "openai".into(),
+            dataset: "random".into(),
+            request_rate,
+            burstiness: 1.0,
+            max_concurrency,
+            date: "20260101-000000".into(),
+            endpoint: "/v1/completions".into(),
+            ..StageInfo::default()
+        }
+    }
+}

@@ -404,22 +404,8 @@ mod tests {
         let m = compute(reqs, 2.0, f64::INFINITY, &[50.0, 99.0], None);
         let view = SummaryView::new(vec![PercentileMetric::Ttft], vec![50.0, 99.0], reqs, 1);
         let info = StageInfo {
-            stage: 0,
-            model: "m".into(),
-            backend: "openai".into(),
-            engine: None,
-            gpu: None,
-            gpu_count: None,
-            label: None,
-            dataset: "random".into(),
-            request_rate: f64::INFINITY,
-            burstiness: 1.0,
-            max_concurrency: Some(4),
             num_prompts: reqs.len() as u64,
-            date: "20260101-000000".into(),
-            tags: Default::default(),
-            endpoint: "/v1/completions".into(),
-            partial: false,
+            ..StageInfo::fixture(f64::INFINITY, Some(4))
         };
         stage_record(&info, &m, if detail { reqs } else { &[] }, &view)
     }

@@ -231,24 +231,7 @@ mod tests {
     }
 
     fn info() -> StageInfo {
-        StageInfo {
-            stage: 0,
-            model: "m".into(),
-            backend: "openai".into(),
-            engine: None,
-            gpu: None,
-            gpu_count: None,
-            label: None,
-            dataset: "random".into(),
-            request_rate: 10.0,
-            burstiness: 1.0,
-            max_concurrency: Some(8),
-            num_prompts: 0,
-            date: "20260101-000000".into(),
-            tags: Default::default(),
-            endpoint: "/v1/completions".into(),
-            partial: false,
-        }
+        StageInfo::fixture(10.0, Some(8))
     }
 
     #[test]

@@ -85,17 +85,22 @@ impl RequestArrays {
     /// Appends one row's requests.
     pub fn push_row(&mut self, requests: &[RequestDetail]) {
         for q in requests {
-            self.input_len.push(q.input_len);
-            self.output_len.push(q.output_len);
-            self.ttft_ms.push(q.ttft_ms);
-            self.e2el_ms.push(q.e2el_ms);
-            self.intended_s.push(q.intended_s);
-            self.sent_s.push(q.sent_s);
+            self.push_scalars(q);
             self.itl.push(&q.itl_ms);
-            self.error.push(q.error.as_deref());
-            self.error_kind.push(q.error_kind.as_deref());
         }
         self.offsets.push(self.total());
+    }
+
+    /// Appends one request's fields but its inter-token latencies.
+    fn push_scalars(&mut self, q: &RequestDetail) {
+        self.input_len.push(q.input_len);
+        self.output_len.push(q.output_len);
+        self.ttft_ms.push(q.ttft_ms);
+        self.e2el_ms.push(q.e2el_ms);
+        self.intended_s.push(q.intended_s);
+        self.sent_s.push(q.sent_s);
+        self.error.push(q.error.as_deref());
+        self.error_kind.push(q.error_kind.as_deref());
     }
 
     /// One row of `requests`, their inter-token latencies taken from `itl` (list `q` for
@@ -124,14 +129,7 @@ impl RequestArrays {
         arrays.error.reserve(n);
         arrays.error_kind.reserve(n);
         for q in requests {
-            arrays.input_len.push(q.input_len);
-            arrays.output_len.push(q.output_len);
-            arrays.ttft_ms.push(q.ttft_ms);
-            arrays.e2el_ms.push(q.e2el_ms);
-            arrays.intended_s.push(q.intended_s);
-            arrays.sent_s.push(q.sent_s);
-            arrays.error.push(q.error.as_deref());
-            arrays.error_kind.push(q.error_kind.as_deref());
+            arrays.push_scalars(q);
         }
         arrays.offsets.push(requests.len());
         Some(arrays)
