@@ -1,4 +1,5 @@
-//! The dataset store: records plus a dictionary-encoded index of every dimension, answering
+//! The dataset store: records (or, for a table of dimensions and metrics, no records at all)
+//! plus a dictionary-encoded index of every dimension and a column per metric, answering
 //! "which records match this filter" and "which values does each dimension take, with counts
 //! under the other filters" in one pass over the rows.
 
