@@ -42,7 +42,7 @@ pub mod trend_plot;
 
 pub use matching::{default_ignored, DuplicateKey, MatchKey, MatchSummary};
 
-use crate::model::{DimKey, MetricKey};
+use crate::model::DimKey;
 
 /// Why an analysis could not be computed. Messages are lowercase and name what is wrong.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
@@ -124,15 +124,6 @@ pub(crate) fn join_or_none<I: IntoIterator<Item = String>>(items: I) -> String {
     } else {
         v.join(", ")
     }
-}
-
-/// The metrics present in `records`, for "metrics present: ..." messages.
-pub(crate) fn metrics_present<'a>(
-    records: impl Iterator<Item = &'a crate::model::Record>,
-) -> String {
-    let set: std::collections::BTreeSet<&MetricKey> =
-        records.flat_map(|r| r.metrics.keys()).collect();
-    join_or_none(set.into_iter().map(MetricKey::name))
 }
 
 /// Names of dimension keys joined with ", ".

@@ -62,41 +62,26 @@ impl Column {
             Column::Metric(m) => r.metric(m).map(format_value).unwrap_or_default(),
         }
     }
-
-    fn compare(&self, a: &Record, b: &Record) -> Ordering {
-        // Missing values sort last whatever the direction is handled by the caller.
-        match self {
-            Column::Dim(k) => a.dim(k).cmp(&b.dim(k)),
-            Column::Metric(m) => match (a.metric(m), b.metric(m)) {
-                (Some(x), Some(y)) => x.total_cmp(&y),
-                (Some(_), None) => Ordering::Less,
-                (None, Some(_)) => Ordering::Greater,
-                (None, None) => Ordering::Equal,
-            },
-        }
-    }
-
-    fn missing(&self, r: &Record) -> bool {
-        match self {
-            Column::Dim(k) => r.dim(k).is_none(),
-            Column::Metric(m) => r.metric(m).is_none(),
-        }
-    }
 }
 
 /// Every column the records at `indices` have a value for: dimensions in canonical order,
 /// then metrics in canonical order.
 pub fn available_columns(ds: &Dataset, indices: &[usize]) -> Vec<Column> {
-    let mut dims = std::collections::BTreeSet::new();
-    let mut metrics = std::collections::BTreeSet::new();
-    for &i in indices {
-        let r = &ds.records()[i];
-        dims.extend(r.dims().map(|(k, _)| k));
-        metrics.extend(r.metrics.keys().cloned());
-    }
+    // From the index: a dimension with a value (code above 0) on some row, the rows' metrics.
+    let dims: std::collections::BTreeSet<DimKey> = ds
+        .dim_keys()
+        .filter(|k| {
+            ds.column(k).is_some_and(|c| {
+                indices
+                    .iter()
+                    .any(|&i| c.codes.get(i).is_some_and(|&x| x != 0))
+            })
+        })
+        .cloned()
+        .collect();
     dims.into_iter()
         .map(Column::Dim)
-        .chain(metrics.into_iter().map(Column::Metric))
+        .chain(ds.metrics_present(indices).into_iter().map(Column::Metric))
         .collect()
 }
 
@@ -130,23 +115,35 @@ pub fn default_columns(available: &[Column]) -> Vec<Column> {
 }
 
 /// Sorts record indices by a column; missing values always go last.
+/// Read from the index: a dimension's codes (0, no value, is missing; code order is value
+/// order) or a metric's column.
 pub fn sort_indices(ds: &Dataset, indices: &mut [usize], column: &Column, descending: bool) {
-    let records = ds.records();
-    indices.sort_by(|&a, &b| {
-        let (ra, rb) = (&records[a], &records[b]);
-        match (column.missing(ra), column.missing(rb)) {
-            (true, false) => Ordering::Greater,
-            (false, true) => Ordering::Less,
-            _ => {
-                let o = column.compare(ra, rb);
-                if descending {
-                    o.reverse()
-                } else {
-                    o
-                }
-            }
+    let order = |o: Ordering| if descending { o.reverse() } else { o };
+    match column {
+        Column::Dim(k) => {
+            let Some(col) = ds.column(k) else {
+                return; // every value missing: the order stays
+            };
+            let code = |i: usize| col.codes.get(i).copied().unwrap_or(0);
+            indices.sort_by(|&a, &b| match (code(a), code(b)) {
+                (0, 0) => Ordering::Equal,
+                (0, _) => Ordering::Greater,
+                (_, 0) => Ordering::Less,
+                (x, y) => order(x.cmp(&y)),
+            });
         }
-    });
+        Column::Metric(m) => {
+            let Some(values) = ds.metric_values(m) else {
+                return;
+            };
+            indices.sort_by(|&a, &b| match (values.get(a), values.get(b)) {
+                (None, None) => Ordering::Equal,
+                (None, Some(_)) => Ordering::Greater,
+                (Some(_), None) => Ordering::Less,
+                (Some(x), Some(y)) => order(x.total_cmp(&y)),
+            });
+        }
+    }
 }
 
 /// One page of the record table: the columns on offer and shown, and the first rows.
@@ -190,7 +187,9 @@ pub fn record_page(
         .map(|&i| {
             (
                 i,
-                columns.iter().map(|c| c.cell(&ds.records()[i])).collect(),
+                ds.record(i)
+                    .map(|r| columns.iter().map(|c| c.cell(&r)).collect())
+                    .unwrap_or_default(),
             )
         })
         .collect();
@@ -267,7 +266,7 @@ mod tests {
             ["engine", "mean_ttft_ms"]
         );
         assert_eq!(cols[1].header(), "Mean TTFT (ms)");
-        assert_eq!(cols[1].cell(&ds.records()[0]), "56.90");
+        assert_eq!(cols[1].cell(&ds.record(0).unwrap()), "56.90");
         assert_eq!(default_columns(&cols), cols);
         assert_eq!(
             Column::Metric(MetricKey::OutputThroughput).header(),

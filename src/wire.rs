@@ -115,6 +115,24 @@ impl WireError {
             | WireError::BadIndex { at, .. } => *at,
         }
     }
+
+    /// The same error with its offset moved by `by` bytes (for a part read from inside a
+    /// message).
+    pub(crate) fn shifted(mut self, by: usize) -> WireError {
+        match &mut self {
+            WireError::EndsEarly { at }
+            | WireError::UnknownKey { at }
+            | WireError::NotADimensionKey { at }
+            | WireError::NotAMetricKey { at }
+            | WireError::UnknownValueKind { at }
+            | WireError::RefusedValue { at, .. }
+            | WireError::NotUtf8 { at, .. }
+            | WireError::TrailingBytes { at }
+            | WireError::RowsPastEnd { at }
+            | WireError::BadIndex { at, .. } => *at += by,
+        }
+        self
+    }
 }
 
 const KEY_DIM: u8 = 0;

@@ -175,8 +175,8 @@ fn seed_002_vllm_over_tgi_drops_the_engine_version_by_itself() {
 #[test]
 fn a_file_loaded_twice_reports_duplicates_instead_of_picking() {
     let (_, once) = seed("002_44f3a8b9f2336bbb.txt");
-    let mut twice = once.records().to_vec();
-    twice.extend(once.records().iter().cloned());
+    let mut twice = once.clone().into_records();
+    twice.extend(once.into_records());
     let ds = Dataset::new(twice);
     let spec = ImprovementSpec::new(Dim::Engine, "tgi", "vllm", MetricKey::OutputThroughput);
     let table = improvement(&ds, &all(&ds), &spec).unwrap();

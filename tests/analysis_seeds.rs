@@ -135,7 +135,7 @@ fn seed_001_tradeoff_frontiers() {
             .points
             .iter()
             .map(|p| {
-                let rate = ds.records()[p.record].request_rate.unwrap();
+                let rate = ds.record(p.record).unwrap().request_rate.unwrap();
                 (rate, p.latency, p.throughput, p.on_frontier)
             })
             .collect();
@@ -156,7 +156,9 @@ fn per_request_percentiles_match_the_files_own() {
     assert_eq!(d[0].sorted.len(), 3);
     let p99 = d[0].percentile(99.0).unwrap();
     // The file's p99_ttft_ms, computed by vLLM with numpy.
-    let stored = ds.records()[0]
+    let stored = ds
+        .record(0)
+        .unwrap()
         .metric(&MetricKey::from_name("p99_ttft_ms").unwrap())
         .unwrap();
     assert!((p99 - stored).abs() < 1e-9, "{p99} vs {stored}");

@@ -276,7 +276,26 @@ pub fn is_probe(r: &Record) -> bool {
 /// Whether the data is a sweep: every record is a probe (the explorer then opens on the
 /// capacity view).
 pub fn is_sweep_data(ds: &Dataset) -> bool {
-    !ds.is_empty() && ds.records().iter().all(is_probe)
+    let probe = probe_rows(ds);
+    !ds.is_empty() && (0..ds.len()).all(probe)
+}
+
+/// [`is_probe`] of each row, read from the verdict tag's dictionary codes.
+fn probe_rows(ds: &Dataset) -> impl Fn(usize) -> bool + '_ {
+    let key = DimKey::Tag(VERDICT_TAG.to_string());
+    let col = ds.column(&key);
+    let pass: Vec<bool> = std::iter::once(false)
+        .chain(
+            col.iter()
+                .flat_map(|c| c.dict.iter())
+                .map(|v| matches!(v.as_str(), Some("passed" | "failed"))),
+        )
+        .collect();
+    move |row| {
+        col.and_then(|c| c.codes.get(row))
+            .and_then(|&code| pass.get(code as usize).copied())
+            .unwrap_or(false)
+    }
 }
 
 /// A probe's load and what it varies: `extra.probe_load` (the concurrency when it equals the
@@ -375,11 +394,14 @@ fn gather(ds: &Dataset, indices: &[usize]) -> (Vec<DimKey>, Vec<Gathered>, usize
         .collect();
     let mut gathered: Vec<Gathered> = Vec::new();
     let mut not_probes = 0;
+    let probe = probe_rows(ds);
     for &i in indices {
-        let Some(r) = ds.records().get(i) else {
+        if i >= ds.len() {
             continue;
-        };
-        let Some((axis, load)) = load_of(r).filter(|_| is_probe(r)) else {
+        }
+        // Not a probe: counted without rebuilding the record of a row kept as columns.
+        let r = if probe(i) { ds.record(i) } else { None };
+        let Some((r, (axis, load))) = r.and_then(|r| load_of(&r).map(|l| (r, l))) else {
             not_probes += 1;
             continue;
         };
@@ -406,7 +428,7 @@ fn probes_of(ds: &Dataset, g: &Gathered, per_request: bool) -> Vec<Probe> {
         .records
         .iter()
         .filter_map(|&(i, load)| {
-            let r = ds.records().get(i)?;
+            let r = ds.record(i)?;
             let verdict = if r.tags.contains_key(PARTIAL_TAG) {
                 ProbeVerdict::Unjudged
             } else if r.tags.get(VERDICT_TAG).map(String::as_str) == Some("passed") {
@@ -461,7 +483,8 @@ pub fn capacity_curves(ds: &Dataset, indices: &[usize]) -> CapacityCurves {
     let mut panel_objectives: Vec<Vec<Option<Objective>>> = Vec::new();
     let mut panels_left_out: Vec<String> = Vec::new();
     for (g, name) in gathered.iter().zip(names) {
-        let first = g.records.first().and_then(|&(i, _)| ds.records().get(i));
+        let first = g.records.first().and_then(|&(i, _)| ds.record(i));
+        let first = first.as_deref();
         let recorded_objectives = first.and_then(|r| r.tags.get(OBJECTIVES_TAG));
         let (objectives, objectives_error) = match recorded_objectives {
             None => (None, None),
@@ -510,8 +533,7 @@ pub fn capacity_curves(ds: &Dataset, indices: &[usize]) -> CapacityCurves {
             .is_some_and(|s| s.objectives.iter().any(|o| o.percentile.is_none()));
         let probes = probes_of(ds, g, per_request);
         let goodput = if probes.iter().any(|p| {
-            ds.records()
-                .get(p.record)
+            ds.record(p.record)
                 .is_some_and(|r| r.metric(&MetricKey::RequestGoodput).is_some())
         }) {
             GoodputSource::Recorded
@@ -534,12 +556,12 @@ pub fn capacity_curves(ds: &Dataset, indices: &[usize]) -> CapacityCurves {
     // Each probe's judged value per panel, now that every panel is known.
     for (si, s) in sweeps.iter_mut().enumerate() {
         for p in &mut s.probes {
-            let r = ds.records().get(p.record);
+            let r = ds.record(p.record);
             p.values = panel_objectives
                 .iter()
                 .map(|by_sweep| {
                     let o = by_sweep.get(si).copied().flatten()?;
-                    judged_value(r?, &o)
+                    judged_value(r.as_deref()?, &o)
                 })
                 .collect();
         }

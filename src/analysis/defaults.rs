@@ -457,7 +457,7 @@ pub fn default_view(ds: &Dataset) -> View {
         return View::Table;
     }
     // Many dates of the same configurations: a history, whose question is what changed.
-    if super::trend::is_history(ds.records()) {
+    if super::trend::is_history(ds) {
         return View::Trends;
     }
     if super::capacity_curve::is_sweep_data(ds) {

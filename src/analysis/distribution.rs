@@ -120,14 +120,14 @@ pub fn distributions(
 ) -> Vec<Distribution> {
     let mut groups: BTreeMap<String, (Vec<usize>, Vec<f64>)> = BTreeMap::new();
     for &i in indices {
-        let Some(r) = ds.records().get(i) else {
+        let Some(r) = ds.record(i) else {
             continue;
         };
         let values: Vec<f64> = r.requests.iter().flat_map(|q| quantity.values(q)).collect();
         if values.is_empty() {
             continue;
         }
-        let g = groups.entry(series_name(r, series_by)).or_default();
+        let g = groups.entry(series_name(&r, series_by)).or_default();
         g.0.push(i);
         g.1.extend(values);
     }

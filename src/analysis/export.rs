@@ -309,7 +309,7 @@ pub fn record_text_table(ds: &Dataset, indices: &[usize], columns: &[Column]) ->
         .collect();
     let rows = indices
         .iter()
-        .filter_map(|&i| ds.records().get(i))
+        .filter_map(|&i| ds.record(i))
         .map(|r| {
             columns
                 .iter()

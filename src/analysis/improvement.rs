@@ -37,10 +37,10 @@ mod aggregate;
 use std::collections::BTreeSet;
 
 use super::export::{Cell, TextColumn, TextTable};
-use super::matching::{match_sides, DuplicateKey, MatchKey, MatchSummary};
+use super::matching::{match_rows, DuplicateKey, MatchKey, MatchSummary};
 use super::stats::mean;
-use super::{default_ignored, join_or_none, metrics_present, AnalysisError};
-use crate::model::{format_number, Dataset, DimKey, DimValue, Direction, MetricKey, Record};
+use super::{default_ignored, join_or_none, AnalysisError};
+use crate::model::{format_number, Dataset, DimKey, DimValue, Direction, MetricKey};
 pub use aggregate::{improvement_by, improvement_heatmap, ImprovementGroup, ImprovementHeatmap};
 
 /// What to compare.
@@ -145,14 +145,13 @@ fn rounding_bound(baseline: f64, candidate: f64) -> f64 {
 
 /// The file's own improvement figure for a pair, when both records carry the same one and it
 /// is this comparison (it agrees with `computed` within the rounding of the printed values).
+/// `reported`: the records' reported figures (baseline, candidate).
 fn reported_for(
-    base: &Record,
-    cand: &Record,
+    reported: (Option<f64>, Option<f64>),
     (baseline_value, candidate_value): (f64, f64),
     computed: Option<f64>,
 ) -> Option<f64> {
-    let key = MetricKey::reported_improvement();
-    let (b, c) = (base.metric(&key)?, cand.metric(&key)?);
+    let (b, c) = (reported.0?, reported.1?);
     let computed = computed?;
     if b.to_bits() != c.to_bits() || !b.is_finite() {
         return None;
@@ -381,12 +380,26 @@ impl ImprovementTable {
     }
 }
 
-fn values_present<'a>(records: impl Iterator<Item = &'a Record>, dim: &DimKey) -> String {
-    let set: BTreeSet<DimValue> = records.filter_map(|r| r.dim(dim)).collect();
-    join_or_none(set.into_iter().map(|v| v.to_string()))
+/// The values `dim` takes on the rows, for "values present: ..." messages.
+fn values_present(ds: &Dataset, rows: &[usize], dim: &DimKey) -> String {
+    let Some(col) = ds.column(dim) else {
+        return join_or_none(std::iter::empty());
+    };
+    let mut seen = vec![false; col.dict.len() + 1];
+    for &row in rows {
+        seen[col.codes.get(row).copied().unwrap_or(0) as usize] = true;
+    }
+    join_or_none(
+        col.dict
+            .iter()
+            .zip(&seen[1..])
+            .filter(|(_, s)| **s)
+            .map(|(v, _)| v.to_string()),
+    )
 }
 
 /// Compares `spec.candidate` against `spec.baseline` over the records at `indices` of `ds`.
+/// Reads the dataset's index (dictionary codes and metric columns), never a record.
 ///
 /// Errors when either value is absent (naming the values present), when both are the same,
 /// or when neither side's records carry the metric.
@@ -395,11 +408,7 @@ pub fn improvement(
     indices: &[usize],
     spec: &ImprovementSpec,
 ) -> Result<ImprovementTable, AnalysisError> {
-    let records = ds.records();
-    let chosen: Vec<(usize, &Record)> = indices
-        .iter()
-        .filter_map(|&i| records.get(i).map(|r| (i, r)))
-        .collect();
+    let chosen: Vec<usize> = indices.iter().copied().filter(|&i| i < ds.len()).collect();
     if chosen.is_empty() {
         return Err(AnalysisError::Empty {
             what: "compare".into(),
@@ -412,9 +421,9 @@ pub fn improvement(
         });
     }
     let column = ds.column(&spec.dim);
-    let side = |value: &DimValue| -> Result<Vec<(usize, &Record)>, AnalysisError> {
-        let side: Vec<(usize, &Record)> = match column {
-            // By dictionary code: which codes hold the value, then no record is read.
+    let side = |value: &DimValue| -> Result<Vec<usize>, AnalysisError> {
+        // By dictionary code: which codes hold the value, then no record is read.
+        let side: Vec<usize> = match column {
             Some(col) => {
                 let pass: Vec<bool> = std::iter::once(false)
                     .chain(col.dict.iter().map(|v| v == value))
@@ -422,43 +431,57 @@ pub fn improvement(
                 chosen
                     .iter()
                     .copied()
-                    .filter(|(i, _)| {
-                        let code = col.codes.get(*i).copied().unwrap_or(0) as usize;
+                    .filter(|&i| {
+                        let code = col.codes.get(i).copied().unwrap_or(0) as usize;
                         pass.get(code).copied().unwrap_or(false)
                     })
                     .collect()
             }
-            None => chosen
-                .iter()
-                .copied()
-                .filter(|(_, r)| r.dim_equals(&spec.dim, Some(value)))
-                .collect(),
+            None => Vec::new(),
         };
         if side.is_empty() {
             return Err(AnalysisError::NoSuchValue {
                 dim: spec.dim.name(),
                 value: value.to_string(),
-                present: values_present(chosen.iter().map(|(_, r)| *r), &spec.dim),
+                present: values_present(ds, &chosen, &spec.dim),
             });
         }
         Ok(side)
     };
     let base_all = side(&spec.baseline)?;
     let cand_all = side(&spec.candidate)?;
+    let values = ds.metric_values(&spec.metric);
+    let value = |row: usize| values.as_ref().and_then(|v| v.get(row));
     let mut missing_metric = Vec::new();
-    let base = with_metric(&base_all, &spec.metric, "baseline", &mut missing_metric)?;
-    let cand = with_metric(&cand_all, &spec.metric, "candidate", &mut missing_metric)?;
+    let base = with_metric(
+        ds,
+        &base_all,
+        value,
+        "baseline",
+        &spec.metric,
+        &mut missing_metric,
+    )?;
+    let cand = with_metric(
+        ds,
+        &cand_all,
+        value,
+        "candidate",
+        &spec.metric,
+        &mut missing_metric,
+    )?;
     missing_metric.sort_unstable();
     let mut exclude = spec.ignore.clone();
     exclude.insert(spec.dim.clone());
-    let m = match_sides(&base, &cand, &exclude);
+    let m = match_rows(ds, &base, &cand, &exclude);
+    let reported = ds.metric_values(&MetricKey::reported_improvement());
+    let reported = |row: usize| reported.as_ref().and_then(|v| v.get(row));
     let direction = spec.metric.direction();
     let rows = m
         .pairs
         .into_iter()
         .filter_map(|(key, b, c)| {
-            let baseline_value = records[b].metric(&spec.metric)?;
-            let candidate_value = records[c].metric(&spec.metric)?;
+            let baseline_value = value(b)?;
+            let candidate_value = value(c)?;
             let improvement_pct = improvement_pct(baseline_value, candidate_value, direction);
             Some(ImprovementRow {
                 key,
@@ -468,8 +491,7 @@ pub fn improvement(
                 baseline_record: b,
                 candidate_record: c,
                 reported_pct: reported_for(
-                    &records[b],
-                    &records[c],
+                    (reported(b), reported(c)),
                     (baseline_value, candidate_value),
                     improvement_pct,
                 ),
@@ -490,22 +512,25 @@ pub fn improvement(
     })
 }
 
-/// The records of `all` that carry `metric` (not NaN); the others go to `missing`.
-pub(crate) fn with_metric<'a>(
-    all: &[(usize, &'a Record)],
-    metric: &MetricKey,
+/// The rows of `all` whose `value` of the metric is a number (not NaN); the others go to
+/// `missing`.
+fn with_metric(
+    ds: &Dataset,
+    all: &[usize],
+    value: impl Fn(usize) -> Option<f64>,
     side: &str,
+    metric: &MetricKey,
     missing: &mut Vec<usize>,
-) -> Result<Vec<(usize, &'a Record)>, AnalysisError> {
-    let (has, lacks): (Vec<_>, Vec<_>) = all
+) -> Result<Vec<usize>, AnalysisError> {
+    let (has, lacks): (Vec<usize>, Vec<usize>) = all
         .iter()
-        .partition(|(_, r)| r.metric(metric).is_some_and(|v| !v.is_nan()));
-    missing.extend(lacks.iter().map(|(i, _)| *i));
+        .partition(|&&i| value(i).is_some_and(|v| !v.is_nan()));
+    missing.extend(lacks);
     if has.is_empty() {
         return Err(AnalysisError::NoMetric {
             side: side.to_string(),
             metric: metric.name(),
-            present: metrics_present(all.iter().map(|(_, r)| *r)),
+            present: join_or_none(ds.metrics_present(all).iter().map(MetricKey::name)),
         });
     }
     Ok(has)
@@ -518,12 +543,12 @@ pub(crate) mod tests {
 
     /// A record of one GPU, model and batch size with its throughput and a TTFT of
     /// 1000 / throughput (so faster means both more throughput and less TTFT).
-    pub(crate) fn rec(gpu: &str, model: &str, batch: u64, tput: f64) -> Record {
-        let mut r = Record {
+    pub(crate) fn rec(gpu: &str, model: &str, batch: u64, tput: f64) -> crate::model::Record {
+        let mut r = crate::model::Record {
             gpu: Some(gpu.into()),
             model: Some(model.into()),
             batch_size: Some(batch),
-            ..Record::default()
+            ..crate::model::Record::default()
         };
         r.set_metric(MetricKey::OutputThroughput, tput);
         r.set_metric(
@@ -546,6 +571,29 @@ pub(crate) mod tests {
 
     fn all(ds: &Dataset) -> Vec<usize> {
         (0..ds.len()).collect()
+    }
+
+    #[test]
+    fn a_table_kept_as_columns_compares_as_its_records() {
+        let records = sample().into_records();
+        let mut columnar = Dataset::default();
+        columnar.extend_columnar(crate::model::Index::build(&records));
+        let spec = ImprovementSpec::new(Dim::Gpu, "Tesla", "A100", MetricKey::OutputThroughput);
+        let table = improvement(&columnar, &all(&columnar), &spec).unwrap();
+        assert_eq!(
+            table,
+            improvement(&sample(), &all(&sample()), &spec).unwrap()
+        );
+        assert_eq!(table.rows.len(), 2);
+        let missing = ImprovementSpec::new(Dim::Gpu, "Tesla", "H100", MetricKey::OutputThroughput);
+        assert_eq!(
+            improvement(&columnar, &all(&columnar), &missing)
+                .unwrap_err()
+                .to_string(),
+            improvement(&sample(), &all(&sample()), &missing)
+                .unwrap_err()
+                .to_string()
+        );
     }
 
     #[test]

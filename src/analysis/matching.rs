@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::export::TextColumn;
-use crate::model::{BorrowedDim, Dim, DimKey, DimKind, DimValue, Record};
+use crate::model::{BorrowedDim, ColumnRef, Dataset, Dim, DimKey, DimKind, DimValue, Record};
 
 /// The dimensions left out of every match key unless the caller says otherwise: `source`,
 /// `format`, `date` and `label` describe where and when a result was written, not the
@@ -188,7 +188,17 @@ pub(crate) fn match_sides(
         }
     }
     let base = group_by_key(baseline, &key_dims);
-    let mut cand = group_by_key(candidate, &key_dims);
+    let cand = group_by_key(candidate, &key_dims);
+    pair_up(base, cand, key_dims, tied_dims)
+}
+
+/// The pairs, unmatched records and duplicate keys of two sides grouped by match key.
+fn pair_up(
+    base: BTreeMap<MatchKey, Vec<usize>>,
+    mut cand: BTreeMap<MatchKey, Vec<usize>>,
+    key_dims: Vec<DimKey>,
+    tied_dims: Vec<DimKey>,
+) -> Matching {
     let mut pairs = Vec::new();
     let mut unmatched_baseline = Vec::new();
     let mut duplicates = Vec::new();
@@ -232,6 +242,120 @@ pub(crate) fn match_sides(
             duplicates,
         },
     }
+}
+
+/// [`match_sides`] over the rows `baseline` and `candidate` of `ds`, read from its index
+/// (dictionary codes) instead of records: the same outcome, since a dimension's dictionary
+/// holds each value once and in order, so equal codes are equal values and code order is
+/// value order (code 0, no value, first, as `None` sorts first). No record is read, so a
+/// dataset kept as columns ([`Dataset::record`]) is matched without building any.
+pub(crate) fn match_rows(
+    ds: &Dataset,
+    baseline: &[usize],
+    candidate: &[usize],
+    exclude: &BTreeSet<DimKey>,
+) -> Matching {
+    let code = |col: &ColumnRef<'_>, row: usize| col.codes.get(row).copied().unwrap_or(0);
+    let both = || baseline.iter().chain(candidate).copied();
+    // Every dimension some row of either side has a value for.
+    let dims: BTreeSet<DimKey> = ds
+        .dim_keys()
+        .filter(|k| {
+            ds.column(k)
+                .is_some_and(|c| both().any(|row| code(&c, row) != 0))
+        })
+        .cloned()
+        .collect();
+    // Measured token lengths, as [`super::points::measured_dims_of`] finds them.
+    let measured: Vec<DimKey> = super::points::LENGTH_DIMS
+        .iter()
+        .map(|d| DimKey::Known(*d))
+        .filter(|k| {
+            let Some(c) = ds.column(k) else {
+                return false;
+            };
+            let mut seen = vec![false; c.dict.len() + 1];
+            let mut with_value = 0;
+            for row in both() {
+                let x = code(&c, row);
+                if x != 0 {
+                    with_value += 1;
+                    seen[x as usize] = true;
+                }
+            }
+            let distinct: Vec<DimValue> = c
+                .dict
+                .iter()
+                .zip(&seen[1..])
+                .filter(|(_, s)| **s)
+                .map(|(v, _)| v.clone())
+                .collect();
+            super::points::is_measured_column(&distinct, with_value)
+        })
+        .collect();
+    // The single code a dimension takes on every row of a side.
+    let constant = |side: &[usize], col: &ColumnRef<'_>| -> Option<u32> {
+        let first = code(col, *side.first()?);
+        side.iter()
+            .all(|&row| code(col, row) == first)
+            .then_some(first)
+    };
+    let mut key_dims = Vec::new();
+    let mut tied_dims = Vec::new();
+    for d in dims
+        .into_iter()
+        .filter(|d| !exclude.contains(d) && !measured.contains(d))
+    {
+        let tied = ds.column(&d).is_some_and(|c| {
+            matches!(
+                (constant(baseline, &c), constant(candidate, &c)),
+                (Some(b), Some(c)) if b != c
+            )
+        });
+        if tied && may_tie(&d) {
+            tied_dims.push(d);
+        } else {
+            key_dims.push(d);
+        }
+    }
+    let columns: Vec<Option<ColumnRef<'_>>> = key_dims.iter().map(|k| ds.column(k)).collect();
+    let group = |side: &[usize]| -> BTreeMap<MatchKey, Vec<usize>> {
+        let mut combos =
+            super::points::Combos::new(columns.iter().map(|c| c.map(|c| (c.codes, c.dict.len()))));
+        let mut groups: Vec<(Vec<u32>, Vec<usize>)> = Vec::new();
+        for &row in side {
+            let id = combos.id(row) as usize;
+            if id == groups.len() {
+                let codes = columns
+                    .iter()
+                    .map(|c| c.as_ref().map_or(0, |c| code(c, row)))
+                    .collect();
+                groups.push((codes, Vec::new()));
+            }
+            if let Some(g) = groups.get_mut(id) {
+                g.1.push(row);
+            }
+        }
+        // Code order is value order: sorting codes sorts the keys as the map would.
+        groups.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        groups
+            .into_iter()
+            .map(|(codes, rows)| {
+                let key: MatchKey = columns
+                    .iter()
+                    .zip(&codes)
+                    .map(|(c, &x)| match (c, x) {
+                        (Some(c), x) if x != 0 => c.dict.get(x as usize - 1).cloned(),
+                        _ => None,
+                    })
+                    .collect();
+                (key, rows)
+            })
+            .collect()
+    };
+    let base = group(baseline);
+    let cand = group(candidate);
+    pair_up(base, cand, key_dims, tied_dims)
 }
 
 #[cfg(test)]
@@ -309,6 +433,53 @@ mod tests {
                 proptest::prop_assert_eq!(&kx, key);
                 proptest::prop_assert_eq!(&ky, key);
             }
+        }
+    }
+
+    proptest::proptest! {
+        /// Matching rows by their dictionary codes gives what matching their records gives:
+        /// key, tied dimensions, pairs, leftovers and duplicates, in the same order.
+        #[test]
+        fn matching_codes_equals_matching_records(
+            rows in proptest::collection::vec(
+                (0u8..3, 0u8..3, proptest::option::of(0u8..4), 0u8..2, 0u8..5),
+                0..24,
+            ),
+            split in 0usize..24,
+            ignore_batch in proptest::bool::ANY,
+        ) {
+            let recs: Vec<Record> = rows
+                .iter()
+                .map(|&(side, model, batch, version, len)| Record {
+                    engine: Some(["vllm", "tgi", "sglang"][side as usize].into()),
+                    model: Some(format!("m{model}").into()),
+                    batch_size: batch.map(u64::from),
+                    engine_version: Some(format!("v{version}").into()),
+                    // Fractional and varied on some draws: a measured length.
+                    output_len: Some(100.0 + f64::from(len) * 0.5),
+                    ..Record::default()
+                })
+                .collect();
+            let ds = Dataset::new(recs.clone());
+            let split = split.min(recs.len());
+            // Sides by engine, as an improvement picks them; `split` leaves rows out.
+            let side = |name: &str, from: usize| -> Vec<usize> {
+                (from..recs.len())
+                    .filter(|&i| recs[i].engine.as_deref() == Some(name))
+                    .collect()
+            };
+            let (b, c) = (side("vllm", split), side("tgi", 0));
+            let mut exclude = default_ignored();
+            exclude.insert(Dim::Engine.into());
+            if ignore_batch {
+                exclude.insert(Dim::BatchSize.into());
+            }
+            let by_records = match_sides(
+                &b.iter().map(|&i| (i, &recs[i])).collect::<Vec<_>>(),
+                &c.iter().map(|&i| (i, &recs[i])).collect::<Vec<_>>(),
+                &exclude,
+            );
+            proptest::prop_assert_eq!(match_rows(&ds, &b, &c, &exclude), by_records);
         }
     }
 

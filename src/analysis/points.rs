@@ -17,7 +17,7 @@ use std::collections::{BTreeSet, HashMap};
 use crate::model::{ColumnRef, Dataset, Dim, DimKey, DimValue, MetricKey, Record};
 
 /// Token-length dimensions that a reader may fill with a measured mean rather than a setting.
-const LENGTH_DIMS: [Dim; 2] = [Dim::InputLen, Dim::OutputLen];
+pub(crate) const LENGTH_DIMS: [Dim; 2] = [Dim::InputLen, Dim::OutputLen];
 
 /// Whether a dimension only says where a result was written (`format`). Differing formats
 /// always come with differing `source`, which is reported instead.
@@ -508,7 +508,11 @@ mod tests {
         );
         assert_eq!(measured_dims(&ds), [k(Dim::OutputLen)]);
         assert!(!configuration_dims(&ds).contains(&k(Dim::OutputLen)));
-        assert_eq!(measured_dims_of(ds.records().iter()), [k(Dim::OutputLen)]);
+        let records: Vec<_> = ds.records().collect();
+        assert_eq!(
+            measured_dims_of(records.iter().map(|r| &**r)),
+            [k(Dim::OutputLen)]
+        );
         // Two records at one rate differing only in a measured length: one configuration.
         let ds = Dataset::new(lens.iter().map(|&l| row("vllm", 1.0, l, 1.0)).collect());
         let all: Vec<usize> = (0..ds.len()).collect();

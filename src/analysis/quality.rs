@@ -135,10 +135,10 @@ pub fn compared_pair_flags(baseline: &Record, candidate: &Record) -> Vec<Flag> {
 /// records in `ds` (the dataset the table was computed from).
 pub fn improvement_row_flags(ds: &Dataset, row: &ImprovementRow) -> Vec<Flag> {
     match (
-        ds.records().get(row.baseline_record),
-        ds.records().get(row.candidate_record),
+        ds.record(row.baseline_record),
+        ds.record(row.candidate_record),
     ) {
-        (Some(b), Some(c)) => compared_pair_flags(b, c),
+        (Some(b), Some(c)) => compared_pair_flags(&b, &c),
         _ => Vec::new(),
     }
 }
@@ -177,8 +177,8 @@ pub fn point_notes(
         let mut here = false;
         for p in s.points.iter().filter(|p| &p.x == x) {
             here = true;
-            for r in p.records.iter().filter_map(|&i| ds.records().get(i)) {
-                for f in record_flags(r) {
+            for r in p.records.iter().filter_map(|&i| ds.record(i)) {
+                for f in record_flags(&r) {
                     match notes.iter_mut().find(|(t, _)| *t == f.text) {
                         Some((_, names)) if !names.contains(&s.name.as_str()) => {
                             names.push(&s.name)
@@ -324,8 +324,8 @@ mod tests {
             },
         ];
         let notes = point_notes(&ds, &series, None, &x).join("; ");
-        let inf = record_flags(&ds.records()[0])[0].text.clone();
-        let failed = record_flags(&ds.records()[1])
+        let inf = record_flags(&ds.record(0).unwrap())[0].text.clone();
+        let failed = record_flags(&ds.record(1).unwrap())
             .into_iter()
             .find(|f| f.kind == FlagKind::FailedRequests)
             .unwrap()

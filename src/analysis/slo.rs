@@ -143,7 +143,7 @@ pub fn slo(ds: &Dataset, indices: &[usize], spec: &SloSpec) -> Vec<SloOutcome> {
     metrics.push(spec.throughput.clone());
     let mut groups: BTreeMap<String, BTreeMap<DimValue, Acc>> = BTreeMap::new();
     for &i in indices {
-        let Some(r) = ds.records().get(i) else {
+        let Some(r) = ds.record(i) else {
             continue;
         };
         let Some(load) = r
@@ -153,7 +153,7 @@ pub fn slo(ds: &Dataset, indices: &[usize], spec: &SloSpec) -> Vec<SloOutcome> {
             continue;
         };
         let acc = groups
-            .entry(series_name(r, &spec.series_by))
+            .entry(series_name(&r, &spec.series_by))
             .or_default()
             .entry(load)
             .or_default();

@@ -6,7 +6,7 @@
 //! the request count. Pure.
 
 use crate::analysis::stats::percentile_sorted;
-use crate::model::{MetricKey, Record, RequestDetail};
+use crate::model::{Dataset, MetricKey, Record, RequestDetail};
 use std::collections::BTreeMap;
 
 /// Most requests drawn one bar each; more are binned (there are not more pixels than this).
@@ -330,13 +330,14 @@ pub struct NoRunDetail;
 /// else the first. A chosen stage that the filter hides falls back to the first, it is never
 /// shown outside the filter.
 pub fn run_stages(
-    records: &[Record],
+    ds: &Dataset,
     matching: &[usize],
     chosen: Option<usize>,
 ) -> Result<RunStages, NoRunDetail> {
+    // Rows kept as columns carry no run detail.
     let stages: Vec<(usize, String)> = matching
         .iter()
-        .filter_map(|&i| records.get(i).map(|r| (i, r)))
+        .filter_map(|&i| ds.kept_record(i).map(|r| (i, r)))
         .filter(|(_, r)| has_run_detail(r))
         .map(|(i, r)| (i, stage_label(r)))
         .collect();
@@ -648,12 +649,12 @@ mod tests {
     #[test]
     fn the_chosen_stage_is_shown_only_while_the_filter_keeps_it() {
         let timed = || vec![req(0.0, 0.0, 10.0, 20.0)];
-        let records = vec![
+        let records = Dataset::new(vec![
             stage("a.json", 1.0, timed()),
             // A summary point without detail is never a stage.
             stage("b.json", 2.0, vec![RequestDetail::default()]),
             stage("a.json", 4.0, timed()),
-        ];
+        ]);
         let all = [0, 1, 2];
         let s = run_stages(&records, &all, None).unwrap();
         assert_eq!(

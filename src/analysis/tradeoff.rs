@@ -230,15 +230,15 @@ pub fn pareto_frontier(
 pub fn tradeoff(ds: &Dataset, indices: &[usize], spec: &TradeoffSpec) -> Vec<TradeoffSeries> {
     let mut groups: BTreeMap<String, Vec<TradeoffPoint>> = BTreeMap::new();
     for &i in indices {
-        let Some(r) = ds.records().get(i) else {
+        let Some(r) = ds.record(i) else {
             continue;
         };
-        let (Some(latency), Some(throughput)) = (spec.latency.value(r), spec.throughput.value(r))
+        let (Some(latency), Some(throughput)) = (spec.latency.value(&r), spec.throughput.value(&r))
         else {
             continue;
         };
         groups
-            .entry(series_name(r, &spec.series_by))
+            .entry(series_name(&r, &spec.series_by))
             .or_default()
             .push(TradeoffPoint {
                 record: i,
@@ -285,7 +285,7 @@ fn hover(ds: &Dataset, series: &str, p: &TradeoffPoint, spec: &TradeoffSpec) -> 
     if p.on_frontier {
         lines.push("on the Pareto frontier".into());
     }
-    if let Some(r) = ds.records().get(p.record) {
+    if let Some(r) = ds.record(p.record) {
         for (k, v) in r.dims() {
             lines.push(format!(
                 "{}: {}",

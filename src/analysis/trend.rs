@@ -44,7 +44,7 @@ use super::regression::Verdict;
 use super::{default_ignored, AnalysisError};
 use crate::charts::style::format_value;
 pub use crate::model::civil::{iso_of_epoch_s, parse_date_s};
-use crate::model::{Dim, DimKey, DimKind, DimValue, Direction, MetricKey, Record};
+use crate::model::{Dataset, Dim, DimKey, DimKind, DimValue, Direction, MetricKey, Record};
 pub use shifts::{
     detect_shifts, noise_sigma, Detection, NotEnoughHistory, Shift, DEFAULT_THRESHOLD_SIGMA,
     MIN_POINTS, MIN_SEGMENT_POINTS,
@@ -287,11 +287,18 @@ pub fn commit_of(r: &Record) -> Option<String> {
 /// Whether the records span several dates (at least [`MIN_POINTS`], at most
 /// [`MAX_HISTORY_DATES`]) with at least one configuration seen at [`MIN_POINTS`] of them: the
 /// data is a history, and the trends view is its first picture.
-pub fn is_history(records: &[Record]) -> bool {
+///
+/// The dates and the metric come from the dataset's index; records are read only when the
+/// dates already make a history.
+pub fn is_history(ds: &Dataset) -> bool {
     let mut dates: BTreeSet<i64> = BTreeSet::new();
-    for t in records
+    // Each distinct date text once: the dictionary of the `date` column.
+    let texts = ds
+        .column(&DimKey::Known(Dim::Date))
+        .map_or(&[][..], |c| c.dict);
+    for t in texts
         .iter()
-        .filter_map(|r| r.date.as_deref().and_then(parse_date_s))
+        .filter_map(|v| v.as_str().and_then(parse_date_s))
     {
         dates.insert(t);
         // A time stamp per row (a request log) is not a history of runs.
@@ -303,14 +310,14 @@ pub fn is_history(records: &[Record]) -> bool {
         return false;
     }
     // One metric is enough to see the configurations' lengths.
-    let Some(metric) = records.iter().find_map(|r| r.metrics.keys().next()) else {
+    let Some(metric) = (0..ds.len()).find_map(|row| ds.first_metric(row)) else {
         return false;
     };
     let spec = TrendSpec {
         metrics: vec![metric.clone()],
         ..TrendSpec::default()
     };
-    trends(records, &spec)
+    trends(&ds.records_in(0..ds.len()), &spec)
         .map(|t| t.series.iter().any(|s| s.points.len() >= MIN_POINTS))
         .unwrap_or(false)
 }
@@ -569,8 +576,8 @@ mod tests {
             "{}",
             t.summary()
         );
-        assert!(is_history(&recs));
-        assert!(!is_history(&recs[..8]));
+        assert!(is_history(&Dataset::new(recs.clone())));
+        assert!(!is_history(&Dataset::new(recs[..8].to_vec())));
         let log: Vec<Record> = (0..=MAX_HISTORY_DATES as i64)
             .map(|s| Record {
                 date: Some(
@@ -585,7 +592,7 @@ mod tests {
                 ..nightly(0, 1.0, 1.0, 1.0)
             })
             .collect();
-        assert!(!is_history(&log));
+        assert!(!is_history(&Dataset::new(log)));
         let ds = crate::model::Dataset::new(recs.clone());
         assert_eq!(
             crate::analysis::defaults::default_view(&ds),

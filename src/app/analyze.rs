@@ -318,11 +318,8 @@ pub fn RegressionView() -> impl IntoView {
             ..RegressionSpec::default()
         };
         state.dataset.with(|h| {
-            let records = h.dataset.records();
-            let slice = |r: &std::ops::Range<usize>| {
-                &records[r.start.min(records.len())..r.end.min(records.len())]
-            };
-            regression(slice(&o.2), slice(&n.2), &spec)
+            let slice = |r: &std::ops::Range<usize>| h.dataset.records_in(r.clone());
+            regression(&slice(&o.2), &slice(&n.2), &spec)
                 .map(|report| (o.0, n.0, report.summary(), report.to_text_table()))
                 .map_err(|e| e.to_string())
         })

@@ -21,9 +21,12 @@ pub fn Exports(
     let image_error = RwSignal::new(None::<String>);
     let filtered = move || {
         let filter = state.filter.get_untracked();
-        state
-            .dataset
-            .with_untracked(|h| h.dataset.filtered(&filter).cloned().collect::<Vec<_>>())
+        state.dataset.with_untracked(|h| {
+            h.dataset
+                .filtered(&filter)
+                .map(std::borrow::Cow::into_owned)
+                .collect::<Vec<_>>()
+        })
     };
     let image = move |format: &'static str| {
         let Some(div) = chart_ref.get_untracked() else {

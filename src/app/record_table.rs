@@ -31,7 +31,10 @@ pub fn TableView() -> impl IntoView {
                 .rows
                 .into_iter()
                 .map(|(i, mut row)| {
-                    let flags: Vec<String> = record_flags(&ds.records()[i])
+                    let flags: Vec<String> = ds
+                        .record(i)
+                        .map(|r| record_flags(&r))
+                        .unwrap_or_default()
                         .into_iter()
                         .map(|f| f.text)
                         .collect();

@@ -33,13 +33,13 @@ pub fn run_available(state: AppState) -> Memo<bool> {
     let any = Memo::new(move |_| {
         state
             .dataset
-            .with(|h| h.dataset.records().iter().any(has_run_detail))
+            .with(|h| h.dataset.kept_records().any(has_run_detail))
     });
     Memo::new(move |_| {
         any.get()
             && state.with_filtered(|ds, rows| {
                 rows.iter()
-                    .any(|&i| ds.records().get(i).is_some_and(has_run_detail))
+                    .any(|&i| ds.kept_record(i).is_some_and(has_run_detail))
             })
     })
 }
@@ -54,10 +54,9 @@ pub fn RunView() -> impl IntoView {
         let theme = state.theme();
         let chosen = stage.get();
         state.with_filtered(|ds, matching| {
-            let chosen = run_stages(ds.records(), matching, chosen).map_err(|e| e.to_string())?;
+            let chosen = run_stages(ds, matching, chosen).map_err(|e| e.to_string())?;
             let r = ds
-                .records()
-                .get(chosen.shown)
+                .kept_record(chosen.shown)
                 .ok_or("The chosen stage is gone.")?;
             let tl = timeline(&r.requests);
             let series = series_panels(r);

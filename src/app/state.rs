@@ -214,6 +214,33 @@ impl AppState {
         warnings: Vec<String>,
         note: Option<String>,
     ) {
+        self.finish_with(id, format, warnings, note, |ds| {
+            ds.extend_indexed(records, index)
+        });
+    }
+
+    /// Marks a parsed table loaded whose rows carry only dimensions and metrics, kept as its
+    /// index ([`Dataset::extend_columnar`]): no record a row is built.
+    pub fn finish_columnar(
+        &self,
+        id: u32,
+        format: String,
+        index: Index,
+        warnings: Vec<String>,
+        note: Option<String>,
+    ) {
+        self.finish_with(id, format, warnings, note, |ds| ds.extend_columnar(index));
+    }
+
+    /// Adds a file's rows to the dataset with `add` and marks the file loaded.
+    fn finish_with(
+        &self,
+        id: u32,
+        format: String,
+        warnings: Vec<String>,
+        note: Option<String>,
+        add: impl FnOnce(&mut Dataset) -> Range<usize>,
+    ) {
         let Some(name) = self
             .files
             .with_untracked(|f| f.iter().find(|f| f.id == id).map(|f| f.name.clone()))
@@ -225,7 +252,7 @@ impl AppState {
         }
         let mut rows = 0..0;
         self.dataset.update(|h| {
-            rows = h.dataset.extend_indexed(records, index);
+            rows = add(&mut h.dataset);
             h.generation += 1;
         });
         self.set_status(
@@ -279,7 +306,9 @@ impl AppState {
                     FileStatus::Loaded { format, rows, .. } => Some((
                         f.name.clone(),
                         format.clone(),
-                        h.dataset.records().get(rows.clone())?.to_vec(),
+                        rows.clone()
+                            .map(|r| h.dataset.record(r).map(std::borrow::Cow::into_owned))
+                            .collect::<Option<Vec<Record>>>()?,
                     )),
                     _ => None,
                 })

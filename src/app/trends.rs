@@ -53,7 +53,9 @@ pub fn TrendsView() -> impl IntoView {
         let chosen = metric.get();
         let threshold_sigma = noise.get();
         state.with_filtered(|ds, rows| {
-            let records: Vec<&Record> = rows.iter().filter_map(|&i| ds.records().get(i)).collect();
+            let rebuilt: Vec<std::borrow::Cow<'_, Record>> =
+                rows.iter().filter_map(|&i| ds.record(i)).collect();
+            let records: Vec<&Record> = rebuilt.iter().map(|r| &**r).collect();
             let present: std::collections::BTreeSet<&MetricKey> =
                 records.iter().flat_map(|r| r.metrics.keys()).collect();
             let metrics: Vec<MetricKey> = present.into_iter().cloned().collect();

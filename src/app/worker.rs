@@ -1,8 +1,11 @@
 //! Parsing off the page's thread: each file goes to a fresh parse worker (the
 //! `benchlens-worker` binary, started by `parse-worker.js`), which runs [`crate::ingest::read`]
-//! and sends the records back in batches ([`crate::wire`]). The page decodes one batch per
-//! task and lets the browser paint in between, so scrolling, the spinner and other files stay
-//! live while a big file is parsed, and the file's status shows the stage and `n/N records`.
+//! and sends the records back in batches ([`crate::wire`]); a table of dimensions and metrics
+//! comes as its index's schema and then its rows' codes and values in batches, which the page
+//! keeps as the index ([`crate::model::Dataset::extend_columnar`]) without a record a row. The
+//! page decodes one batch per task and lets the browser paint in between, so scrolling, the
+//! spinner and other files stay live while a big file is parsed, and the file's status shows
+//! the stage and `n/N records`.
 //!
 //! A file that cannot be read, a panic in the parser, or a worker that fails to start ends as
 //! that file's error; other files are not touched. Where `Worker` is unavailable the caller
@@ -197,6 +200,7 @@ async fn run(
     let mut table: Option<TableRows> = None;
     let mut panic: Option<String> = None;
     let mut shown = 0.0;
+    let mut received = 0usize;
     loop {
         if !state.files.with_untracked(|f| f.iter().any(|f| f.id == id)) {
             return Ok(()); // removed while loading: stop the worker (on drop)
@@ -237,21 +241,23 @@ async fn run(
             }
             Some("table") => TableRows::new(&data()).map(|t| table = Some(t)),
             // Each message is a task of its own: the browser paints between batches.
+            // A table's batch only counts rows: the page keeps the table as its index.
             Some("batch") => match (&mut table, field(&msg, "table").is_truthy()) {
-                (Some(t), true) => t.decode_rows(&data()),
-                _ => decode_records(&data()),
+                (Some(t), true) => t.skip_rows(&data()).map(|n| received += n),
+                _ => decode_records(&data()).map(|batch| {
+                    received += batch.len();
+                    records.extend(batch);
+                }),
             }
-            .map(|batch| {
-                records.extend(batch);
+            .map(|()| {
                 // The progress text every ~50 ms, not per batch: re-rendering costs too.
                 let now = js_sys::Date::now();
                 if now - shown >= 50.0 {
                     shown = now;
                     let total = meta.as_ref().map_or(0, |m| m.total);
-                    let got = records.len();
                     state.set_status(
                         id,
-                        FileStatus::Loading(format!("receiving {got}/{total} records")),
+                        FileStatus::Loading(format!("receiving {received}/{total} records")),
                     );
                 }
             }),
@@ -261,20 +267,28 @@ async fn run(
                     fail(format!("{name}: the parser ended without a result"));
                     return Ok(());
                 };
+                state.set_status(
+                    id,
+                    FileStatus::Loading(format!("indexing {received} records")),
+                );
+                // Show that before joining the index and drawing the first chart.
+                next_frame().await;
+                yield_to_browser().await;
                 if let Some(t) = table.take() {
                     if t.done() != t.len() {
                         fail(format!("{name}: the parser ended before its last rows"));
                         return Ok(());
                     }
-                    index = Some(t.into_index());
+                    // Rows of dimensions and metrics only: kept as the index.
+                    state.finish_columnar(
+                        id,
+                        meta.format,
+                        t.into_index(),
+                        meta.warnings,
+                        meta.note,
+                    );
+                    return Ok(());
                 }
-                state.set_status(
-                    id,
-                    FileStatus::Loading(format!("indexing {} records", records.len())),
-                );
-                // Show that before joining the index and drawing the first chart.
-                next_frame().await;
-                yield_to_browser().await;
                 match index {
                     // Indexed by the worker: the page only renumbers codes.
                     Some(index) => state.finish_indexed(

@@ -48,7 +48,7 @@ fn hover_text(ds: &Dataset, s: &Series, p: &SeriesPoint, spec: &ChartSpec) -> St
     if !merge.is_empty() {
         lines.push(format!("<b>{}</b>", escape_html(&merge)));
     }
-    if let Some(r) = p.records.first().and_then(|&i| ds.records().get(i)) {
+    if let Some(r) = p.records.first().and_then(|&i| ds.record(i)) {
         let merged: Vec<&DimKey> = p.merge.dims.iter().map(|d| &d.dim).collect();
         for (k, v) in r.dims() {
             if k == spec.x || spec.facet_by.as_ref() == Some(&k) || merged.contains(&&k) {

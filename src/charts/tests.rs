@@ -263,7 +263,7 @@ fn many_merged_points_leave_the_labels_to_the_note_and_the_hover() {
         }
     }
     let ds = Dataset::new(records);
-    let all: Vec<usize> = (0..ds.records().len()).collect();
+    let all: Vec<usize> = (0..ds.len()).collect();
     let s = len_spec(vec![Dim::Engine.into()], None);
     let series = build_series(&ds, &all, &s);
     assert_eq!(series[0].points.len(), 30);

@@ -1,9 +1,11 @@
-//! The dataset store: records plus a dictionary-encoded index of every dimension, answering
+//! The dataset store: records (or, for a table of dimensions and metrics, no records at all)
+//! plus a dictionary-encoded index of every dimension and a column per metric, answering
 //! "which records match this filter" and "which values does each dimension take, with counts
 //! under the other filters" in one pass over the rows.
 
 mod index;
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 pub(crate) use index::Column;
@@ -79,26 +81,63 @@ impl<'a> ColumnRef<'a> {
 }
 
 /// Records with an index over every dimension they use and the metrics they carry.
+///
+/// A file's rows are kept either as records or, for a table read into columns whose rows carry
+/// only dimensions and metrics ([`Dataset::extend_columnar`]), as the index alone: such a row's
+/// record is rebuilt on demand ([`Dataset::record`]), so a million-row table costs its columns
+/// (about 60 bytes a row) rather than a record a row (about 500). Views read the index
+/// (dictionary codes, metric columns) and ask for records only for the few rows they show.
 #[derive(Clone, Debug, Default)]
 pub struct Dataset {
-    records: Vec<Record>,
+    /// Runs of rows in order, each a file's rows (or part of one).
+    runs: Vec<Run>,
     index: Index,
 }
+
+/// Consecutive rows kept the same way.
+#[derive(Clone, Debug)]
+struct Run {
+    /// The first row.
+    start: usize,
+    /// Number of rows.
+    len: usize,
+    /// The records, or `None` for rows kept as the index alone.
+    records: Option<Vec<Record>>,
+}
+
+/// Rows rebuilt at a time when an index is rebuilt from rows kept as columns.
+const REBUILD_CHUNK: usize = 8_192;
 
 impl Dataset {
     /// Indexes `records`. Cost is linear in records × dimensions, with one allocation per
     /// distinct value rather than per cell.
     pub fn new(records: Vec<Record>) -> Dataset {
-        let mut ds = Dataset {
-            records,
-            ..Dataset::default()
-        };
-        ds.reindex();
+        let mut ds = Dataset::default();
+        ds.extend(records);
         ds
     }
 
+    /// The index of the rows as they are now, rebuilt: records are indexed, rows kept as
+    /// columns are rebuilt from the current index a chunk at a time and indexed.
     fn reindex(&mut self) {
-        self.index = Index::build(&self.records);
+        let mut index = Index::default();
+        for run in &self.runs {
+            match &run.records {
+                Some(records) => index.append(Index::build(records)),
+                None => {
+                    let end = run.start + run.len;
+                    let mut at = run.start;
+                    while at < end {
+                        let upto = (at + REBUILD_CHUNK).min(end);
+                        let chunk: Vec<Record> =
+                            (at..upto).filter_map(|r| self.index.record(r)).collect();
+                        index.append(Index::build(&chunk));
+                        at = upto;
+                    }
+                }
+            }
+        }
+        self.index = index;
     }
 
     /// Appends records and indexes them; returns the range of row indices they occupy.
@@ -112,19 +151,104 @@ impl Dataset {
     /// record. An index that does not fit the records is rebuilt. Returns the range of row
     /// indices the records occupy.
     pub fn extend_indexed(&mut self, records: Vec<Record>, index: Index) -> std::ops::Range<usize> {
-        let start = self.records.len();
         let index = if index.len() == records.len() {
             index
         } else {
             Index::build(&records)
         };
-        if self.records.is_empty() {
-            self.records = records;
-        } else {
-            self.records.extend(records);
+        let n = records.len();
+        self.push_run(n, Some(records), index)
+    }
+
+    /// Appends rows kept as their index alone: rows that carry only dimensions and metrics
+    /// (no inferred fields, per-request detail or time series), as a table read into columns
+    /// ([`crate::wire::TableRows`]); their records are rebuilt from the index when asked for.
+    /// Returns the range of row indices they occupy.
+    pub fn extend_columnar(&mut self, index: Index) -> std::ops::Range<usize> {
+        let n = index.len();
+        self.push_run(n, None, index)
+    }
+
+    fn push_run(
+        &mut self,
+        len: usize,
+        records: Option<Vec<Record>>,
+        index: Index,
+    ) -> std::ops::Range<usize> {
+        let start = self.len();
+        if len > 0 {
+            self.runs.push(Run {
+                start,
+                len,
+                records,
+            });
         }
         self.index.append(index);
-        start..self.records.len()
+        start..start + len
+    }
+
+    /// The run holding `row`.
+    fn run_of(&self, row: usize) -> Option<&Run> {
+        let i = self.runs.partition_point(|r| r.start + r.len <= row);
+        self.runs.get(i).filter(|r| r.start <= row)
+    }
+
+    /// Record `row`: borrowed where rows are kept as records, rebuilt from the index where
+    /// they are kept as columns. `None` past the last row.
+    pub fn record(&self, row: usize) -> Option<Cow<'_, Record>> {
+        let run = self.run_of(row)?;
+        match &run.records {
+            Some(records) => records.get(row - run.start).map(Cow::Borrowed),
+            None => self.index.record(row).map(Cow::Owned),
+        }
+    }
+
+    /// Record `row` where rows are kept as records; `None` for a row kept as columns (which
+    /// carries only dimensions and metrics, see [`Dataset::kept_records`]) or past the end.
+    pub fn kept_record(&self, row: usize) -> Option<&Record> {
+        let run = self.run_of(row)?;
+        run.records.as_ref()?.get(row - run.start)
+    }
+
+    /// The records of `rows` in order: borrowed when they are records of one file, else
+    /// rebuilt ([`Dataset::record`]). Rows past the end are left out.
+    pub fn records_in(&self, rows: std::ops::Range<usize>) -> Cow<'_, [Record]> {
+        let end = rows.end.min(self.len());
+        let start = rows.start.min(end);
+        if let Some(run) = self.run_of(start) {
+            if let Some(records) = &run.records {
+                if end <= run.start + run.len {
+                    return Cow::Borrowed(&records[start - run.start..end - run.start]);
+                }
+            }
+        }
+        Cow::Owned(
+            (start..end)
+                .filter_map(|r| self.record(r).map(Cow::into_owned))
+                .collect(),
+        )
+    }
+
+    /// Every record in row order ([`Dataset::record`] of each row).
+    pub fn records(&self) -> impl Iterator<Item = Cow<'_, Record>> + '_ {
+        (0..self.len()).filter_map(|row| self.record(row))
+    }
+
+    /// The records of the rows kept as records. Every other row carries only dimensions and
+    /// metrics, so what only records can carry (per-request detail, time series, inferred
+    /// fields) is found here or nowhere.
+    pub fn kept_records(&self) -> impl Iterator<Item = &Record> + '_ {
+        self.runs
+            .iter()
+            .filter_map(|r| r.records.as_deref())
+            .flatten()
+    }
+
+    /// The first (in key order) metric record `row` has, from the index.
+    pub fn first_metric(&self, row: usize) -> Option<&MetricKey> {
+        let set = self.index.row_metric_set.get(row)?;
+        let first = *self.index.metric_sets.get(*set as usize)?.first()?;
+        self.index.metric_keys.get(first as usize)
     }
 
     /// The values of a metric over the records, from the index.
@@ -144,25 +268,84 @@ impl Dataset {
 
     /// Removes the records in `rows` (later rows move down) and re-indexes.
     pub fn remove_rows(&mut self, rows: std::ops::Range<usize>) {
-        let end = rows.end.min(self.records.len());
+        let end = rows.end.min(self.len());
         let start = rows.start.min(end);
-        self.records.drain(start..end);
+        if start == end {
+            return;
+        }
+        let mut runs = Vec::with_capacity(self.runs.len());
+        for mut run in std::mem::take(&mut self.runs) {
+            let (a, b) = (run.start, run.start + run.len);
+            // The part of the run inside the removed rows.
+            let (cut_a, cut_b) = (start.clamp(a, b), end.clamp(a, b));
+            if let Some(records) = &mut run.records {
+                records.drain(cut_a - a..cut_b - a);
+            }
+            let kept_before = cut_a - a;
+            run.len -= cut_b - cut_a;
+            if run.records.is_none() && cut_a < cut_b && kept_before > 0 && cut_b < b {
+                // A hole inside a run of columns: two runs, so rows keep their place in the
+                // old index until it is rebuilt.
+                runs.push(Run {
+                    start: a,
+                    len: kept_before,
+                    records: None,
+                });
+                run = Run {
+                    start: cut_b,
+                    len: b - cut_b,
+                    records: None,
+                };
+            } else if run.records.is_none() && kept_before == 0 {
+                run.start = cut_b;
+            }
+            if run.len > 0 {
+                runs.push(run);
+            }
+        }
+        // Runs of columns still point at their rows in the old index: rebuild from it, then
+        // number the rows afresh.
+        self.runs = runs;
         self.reindex();
+        let mut at = 0;
+        for run in &mut self.runs {
+            run.start = at;
+            at += run.len;
+        }
     }
 
-    /// Changes the records in `rows` in place, then re-indexes.
+    /// Changes the records in `rows` in place, then re-indexes. Rows kept as columns become
+    /// records first (their run's rows, as the records a change may add fields to).
     pub fn update_rows<E>(
         &mut self,
         rows: std::ops::Range<usize>,
         mut f: impl FnMut(&mut Record) -> Result<(), E>,
     ) -> Result<(), E> {
-        let end = rows.end.min(self.records.len());
+        let end = rows.end.min(self.len());
         let start = rows.start.min(end);
+        for i in 0..self.runs.len() {
+            let run = &self.runs[i];
+            if run.records.is_none() && run.start < end && start < run.start + run.len {
+                let records = (run.start..run.start + run.len)
+                    .filter_map(|r| self.index.record(r))
+                    .collect();
+                self.runs[i].records = Some(records);
+            }
+        }
         let mut outcome = Ok(());
-        for r in &mut self.records[start..end] {
-            if let Err(e) = f(r) {
-                outcome = Err(e);
-                break;
+        'runs: for run in &mut self.runs {
+            let Some(records) = &mut run.records else {
+                continue;
+            };
+            for (k, r) in records.iter_mut().enumerate() {
+                let row = run.start + k;
+                if row < start || row >= end {
+                    continue;
+                }
+                if let Err(e) = f(r) {
+                    outcome = Err(e);
+                    break 'runs;
+                }
             }
         }
         self.reindex();
@@ -214,24 +397,26 @@ impl Dataset {
             .collect()
     }
 
-    /// All records, in load order.
-    pub fn records(&self) -> &[Record] {
-        &self.records
-    }
-
-    /// Gives the records back.
+    /// Every record, in load order (records of rows kept as columns rebuilt).
     pub fn into_records(self) -> Vec<Record> {
-        self.records
+        if self.runs.iter().all(|r| r.records.is_some()) {
+            return self
+                .runs
+                .into_iter()
+                .flat_map(|r| r.records.unwrap_or_default())
+                .collect();
+        }
+        self.records().map(Cow::into_owned).collect()
     }
 
     /// Number of records.
     pub fn len(&self) -> usize {
-        self.records.len()
+        self.index.rows
     }
 
     /// Whether there are no records.
     pub fn is_empty(&self) -> bool {
-        self.records.is_empty()
+        self.index.rows == 0
     }
 
     /// Every dimension some record has a value for, well-known ones first.
@@ -276,16 +461,16 @@ impl Dataset {
         if masks.iter().any(|(ci, _)| *ci == usize::MAX) {
             return Vec::new();
         }
-        (0..self.records.len())
+        (0..self.len())
             .filter(|&row| self.passes(&masks, row))
             .collect()
     }
 
     /// The records matching `filter`.
-    pub fn filtered<'a>(&'a self, filter: &Filter) -> impl Iterator<Item = &'a Record> + 'a {
+    pub fn filtered<'a>(&'a self, filter: &Filter) -> impl Iterator<Item = Cow<'a, Record>> + 'a {
         self.matching(filter)
             .into_iter()
-            .map(move |i| &self.records[i])
+            .filter_map(move |i| self.record(i))
     }
 
     /// The distinct values of one dimension with their counts under the filters on the other
@@ -310,7 +495,7 @@ impl Dataset {
             .map(|c| vec![0; c.dict.len() + 1])
             .collect();
         if !impossible {
-            for row in 0..self.records.len() {
+            for row in 0..self.len() {
                 // Which constrained column (if exactly one) rejects this row.
                 let mut failing = None;
                 let mut failures = 0;
@@ -480,6 +665,96 @@ mod tests {
         assert_eq!(ds.len(), 3);
         assert_eq!(ds.distinct_len(&Dim::Model.into()), 0);
         assert_eq!(ds.metric_keys(), [MetricKey::OutputThroughput]);
+    }
+
+    /// A plain record (dimensions and metrics only), as a table read into columns holds.
+    fn plain(engine: &str, gpu: Option<&str>, batch: u64, ttft: Option<f64>) -> Record {
+        let mut r = rec(engine, gpu, batch);
+        if let Some(v) = ttft {
+            r.set_metric(MetricKey::OutputThroughput, v);
+        }
+        r.tags.insert("site".into(), format!("s{}", batch % 3));
+        r
+    }
+
+    /// The same rows, the middle file kept as its index alone.
+    fn mixed() -> (Vec<Record>, Dataset) {
+        let first = vec![
+            plain("vllm", Some("A100"), 1, Some(1.0)),
+            rec("tgi", None, 2),
+        ];
+        let table = vec![
+            plain("sglang", Some("H100"), 8, Some(2.5)),
+            plain("vllm", None, 4, None),
+            plain("trtllm", Some("A100"), 8, Some(f64::NAN)),
+            plain("sglang", Some("B200"), 16, Some(7.0)),
+        ];
+        let last = vec![plain("tgi", Some("H100"), 1, Some(3.0))];
+        let mut ds = Dataset::new(first.clone());
+        assert_eq!(ds.extend_columnar(Index::build(&table)), 2..6);
+        assert_eq!(ds.extend(last.clone()), 6..7);
+        let all: Vec<Record> = first.into_iter().chain(table).chain(last).collect();
+        (all, ds)
+    }
+
+    /// Records compared through their debug text: a NaN metric equals itself there.
+    fn dbg(x: impl std::fmt::Debug) -> String {
+        format!("{x:?}")
+    }
+
+    #[test]
+    fn rows_kept_as_columns_read_as_their_records() {
+        let (all, ds) = mixed();
+        let reference = Dataset::new(all.clone());
+        assert_eq!(ds.len(), 7);
+        assert_eq!(ds.index(), reference.index());
+        for (i, r) in all.iter().enumerate() {
+            assert_eq!(dbg(ds.record(i).as_deref()), dbg(Some(r)), "row {i}");
+            assert_eq!(ds.kept_record(i).is_some(), !(2..6).contains(&i), "row {i}");
+        }
+        assert!(ds.record(7).is_none());
+        assert_eq!(ds.kept_records().count(), 3);
+        let f = Filter::all().select(Dim::Engine, Some("sglang".into()));
+        assert_eq!(ds.matching(&f), [2, 5]);
+        let filtered: Vec<Record> = ds.filtered(&f).map(Cow::into_owned).collect();
+        assert_eq!(dbg(&filtered), dbg(&[all[2].clone(), all[5].clone()]));
+        assert_eq!(ds.facets(&f), reference.facets(&f));
+        assert_eq!(dbg(&*ds.records_in(0..2)), dbg(&all[0..2]));
+        assert!(matches!(ds.records_in(0..2), Cow::Borrowed(_)));
+        assert_eq!(dbg(&*ds.records_in(1..4)), dbg(&all[1..4]));
+        assert_eq!(dbg(&*ds.records_in(5..99)), dbg(&all[5..7]));
+        assert_eq!(ds.first_metric(1), None);
+        assert_eq!(ds.first_metric(2), Some(&MetricKey::OutputThroughput));
+        assert_eq!(dbg(ds.clone().into_records()), dbg(&all));
+    }
+
+    #[test]
+    fn removing_and_changing_rows_kept_as_columns() {
+        // Every cut: across runs, inside the table, all of it.
+        for (a, b) in [(0, 3), (3, 5), (2, 6), (1, 7), (4, 4), (5, 7), (0, 7)] {
+            let (mut all, mut ds) = mixed();
+            ds.remove_rows(a..b);
+            all.drain(a..b);
+            let reference = Dataset::new(all.clone());
+            assert_eq!(ds.index(), reference.index(), "{a}..{b}");
+            let got: Vec<Record> = ds.records().map(Cow::into_owned).collect();
+            assert_eq!(dbg(got), dbg(&all), "{a}..{b}");
+        }
+        let (mut all, mut ds) = mixed();
+        ds.update_rows(3..5, |r| {
+            r.set_inferred(&Dim::Model.into(), "m".into(), "user")
+        })
+        .unwrap();
+        for r in &mut all[3..5] {
+            r.set_inferred(&Dim::Model.into(), "m".into(), "user")
+                .unwrap();
+        }
+        assert_eq!(ds.index(), Dataset::new(all.clone()).index());
+        assert!(ds.any_inferred());
+        let got: Vec<Record> = ds.records().map(Cow::into_owned).collect();
+        assert_eq!(dbg(got), dbg(all));
+        // The changed file is kept as records now.
+        assert!(ds.kept_record(2).is_some());
     }
 
     #[test]

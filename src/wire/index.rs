@@ -1,5 +1,5 @@
 //! The index of a file's records on the wire ([`encode_index`], [`decode_index`]), and a plain
-//! table sent as that index alone, its records rebuilt on the page batch by batch
+//! table sent as that index alone, its schema first and then its rows batch by batch
 //! ([`TableEncoder`], [`TableRows`]).
 
 use super::*;
@@ -123,11 +123,12 @@ pub fn decode_index(bytes: &[u8]) -> Result<Index, WireError> {
     })
 }
 
-/// The rows of `columns` in table form: their [`Index`] ([`TableEncoder::head`]: every
-/// dimension's values and codes, every row's set of metrics and every metric's values), then
-/// batches that each say how many more rows to rebuild ([`TableEncoder::rows`]), so the page
-/// rebuilds records ([`TableRows`]) a batch per task. Rebuilding from the index is several
-/// times faster than decoding record batches, and the worker never builds a record.
+/// The rows of `columns` in table form: first their schema ([`TableEncoder::head`]: the row
+/// count, every dimension's dictionary, the metric keys and the distinct sets of metrics), then
+/// batches of rows ([`TableEncoder::rows`]: each dimension's codes, each row's set of metrics
+/// and each metric's values for those rows). The page appends a batch per task to the index it
+/// keeps ([`TableRows`]), so no task decodes a million rows, and it never holds the whole index
+/// twice (as one message and decoded); the worker never builds a record.
 pub struct TableEncoder {
     index: Index,
 }
@@ -163,16 +164,53 @@ impl TableEncoder {
         self.index.rows == 0
     }
 
-    /// The index, sent first ([`encode_index`]'s form), with every metric value.
+    /// The schema, sent first: the row count, then the index without its rows in
+    /// [`encode_index`]'s form.
     pub fn head(&self) -> Vec<u8> {
-        encode_index(&self.index)
+        let i = &self.index;
+        let schema = Index {
+            rows: 0,
+            columns: i
+                .columns
+                .iter()
+                .map(|c| Column {
+                    key: c.key.clone(),
+                    dict: c.dict.clone(),
+                    codes: Vec::new(),
+                })
+                .collect(),
+            metric_keys: i.metric_keys.clone(),
+            metric_sets: i.metric_sets.clone(),
+            row_metric_set: Vec::new(),
+            metric_values: vec![Vec::new(); i.metric_keys.len()],
+            any_inferred: false,
+        };
+        let mut out = Vec::new();
+        put_u32(&mut out, i.rows as u32);
+        out.extend(encode_index(&schema));
+        out
     }
 
-    /// A batch: the number of rows in `rows` (their values are in the index).
+    /// A batch: the number of rows in `rows`, each dimension's codes for them, their sets of
+    /// metrics and each metric's values (raw little-endian, so the page copies them).
     pub fn rows(&self, rows: std::ops::Range<usize>) -> Vec<u8> {
-        let end = rows.end.min(self.index.rows);
+        let i = &self.index;
+        let end = rows.end.min(i.rows);
         let start = rows.start.min(end);
-        ((end - start) as u32).to_le_bytes().to_vec()
+        let n = end - start;
+        let mut out =
+            Vec::with_capacity(4 + n * (4 * (i.columns.len() + 1) + 8 * i.metric_keys.len()));
+        put_u32(&mut out, n as u32);
+        for c in &i.columns {
+            put_u32s(&mut out, &c.codes[start..end]);
+        }
+        put_u32s(&mut out, &i.row_metric_set[start..end]);
+        for values in &i.metric_values {
+            for v in &values[start..end] {
+                put_f64(&mut out, *v);
+            }
+        }
+        out
     }
 }
 
@@ -183,18 +221,21 @@ enum Prepared {
     Value(DimValue),
 }
 
-/// Records rebuilt from [`TableEncoder`]'s form: the index first, then a batch of rows at a
-/// time (the page paints between batches), then the index goes to the dataset.
+/// A table in [`TableEncoder`]'s form received a batch at a time: the schema first, then each
+/// batch appended to the index ([`TableRows::skip_rows`], or [`TableRows::decode_rows`] to
+/// also rebuild the batch's records); then the index goes to the dataset.
 pub struct TableRows {
     index: Index,
+    total: usize,
     prepared: Vec<Vec<Prepared>>,
-    next_row: usize,
 }
 
 impl TableRows {
-    /// Reads the index ([`TableEncoder::head`]).
+    /// Reads the schema ([`TableEncoder::head`]).
     pub fn new(head: &[u8]) -> Result<TableRows, WireError> {
-        let index = decode_index(head)?;
+        let mut reader = Reader { bytes: head, at: 0 };
+        let total = reader.u32()? as usize;
+        let index = decode_index(&head[reader.at..]).map_err(|e| e.shifted(reader.at))?;
         let prepared = index
             .columns
             .iter()
@@ -212,41 +253,91 @@ impl TableRows {
             .collect();
         Ok(TableRows {
             index,
+            total,
             prepared,
-            next_row: 0,
         })
     }
 
     /// Rows in all.
     pub fn len(&self) -> usize {
-        self.index.rows
+        self.total
     }
 
     /// Whether there are no rows.
     pub fn is_empty(&self) -> bool {
-        self.index.rows == 0
+        self.total == 0
     }
 
-    /// Rows rebuilt so far.
+    /// Rows received so far.
     pub fn done(&self) -> usize {
-        self.next_row
+        self.index.rows
+    }
+
+    /// Appends the next batch ([`TableEncoder::rows`] of the rows that follow) to the index,
+    /// checking every code and set first: a damaged batch changes nothing. Returns its rows.
+    fn append(&mut self, bytes: &[u8]) -> Result<std::ops::Range<usize>, WireError> {
+        let mut reader = Reader { bytes, at: 0 };
+        let n = reader.u32()? as usize;
+        let start = self.index.rows;
+        let end = start.saturating_add(n);
+        if end > self.total {
+            return Err(WireError::RowsPastEnd { at: 0 });
+        }
+        let dangling = |at: usize| WireError::BadIndex {
+            at,
+            source: IndexError::Dangling,
+        };
+        let mut codes = Vec::with_capacity(self.index.columns.len());
+        for c in &self.index.columns {
+            let at = reader.at;
+            let batch = reader.u32s(n)?;
+            if batch.iter().any(|&x| x as usize > c.dict.len()) {
+                return Err(dangling(at));
+            }
+            codes.push(batch);
+        }
+        let at = reader.at;
+        let sets = reader.u32s(n)?;
+        if sets
+            .iter()
+            .any(|&s| s as usize >= self.index.metric_sets.len())
+        {
+            return Err(dangling(at));
+        }
+        let mut values = Vec::with_capacity(self.index.metric_keys.len());
+        for _ in 0..self.index.metric_keys.len() {
+            let raw = reader.take(n.saturating_mul(8))?;
+            values.push(raw.chunks_exact(8).map(f64_of).collect::<Vec<f64>>());
+        }
+        if reader.at != bytes.len() {
+            return Err(WireError::TrailingBytes { at: reader.at });
+        }
+        for (c, batch) in self.index.columns.iter_mut().zip(codes) {
+            c.codes.extend(batch);
+        }
+        self.index.row_metric_set.extend(sets);
+        for (column, batch) in self.index.metric_values.iter_mut().zip(values) {
+            column.extend(batch);
+        }
+        self.index.rows = end;
+        Ok(start..end)
+    }
+
+    /// Takes the next batch ([`TableEncoder::rows`]) into the index without rebuilding its
+    /// records (the page keeps a table as its index,
+    /// [`crate::model::Dataset::extend_columnar`]); returns how many rows it held.
+    pub fn skip_rows(&mut self, bytes: &[u8]) -> Result<usize, WireError> {
+        self.append(bytes).map(|rows| rows.len())
     }
 
     /// The records of the next batch ([`TableEncoder::rows`] of the rows that follow).
     pub fn decode_rows(&mut self, bytes: &[u8]) -> Result<Vec<Record>, WireError> {
-        let mut reader = Reader { bytes, at: 0 };
-        let n = reader.u32()? as usize;
-        let start = self.next_row;
-        let end = start.saturating_add(n);
-        if end > self.index.rows {
-            return Err(WireError::RowsPastEnd { at: 0 });
-        }
-        let mut out = Vec::with_capacity(n);
-        for row in start..end {
+        let rows = self.append(bytes)?;
+        let mut out = Vec::with_capacity(rows.len());
+        for row in rows {
             let mut r = Record::default();
             for (c, prepared) in self.index.columns.iter().zip(&self.prepared) {
                 let code = c.codes[row] as usize;
-                let at = reader.at;
                 match (code.checked_sub(1).and_then(|k| prepared.get(k)), &c.key) {
                     (None, _) => {}
                     (Some(Prepared::Shared(t)), DimKey::Known(d)) => {
@@ -254,10 +345,10 @@ impl TableRows {
                     }
                     (Some(Prepared::Shared(t)), key) => r
                         .set_dim(key, Some(DimValue::Text(t.to_string())))
-                        .map_err(|source| WireError::RefusedValue { at, source })?,
+                        .map_err(|source| WireError::RefusedValue { at: 0, source })?,
                     (Some(Prepared::Value(v)), key) => r
                         .set_dim(key, Some(v.clone()))
-                        .map_err(|source| WireError::RefusedValue { at, source })?,
+                        .map_err(|source| WireError::RefusedValue { at: 0, source })?,
                 }
             }
             let set = &self.index.metric_sets[self.index.row_metric_set[row] as usize];
@@ -272,15 +363,12 @@ impl TableRows {
             r.metrics = metrics;
             out.push(r);
         }
-        if reader.at != bytes.len() {
-            return Err(WireError::TrailingBytes { at: reader.at });
-        }
-        self.next_row = end;
         Ok(out)
     }
 
-    /// The index of the rows, for [`crate::model::Dataset::extend_indexed`] once every row is
-    /// rebuilt.
+    /// The index of the rows received, for [`crate::model::Dataset::extend_columnar`] (or
+    /// [`crate::model::Dataset::extend_indexed`] with the rebuilt records) once every batch
+    /// is in.
     pub fn into_index(self) -> Index {
         self.index
     }

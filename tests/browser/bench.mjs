@@ -169,11 +169,19 @@ try {
       p.on('pageerror', (e) => console.error('page error:', String(e).slice(0, 300)));
       await p.goto(server.url);
       await p.waitForSelector('#empty-state');
+      const rssEmpty = await rendererRss();
       const load = await dropTidy(p, 'tidy-1m.csv', 1_000_000);
       const count = await p.textContent('#match-count');
       const rssLoaded = await rendererRss();
       const clicks = await filterClicks(p, 'engine', 10);
-      return { ...load, count, rssLoaded, rssAfter: await rendererRss(), clicks };
+      const rssAfter = await rendererRss();
+      // What the page holds once garbage is collected: the generated text, the file's bytes
+      // and the worker's messages are garbage by then, but a collection may not have run.
+      const cdp = await p.context().newCDPSession(p);
+      await cdp.send('HeapProfiler.collectGarbage');
+      await new Promise((r) => setTimeout(r, 1000));
+      const heapCollected = await p.evaluate(() => performance.memory?.usedJSHeapSize ?? 0);
+      return { ...load, count, rssEmpty, rssLoaded, rssAfter, rssCollected: await rendererRss(), heapCollected, clicks };
     } finally {
       await b.close();
     }
@@ -188,6 +196,7 @@ try {
     console.log(`    drop -> first chart ${m.ms.toFixed(0)} ms (${(fileMb / (m.ms / 1000)).toFixed(1)} MB/s end to end); longest main-thread task from drop to chart ${m.longest.toFixed(0)} ms`);
     console.log(`    filter click -> redrawn chart: median ${c[Math.floor(c.length / 2)].toFixed(1)} ms, max ${c.at(-1).toFixed(1)} ms over ${c.length} clicks`);
     console.log(`    page memory: renderer process ${(m.rssLoaded / 1e6).toFixed(0)} MB resident after the first chart (${(m.rssLoaded / m.size).toFixed(2)}x the file), ${(m.rssAfter / 1e6).toFixed(0)} MB after the clicks; JS heap ${(m.heap / 1e6).toFixed(0)} MB`);
+    console.log(`    after a garbage collection: renderer process ${(m.rssCollected / 1e6).toFixed(0)} MB resident (${(m.rssCollected / m.size).toFixed(2)}x the file), JS heap ${(m.heapCollected / 1e6).toFixed(0)} MB; the page before the drop ${(m.rssEmpty / 1e6).toFixed(0)} MB`);
   }
 } finally {
   await browser.close();

@@ -50,7 +50,7 @@ pub(super) fn name_sweeps(
         let name = gathered
             .first()
             .and_then(|g| g.records.first())
-            .and_then(|&(i, _)| ds.records().get(i))
+            .and_then(|&(i, _)| ds.record(i))
             .and_then(|r| r.source.as_deref().map(str::to_string))
             .unwrap_or_else(|| "sweep".to_string());
         return (Vec::new(), gathered.iter().map(|_| name.clone()).collect());

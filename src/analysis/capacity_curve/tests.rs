@@ -100,7 +100,6 @@ fn the_mock_sweep_is_one_curve_with_its_knee_and_its_own_words() {
     let recorded = |load: f64| -> Vec<f64> {
         let key = MetricKey::Extra("slo_p90_ttft_ms".into());
         ds.records()
-            .iter()
             .filter(|r| r.request_rate == Some(load))
             .filter_map(|r| r.metric(&key))
             .collect()
@@ -136,7 +135,6 @@ fn the_mock_sweep_is_one_curve_with_its_knee_and_its_own_words() {
     );
     let throughputs: Vec<f64> = ds
         .records()
-        .iter()
         .filter(|r| r.request_rate == Some(51.88))
         .filter_map(|r| r.metric(&MetricKey::RequestThroughput))
         .collect();

@@ -9,6 +9,7 @@ use std::collections::{BTreeSet, HashMap};
 use super::super::columns::Columns;
 use super::super::dim::{Dim, DimKey, DimValue};
 use super::super::metric::MetricKey;
+use super::super::metrics::Metrics;
 use super::super::record::{BorrowedDim, Record};
 
 /// One dictionary-encoded dimension: code 0 means "no value", code `i + 1` means `dict[i]`.
@@ -374,6 +375,36 @@ impl Index {
                 .map(|s| s.contains(&(k as u32)))
                 .collect(),
         })
+    }
+
+    /// Record `row` rebuilt from the index: its value of every indexed dimension and every
+    /// metric of its set. That is the whole record for rows that carry only dimensions and
+    /// metrics (no inferred fields, per-request detail or time series), as a table read into
+    /// columns does ([`crate::wire::TableEncoder`]); `None` past the last row.
+    pub fn record(&self, row: usize) -> Option<Record> {
+        let set = self
+            .metric_sets
+            .get(*self.row_metric_set.get(row)? as usize)?;
+        let mut r = Record::default();
+        for c in &self.columns {
+            let code = c.codes.get(row).copied().unwrap_or(0) as usize;
+            if let Some(v) = code.checked_sub(1).and_then(|k| c.dict.get(k)) {
+                // The index holds only values a record accepted, so none is refused.
+                let _ = r.set_dim(&c.key, Some(v.clone()));
+            }
+        }
+        let mut metrics = Metrics::with_capacity(set.len());
+        for &k in set {
+            let k = k as usize;
+            if let (Some(key), Some(v)) = (
+                self.metric_keys.get(k),
+                self.metric_values.get(k).and_then(|v| v.get(row)),
+            ) {
+                metrics.push_last(key.clone(), *v);
+            }
+        }
+        r.metrics = metrics;
+        Some(r)
     }
 
     /// Whether some record has inferred fields.
