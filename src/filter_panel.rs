@@ -123,6 +123,40 @@ pub fn facet_key(facet: &Facet) -> (DimKey, Vec<(Option<DimValue>, usize, bool)>
     )
 }
 
+/// The filter panel's list key of a facet: a range facet (drawn once from its values, counts
+/// and selection) is drawn again when any of them changes; a checkbox list only when its
+/// values change, its counts and ticks following the filter in place ([`value_state`]), so a
+/// click does not rebuild every checkbox of the panel.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum PanelKey {
+    /// A range of two sliders, as [`facet_key`].
+    Range((DimKey, Vec<(Option<DimValue>, usize, bool)>)),
+    /// A checkbox list: the dimension and its values.
+    Checklist(DimKey, Vec<Option<DimValue>>),
+}
+
+/// The [`PanelKey`] of `facet`, shown as a range when `range`.
+pub fn panel_key(facet: &Facet, range: bool) -> PanelKey {
+    if range {
+        PanelKey::Range(facet_key(facet))
+    } else {
+        PanelKey::Checklist(
+            facet.key.clone(),
+            facet.values.iter().map(|v| v.value.clone()).collect(),
+        )
+    }
+}
+
+/// The count and selection of one value of one dimension in `facets`; `(0, false)` when the
+/// facets no longer list it.
+pub fn value_state(facets: &[Facet], key: &DimKey, value: &Option<DimValue>) -> (usize, bool) {
+    facets
+        .iter()
+        .find(|f| &f.key == key)
+        .and_then(|f| f.values.iter().find(|v| &v.value == value))
+        .map_or((0, false), |v| (v.count, v.selected))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -211,5 +245,32 @@ mod tests {
         let mut c = a.clone();
         c.values[0].selected = true;
         assert_ne!(facet_key(&a), facet_key(&c));
+    }
+
+    #[test]
+    fn checklist_keys_follow_values_only_and_states_are_looked_up() {
+        let gpu = DimKey::Known(Dim::Gpu);
+        let a = facet(gpu.clone(), vec![value(1.0, 2, false), value(2.0, 5, true)]);
+        let mut b = a.clone();
+        b.values[0].count = 7;
+        b.values[1].selected = false;
+        assert_eq!(panel_key(&a, false), panel_key(&b, false));
+        assert_ne!(panel_key(&a, true), panel_key(&b, true));
+        let mut c = a.clone();
+        c.values.pop();
+        assert_ne!(panel_key(&a, false), panel_key(&c, false));
+        assert_ne!(panel_key(&a, false), panel_key(&a, true));
+        let facets = [b];
+        let two = Some(DimValue::from(2.0));
+        assert_eq!(
+            value_state(&facets, &gpu, &Some(DimValue::from(1.0))),
+            (7, false)
+        );
+        assert_eq!(value_state(&facets, &gpu, &two), (5, false));
+        assert_eq!(value_state(&facets, &gpu, &None), (0, false));
+        assert_eq!(
+            value_state(&facets, &DimKey::Known(Dim::Engine), &two),
+            (0, false)
+        );
     }
 }

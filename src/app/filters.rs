@@ -6,7 +6,7 @@ use leptos::prelude::*;
 use super::state::AppState;
 use crate::analysis::points::measured_dims;
 use crate::charts;
-use crate::filter_panel::{facet_key, panel_facets, shows_range, RangeFacetState};
+use crate::filter_panel::{panel_facets, panel_key, shows_range, value_state, RangeFacetState};
 use crate::model::{DimValue, Facet, Filter};
 
 /// One fieldset per dimension in [`panel_facets`] order, with the count of matching records
@@ -36,7 +36,10 @@ pub fn Filters() -> impl IntoView {
             </div>
             <For
                 each=move || facets.get()
-                key=facet_key
+                key=move |facet| {
+                    let range = shows_range(facet, measured.with_untracked(|m| m.contains(&facet.key)));
+                    panel_key(facet, range)
+                }
                 children=move |facet| {
                     let key = facet.key.clone();
                     let empty = facet.values.is_empty();
@@ -56,12 +59,18 @@ pub fn Filters() -> impl IntoView {
                                     let shown = value
                                         .as_ref()
                                         .map_or(charts::NO_VALUE.to_string(), DimValue::to_string);
+                                    // Count and tick follow the filter in place.
+                                    let state_of = {
+                                        let (key, value) = (key.clone(), value.clone());
+                                        move || facets.with(|fs| value_state(fs, &key, &value))
+                                    };
+                                    let (count_of, checked_of) = (state_of.clone(), state_of.clone());
                                     view! {
-                                        <label class:zero=fv.count == 0>
+                                        <label class:zero=move || state_of().0 == 0>
                                             <input
                                                 type="checkbox"
                                                 data-value=shown.clone()
-                                                prop:checked=fv.selected
+                                                prop:checked=move || checked_of().1
                                                 on:change=move |_| {
                                                     let key = key.clone();
                                                     let value = value.clone();
@@ -74,7 +83,7 @@ pub fn Filters() -> impl IntoView {
                                                 }
                                             />
                                             <span class="value">{shown}</span>
-                                            <span class="n">{fv.count}</span>
+                                            <span class="n">{move || count_of().0}</span>
                                         </label>
                                     }
                                 })

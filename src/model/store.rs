@@ -543,7 +543,7 @@ impl Dataset {
                         }
                     })
                     .collect();
-                if col.codes.contains(&0) {
+                if col.missing > 0 {
                     values.push(FacetValue {
                         value: None,
                         count: counts[0],

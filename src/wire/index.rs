@@ -83,7 +83,7 @@ pub fn decode_index(bytes: &[u8]) -> Result<Index, WireError> {
             });
         }
         let codes = reader.u32s(rows)?;
-        columns.push(Column { key, dict, codes });
+        columns.push(Column::new(key, dict, codes));
     }
     let n_metrics = reader.u32()? as usize;
     let mut metric_keys = Vec::with_capacity(n_metrics.min(bytes.len()));
@@ -173,11 +173,7 @@ impl TableEncoder {
             columns: i
                 .columns
                 .iter()
-                .map(|c| Column {
-                    key: c.key.clone(),
-                    dict: c.dict.clone(),
-                    codes: Vec::new(),
-                })
+                .map(|c| Column::new(c.key.clone(), c.dict.clone(), Vec::new()))
                 .collect(),
             metric_keys: i.metric_keys.clone(),
             metric_sets: i.metric_sets.clone(),

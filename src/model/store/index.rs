@@ -19,6 +19,22 @@ pub(crate) struct Column {
     pub(crate) key: DimKey,
     pub(crate) dict: Vec<DimValue>,
     pub(crate) codes: Vec<u32>,
+    /// How many records have no value (code 0): kept so the filter panel need not scan the
+    /// codes on every change to know whether to offer "no value".
+    pub(crate) missing: usize,
+}
+
+impl Column {
+    /// A column from its dictionary and codes, counting the records without a value.
+    pub(crate) fn new(key: DimKey, dict: Vec<DimValue>, codes: Vec<u32>) -> Column {
+        let missing = codes.iter().filter(|&&c| c == 0).count();
+        Column {
+            key,
+            dict,
+            codes,
+            missing,
+        }
+    }
 }
 
 /// Why an index cannot belong to its records (only a damaged hand-over gives one).
@@ -146,11 +162,7 @@ fn build_column(records: &[Record], key: DimKey) -> Column {
             }
         })
         .collect();
-    Column {
-        key,
-        dict: order.into_iter().map(|(v, _)| v).collect(),
-        codes,
-    }
+    Column::new(key, order.into_iter().map(|(v, _)| v).collect(), codes)
 }
 
 /// Whether two dictionary values are the same value (not merely equal in sort order, as
@@ -313,11 +325,11 @@ impl Index {
                         .unwrap_or(0)
                 })
                 .collect();
-            index_columns.push(Column {
-                key: col.key.clone(),
-                dict: order.into_iter().map(|(v, _)| v).collect(),
+            index_columns.push(Column::new(
+                col.key.clone(),
+                order.into_iter().map(|(v, _)| v).collect(),
                 codes,
-            });
+            ));
         }
         let present: Vec<_> = columns.metrics().iter().filter(|m| m.count() > 0).collect();
         let metric_keys: Vec<MetricKey> = present.iter().map(|m| m.key.clone()).collect();
@@ -515,15 +527,35 @@ impl Index {
                 b.as_ref().map_or(&empty[..], |c| &c.dict),
             );
             let mut codes = Vec::with_capacity(total);
+            // Renumbering keeps code 0 as 0 and every other code non-zero, so the records
+            // without a value are those of each side.
+            let mut missing = 0;
             match a {
-                Some(c) => codes.extend(c.codes.iter().map(|&x| map_a[x as usize])),
-                None => codes.resize(old_rows, 0),
+                Some(c) => {
+                    codes.extend(c.codes.iter().map(|&x| map_a[x as usize]));
+                    missing += c.missing;
+                }
+                None => {
+                    codes.resize(old_rows, 0);
+                    missing += old_rows;
+                }
             }
             match b {
-                Some(c) => codes.extend(c.codes.iter().map(|&x| map_b[x as usize])),
-                None => codes.resize(total, 0),
+                Some(c) => {
+                    codes.extend(c.codes.iter().map(|&x| map_b[x as usize]));
+                    missing += c.missing;
+                }
+                None => {
+                    missing += total - codes.len();
+                    codes.resize(total, 0);
+                }
             }
-            columns.push(Column { key, dict, codes });
+            columns.push(Column {
+                key,
+                dict,
+                codes,
+                missing,
+            });
         }
         self.columns = columns;
 
