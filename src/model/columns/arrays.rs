@@ -39,11 +39,15 @@ impl<T: Copy + Default> OptColumn<T> {
 }
 
 /// The requests of every row, as columns. Row `r`'s requests are
-/// `offsets[r]..offsets[r + 1]`.
+/// `offsets[r]..offsets[r + 1]`; the last `empty_tail` rows have none and no offsets.
 #[derive(Clone, Debug)]
 pub struct RequestArrays {
-    /// One more than the rows.
+    /// One more than the rows up to the empty tail.
     offsets: Vec<usize>,
+    /// Rows after those with offsets, without requests: a table of a million rows and no
+    /// per-request detail holds a count here instead of 8 MB of equal offsets (fresh pages
+    /// the kernel would clear, then filled).
+    empty_tail: usize,
     input_len: OptColumn<u64>,
     output_len: OptColumn<u64>,
     ttft_ms: OptColumn<f64>,
@@ -61,6 +65,7 @@ impl Default for RequestArrays {
     fn default() -> Self {
         RequestArrays {
             offsets: vec![0],
+            empty_tail: 0,
             input_len: OptColumn::default(),
             output_len: OptColumn::default(),
             ttft_ms: OptColumn::default(),
@@ -84,6 +89,13 @@ impl PartialEq for RequestArrays {
 impl RequestArrays {
     /// Appends one row's requests.
     pub fn push_row(&mut self, requests: &[RequestDetail]) {
+        if self.empty_tail > 0 {
+            let at = self.total();
+            self.offsets.extend(std::iter::repeat_n(
+                at,
+                std::mem::take(&mut self.empty_tail),
+            ));
+        }
         for q in requests {
             self.push_scalars(q);
             self.itl.push(&q.itl_ms);
@@ -137,13 +149,21 @@ impl RequestArrays {
 
     /// Appends `n` rows without requests.
     pub fn push_empty_rows(&mut self, n: usize) {
-        let at = self.total();
-        self.offsets.extend(std::iter::repeat_n(at, n));
+        self.empty_tail += n;
     }
 
     /// Rows.
     pub fn rows(&self) -> usize {
-        self.offsets.len() - 1
+        self.offsets.len() - 1 + self.empty_tail
+    }
+
+    /// Where row `r`'s requests start and end (`None` past the last row).
+    fn bounds(&self, r: usize) -> Option<(usize, usize)> {
+        match (self.offsets.get(r), self.offsets.get(r + 1)) {
+            (Some(&a), Some(&b)) => Some((a, b)),
+            _ if r < self.rows() => Some((self.total(), self.total())),
+            _ => None,
+        }
     }
 
     /// Requests over all rows.
@@ -153,15 +173,12 @@ impl RequestArrays {
 
     /// How many requests row `r` has.
     pub fn count(&self, r: usize) -> usize {
-        match (self.offsets.get(r), self.offsets.get(r + 1)) {
-            (Some(a), Some(b)) => b - a,
-            _ => 0,
-        }
+        self.bounds(r).map_or(0, |(a, b)| b - a)
     }
 
     /// Row `r`'s requests, rebuilt.
     pub fn requests(&self, r: usize) -> Vec<RequestDetail> {
-        let (Some(&a), Some(&b)) = (self.offsets.get(r), self.offsets.get(r + 1)) else {
+        let Some((a, b)) = self.bounds(r) else {
             return Vec::new();
         };
         (a..b).map(|q| self.request(q)).collect()
@@ -169,9 +186,9 @@ impl RequestArrays {
 
     /// The requests of row `r`, as positions over all rows (for [`request`](Self::request)).
     pub fn row_range(&self, r: usize) -> std::ops::Range<usize> {
-        match (self.offsets.get(r), self.offsets.get(r + 1)) {
-            (Some(&a), Some(&b)) => a..b,
-            _ => 0..0,
+        match self.bounds(r) {
+            Some((a, b)) => a..b,
+            None => 0..0,
         }
     }
 
@@ -250,6 +267,38 @@ mod tests {
         assert_eq!(arr.row_range(3), 2..3);
         assert_eq!(arr.row_range(9), 0..0);
         assert_eq!(arr.request(2), arr.requests(3)[0]);
+    }
+
+    #[test]
+    fn rows_without_requests_at_the_end_hold_none() {
+        let a = RequestDetail {
+            ttft_ms: Some(2.0),
+            ..RequestDetail::default()
+        };
+        let mut arr = RequestArrays::default();
+        arr.push_empty_rows(3);
+        assert_eq!((arr.rows(), arr.total()), (3, 0));
+        assert_eq!(arr.row_range(2), 0..0);
+        arr.push_row(std::slice::from_ref(&a));
+        arr.push_empty_rows(1_000_000);
+        assert_eq!((arr.rows(), arr.total()), (1_000_004, 1));
+        assert_eq!(arr.count(3), 1);
+        assert_eq!(arr.row_range(3), 0..1);
+        assert_eq!(arr.requests(3), vec![a.clone()]);
+        assert_eq!(arr.count(4), 0);
+        assert_eq!(arr.row_range(1_000_003), 1..1);
+        assert!(arr.requests(1_000_003).is_empty());
+        assert_eq!(arr.row_range(1_000_004), 0..0);
+        assert!(arr.heap_bytes() < 1_000);
+        let mut same = RequestArrays::default();
+        for r in 0..1_000_004 {
+            if r == 3 {
+                same.push_row(std::slice::from_ref(&a));
+            } else {
+                same.push_row(&[]);
+            }
+        }
+        assert_eq!(arr, same);
     }
 
     #[test]

@@ -4,9 +4,21 @@
 
 use std::hash::{BuildHasherDefault, Hasher};
 
-/// Row codes, as narrow as the dictionary allows. A column of 7 models takes one byte a row.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Row codes, as narrow as the dictionary allows. A column of 7 models takes one byte a row;
+/// a column holding one code on every row (the file the rows came from, a GPU or input length
+/// fixed for the whole table) takes none until another code comes.
+#[derive(Clone, Debug)]
 pub enum Codes {
+    /// `len` rows, all `code`; `room` is the rows the codes have been asked to hold, for when
+    /// they are written out.
+    Same {
+        /// The code of every row.
+        code: u32,
+        /// Rows.
+        len: usize,
+        /// Rows [`reserve`](Codes::reserve) asked room for.
+        room: usize,
+    },
     /// Up to 255 entries.
     U8(Vec<u8>),
     /// Up to 65,535 entries.
@@ -17,15 +29,32 @@ pub enum Codes {
 
 impl Default for Codes {
     fn default() -> Codes {
-        Codes::U8(Vec::new())
+        Codes::Same {
+            code: 0,
+            len: 0,
+            room: 0,
+        }
     }
 }
+
+impl PartialEq for Codes {
+    /// The same code on every row, however held.
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len() && (0..self.len()).all(|i| self.get(i) == other.get(i))
+    }
+}
+
+impl Eq for Codes {}
 
 impl Codes {
     /// Appends a code, widening every code first when it does not fit.
     #[inline]
     pub fn push(&mut self, code: u32) {
         match self {
+            Codes::Same { code: c, len, .. } if *c == code || *len == 0 => {
+                *c = code;
+                *len += 1;
+            }
             Codes::U8(v) if code <= u32::from(u8::MAX) => v.push(code as u8),
             Codes::U16(v) if code <= u32::from(u16::MAX) => v.push(code as u16),
             Codes::U32(v) => v.push(code),
@@ -38,6 +67,26 @@ impl Codes {
 
     fn widen(&mut self, code: u32) {
         *self = match std::mem::take(self) {
+            Codes::Same { code: c, len, room } => {
+                let cap = room.max(len + 1);
+                match c.max(code) {
+                    m if m <= u32::from(u8::MAX) => {
+                        let mut v = Vec::with_capacity(cap);
+                        v.resize(len, c as u8);
+                        Codes::U8(v)
+                    }
+                    m if m <= u32::from(u16::MAX) => {
+                        let mut v = Vec::with_capacity(cap);
+                        v.resize(len, c as u16);
+                        Codes::U16(v)
+                    }
+                    _ => {
+                        let mut v = Vec::with_capacity(cap);
+                        v.resize(len, c);
+                        Codes::U32(v)
+                    }
+                }
+            }
             Codes::U8(v) if code <= u32::from(u16::MAX) => {
                 Codes::U16(v.into_iter().map(u16::from).collect())
             }
@@ -51,6 +100,13 @@ impl Codes {
     #[inline]
     pub fn get(&self, i: usize) -> u32 {
         match self {
+            Codes::Same { code, len, .. } => {
+                if i < *len {
+                    *code
+                } else {
+                    0
+                }
+            }
             Codes::U8(v) => v.get(i).map_or(0, |c| u32::from(*c)),
             Codes::U16(v) => v.get(i).map_or(0, |c| u32::from(*c)),
             Codes::U32(v) => v.get(i).copied().unwrap_or(0),
@@ -60,6 +116,7 @@ impl Codes {
     /// Rows.
     pub fn len(&self) -> usize {
         match self {
+            Codes::Same { len, .. } => *len,
             Codes::U8(v) => v.len(),
             Codes::U16(v) => v.len(),
             Codes::U32(v) => v.len(),
@@ -71,9 +128,12 @@ impl Codes {
         self.len() == 0
     }
 
-    /// Bytes per code.
+    /// Bytes per code (for a column of one code, the bytes that code would take).
     pub fn width(&self) -> usize {
         match self {
+            Codes::Same { code, .. } if *code > u32::from(u16::MAX) => 4,
+            Codes::Same { code, .. } if *code > u32::from(u8::MAX) => 2,
+            Codes::Same { .. } => 1,
             Codes::U8(_) => 1,
             Codes::U16(_) => 2,
             Codes::U32(_) => 4,
@@ -83,6 +143,7 @@ impl Codes {
     /// Room for `n` more rows.
     pub fn reserve(&mut self, n: usize) {
         match self {
+            Codes::Same { len, room, .. } => *room = (*room).max(*len + n),
             Codes::U8(v) => v.reserve(n),
             Codes::U16(v) => v.reserve(n),
             Codes::U32(v) => v.reserve(n),
@@ -92,6 +153,7 @@ impl Codes {
     /// Bytes held.
     pub fn heap_bytes(&self) -> usize {
         match self {
+            Codes::Same { .. } => 0,
             Codes::U8(v) => v.capacity(),
             Codes::U16(v) => v.capacity() * 2,
             Codes::U32(v) => v.capacity() * 4,
@@ -177,5 +239,33 @@ mod tests {
         let mut c = Codes::default();
         c.push(300);
         assert_eq!((c.width(), c.get(0)), (2, 300));
+    }
+
+    #[test]
+    fn one_code_down_every_row_is_held_as_a_count() {
+        let mut c = Codes::default();
+        c.reserve(1_000);
+        for _ in 0..500 {
+            c.push(7);
+        }
+        assert_eq!((c.len(), c.width(), c.heap_bytes()), (500, 1, 0));
+        assert_eq!((c.get(0), c.get(499), c.get(500)), (7, 7, 0));
+        c.push(0);
+        assert_eq!((c.len(), c.width(), c.heap_bytes()), (501, 1, 1_000));
+        assert_eq!((c.get(499), c.get(500)), (7, 0));
+        for (first, then, width) in [(3, 70_000, 4), (70_000, 3, 4), (300, 2, 2), (0, 255, 1)] {
+            let mut c = Codes::default();
+            c.push(first);
+            c.push(first);
+            c.push(then);
+            assert_eq!(c.width(), width);
+            assert_eq!(
+                (c.get(0), c.get(1), c.get(2), c.len()),
+                (first, first, then, 3)
+            );
+        }
+        let mut c = Codes::default();
+        c.push(70_000);
+        assert_eq!((c.width(), c.heap_bytes()), (4, 0));
     }
 }
