@@ -108,6 +108,90 @@ pub(crate) fn series_name(r: &crate::model::Record, by: &[DimKey]) -> String {
         .join(" · ")
 }
 
+/// Rows sorted into series by their `by` dimensions, read from the dataset's index: each
+/// combination of dictionary codes is named once ([`series_name`] of its values), and the
+/// combinations with one name share a series, so grouping a million rows builds a handful of
+/// names rather than a string (and a record) a row.
+pub(crate) struct SeriesSlots<'a> {
+    by: &'a [DimKey],
+    columns: Vec<Option<crate::model::ColumnRef<'a>>>,
+    combos: points::Combos<'a>,
+    /// Per combination id: its series' slot.
+    slot_of: Vec<usize>,
+    /// Per slot: the series' name.
+    names: Vec<String>,
+    slot_named: std::collections::HashMap<String, usize>,
+}
+
+impl<'a> SeriesSlots<'a> {
+    /// Series of `ds`'s rows split by `by`.
+    pub(crate) fn new(ds: &'a crate::model::Dataset, by: &'a [DimKey]) -> SeriesSlots<'a> {
+        let columns: Vec<_> = by.iter().map(|k| ds.column(k)).collect();
+        let combos =
+            points::Combos::new(columns.iter().map(|c| c.map(|c| (c.codes, c.dict.len()))));
+        SeriesSlots {
+            by,
+            columns,
+            combos,
+            slot_of: Vec::new(),
+            names: Vec::new(),
+            slot_named: std::collections::HashMap::new(),
+        }
+    }
+
+    /// The slot of `row`'s series: 0 for the first series seen, then 1, ...
+    fn slot(&mut self, row: usize) -> usize {
+        let id = self.combos.id(row) as usize;
+        if let Some(&slot) = self.slot_of.get(id) {
+            return slot;
+        }
+        // A new combination (ids come in order: this one is `slot_of.len()`).
+        let name = self.name(row);
+        let fresh = self.names.len();
+        let slot = *self.slot_named.entry(name.clone()).or_insert(fresh);
+        if slot == fresh {
+            self.names.push(name);
+        }
+        self.slot_of.push(slot);
+        slot
+    }
+
+    fn name(&self, row: usize) -> String {
+        if self.by.is_empty() {
+            return "all".to_string();
+        }
+        self.columns
+            .iter()
+            .map(|c| {
+                c.and_then(|c| c.value(row))
+                    .map_or(crate::charts::style::NO_VALUE.to_string(), |v| {
+                        v.to_string()
+                    })
+            })
+            .collect::<Vec<_>>()
+            .join(" · ")
+    }
+
+    /// `row`'s group among `groups` (one a slot, added as series appear).
+    pub(crate) fn group<'g, T: Default>(
+        &mut self,
+        groups: &'g mut Vec<T>,
+        row: usize,
+    ) -> &'g mut T {
+        let slot = self.slot(row);
+        if groups.len() <= slot {
+            groups.resize_with(slot + 1, T::default);
+        }
+        &mut groups[slot]
+    }
+
+    /// The groups (one a slot, as [`SeriesSlots::group`] made them) keyed by their series'
+    /// names: what [`in_value_order`] sorts.
+    pub(crate) fn named<T>(self, groups: Vec<T>) -> std::collections::BTreeMap<String, T> {
+        self.names.into_iter().zip(groups).collect()
+    }
+}
+
 /// Series keyed by [`series_name`], in the order of their values (80 before 10000, `inf`
 /// last) rather than as text.
 pub(crate) fn in_value_order<T>(groups: std::collections::BTreeMap<String, T>) -> Vec<(String, T)> {

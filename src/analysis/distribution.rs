@@ -120,14 +120,16 @@ pub fn distributions(
 ) -> Vec<Distribution> {
     let mut groups: BTreeMap<String, (Vec<usize>, Vec<f64>)> = BTreeMap::new();
     for &i in indices {
-        let Some(r) = ds.record(i) else {
+        // Only rows kept as records can carry per-request detail (a table kept as columns
+        // carries dimensions and metrics alone), so no record is rebuilt here.
+        let Some(r) = ds.kept_record(i) else {
             continue;
         };
         let values: Vec<f64> = r.requests.iter().flat_map(|q| quantity.values(q)).collect();
         if values.is_empty() {
             continue;
         }
-        let g = groups.entry(series_name(&r, series_by)).or_default();
+        let g = groups.entry(series_name(r, series_by)).or_default();
         g.0.push(i);
         g.1.extend(values);
     }

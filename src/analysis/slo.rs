@@ -13,7 +13,7 @@
 use std::collections::BTreeMap;
 
 use super::export::{Cell, TextColumn, TextTable};
-use super::series_name;
+use super::SeriesSlots;
 use crate::charts::style::format_value;
 use crate::model::{format_number, Dataset, DimKey, DimValue, MetricKey, Stat};
 
@@ -117,15 +117,20 @@ pub struct SloOutcome {
     pub estimate: Option<SloPoint>,
 }
 
-#[derive(Default)]
 struct Acc {
     records: Vec<usize>,
-    sums: BTreeMap<MetricKey, (f64, usize)>,
+    /// Per metric (as the list `slo` reads): the sum and count of its finite values.
+    sums: Vec<(f64, usize)>,
 }
 
 impl Acc {
-    fn mean(&self, m: &MetricKey) -> Option<f64> {
-        self.sums.get(m).map(|(s, n)| s / *n as f64)
+    /// The mean of metric `m` of `metrics` (the list the sums follow).
+    fn mean(&self, metrics: &[MetricKey], m: &MetricKey) -> Option<f64> {
+        let at = metrics.iter().position(|k| k == m)?;
+        match self.sums.get(at)? {
+            (_, 0) => None,
+            (s, n) => Some(s / *n as f64),
+        }
     }
 }
 
@@ -141,31 +146,51 @@ fn lerp(x0: f64, y0: f64, x1: f64, y1: f64, x: f64) -> f64 {
 pub fn slo(ds: &Dataset, indices: &[usize], spec: &SloSpec) -> Vec<SloOutcome> {
     let mut metrics: Vec<MetricKey> = spec.limits.iter().map(|l| l.metric.clone()).collect();
     metrics.push(spec.throughput.clone());
-    let mut groups: BTreeMap<String, BTreeMap<DimValue, Acc>> = BTreeMap::new();
+    let values: Vec<_> = metrics.iter().map(|m| ds.metric_values(m)).collect();
+    let Some(load) = ds.column(&spec.load) else {
+        return Vec::new();
+    };
+    // Per series, per load's dictionary code.
+    let mut series = SeriesSlots::new(ds, &spec.series_by);
+    let mut by_code: Vec<BTreeMap<u32, Acc>> = Vec::new();
     for &i in indices {
-        let Some(r) = ds.record(i) else {
+        let code = load.codes.get(i).copied().unwrap_or(0);
+        if load
+            .value(i)
+            .and_then(DimValue::as_f64)
+            .is_none_or(f64::is_nan)
+        {
             continue;
-        };
-        let Some(load) = r
-            .dim(&spec.load)
-            .filter(|v| v.as_f64().is_some_and(|x| !x.is_nan()))
-        else {
-            continue;
-        };
-        let acc = groups
-            .entry(series_name(&r, &spec.series_by))
-            .or_default()
-            .entry(load)
-            .or_default();
+        }
+        let acc = series
+            .group(&mut by_code, i)
+            .entry(code)
+            .or_insert_with(|| Acc {
+                records: Vec::new(),
+                sums: vec![(0.0, 0); metrics.len()],
+            });
         acc.records.push(i);
-        for m in &metrics {
-            if let Some(v) = r.metric(m).filter(|v| v.is_finite()) {
-                let e = acc.sums.entry(m.clone()).or_default();
-                e.0 += v;
-                e.1 += 1;
+        for (sum, v) in acc.sums.iter_mut().zip(&values) {
+            if let Some(v) = v.as_ref().and_then(|v| v.get(i)).filter(|v| v.is_finite()) {
+                sum.0 += v;
+                sum.1 += 1;
             }
         }
     }
+    let groups: BTreeMap<String, BTreeMap<DimValue, Acc>> = series
+        .named(by_code)
+        .into_iter()
+        .map(|(name, accs)| {
+            let loads = accs
+                .into_iter()
+                .filter_map(|(code, acc)| {
+                    let value = load.dict.get((code as usize).checked_sub(1)?)?;
+                    Some((value.clone(), acc))
+                })
+                .collect();
+            (name, loads)
+        })
+        .collect();
     super::in_value_order(groups)
         .into_iter()
         .map(|(series, loads)| {
@@ -181,7 +206,7 @@ pub fn slo(ds: &Dataset, indices: &[usize], spec: &SloSpec) -> Vec<SloOutcome> {
                     violations: spec
                         .limits
                         .iter()
-                        .filter_map(|l| match acc.mean(&l.metric) {
+                        .filter_map(|l| match acc.mean(&metrics, &l.metric) {
                             None => Some(format!("{} not measured", l.metric.name())),
                             Some(v) if v > l.max_value => Some(format!(
                                 "{} {} > {}",
@@ -197,7 +222,7 @@ pub fn slo(ds: &Dataset, indices: &[usize], spec: &SloSpec) -> Vec<SloOutcome> {
             let best = checks.iter().rposition(SloCheck::passes);
             let measured = best.map(|b| SloPoint {
                 load: points[b].0,
-                throughput: points[b].1.mean(&spec.throughput),
+                throughput: points[b].1.mean(&metrics, &spec.throughput),
                 interpolated: false,
             });
             let estimate = best.and_then(|b| {
@@ -208,7 +233,10 @@ pub fn slo(ds: &Dataset, indices: &[usize], spec: &SloSpec) -> Vec<SloOutcome> {
                 }
                 let mut boundary = *l1;
                 for lim in &spec.limits {
-                    let (v0, v1) = (a0.mean(&lim.metric)?, a1.mean(&lim.metric));
+                    let (v0, v1) = (
+                        a0.mean(&metrics, &lim.metric)?,
+                        a1.mean(&metrics, &lim.metric),
+                    );
                     match v1 {
                         Some(v1) if v1 > lim.max_value => {
                             // v0 ≤ max < v1: the crossing lies strictly after l0.
@@ -219,7 +247,10 @@ pub fn slo(ds: &Dataset, indices: &[usize], spec: &SloSpec) -> Vec<SloOutcome> {
                         None => return None,
                     }
                 }
-                let throughput = match (a0.mean(&spec.throughput), a1.mean(&spec.throughput)) {
+                let throughput = match (
+                    a0.mean(&metrics, &spec.throughput),
+                    a1.mean(&metrics, &spec.throughput),
+                ) {
                     (Some(t0), Some(t1)) => Some(lerp(*l0, t0, *l1, t1, boundary)),
                     _ => None,
                 };
@@ -477,6 +508,38 @@ mod tests {
         assert!(out[2].estimate.is_none());
         let md = slo_text_table(&out, &spec()).to_markdown();
         assert!(md.contains("| a | 4 | 400.00 | 6.00 | 600.00 |"), "{md}");
+    }
+
+    #[test]
+    fn a_table_kept_as_columns_gives_what_its_records_give() {
+        let records = vec![
+            rec("a", 1.0, 100.0, 20.0, 100.0),
+            rec("a", 4.0, 300.0, 30.0, 400.0),
+            rec("a", 4.0, 500.0, 30.0, 500.0),
+            rec("a", 8.0, 700.0, 40.0, 800.0),
+            rec("b", 1.0, 600.0, 20.0, 90.0),
+            rec("c", f64::INFINITY, 200.0, 20.0, 95.0),
+            rec("c", f64::NAN, 200.0, 20.0, 95.0),
+            Record {
+                engine: Some("c".into()),
+                ..Record::default()
+            },
+        ];
+        let mut columnar = Dataset::default();
+        columnar.extend_columnar(crate::model::Index::build(&records));
+        let kept = Dataset::new(records);
+        let all: Vec<usize> = (0..kept.len()).collect();
+        let out = slo(&kept, &all, &spec());
+        assert_eq!(slo(&columnar, &all, &spec()), out);
+        // Two records at rate 4 are averaged: TTFT 400, throughput 450; NaN and no rate
+        // leave their records out.
+        assert_eq!(out[0].checks[1].records, [1, 2]);
+        assert_eq!(
+            out[0].measured.as_ref().map(|m| (m.load, m.throughput)),
+            Some((4.0, Some(450.0)))
+        );
+        assert_eq!(out[2].checks.len(), 1);
+        assert_eq!(out[2].checks[0].records, [5]);
     }
 
     #[test]

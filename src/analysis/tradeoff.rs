@@ -6,16 +6,14 @@
 //! 1000 / mean TPOT, where higher is better). A record lacking a value for either axis is
 //! left out of its series.
 
-use std::collections::BTreeMap;
-
 use plotly::common::{HoverInfo, Line, LineShape, Marker, Mode, Title};
 use plotly::layout::Legend;
 use plotly::{Plot, Scatter};
 
-use super::series_name;
+use super::SeriesSlots;
 use crate::charts::style::base_layout;
 use crate::charts::style::{escape_html, format_value, series_title, Theme, PALETTE};
-use crate::model::{Dataset, DimKey, LatencyMetric, MetricKey, Percentile, Record, Stat};
+use crate::model::{Dataset, Dim, DimKey, LatencyMetric, MetricKey, Percentile, Record, Stat};
 
 mod bins;
 
@@ -54,23 +52,59 @@ impl ThroughputAxis {
         }
     }
 
-    /// The value for a record; per-GPU axes need `gpu_count` > 0.
-    pub fn value(self, r: &Record) -> Option<f64> {
-        let per_gpu = |v: Option<f64>| {
-            let gpus = r.gpu_count.filter(|&g| g > 0)? as f64;
-            v.map(|v| v / gpus)
-        };
-        let v = match self {
-            ThroughputAxis::OutputTokensPerS => r.metric(&MetricKey::OutputThroughput),
-            ThroughputAxis::TotalTokensPerS => r.metric(&MetricKey::TotalTokenThroughput),
-            ThroughputAxis::OutputTokensPerSPerGpu => {
-                per_gpu(r.metric(&MetricKey::OutputThroughput))
+    /// The metric the axis reads.
+    fn metric(self) -> MetricKey {
+        match self {
+            ThroughputAxis::OutputTokensPerS | ThroughputAxis::OutputTokensPerSPerGpu => {
+                MetricKey::OutputThroughput
             }
-            ThroughputAxis::TotalTokensPerSPerGpu => {
-                per_gpu(r.metric(&MetricKey::TotalTokenThroughput))
+            ThroughputAxis::TotalTokensPerS | ThroughputAxis::TotalTokensPerSPerGpu => {
+                MetricKey::TotalTokenThroughput
             }
+        }
+    }
+
+    fn per_gpu(self) -> bool {
+        matches!(
+            self,
+            ThroughputAxis::OutputTokensPerSPerGpu | ThroughputAxis::TotalTokensPerSPerGpu
+        )
+    }
+
+    /// The axis value from the metric's value and the GPU count.
+    fn of(self, metric: Option<f64>, gpus: Option<u64>) -> Option<f64> {
+        let v = if self.per_gpu() {
+            let gpus = gpus.filter(|&g| g > 0)? as f64;
+            metric.map(|v| v / gpus)
+        } else {
+            metric
         };
         v.filter(|v| v.is_finite())
+    }
+
+    /// The value for a record; per-GPU axes need `gpu_count` > 0.
+    pub fn value(self, r: &Record) -> Option<f64> {
+        self.of(r.metric(&self.metric()), r.gpu_count)
+    }
+
+    /// Each row's value ([`ThroughputAxis::value`] of its record), read from the dataset's
+    /// index.
+    fn reader(self, ds: &Dataset) -> impl Fn(usize) -> Option<f64> + '_ {
+        let values = ds.metric_values(&self.metric());
+        let gpus = if self.per_gpu() {
+            ds.column(&Dim::GpuCount.into())
+        } else {
+            None
+        };
+        move |row| {
+            let metric = values.as_ref().and_then(|v| v.get(row));
+            // GPU counts are whole numbers (the dimension's kind).
+            let gpus = gpus
+                .and_then(|c| c.value(row))
+                .and_then(|v| v.as_f64())
+                .map(|g| g as u64);
+            self.of(metric, gpus)
+        }
     }
 }
 
@@ -109,18 +143,37 @@ impl LatencyAxis {
         self == LatencyAxis::TokensPerSPerUser
     }
 
-    /// The value for a record.
-    pub fn value(self, r: &Record) -> Option<f64> {
-        let tpot = || r.metric(&MetricKey::latency(LatencyMetric::Tpot, Stat::Mean));
-        let v = match self {
+    /// The metric the axis reads (`None`: one that cannot be named).
+    fn metric(self) -> Option<MetricKey> {
+        match self {
             LatencyAxis::P99TtftMs => {
                 let p99 = Percentile::new(99.0).map(Stat::P)?;
-                r.metric(&MetricKey::latency(LatencyMetric::Ttft, p99))
+                Some(MetricKey::latency(LatencyMetric::Ttft, p99))
             }
-            LatencyAxis::MeanTpotMs => tpot(),
-            LatencyAxis::TokensPerSPerUser => tpot().filter(|t| *t > 0.0).map(|t| 1000.0 / t),
+            LatencyAxis::MeanTpotMs | LatencyAxis::TokensPerSPerUser => {
+                Some(MetricKey::latency(LatencyMetric::Tpot, Stat::Mean))
+            }
+        }
+    }
+
+    /// The axis value from the metric's value.
+    fn of(self, metric: Option<f64>) -> Option<f64> {
+        let v = match self {
+            LatencyAxis::P99TtftMs | LatencyAxis::MeanTpotMs => metric,
+            LatencyAxis::TokensPerSPerUser => metric.filter(|t| *t > 0.0).map(|t| 1000.0 / t),
         };
         v.filter(|v| v.is_finite())
+    }
+
+    /// The value for a record.
+    pub fn value(self, r: &Record) -> Option<f64> {
+        self.of(r.metric(&self.metric()?))
+    }
+
+    /// Each row's value ([`LatencyAxis::value`] of its record), read from the dataset's index.
+    fn reader(self, ds: &Dataset) -> impl Fn(usize) -> Option<f64> + '_ {
+        let values = self.metric().and_then(|m| ds.metric_values(&m));
+        move |row| self.of(values.as_ref().and_then(|v| v.get(row)))
     }
 }
 
@@ -228,25 +281,22 @@ pub fn pareto_frontier(
 /// Groups the records at `indices` into series and marks each series' Pareto frontier
 /// (throughput is always higher-is-better; the latency axis says its own direction).
 pub fn tradeoff(ds: &Dataset, indices: &[usize], spec: &TradeoffSpec) -> Vec<TradeoffSeries> {
-    let mut groups: BTreeMap<String, Vec<TradeoffPoint>> = BTreeMap::new();
+    let latency_of = spec.latency.reader(ds);
+    let throughput_of = spec.throughput.reader(ds);
+    let mut series = SeriesSlots::new(ds, &spec.series_by);
+    let mut groups: Vec<Vec<TradeoffPoint>> = Vec::new();
     for &i in indices {
-        let Some(r) = ds.record(i) else {
+        let (Some(latency), Some(throughput)) = (latency_of(i), throughput_of(i)) else {
             continue;
         };
-        let (Some(latency), Some(throughput)) = (spec.latency.value(&r), spec.throughput.value(&r))
-        else {
-            continue;
-        };
-        groups
-            .entry(series_name(&r, &spec.series_by))
-            .or_default()
-            .push(TradeoffPoint {
-                record: i,
-                latency,
-                throughput,
-                on_frontier: false,
-            });
+        series.group(&mut groups, i).push(TradeoffPoint {
+            record: i,
+            latency,
+            throughput,
+            on_frontier: false,
+        });
     }
+    let groups = series.named(groups);
     super::in_value_order(groups)
         .into_iter()
         .map(|(name, mut points)| {

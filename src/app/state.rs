@@ -306,9 +306,7 @@ impl AppState {
                     FileStatus::Loaded { format, rows, .. } => Some((
                         f.name.clone(),
                         format.clone(),
-                        rows.clone()
-                            .map(|r| h.dataset.record(r).map(std::borrow::Cow::into_owned))
-                            .collect::<Option<Vec<Record>>>()?,
+                        h.dataset.records_in(rows.clone()).into_owned(),
                     )),
                     _ => None,
                 })

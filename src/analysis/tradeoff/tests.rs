@@ -350,3 +350,92 @@ proptest! {
         prop_assert_eq!(pareto_frontier(&pts, xh, yh), frontier_by_pairs(&pts, xh, yh));
     }
 }
+
+/// The series and points as the view made them from records (before it read the index): a
+/// string a row for the series, each axis from the record.
+/// Series names with their points: (record, latency, throughput).
+type Drawn = Vec<(String, Vec<(usize, f64, f64)>)>;
+
+fn from_records(records: &[Record], spec: &TradeoffSpec) -> Drawn {
+    let mut groups: std::collections::BTreeMap<String, Vec<(usize, f64, f64)>> =
+        std::collections::BTreeMap::new();
+    for (i, r) in records.iter().enumerate() {
+        if let (Some(l), Some(t)) = (spec.latency.value(r), spec.throughput.value(r)) {
+            groups
+                .entry(crate::analysis::series_name(r, &spec.series_by))
+                .or_default()
+                .push((i, l, t));
+        }
+    }
+    crate::analysis::in_value_order(groups)
+        .into_iter()
+        .map(|(name, mut points)| {
+            points.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.2.total_cmp(&b.2)));
+            (name, points)
+        })
+        .collect()
+}
+
+fn odd_value() -> impl Strategy<Value = Option<f64>> {
+    prop::sample::select(vec![
+        None,
+        Some(0.0),
+        Some(-1.0),
+        Some(2.5),
+        Some(40.0),
+        Some(f64::NAN),
+        Some(f64::INFINITY),
+    ])
+}
+
+proptest! {
+    #[test]
+    fn rows_read_from_the_index_give_the_records_series(
+        rows in prop::collection::vec((
+            prop::sample::select(vec![None, Some("vllm"), Some("sglang"), Some("")]),
+            prop::sample::select(vec![None, Some(0u64), Some(1), Some(2), Some(8)]),
+            odd_value(), odd_value(), odd_value(),
+        ), 0..40),
+        axes in (0usize..4, 0usize..3),
+        by in prop::sample::select(vec![vec![], vec![Dim::Engine], vec![Dim::GpuCount, Dim::Engine]]),
+    ) {
+        let records: Vec<Record> = rows
+            .iter()
+            .map(|&(engine, gpus, tput, tpot, ttft)| {
+                let mut r = Record {
+                    engine: engine.map(Into::into),
+                    gpu_count: gpus,
+                    ..Record::default()
+                };
+                for (key, v) in [
+                    (MetricKey::OutputThroughput, tput),
+                    (MetricKey::TotalTokenThroughput, tput.map(|t| t * 2.0)),
+                    (MetricKey::latency(LatencyMetric::Tpot, Stat::Mean), tpot),
+                    (MetricKey::latency(LatencyMetric::Ttft, Stat::P(Percentile::new(99.0).unwrap())), ttft),
+                ] {
+                    if let Some(v) = v {
+                        r.set_metric(key, v);
+                    }
+                }
+                r
+            })
+            .collect();
+        let spec = TradeoffSpec {
+            throughput: ThroughputAxis::ALL[axes.0],
+            latency: LatencyAxis::ALL[axes.1],
+            series_by: by.into_iter().map(DimKey::from).collect(),
+            theme: Theme::Light,
+        };
+        let want = from_records(&records, &spec);
+        let all: Vec<usize> = (0..records.len()).collect();
+        let mut columnar = Dataset::default();
+        columnar.extend_columnar(crate::model::Index::build(&records));
+        for ds in [Dataset::new(records.clone()), columnar] {
+            let got: Drawn = tradeoff(&ds, &all, &spec)
+                .into_iter()
+                .map(|s| (s.name, s.points.iter().map(|p| (p.record, p.latency, p.throughput)).collect()))
+                .collect();
+            prop_assert_eq!(format!("{got:?}"), format!("{want:?}"));
+        }
+    }
+}
