@@ -18,29 +18,44 @@ pub(super) fn cell_number(cell: &str) -> Option<(f64, &str)> {
 /// `str::parse::<f64>` reads them (the digits are an exact integer below 2^53 and the power of
 /// ten is exact, so the one division rounds correctly). `None` for anything else.
 pub(super) fn plain_decimal(cell: &str) -> Option<f64> {
-    let b = cell.as_bytes();
-    let (negative, digits) = match b.first()? {
-        b'-' => (true, &b[1..]),
-        _ => (false, b),
-    };
-    if digits.is_empty() || digits.len() > 16 {
-        return None;
+    match decimal_prefix(cell.as_bytes(), 0) {
+        Ok((Some(v), end)) if end == cell.len() => Some(v),
+        _ => None,
     }
+}
+
+/// [`plain_decimal`]'s reading of `b[start..]` up to the first byte that is neither a digit
+/// nor the first point, for a reader that splits and reads a row's cells in one pass: the
+/// value (`None` when that stops at once: an empty cell) and where it stopped; `Err` when
+/// the bytes up to there are not a plain decimal.
+#[inline]
+pub(super) fn decimal_prefix(b: &[u8], start: usize) -> Result<(Option<f64>, usize), ()> {
+    let mut at = start;
+    let negative = b.get(at) == Some(&b'-');
+    if negative {
+        at += 1;
+    }
+    let digits_from = at;
     let mut mantissa: u64 = 0;
     let mut count = 0u32;
     let mut point: Option<u32> = None;
-    for &c in digits {
+    while let Some(&c) = b.get(at) {
         match c {
             b'0'..=b'9' => {
-                mantissa = mantissa * 10 + u64::from(c - b'0');
+                mantissa = mantissa.wrapping_mul(10).wrapping_add(u64::from(c - b'0'));
                 count += 1;
             }
             b'.' if point.is_none() => point = Some(count),
-            _ => return None,
+            _ => break,
         }
+        at += 1;
     }
-    if count == 0 || count > 15 {
-        return None;
+    if at == start {
+        return Ok((None, at));
+    }
+    // At most 15 digits (an exact integer below 2^53) in at most 16 bytes after the sign.
+    if count == 0 || count > 15 || at - digits_from > 16 {
+        return Err(());
     }
     const POW10: [f64; 16] = [
         1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
@@ -48,9 +63,9 @@ pub(super) fn plain_decimal(cell: &str) -> Option<f64> {
     let v = match count - point.unwrap_or(count) {
         // A whole number needs no division (the slowest step here).
         0 => mantissa as f64,
-        decimals => mantissa as f64 / POW10[decimals as usize],
+        decimals => mantissa as f64 / POW10.get(decimals as usize).copied().ok_or(())?,
     };
-    Some(if negative { -v } else { v })
+    Ok((Some(if negative { -v } else { v }), at))
 }
 
 /// Whether a text cell can be taken as it is: nothing to trim and not a placeholder for no
@@ -128,7 +143,18 @@ mod tests {
                 let expected: f64 = c.parse().unwrap();
                 assert_eq!(v.to_bits(), expected.to_bits(), "{c}");
             }
+            // Read as a prefix, up to a delimiter, the same.
+            let row = format!("{c},7");
+            let got = decimal_prefix(row.as_bytes(), 0);
+            match plain_decimal(c) {
+                Some(v) => assert_eq!(got, Ok((Some(v), c.len())), "{c}"),
+                None => assert!(!matches!(got, Ok((Some(_), end)) if end == c.len()), "{c}"),
+            }
         }
+        assert_eq!(decimal_prefix(b"a,1.5\n", 2), Ok((Some(1.5), 5)));
+        assert_eq!(decimal_prefix(b"a,,", 2), Ok((None, 2)));
+        assert_eq!(decimal_prefix(b"-,", 0), Err(()));
+        assert_eq!(decimal_prefix(b"12.5.1", 0), Ok((Some(12.5), 4)));
         for not in [
             "", "-", ".", "-.", "1.2.3", "1e3", "+1", "1,024", "inf", "nan", " 1", "1 ",
         ] {

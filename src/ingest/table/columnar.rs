@@ -5,10 +5,15 @@
 //! per-GPU column groups, 4,096 columns or more, two columns feeding one field, a test-name
 //! column, a cell the row reader would warn about or convert (units, `8xH100`). So a file read
 //! either way gives the same records, warnings and mapping.
+//!
+//! Text without quotes, past the sampled rows, is read a row at a time in one pass over its
+//! bytes ([`FastRows`]: cells split and read together, a dimension cell seen before appended by
+//! its dictionary code), falling back to the general split-then-read way for any row that pass
+//! does not take whole; the general way sees every byte the fast one skips, so both together
+//! tell a text with a quote (then split by the `csv` crate) without a pass of their own.
 
-use super::cells::{cell_number, plain_decimal, plain_text, trim_cell};
+use super::cells::{cell_number, decimal_prefix, plain_decimal, plain_text, trim_cell};
 use super::delimited::{csv_delimiter, csv_reader, next_row, sample_plain_rows, sample_rows};
-use super::plain_rows::PlainRows;
 use super::rows::Cells;
 use super::{auto_mapping, note_scales, push_mapping, ColumnMapping, Table};
 use crate::ingest::text::snake;
@@ -151,6 +156,14 @@ fn text_of(cell: &str) -> Option<&str> {
     }
 }
 
+/// `8xH100`: a GPU cell that gives a GPU count too (the row reader's job).
+#[inline]
+fn gpu_with_count(cell: &str) -> bool {
+    filled(cell)
+        .and_then(|t| t.split_once(['x', 'X']))
+        .is_some_and(|(n, _)| n.trim().parse::<u64>().is_ok())
+}
+
 fn text_column(columns: &mut Columns, at: usize) -> Option<&mut TextColumn> {
     match columns.dims_mut().get_mut(at).map(|c| &mut c.data) {
         Some(DimData::Text(c)) => Some(c),
@@ -189,11 +202,7 @@ impl Appender<'_> {
                 }
                 Slot::Text(_) => Val::Text,
                 Slot::Gpu(_) => {
-                    // `8xH100` gives a GPU count too: the row reader's job.
-                    if filled(cell)
-                        .and_then(|t| t.split_once(['x', 'X']))
-                        .is_some_and(|(n, _)| n.trim().parse::<u64>().is_ok())
-                    {
+                    if gpu_with_count(cell) {
                         return Err(GiveUp);
                     }
                     Val::Text
@@ -275,7 +284,12 @@ impl Appender<'_> {
                 }
             }
         }
-        // The file and format, stamped on every row.
+        self.stamp();
+    }
+
+    /// Stamps the file and format on the row being appended, and ends it.
+    #[inline]
+    fn stamp(&mut self) {
         let first = self.columns.is_empty();
         for (at, text) in [
             (self.stamp_at.0, self.source),
@@ -314,6 +328,376 @@ impl Appender<'_> {
     }
 }
 
+/// A dimension cell's bytes as a key: up to 15 bytes and the length in the top byte (0 for
+/// a longer cell, which is not cached).
+#[inline]
+fn cell_key(bytes: &[u8], start: usize, end: usize) -> u128 {
+    let len = end - start;
+    if len > 15 {
+        return 0;
+    }
+    let word = match bytes.get(start..start + 16) {
+        Some(w) => {
+            let mut a = [0u8; 16];
+            a.copy_from_slice(w);
+            u128::from_le_bytes(a) & ((1u128 << (len * 8)) - 1)
+        }
+        None => {
+            let mut a = [0u8; 16];
+            if let (Some(to), Some(from)) = (a.get_mut(..len), bytes.get(start..end)) {
+                to.copy_from_slice(from);
+            }
+            u128::from_le_bytes(a)
+        }
+    };
+    word | ((len as u128) << 120)
+}
+
+/// Slots of the key cache of one dimension column.
+const CACHE_SLOTS: usize = 64;
+
+/// The dictionary codes of the cells a dimension column saw last, by their bytes
+/// ([`cell_key`]): a cell seen before is appended by its code, without reading its number or
+/// looking its text up. A tidy table's dimensions take a few values over and over.
+struct KeyCache {
+    keys: [u128; CACHE_SLOTS],
+    codes: [u32; CACHE_SLOTS],
+}
+
+impl KeyCache {
+    fn new() -> Box<KeyCache> {
+        Box::new(KeyCache {
+            keys: [0; CACHE_SLOTS],
+            codes: [0; CACHE_SLOTS],
+        })
+    }
+
+    #[inline]
+    fn at(key: u128) -> usize {
+        let folded = (key as u64) ^ ((key >> 64) as u64).rotate_left(29);
+        (folded.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 58) as usize % CACHE_SLOTS
+    }
+
+    #[inline]
+    fn get(&self, key: u128) -> Option<u32> {
+        let at = Self::at(key);
+        (key != 0 && self.keys.get(at) == Some(&key))
+            .then(|| self.codes.get(at).copied())
+            .flatten()
+    }
+
+    #[inline]
+    fn put(&mut self, key: u128, code: u32) {
+        if key == 0 {
+            return;
+        }
+        let at = Self::at(key);
+        if let (Some(k), Some(c)) = (self.keys.get_mut(at), self.codes.get_mut(at)) {
+            *k = key;
+            *c = code;
+        }
+    }
+}
+
+/// One cell as the fast reader read it, until the row is known to be whole.
+#[derive(Clone, Copy)]
+enum Fast {
+    /// No value (an empty cell).
+    None,
+    /// A metric's value (scaled) or a real dimension's; for a dimension, where its cell starts
+    /// and ends in the row (for the cell's key).
+    Num(f64, u32, u32),
+    /// A count dimension's value, where its cell starts and ends.
+    Count(u64, u32, u32),
+    /// A text cell: where it starts and ends.
+    Text(u32, u32),
+    /// A dimension cell found in its column's cache.
+    Code(u32),
+}
+
+/// The fast reader of plain rows: one pass over a row's bytes that splits the cells and reads
+/// them, for rows where that gives what the general way
+/// ([`PlainRows`](super::plain_rows::PlainRows) then [`Appender::row`]) gives with no
+/// warning: exactly one cell a column, the row ending at `\n` or `\r\n`, metric and real
+/// cells empty or plain decimals ([`plain_decimal`]), count cells empty or plain digits, text
+/// cells empty or [`plain_text`] (no quote), a measured value. Any other row is left to the
+/// general way ([`FastRows::row`] gives `None`).
+struct FastRows {
+    delimiter: u8,
+    cells: Vec<Fast>,
+    caches: Vec<Option<Box<KeyCache>>>,
+}
+
+impl FastRows {
+    fn new(slots: &[Slot], delimiter: u8) -> FastRows {
+        FastRows {
+            delimiter,
+            cells: vec![Fast::None; slots.len()],
+            caches: slots
+                .iter()
+                .map(|s| match s {
+                    Slot::Text(_) | Slot::Gpu(_) | Slot::Count(_) | Slot::Real(_) => {
+                        Some(KeyCache::new())
+                    }
+                    Slot::Skip | Slot::Metric(..) => None,
+                })
+                .collect(),
+        }
+    }
+
+    /// Reads and appends the row at the start of `text` when it is one for the fast reader
+    /// (see [`FastRows`]), giving the bytes it took (the line ending included); `None`, with
+    /// nothing appended, otherwise.
+    #[inline]
+    fn row(&mut self, app: &mut Appender<'_>, text: &str) -> Option<usize> {
+        let b = text.as_bytes();
+        let last = app.slots.len().checked_sub(1)?;
+        let mut at = 0;
+        let mut measured = false;
+        for (i, (slot, cache)) in app.slots.iter().zip(&self.caches).enumerate() {
+            let cell = match *slot {
+                Slot::Metric(_, scale) => {
+                    let (v, end) = decimal_prefix(b, at).ok()?;
+                    at = end;
+                    match v {
+                        Some(v) => {
+                            measured = true;
+                            Fast::Num(v * scale, 0, 0)
+                        }
+                        None => Fast::None,
+                    }
+                }
+                Slot::Real(_) => {
+                    let start = at;
+                    let (v, end) = decimal_prefix(b, at).ok()?;
+                    at = end;
+                    match v {
+                        Some(v) => {
+                            match cache.as_ref().and_then(|c| c.get(cell_key(b, start, end))) {
+                                Some(code) => Fast::Code(code),
+                                None => Fast::Num(
+                                    v,
+                                    u32::try_from(start).ok()?,
+                                    u32::try_from(end).ok()?,
+                                ),
+                            }
+                        }
+                        None => Fast::None,
+                    }
+                }
+                Slot::Count(_) => {
+                    let start = at;
+                    let mut n: u64 = 0;
+                    while let Some(&c) = b.get(at).filter(|c| c.is_ascii_digit()) {
+                        n = n.wrapping_mul(10).wrapping_add(u64::from(c - b'0'));
+                        at += 1;
+                    }
+                    match at - start {
+                        0 => Fast::None,
+                        1..=15 => {
+                            match cache.as_ref().and_then(|c| c.get(cell_key(b, start, at))) {
+                                Some(code) => Fast::Code(code),
+                                None => Fast::Count(
+                                    n,
+                                    u32::try_from(start).ok()?,
+                                    u32::try_from(at).ok()?,
+                                ),
+                            }
+                        }
+                        _ => return None,
+                    }
+                }
+                Slot::Text(_) | Slot::Gpu(_) | Slot::Skip => {
+                    let start = at;
+                    while let Some(&c) = b.get(at) {
+                        if c == self.delimiter || c == b'\n' || c == b'\r' || c == b'"' {
+                            break;
+                        }
+                        at += 1;
+                    }
+                    if matches!(slot, Slot::Skip) || at == start {
+                        Fast::None
+                    } else {
+                        match cache.as_ref().and_then(|c| c.get(cell_key(b, start, at))) {
+                            Some(code) => Fast::Code(code),
+                            None => {
+                                let cell = text.get(start..at)?;
+                                if !plain_text(cell)
+                                    || (matches!(slot, Slot::Gpu(_)) && gpu_with_count(cell))
+                                {
+                                    return None;
+                                }
+                                Fast::Text(u32::try_from(start).ok()?, u32::try_from(at).ok()?)
+                            }
+                        }
+                    }
+                }
+            };
+            if let Some(c) = self.cells.get_mut(i) {
+                *c = cell;
+            }
+            // The cell must end at the delimiter, the last one at the line's end.
+            let end = *b.get(at)?;
+            if i < last {
+                if end != self.delimiter {
+                    return None;
+                }
+                at += 1;
+            } else if end == b'\n' {
+                at += 1;
+            } else if end == b'\r' && b.get(at + 1) == Some(&b'\n') {
+                at += 2;
+            } else {
+                return None;
+            }
+        }
+        if !measured {
+            return None;
+        }
+        self.commit(app, text);
+        Some(at)
+    }
+
+    /// Appends the cells [`row`](FastRows::row) read, as [`Appender::commit`] would.
+    #[inline]
+    fn commit(&mut self, app: &mut Appender<'_>, text: &str) {
+        let b = text.as_bytes();
+        let columns = &mut app.columns;
+        for ((slot, cell), cache) in app.slots.iter().zip(&self.cells).zip(&mut self.caches) {
+            match (*slot, *cell) {
+                (Slot::Skip, _) => {}
+                (Slot::Metric(at, _), v) => {
+                    if let Some(c) = columns.metrics_mut().get_mut(at) {
+                        c.push(match v {
+                            Fast::Num(x, ..) => Some(x),
+                            _ => None,
+                        });
+                    }
+                }
+                (Slot::Text(at) | Slot::Gpu(at), v) => {
+                    if let Some(c) = text_column(columns, at) {
+                        match v {
+                            Fast::Code(code) => c.push_code(code),
+                            Fast::Text(start, end) => {
+                                let (start, end) = (start as usize, end as usize);
+                                let code = c.push_coded(text.get(start..end));
+                                if let Some(cache) = cache {
+                                    cache.put(cell_key(b, start, end), code);
+                                }
+                            }
+                            _ => c.push(None),
+                        }
+                    }
+                }
+                (Slot::Count(at), v) => {
+                    if let Some(DimData::Count(c)) =
+                        columns.dims_mut().get_mut(at).map(|c| &mut c.data)
+                    {
+                        match v {
+                            Fast::Code(code) => c.push_code(code),
+                            Fast::Count(n, start, end) => {
+                                let code = c.push_coded(Some(n));
+                                if let Some(cache) = cache {
+                                    cache.put(cell_key(b, start as usize, end as usize), code);
+                                }
+                            }
+                            _ => c.push(None),
+                        }
+                    }
+                }
+                (Slot::Real(at), v) => {
+                    if let Some(DimData::Real(c)) =
+                        columns.dims_mut().get_mut(at).map(|c| &mut c.data)
+                    {
+                        match v {
+                            Fast::Code(code) => c.push_code(code),
+                            Fast::Num(x, start, end) => {
+                                let code = c.push_coded(Some(x));
+                                if let Some(cache) = cache {
+                                    cache.put(cell_key(b, start as usize, end as usize), code);
+                                }
+                            }
+                            _ => c.push(None),
+                        }
+                    }
+                }
+            }
+        }
+        app.stamp();
+    }
+}
+
+/// What [`read_plain`] came to.
+enum Plain {
+    /// The columns.
+    Read(Box<IngestedColumns>),
+    /// The file needs the row reader.
+    GiveUp,
+    /// The text holds a quote: it is for the `csv` crate to split.
+    Quoted,
+}
+
+/// Reads text without any quote, split by hand ([`PlainRows`](super::plain_rows::PlainRows);
+/// most rows by [`FastRows`]). Whether the text holds a quote is found on the way (every byte read is looked at, the
+/// rest of the text when the read stops early), not by a pass of its own.
+fn read_plain(
+    source: &str,
+    text: &str,
+    delimiter: u8,
+    format: &'static str,
+    mut out: Ingested,
+) -> Plain {
+    let quoted = |t: &str| memchr::memchr(b'"', t.as_bytes()).is_some();
+    let stop = || {
+        if quoted(text) {
+            Plain::Quoted
+        } else {
+            Plain::GiveUp
+        }
+    };
+    let Ok((mut rows, t, width, mut ragged)) =
+        sample_plain_rows(source, text, delimiter, &mut out.warnings)
+    else {
+        return stop();
+    };
+    if quoted(text.get(..text.len() - rows.rest.len()).unwrap_or(text)) {
+        return Plain::Quoted;
+    }
+    let Some(mut app) = start(&t, text, source, format, &mut out) else {
+        return stop();
+    };
+    let mut fast = (width == app.slots.len()).then(|| FastRows::new(&app.slots, delimiter));
+    let mut cells: Vec<&str> = Vec::new();
+    loop {
+        // A row the fast reader takes (never one with a quote) is appended as the general
+        // one would append it, with no warning; anything else goes the general way.
+        if let Some(f) = fast.as_mut() {
+            rows.skip_empty_lines();
+            if let Some(used) = f.row(&mut app, rows.rest) {
+                rows.advance(used);
+                continue;
+            }
+        }
+        let before = rows.rest;
+        let Some(line) = rows.next(&mut cells) else {
+            break;
+        };
+        if quoted(
+            before
+                .get(..before.len() - rows.rest.len())
+                .unwrap_or(before),
+        ) {
+            return Plain::Quoted;
+        }
+        ragged.check(line, cells.len(), width, &mut out.warnings);
+        if app.row(line, cells.as_slice(), &mut out.warnings).is_err() {
+            return stop();
+        }
+    }
+    ragged.finish(&mut out.warnings);
+    Plain::Read(Box::new(finish(app, out)))
+}
+
 /// Reads a generic CSV/TSV (already decoded; `warnings` are the decoding's) into columns, or
 /// `None` when it needs the row reader (see the [module](self) docs).
 pub(crate) fn read_csv_columns(
@@ -322,21 +706,17 @@ pub(crate) fn read_csv_columns(
     warnings: Vec<Warning>,
 ) -> Option<IngestedColumns> {
     let mut out = Ingested::new(Format::GenericCsv);
-    out.warnings = warnings;
+    out.warnings = warnings.clone();
     let header_line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
     let delimiter = csv_delimiter(header_line).unwrap_or(b',');
     let format = Format::GenericCsv.name();
-    if PlainRows::applies(text) {
-        let (mut rows, t, width, mut ragged) =
-            sample_plain_rows(source, text, delimiter, &mut out.warnings).ok()?;
-        let mut app = start(&t, text, source, format, &mut out)?;
-        let mut cells: Vec<&str> = Vec::new();
-        while let Some(line) = rows.next(&mut cells) {
-            ragged.check(line, cells.len(), width, &mut out.warnings);
-            app.row(line, cells.as_slice(), &mut out.warnings).ok()?;
+    match read_plain(source, text, delimiter, format, out) {
+        Plain::Read(c) => return Some(*c),
+        Plain::GiveUp => return None,
+        Plain::Quoted => {
+            out = Ingested::new(Format::GenericCsv);
+            out.warnings = warnings;
         }
-        ragged.finish(&mut out.warnings);
-        return Some(finish(app, out));
     }
     let mut rdr = csv_reader(text, delimiter);
     let mut rec = csv::StringRecord::new();

@@ -22,6 +22,38 @@ impl<'a> PlainRows<'a> {
         memchr::memchr(b'"', text.as_bytes()).is_none()
     }
 
+    /// Steps over a row of `used` bytes read by another reader, ending at `\n` or `\r\n`
+    /// (included), leaving the lines as [`next`](PlainRows::next) would have.
+    pub(super) fn advance(&mut self, used: usize) {
+        let bytes = self.rest.as_bytes();
+        let crlf = used >= 2 && bytes.get(used - 2) == Some(&b'\r');
+        if crlf {
+            // The row ends at `\r`; its `\n` is an empty line, stepped over by the next row.
+            self.reported = self.line;
+            self.line += 1;
+        } else {
+            self.line += 1;
+            self.reported = self.line;
+        }
+        self.rest = self.rest.get(used..).unwrap_or("");
+    }
+
+    /// Steps over empty lines (`\n` or a lone `\r`) at the start of the rest, as
+    /// [`next`](PlainRows::next) does: they are no row (a `\r\n` row leaves its `\n` here).
+    pub(super) fn skip_empty_lines(&mut self) {
+        let bytes = self.rest.as_bytes();
+        let mut at = 0;
+        while let Some(&b) = bytes.get(at) {
+            match b {
+                b'\n' => self.line += 1,
+                b'\r' => {}
+                _ => break,
+            }
+            at += 1;
+        }
+        self.rest = self.rest.get(at..).unwrap_or("");
+    }
+
     /// The next non-blank row's cells into `cells` and its line.
     pub(super) fn next(&mut self, cells: &mut Vec<&'a str>) -> Option<usize> {
         while !self.rest.is_empty() {

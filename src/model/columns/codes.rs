@@ -48,7 +48,7 @@ impl Eq for Codes {}
 
 impl Codes {
     /// Appends a code, widening every code first when it does not fit.
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, code: u32) {
         match self {
             Codes::Same { code: c, len, .. } if *c == code || *len == 0 => {
@@ -58,10 +58,24 @@ impl Codes {
             Codes::U8(v) if code <= u32::from(u8::MAX) => v.push(code as u8),
             Codes::U16(v) if code <= u32::from(u16::MAX) => v.push(code as u16),
             Codes::U32(v) => v.push(code),
-            _ => {
-                self.widen(code);
-                self.push(code);
+            _ => self.widen_and_push(code),
+        }
+    }
+
+    /// [`push`](Codes::push) of a code that does not fit the codes as they are held.
+    #[cold]
+    #[inline(never)]
+    fn widen_and_push(&mut self, code: u32) {
+        self.widen(code);
+        // Widened to hold `code`: the narrowing casts below are exact.
+        match self {
+            Codes::Same { code: c, len, .. } => {
+                *c = code;
+                *len += 1;
             }
+            Codes::U8(v) => v.push(code as u8),
+            Codes::U16(v) => v.push(code as u16),
+            Codes::U32(v) => v.push(code),
         }
     }
 

@@ -65,6 +65,25 @@ impl<T: DictKey> DictNumbers<T> {
     /// Appends a row: `None` for no value.
     #[inline]
     pub fn push(&mut self, value: Option<T>) {
+        self.push_coded(value);
+    }
+
+    /// Appends a row holding the value of `code`, a code this column gave before
+    /// ([`push_coded`](DictNumbers::push_coded), [`code`](DictNumbers::code)); 0 is no value.
+    /// The same as [`push`](DictNumbers::push) of that value.
+    #[inline]
+    pub fn push_code(&mut self, code: u32) {
+        debug_assert!(code as usize <= self.values.len());
+        if code > 0 {
+            self.last = code;
+        }
+        self.codes.push(code);
+    }
+
+    /// Appends a row (`None` for no value) and gives its code, for
+    /// [`push_code`](DictNumbers::push_code) to append the same value again without a lookup.
+    #[inline]
+    pub fn push_coded(&mut self, value: Option<T>) -> u32 {
         let code = match value {
             None => 0,
             Some(v) => {
@@ -87,6 +106,7 @@ impl<T: DictKey> DictNumbers<T> {
             }
         };
         self.codes.push(code);
+        code
     }
 
     /// The value of row `i`.
@@ -165,6 +185,15 @@ mod tests {
         assert_eq!(
             (n.values(), n.get(3), n.get(4)),
             (&[8u64, 16][..], Some(8), None)
+        );
+        assert_eq!(n.push_coded(Some(16)), 2);
+        assert_eq!(n.push_coded(None), 0);
+        assert_eq!(n.push_coded(Some(32)), 3);
+        n.push_code(1);
+        n.push_code(0);
+        assert_eq!(
+            (4..9).map(|i| n.get(i)).collect::<Vec<_>>(),
+            [Some(16), None, Some(32), Some(8), None]
         );
     }
 }

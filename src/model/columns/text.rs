@@ -38,6 +38,30 @@ impl TextColumn {
         self.codes.push(code);
     }
 
+    /// Appends a row (`None` for no value) and gives its code, for
+    /// [`push_code`](TextColumn::push_code) to append the same value again without a lookup.
+    #[inline]
+    pub fn push_coded(&mut self, value: Option<&str>) -> u32 {
+        let code = match value {
+            None => 0,
+            Some(v) => self.code_of(v),
+        };
+        self.codes.push(code);
+        code
+    }
+
+    /// Appends a row holding the value of `code`, a code this column gave before
+    /// ([`push_coded`](TextColumn::push_coded), [`code`](TextColumn::code)); 0 is no value.
+    /// The same as [`push`](TextColumn::push) of that value.
+    #[inline]
+    pub fn push_code(&mut self, code: u32) {
+        debug_assert!(code as usize <= self.values.len());
+        if code > 0 {
+            self.last = code;
+        }
+        self.codes.push(code);
+    }
+
     /// Appends a row holding the value [`push`](TextColumn::push) looked up last (no value
     /// before any): for a column of one value, such as the file every row came from.
     #[inline]
@@ -182,5 +206,19 @@ mod tests {
         assert_eq!(c.code(70_000), c.code(5));
         c.repeat_last();
         assert_eq!(c.get(70_001).map(|v| &**v), Some("v5"));
+        let code = c.push_coded(Some("v7"));
+        assert_eq!(code, c.code(7));
+        c.push_code(code);
+        c.push_code(0);
+        c.repeat_last();
+        assert_eq!(
+            (70_002..70_006)
+                .map(|i| c.get(i).map(|v| v.to_string()))
+                .collect::<Vec<_>>(),
+            [Some("v7"), Some("v7"), None, Some("v7")].map(|v| v.map(String::from))
+        );
+        assert_eq!(c.push_coded(None), 0);
+        assert_eq!(c.push_coded(Some("new")), 70_001);
+        assert_eq!(c.values().len(), 70_001);
     }
 }
