@@ -3,6 +3,7 @@
 //! value order.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::OnceLock;
 
 use super::style::{Theme, NO_VALUE};
 use crate::analysis::points::{Combos, MergeFinder, PointMerge};
@@ -127,33 +128,37 @@ pub fn build_series(ds: &Dataset, indices: &[usize], spec: &ChartSpec) -> Vec<Se
         point.0 += y;
         point.1.push(i);
     }
-    series_of_points(
-        ds,
-        spec,
-        x_col,
-        points.into_iter().zip(first_rows).collect(),
-    )
+    let points = points
+        .into_iter()
+        .zip(first_rows)
+        .map(|(sum, first)| (sum, first, None))
+        .collect();
+    series_of_points(ds, spec, x_col, points)
 }
 
-/// The series of points (each its sum and records, with its first row, which holds its panel,
-/// series and x codes), in value order, each point with what it merges.
+/// A point's sum and records, its first row (which holds its panel, series and x codes) and,
+/// where what it merges may be kept, the place to keep it.
+type Gathered<'p> = (PointSum, usize, Option<&'p OnceLock<PointMerge>>);
+
+/// The series of `points` in value order, each point with what it merges.
 fn series_of_points(
     ds: &Dataset,
     spec: &ChartSpec,
     x_col: ColumnRef<'_>,
-    points: Vec<(PointSum, usize)>,
+    points: Vec<Gathered<'_>>,
 ) -> Vec<Series> {
     let by_cols: Vec<Option<ColumnRef<'_>>> = spec.series_by.iter().map(|k| ds.column(k)).collect();
     let facet_col = spec.facet_by.as_ref().and_then(|k| ds.column(k));
     // (facet code, series codes) -> x code -> (sum, records).
     let code = |c: Option<ColumnRef<'_>>, i: usize| c.map_or(0, |c| c.codes[i]);
-    let mut groups: HashMap<(u32, Vec<u32>), BTreeMap<u32, PointSum>> = HashMap::new();
-    for (point, i) in points {
+    type Kept<'p> = (PointSum, Option<&'p OnceLock<PointMerge>>);
+    let mut groups: HashMap<(u32, Vec<u32>), BTreeMap<u32, Kept<'_>>> = HashMap::new();
+    for (point, i, kept) in points {
         let key: Vec<u32> = by_cols.iter().map(|c| code(*c, i)).collect();
         groups
             .entry((code(facet_col, i), key))
             .or_default()
-            .insert(x_col.codes[i], point);
+            .insert(x_col.codes[i], (point, kept));
     }
     let name_of = |codes: &[u32]| -> String {
         if by_cols.is_empty() {
@@ -180,10 +185,13 @@ fn series_of_points(
                     .and_then(|c| c.dict.get((facet as usize).wrapping_sub(1)).cloned()),
                 points: points
                     .into_iter()
-                    .map(|(x, (sum, recs))| SeriesPoint {
+                    .map(|(x, ((sum, recs), kept))| SeriesPoint {
                         x: x_col.dict[x as usize - 1].clone(),
                         y: sum / recs.len() as f64,
-                        merge: finder.merge(&recs),
+                        merge: match kept {
+                            Some(k) => k.get_or_init(|| finder.merge(&recs)).clone(),
+                            None => finder.merge(&recs),
+                        },
                         records: recs,
                     })
                     .collect(),
@@ -211,6 +219,11 @@ pub struct PointIndex {
     point: Vec<u32>,
     /// Per point: its first row (which holds its panel, series and x codes).
     first_row: Vec<usize>,
+    /// Per point: how many rows fall on it.
+    rows: Vec<usize>,
+    /// Per point: what it merges when all its rows are drawn (as an unfiltered chart, or one
+    /// filtered on what it draws, draws them), worked out the first time.
+    merges: Vec<OnceLock<PointMerge>>,
 }
 
 impl PointIndex {
@@ -222,6 +235,8 @@ impl PointIndex {
         let mut index = PointIndex {
             point: vec![Self::NOT_DRAWN; ds.len()],
             first_row: Vec::new(),
+            rows: Vec::new(),
+            merges: Vec::new(),
         };
         let (Some(x_col), Some(values)) = (ds.column(&spec.x), ds.metric_values(&spec.metric))
         else {
@@ -246,9 +261,14 @@ impl PointIndex {
             let p = combos.id(i);
             if p as usize == index.first_row.len() {
                 index.first_row.push(i);
+                index.rows.push(0);
+            }
+            if let Some(n) = index.rows.get_mut(p as usize) {
+                *n += 1;
             }
             *slot = p;
         }
+        index.merges = index.rows.iter().map(|_| OnceLock::new()).collect();
         index
     }
 
@@ -276,17 +296,29 @@ pub fn build_series_indexed(
             .point
             .get(i)
             .copied()
-            .unwrap_or(PointIndex::NOT_DRAWN);
-        if let (Some(sum), Some(&y)) = (sums.get_mut(p as usize), column.get(i)) {
+            .unwrap_or(PointIndex::NOT_DRAWN) as usize;
+        if let (Some(sum), Some(&y)) = (sums.get_mut(p), column.get(i)) {
+            if sum.1.is_empty() {
+                // Room for every row of the point at once.
+                sum.1
+                    .reserve_exact(points.rows.get(p).copied().unwrap_or(0));
+            }
             sum.0 += y;
             sum.1.push(i);
         }
     }
     let drawn = sums
         .into_iter()
-        .zip(&points.first_row)
-        .filter(|(sum, _)| !sum.1.is_empty())
-        .map(|(sum, &first)| (sum, first))
+        .enumerate()
+        .filter(|(_, sum)| !sum.1.is_empty())
+        .map(|(p, sum)| {
+            // A point with all its rows merges what it merges unfiltered: worked out once.
+            let merge = points
+                .merges
+                .get(p)
+                .filter(|_| points.rows.get(p) == Some(&sum.1.len()));
+            (sum, points.first_row.get(p).copied().unwrap_or(0), merge)
+        })
         .collect();
     series_of_points(ds, spec, x_col, drawn)
 }
