@@ -8,7 +8,7 @@ use std::sync::Arc;
 use crate::analysis::defaults::{
     default_layout, default_metric, default_x, is_latency, is_throughput, PointLayout, View,
 };
-use crate::charts::{self, ChartSpec, Series, Theme};
+use crate::charts::{self, ChartSpec, PointIndex, Series, Theme};
 use crate::model::{Dataset, DimKey, DimKind, MetricKey};
 use crate::share::ViewState;
 
@@ -146,7 +146,15 @@ pub fn chart_contents(
 #[derive(Clone, Debug, Default)]
 pub struct LayoutCache {
     last: Option<(LayoutKey, PointLayout)>,
+    /// The default x axis of a dataset generation ([`default_x`] walks the length columns).
+    x: Option<(u64, DimKey)>,
+    /// Which point each row falls on, for the last chart drawn from most of the rows.
+    points: Option<(PointsKey, Arc<PointIndex>)>,
 }
+
+/// What a [`PointIndex`] depends on: the dataset's generation, the x axis, the series, the
+/// panels and the metric.
+type PointsKey = (u64, DimKey, Vec<DimKey>, Option<DimKey>, MetricKey);
 
 /// What a point layout depends on: the dataset's generation, the x axis, the chosen series
 /// and the metric.
@@ -167,7 +175,15 @@ pub fn chart_contents_cached(
     }
     let metrics = ds.metrics_present(indices);
     // Defaults follow the whole dataset, so narrowing a filter never regroups the chart.
-    let x = choice.x.clone().unwrap_or_else(|| default_x(ds));
+    let x = match (&choice.x, &cache.x) {
+        (Some(x), _) => x.clone(),
+        (None, Some((g, x))) if *g == generation => x.clone(),
+        (None, _) => {
+            let x = default_x(ds);
+            cache.x = Some((generation, x.clone()));
+            x
+        }
+    };
     let metric = choice
         .active_metric()
         .cloned()
@@ -194,7 +210,28 @@ pub fn chart_contents_cached(
         theme,
         title: None,
     };
-    let series = Arc::new(charts::build_series(ds, indices, &spec));
+    // A filter's rows are summed into the points each row was found to fall on once per
+    // dataset and chart; a few rows of many are grouped directly.
+    let points_key: PointsKey = (
+        generation,
+        spec.x.clone(),
+        spec.series_by.clone(),
+        spec.facet_by.clone(),
+        spec.metric.clone(),
+    );
+    let points = match &cache.points {
+        Some((k, p)) if *k == points_key && p.fits(ds) => Some(p.clone()),
+        _ if indices.len().saturating_mul(4) >= ds.len() => {
+            let p = Arc::new(PointIndex::new(ds, &spec));
+            cache.points = Some((points_key, p.clone()));
+            Some(p)
+        }
+        _ => None,
+    };
+    let series = Arc::new(match points {
+        Some(p) => charts::build_series_indexed(ds, indices, &spec, &p),
+        None => charts::build_series(ds, indices, &spec),
+    });
     Some(ChartContents {
         spec,
         series,

@@ -24,7 +24,9 @@ pub use metric::{Direction, LatencyMetric, MetricKey, Percentile, Stat};
 pub use metrics::Metrics;
 pub use record::{BorrowedDim, Record, RequestDetail, SetDimError};
 pub(crate) use store::Column as IndexColumn;
-pub use store::{ColumnRef, Dataset, Facet, FacetValue, Filter, Index, IndexError, MetricValues};
+pub use store::{
+    ColumnRef, Dataset, Facet, FacetValue, Filter, FilterPass, Index, IndexError, MetricValues,
+};
 
 /// Version of the canonical JSON layout written by [`canonical::to_json`].
 pub const SCHEMA_VERSION: u32 = 1;

@@ -315,14 +315,15 @@ pub fn default_layout(
     series_by: Option<Vec<DimKey>>,
     metric: Option<&MetricKey>,
 ) -> PointLayout {
-    let all: Vec<usize> = (0..ds.len()).collect();
+    // One row of each configuration answers which dimensions merge as every row would.
+    let rows = ds.configurations();
     let series_by = series_by.unwrap_or_else(|| {
-        let merged = merged_dims(ds, &all, std::slice::from_ref(&x), metric);
+        let merged = merged_dims(ds, &rows, std::slice::from_ref(&x), metric);
         pick(ds, &merged, MAX_SERIES).into_iter().collect()
     });
     let mut group = vec![x.clone()];
     group.extend(series_by.iter().cloned());
-    let merged = merged_dims(ds, &all, &group, metric);
+    let merged = merged_dims(ds, &rows, &group, metric);
     let facet_by = pick(ds, &merged, MAX_PANELS);
     PointLayout {
         x,
@@ -497,14 +498,15 @@ pub fn default_view(ds: &Dataset) -> View {
     let series = if layout.series_by.is_empty() {
         1
     } else {
-        // Distinct combinations of the series dimensions' values over every record.
+        // Distinct combinations of the series dimensions' values over every record: over one
+        // row of each configuration, the same combinations.
         let mut seen = Combos::new(
             layout
                 .series_by
                 .iter()
                 .map(|k| ds.column(k).map(|c| (c.codes, c.dict.len()))),
         );
-        for row in 0..ds.len() {
+        for &row in ds.configurations().iter() {
             seen.id(row);
         }
         seen.len()

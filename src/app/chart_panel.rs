@@ -2,8 +2,10 @@
 //! comparison table, and the slots of the other views.
 
 use leptos::prelude::*;
+use leptos::task::spawn_local;
 
 use super::analyze::{DistributionView, RegressionView, SloView, TradeoffView};
+use super::browser::yield_to_browser;
 use super::capacity::CapacityView;
 use super::exports::Exports;
 use super::improve::ImproveView;
@@ -14,33 +16,16 @@ use super::widgets::{markdown_export, options, shared_notes};
 use crate::analysis::export::comparison_text_table;
 use crate::analysis::quality::comparison_notes;
 use crate::chart_view::{
-    chart_contents_cached, metric_menu, metric_options, numeric_dims, ChartContents, LayoutCache,
-    METRIC_MENU_LIMIT,
+    metric_menu, metric_options, numeric_dims, ChartContents, METRIC_MENU_LIMIT,
 };
 use crate::charts::{self, format_value};
 use crate::model::{DimKey, DimValue, MetricKey};
-
-/// The chart of the current filter and choices (tracked); `None` when no metric of the view
-/// is present. The point layout is kept in `layout` between calls.
-fn current_chart(state: AppState, layout: StoredValue<LayoutCache>) -> Option<ChartContents> {
-    let choice = state.chart.get();
-    let theme = state.theme();
-    let generation = state.dataset.with(|h| h.generation);
-    state.with_filtered(|ds, indices| {
-        layout
-            .try_update_value(|cache| {
-                chart_contents_cached(ds, indices, &choice, theme, generation, cache)
-            })
-            .flatten()
-    })
-}
 
 /// The view tabs, the exports and the active view.
 #[component]
 pub fn ChartPanel() -> impl IntoView {
     let state = expect_context::<AppState>();
-    let layout = StoredValue::new(LayoutCache::default());
-    let contents = Memo::new(move |_| current_chart(state, layout));
+    let contents = Memo::new(move |_| state.chart_contents());
     let chart_ref = NodeRef::<leptos::html::Div>::new();
     let chart_error = RwSignal::new(None::<String>);
     let image_name = Signal::derive(move || {
@@ -52,14 +37,31 @@ pub fn ChartPanel() -> impl IntoView {
             .unwrap_or_else(|| "benchlens-chart".into())
     });
 
-    // The bridge to plotly.js: redraw in place whenever what is drawn changes.
+    // The bridge to plotly.js: redraw in place whenever what is drawn changes. The first chart
+    // of new data is drawn in a task of its own (plotly's first drawing is long, and the task
+    // that showed the new data has work of its own); a later redraw supersedes it.
+    let drawn_generation = StoredValue::new(0u64);
+    let draws = StoredValue::new(0u64);
     Effect::new(move |_| {
         let figure = contents.get().map(|c| {
             state
                 .dataset
                 .with_untracked(|h| charts::plot(&h.dataset, &c.series, &c.spec).to_json())
         });
-        chart_error.set(plotly::draw(chart_ref, figure.as_deref()).err());
+        let draw = draws.get_value().wrapping_add(1);
+        draws.set_value(draw);
+        let generation = contents.with_untracked(|c| c.as_ref().map(|c| c.generation));
+        if generation.is_some_and(|g| g != drawn_generation.get_value()) {
+            drawn_generation.set_value(generation.unwrap_or_default());
+            spawn_local(async move {
+                yield_to_browser().await;
+                if draws.get_value() == draw {
+                    chart_error.set(plotly::draw(chart_ref, figure.as_deref()).err());
+                }
+            });
+        } else {
+            chart_error.set(plotly::draw(chart_ref, figure.as_deref()).err());
+        }
     });
 
     let pinned = expect_context::<ViewPinned>();

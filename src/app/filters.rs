@@ -14,10 +14,7 @@ use crate::model::{DimValue, Facet, Filter};
 #[component]
 pub fn Filters() -> impl IntoView {
     let state = expect_context::<AppState>();
-    let facets = Memo::new(move |_| {
-        let filter = state.filter.get();
-        panel_facets(state.dataset.with(|h| h.dataset.facets(&filter)))
-    });
+    let facets = Memo::new(move |_| panel_facets(state.facets()));
     let measured = Memo::new(move |_| state.dataset.with(|h| measured_dims(&h.dataset)));
     let matching =
         move || state.with_filtered(|ds, rows| format!("{} of {} records", rows.len(), ds.len()));

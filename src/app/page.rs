@@ -14,7 +14,6 @@ use super::links::NeedsFiles;
 use super::load::{self, SAMPLES};
 use super::many;
 use super::state::{AppState, ViewPinned};
-use crate::analysis::defaults::default_view;
 
 /// The whole page.
 #[component]
@@ -22,7 +21,7 @@ pub fn App() -> impl IntoView {
     let state = AppState::new(prefers_dark());
     provide_context(state);
     let dragging = RwSignal::new(false);
-    let pinned = ViewPinned(RwSignal::new(false));
+    let pinned = ViewPinned(state.view_pinned);
     provide_context(pinned);
 
     // A shared link reopens its view: chart choices, filters, and its files (addresses,
@@ -35,7 +34,7 @@ pub fn App() -> impl IntoView {
         if generation == 0 || pinned.0.get_untracked() {
             return;
         }
-        let view = state.dataset.with_untracked(|h| default_view(&h.dataset));
+        let view = state.default_view();
         if state.chart.with_untracked(|c| c.view != view) {
             state.chart.update(|c| c.view = view);
         }

@@ -5,11 +5,14 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use leptos::prelude::*;
+use leptos::task::spawn_local;
 
-use crate::chart_view::ChartChoice;
+use super::browser::yield_to_browser;
+use crate::analysis::defaults::default_view;
+use crate::chart_view::{chart_contents_cached, ChartChoice, ChartContents, LayoutCache};
 use crate::charts::Theme;
 use crate::improvement_view::ImproveChoice;
-use crate::model::{Dataset, DimKey, Filter, Index, Record};
+use crate::model::{Dataset, DimKey, Facet, Filter, FilterPass, Index, Record};
 use crate::share::ViewState;
 
 /// Where a file came from.
@@ -79,9 +82,10 @@ pub struct AppState {
     pub chart: RwSignal<ChartChoice>,
     /// Improvement view choices.
     pub improve: RwSignal<ImproveChoice>,
-    /// The rows the filter lets through, computed once per filter or dataset change for every
-    /// view that reads them ([`AppState::with_filtered`]).
-    matching: Memo<MatchingRows>,
+    /// The rows the filter lets through and the filter panel's counts, computed in one pass
+    /// once per filter or dataset change for every view that reads them
+    /// ([`AppState::with_filtered`], [`AppState::facets`]).
+    matching: Memo<Filtered>,
     /// Settings of the other analysis views, kept in the address (`v.<name>`).
     pub view_params: RwSignal<std::collections::BTreeMap<String, String>>,
     /// Dark theme on.
@@ -89,17 +93,56 @@ pub struct AppState {
     /// Files an opened link was made from whose data it could not carry: the page asks for
     /// them and forgets each name once a file of that name is loaded.
     pub needed: RwSignal<Vec<String>>,
+    /// Whether the view was picked by the user or a link (`false`: it follows the data); the
+    /// same signal as the context's [`ViewPinned`].
+    pub view_pinned: RwSignal<bool>,
+    /// What the views need of the current dataset, worked out once (see [`Prepared`]).
+    prepared: StoredValue<Prepared>,
     /// Next file id.
     next_id: StoredValue<u32>,
 }
 
-/// The rows a filter lets through. Equal only to itself: it is recomputed exactly when the
-/// filter or the dataset changed, and comparing a million row numbers to learn that would cost
-/// as much as the views it spares.
-#[derive(Clone, Debug)]
-struct MatchingRows(Arc<Vec<usize>>);
+/// What the views of one dataset generation need, kept so that it is worked out once: by the
+/// load's own tasks before the views are told of new data ([`AppState::finish_with`]), so the
+/// first chart of a million rows does not come out of one long task, or else by the first view
+/// that asks.
+#[derive(Default)]
+struct Prepared {
+    /// The dataset generation all of this belongs to.
+    generation: u64,
+    /// The view that follows the data ([`default_view`]).
+    view: Option<View>,
+    /// The last filter's rows and counts.
+    filtered: Option<(Filter, Arc<FilterPass>)>,
+    /// The last chart and what it was made for.
+    chart: Option<(ChartKey, Option<ChartContents>)>,
+    /// The chart's point layouts ([`chart_contents_cached`]).
+    layout: LayoutCache,
+}
 
-impl PartialEq for MatchingRows {
+/// What the chart's contents depend on besides the dataset.
+type ChartKey = (ChartChoice, Theme, Filter);
+
+impl Prepared {
+    /// Itself for `generation`, forgetting what belonged to another.
+    fn at(&mut self, generation: u64) -> &mut Prepared {
+        if self.generation != generation {
+            *self = Prepared {
+                generation,
+                ..Prepared::default()
+            };
+        }
+        self
+    }
+}
+
+/// The rows a filter lets through with every dimension's counts. Equal only to itself: it is
+/// recomputed exactly when the filter or the dataset changed, and comparing a million row
+/// numbers to learn that would cost as much as the views it spares.
+#[derive(Clone, Debug)]
+struct Filtered(Arc<FilterPass>);
+
+impl PartialEq for Filtered {
     fn eq(&self, other: &Self) -> bool {
         Arc::ptr_eq(&self.0, &other.0)
     }
@@ -119,9 +162,11 @@ impl AppState {
     pub fn new(dark: bool) -> AppState {
         let dataset = RwSignal::new(DatasetHandle::default());
         let filter = RwSignal::new(Filter::default());
+        let prepared = StoredValue::new(Prepared::default());
         let matching = Memo::new(move |_| {
             let filter = filter.get();
-            MatchingRows(Arc::new(dataset.with(|h| h.dataset.matching(&filter))))
+            let generation = dataset.with(|h| h.generation);
+            Filtered(filter_pass(dataset, prepared, generation, filter))
         });
         AppState {
             files: RwSignal::new(Vec::new()),
@@ -133,8 +178,112 @@ impl AppState {
             view_params: RwSignal::new(Default::default()),
             dark: RwSignal::new(dark),
             needed: RwSignal::new(Vec::new()),
+            view_pinned: RwSignal::new(false),
+            prepared,
             next_id: StoredValue::new(1),
         }
+    }
+
+    /// The dataset's generation, untracked.
+    fn generation(&self) -> u64 {
+        self.dataset.with_untracked(|h| h.generation)
+    }
+
+    /// The view that answers the loaded files' question ([`default_view`]), worked out once
+    /// per dataset generation. Untracked.
+    pub fn default_view(&self) -> View {
+        let generation = self.generation();
+        let kept = self
+            .prepared
+            .with_value(|p| (p.generation == generation).then_some(p.view).flatten());
+        if let Some(view) = kept {
+            return view;
+        }
+        let view = self.dataset.with_untracked(|h| default_view(&h.dataset));
+        self.prepared
+            .update_value(|p| p.at(generation).view = Some(view));
+        view
+    }
+
+    /// The latency, throughput and scaling chart of the current filter and choices (tracked),
+    /// kept until one of them or the dataset changes; `None` when no metric of the view is
+    /// present.
+    pub fn chart_contents(&self) -> Option<ChartContents> {
+        let key: ChartKey = (self.chart.get(), self.theme(), self.filter.get());
+        let generation = self.dataset.with(|h| h.generation);
+        let rows = self.matching.get().0;
+        self.chart_for(generation, key, &rows.rows)
+    }
+
+    /// The chart for `key` over the filtered `rows` of dataset `generation`: kept, or made and
+    /// kept. Untracked.
+    fn chart_for(&self, generation: u64, key: ChartKey, rows: &[usize]) -> Option<ChartContents> {
+        let kept = self.prepared.with_value(|p| match &p.chart {
+            Some((k, c)) if p.generation == generation && *k == key => Some(c.clone()),
+            _ => None,
+        });
+        if let Some(contents) = kept {
+            return contents;
+        }
+        self.dataset.with_untracked(|h| {
+            self.prepared
+                .try_update_value(|p| {
+                    let p = p.at(generation);
+                    let (choice, theme, _) = &key;
+                    let contents = chart_contents_cached(
+                        &h.dataset,
+                        rows,
+                        choice,
+                        *theme,
+                        generation,
+                        &mut p.layout,
+                    );
+                    p.chart = Some((key, contents.clone()));
+                    contents
+                })
+                .flatten()
+        })
+    }
+
+    /// Tells the views of a dataset change made untracked (dataset `generation`), after working
+    /// out in tasks of their own, with the browser free to paint in between, what they would
+    /// otherwise all work out in the one task that follows the change: one row of each
+    /// configuration ([`Dataset::configurations`]), the default view, the filter's rows and
+    /// counts, and the chart. Whatever changed meanwhile is simply worked out again by the
+    /// views.
+    async fn publish(self, generation: u64) {
+        let current = move || self.generation() == generation;
+        yield_to_browser().await;
+        if current() {
+            self.dataset.with_untracked(|h| {
+                h.dataset.configurations();
+            });
+        }
+        yield_to_browser().await;
+        let pinned = self.view_pinned.get_untracked();
+        if current() && !pinned {
+            self.default_view();
+        }
+        yield_to_browser().await;
+        let filter = self.filter.get_untracked();
+        let pass =
+            current().then(|| filter_pass(self.dataset, self.prepared, generation, filter.clone()));
+        yield_to_browser().await;
+        if let (true, Some(pass)) = (current(), pass) {
+            let mut choice = self.chart.get_untracked();
+            if !pinned {
+                choice.view = self.default_view();
+            }
+            let theme = if self.dark.get_untracked() {
+                Theme::Dark
+            } else {
+                Theme::Light
+            };
+            self.chart_for(generation, (choice, theme, filter), &pass.rows);
+            yield_to_browser().await;
+        }
+        self.dataset.notify();
+        self.files.notify();
     }
 
     /// The chart theme the page is in (tracked: charts redraw when it changes).
@@ -149,8 +298,13 @@ impl AppState {
     /// Runs `f` on the dataset and the rows the current filter lets through. Tracked: called in a
     /// `Memo` or effect, that reruns when the filter or the dataset changes.
     pub fn with_filtered<T>(&self, f: impl FnOnce(&Dataset, &[usize]) -> T) -> T {
-        let rows = self.matching.get().0;
-        self.dataset.with(|h| f(&h.dataset, &rows))
+        let pass = self.matching.get().0;
+        self.dataset.with(|h| f(&h.dataset, &pass.rows))
+    }
+
+    /// Every dimension's values with their counts under the current filter (tracked).
+    pub fn facets(&self) -> Vec<Facet> {
+        self.matching.with(|m| m.0.facets.clone())
     }
 
     /// A view setting from the address, if any.
@@ -251,19 +405,26 @@ impl AppState {
             self.needed.update(|n| n.retain(|x| *x != name));
         }
         let mut rows = 0..0;
-        self.dataset.update(|h| {
+        let mut generation = 0;
+        // The views are told in later tasks ([`AppState::publish`]).
+        self.dataset.update_untracked(|h| {
             rows = add(&mut h.dataset);
             h.generation += 1;
+            generation = h.generation;
         });
-        self.set_status(
-            id,
-            FileStatus::Loaded {
-                format,
-                rows,
-                warnings,
-                note,
-            },
-        );
+        // The file list shows the file loaded when the views see its rows.
+        self.files.update_untracked(|files| {
+            if let Some(f) = files.iter_mut().find(|f| f.id == id) {
+                f.status = FileStatus::Loaded {
+                    format,
+                    rows,
+                    warnings,
+                    note,
+                };
+                f.revision = f.revision.wrapping_add(1);
+            }
+        });
+        spawn_local(self.publish(generation));
     }
 
     /// The address form of the current view (tracked): chart choices, view settings,
@@ -375,4 +536,24 @@ impl AppState {
         });
         result
     }
+}
+
+/// The rows and counts of `filter` over dataset `generation`: kept, or worked out and kept.
+/// Untracked.
+fn filter_pass(
+    dataset: RwSignal<DatasetHandle>,
+    prepared: StoredValue<Prepared>,
+    generation: u64,
+    filter: Filter,
+) -> Arc<FilterPass> {
+    let kept = prepared.with_value(|p| match &p.filtered {
+        Some((f, pass)) if p.generation == generation && *f == filter => Some(pass.clone()),
+        _ => None,
+    });
+    if let Some(pass) = kept {
+        return pass;
+    }
+    let pass = Arc::new(dataset.with_untracked(|h| h.dataset.filter_pass(&filter)));
+    prepared.update_value(|p| p.at(generation).filtered = Some((filter, pass.clone())));
+    pass
 }

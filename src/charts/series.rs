@@ -3,6 +3,7 @@
 //! value order.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::OnceLock;
 
 use super::style::{Theme, NO_VALUE};
 use crate::analysis::points::{Combos, MergeFinder, PointMerge};
@@ -127,15 +128,37 @@ pub fn build_series(ds: &Dataset, indices: &[usize], spec: &ChartSpec) -> Vec<Se
         point.0 += y;
         point.1.push(i);
     }
+    let points = points
+        .into_iter()
+        .zip(first_rows)
+        .map(|(sum, first)| (sum, first, None))
+        .collect();
+    series_of_points(ds, spec, x_col, points)
+}
+
+/// A point's sum and records, its first row (which holds its panel, series and x codes) and,
+/// where what it merges may be kept, the place to keep it.
+type Gathered<'p> = (PointSum, usize, Option<&'p OnceLock<PointMerge>>);
+
+/// The series of `points` in value order, each point with what it merges.
+fn series_of_points(
+    ds: &Dataset,
+    spec: &ChartSpec,
+    x_col: ColumnRef<'_>,
+    points: Vec<Gathered<'_>>,
+) -> Vec<Series> {
+    let by_cols: Vec<Option<ColumnRef<'_>>> = spec.series_by.iter().map(|k| ds.column(k)).collect();
+    let facet_col = spec.facet_by.as_ref().and_then(|k| ds.column(k));
     // (facet code, series codes) -> x code -> (sum, records).
     let code = |c: Option<ColumnRef<'_>>, i: usize| c.map_or(0, |c| c.codes[i]);
-    let mut groups: HashMap<(u32, Vec<u32>), BTreeMap<u32, PointSum>> = HashMap::new();
-    for (point, i) in points.into_iter().zip(first_rows) {
+    type Kept<'p> = (PointSum, Option<&'p OnceLock<PointMerge>>);
+    let mut groups: HashMap<(u32, Vec<u32>), BTreeMap<u32, Kept<'_>>> = HashMap::new();
+    for (point, i, kept) in points {
         let key: Vec<u32> = by_cols.iter().map(|c| code(*c, i)).collect();
         groups
             .entry((code(facet_col, i), key))
             .or_default()
-            .insert(x_col.codes[i], point);
+            .insert(x_col.codes[i], (point, kept));
     }
     let name_of = |codes: &[u32]| -> String {
         if by_cols.is_empty() {
@@ -162,10 +185,13 @@ pub fn build_series(ds: &Dataset, indices: &[usize], spec: &ChartSpec) -> Vec<Se
                     .and_then(|c| c.dict.get((facet as usize).wrapping_sub(1)).cloned()),
                 points: points
                     .into_iter()
-                    .map(|(x, (sum, recs))| SeriesPoint {
+                    .map(|(x, ((sum, recs), kept))| SeriesPoint {
                         x: x_col.dict[x as usize - 1].clone(),
                         y: sum / recs.len() as f64,
-                        merge: finder.merge(&recs),
+                        merge: match kept {
+                            Some(k) => k.get_or_init(|| finder.merge(&recs)).clone(),
+                            None => finder.merge(&recs),
+                        },
                         records: recs,
                     })
                     .collect(),
@@ -181,6 +207,120 @@ pub fn build_series(ds: &Dataset, indices: &[usize], spec: &ChartSpec) -> Vec<Se
         })
     });
     keyed.into_iter().map(|(_, s)| s).collect()
+}
+
+/// Which point of a chart each row of a dataset falls on, worked out once for a dataset and a
+/// chart ([`PointIndex::new`]) so that each filter then only sums its rows
+/// ([`build_series_indexed`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PointIndex {
+    /// Per row: its point, numbered in order of first appearance; [`PointIndex::NOT_DRAWN`]
+    /// for a row without the x value or the metric, or whose value is NaN.
+    point: Vec<u32>,
+    /// Per point: its first row (which holds its panel, series and x codes).
+    first_row: Vec<usize>,
+    /// Per point: how many rows fall on it.
+    rows: Vec<usize>,
+    /// Per point: what it merges when all its rows are drawn (as an unfiltered chart, or one
+    /// filtered on what it draws, draws them), worked out the first time.
+    merges: Vec<OnceLock<PointMerge>>,
+}
+
+impl PointIndex {
+    /// A row on no point.
+    const NOT_DRAWN: u32 = u32::MAX;
+
+    /// The points of every row of `ds` under `spec` (one pass over the rows).
+    pub fn new(ds: &Dataset, spec: &ChartSpec) -> PointIndex {
+        let mut index = PointIndex {
+            point: vec![Self::NOT_DRAWN; ds.len()],
+            first_row: Vec::new(),
+            rows: Vec::new(),
+            merges: Vec::new(),
+        };
+        let (Some(x_col), Some(values)) = (ds.column(&spec.x), ds.metric_values(&spec.metric))
+        else {
+            return index;
+        };
+        let by_cols: Vec<Option<ColumnRef<'_>>> =
+            spec.series_by.iter().map(|k| ds.column(k)).collect();
+        let facet_col = spec.facet_by.as_ref().and_then(|k| ds.column(k));
+        let mut combos = Combos::new(
+            std::iter::once(facet_col)
+                .chain(by_cols.iter().copied())
+                .chain(std::iter::once(Some(x_col)))
+                .map(|c| c.map(|c| (c.codes, c.dict.len()))),
+        );
+        for (i, slot) in index.point.iter_mut().enumerate() {
+            if x_col.codes.get(i).copied().unwrap_or(0) == 0 {
+                continue;
+            }
+            if values.get(i).is_none_or(f64::is_nan) {
+                continue;
+            }
+            let p = combos.id(i);
+            if p as usize == index.first_row.len() {
+                index.first_row.push(i);
+                index.rows.push(0);
+            }
+            if let Some(n) = index.rows.get_mut(p as usize) {
+                *n += 1;
+            }
+            *slot = p;
+        }
+        index.merges = index.rows.iter().map(|_| OnceLock::new()).collect();
+        index
+    }
+
+    /// Whether this index is for `ds` (its row count).
+    pub fn fits(&self, ds: &Dataset) -> bool {
+        self.point.len() == ds.len()
+    }
+}
+
+/// [`build_series`] with the rows' points looked up in `points` ([`PointIndex::new`] of the same
+/// dataset and spec) rather than worked out: the same series, the same sums in the same order.
+pub fn build_series_indexed(
+    ds: &Dataset,
+    indices: &[usize],
+    spec: &ChartSpec,
+    points: &PointIndex,
+) -> Vec<Series> {
+    let (Some(x_col), Some(values)) = (ds.column(&spec.x), ds.metric_values(&spec.metric)) else {
+        return Vec::new();
+    };
+    let column = values.column();
+    let mut sums: Vec<PointSum> = vec![(0.0, Vec::new()); points.first_row.len()];
+    for &i in indices {
+        let p = points
+            .point
+            .get(i)
+            .copied()
+            .unwrap_or(PointIndex::NOT_DRAWN) as usize;
+        if let (Some(sum), Some(&y)) = (sums.get_mut(p), column.get(i)) {
+            if sum.1.is_empty() {
+                // Room for every row of the point at once.
+                sum.1
+                    .reserve_exact(points.rows.get(p).copied().unwrap_or(0));
+            }
+            sum.0 += y;
+            sum.1.push(i);
+        }
+    }
+    let drawn = sums
+        .into_iter()
+        .enumerate()
+        .filter(|(_, sum)| !sum.1.is_empty())
+        .map(|(p, sum)| {
+            // A point with all its rows merges what it merges unfiltered: worked out once.
+            let merge = points
+                .merges
+                .get(p)
+                .filter(|_| points.rows.get(p) == Some(&sum.1.len()));
+            (sum, points.first_row.get(p).copied().unwrap_or(0), merge)
+        })
+        .collect();
+    series_of_points(ds, spec, x_col, drawn)
 }
 
 /// Series names in legend order (first appearance over the panels), each once.

@@ -359,3 +359,48 @@ fn past_the_rich_point_cap_lines_lose_markers_and_per_point_hover() {
     assert_eq!(trace["x"].as_array().unwrap().len(), MAX_RICH_POINTS + 1);
     assert_eq!(trace["y"][MAX_RICH_POINTS], MAX_RICH_POINTS as f64);
 }
+
+#[test]
+fn points_looked_up_give_the_series_grouped_directly() {
+    // Panels, series and x values, a record without the x value, one without the metric, a
+    // NaN and points averaging several records.
+    let mut records = Vec::new();
+    for i in 0..60u32 {
+        let engine = ["vllm", "sgl", "tgi"][(i % 3) as usize];
+        let mut r = len_rec(
+            engine,
+            [128.0, 512.0][(i / 3 % 2) as usize],
+            [64.0, 256.0, 1024.0][(i / 7 % 3) as usize],
+            f64::from(i) * 1.5,
+        );
+        match i {
+            5 => r.input_len = None,
+            11 => r.metrics = Default::default(),
+            17 => r.set_metric(
+                MetricKey::latency(LatencyMetric::Tpot, Stat::Mean),
+                f64::NAN,
+            ),
+            _ => {}
+        }
+        records.push(r);
+    }
+    let ds = Dataset::new(records);
+    let all: Vec<usize> = (0..ds.len()).collect();
+    let some: Vec<usize> = (0..ds.len()).filter(|i| i % 4 != 1).collect();
+    for s in [
+        len_spec(vec![Dim::Engine.into()], Some(Dim::OutputLen.into())),
+        len_spec(vec![], None),
+        len_spec(vec![Dim::Engine.into(), Dim::OutputLen.into()], None),
+    ] {
+        let points = PointIndex::new(&ds, &s);
+        assert!(points.fits(&ds));
+        for rows in [&all[..], &some[..], &[3, 2, 1][..], &[][..], &all[..]] {
+            assert_eq!(
+                build_series_indexed(&ds, rows, &s, &points),
+                build_series(&ds, rows, &s),
+                "{s:?} {rows:?}"
+            );
+        }
+    }
+    assert!(!PointIndex::new(&ds, &spec()).fits(&sample()));
+}

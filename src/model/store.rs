@@ -6,7 +6,8 @@
 mod index;
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::sync::{Arc, OnceLock};
 
 pub(crate) use index::Column;
 pub use index::{Index, IndexError, MetricValues};
@@ -92,6 +93,18 @@ pub struct Dataset {
     /// Runs of rows in order, each a file's rows (or part of one).
     runs: Vec<Run>,
     index: Index,
+    /// [`Dataset::configurations`], worked out on first use after each change.
+    configurations: OnceLock<Arc<Vec<usize>>>,
+}
+
+/// The rows a filter lets through and every dimension's values with their counts under the
+/// filters on the other dimensions, from one pass over the rows ([`Dataset::filter_pass`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FilterPass {
+    /// Indices of the matching records, in load order ([`Dataset::matching`]).
+    pub rows: Vec<usize>,
+    /// Every dimension's values with counts ([`Dataset::facets`]).
+    pub facets: Vec<Facet>,
 }
 
 /// Consecutive rows kept the same way.
@@ -138,6 +151,7 @@ impl Dataset {
             }
         }
         self.index = index;
+        self.configurations = OnceLock::new();
     }
 
     /// Appends records and indexes them; returns the range of row indices they occupy.
@@ -184,6 +198,7 @@ impl Dataset {
             });
         }
         self.index.append(index);
+        self.configurations = OnceLock::new();
         start..start + len
     }
 
@@ -461,6 +476,9 @@ impl Dataset {
         if masks.iter().any(|(ci, _)| *ci == usize::MAX) {
             return Vec::new();
         }
+        if masks.is_empty() {
+            return (0..self.len()).collect();
+        }
         (0..self.len())
             .filter(|&row| self.passes(&masks, row))
             .collect()
@@ -486,23 +504,57 @@ impl Dataset {
     /// Every dimension's values with counts, each under the filters on the other dimensions.
     /// One pass over the rows whatever the number of dimensions.
     pub fn facets(&self, filter: &Filter) -> Vec<Facet> {
+        self.filter_pass(filter).facets
+    }
+
+    /// [`Dataset::matching`] and [`Dataset::facets`] together, from one pass over the rows: a
+    /// row no filter rejects matches and counts in every dimension, a row exactly one filter
+    /// rejects counts in that filter's dimension only.
+    pub fn filter_pass(&self, filter: &Filter) -> FilterPass {
         let masks = self.masks(filter);
         let impossible = masks.iter().any(|(ci, _)| *ci == usize::MAX);
-        let mut counts: Vec<Vec<usize>> = self
-            .index
-            .columns
-            .iter()
-            .map(|c| vec![0; c.dict.len() + 1])
-            .collect();
-        if !impossible {
-            for row in 0..self.len() {
+        let columns = &self.index.columns;
+        let n = self.len();
+        let mut counts: Vec<Vec<usize>> =
+            columns.iter().map(|c| vec![0; c.dict.len() + 1]).collect();
+        let mut rows = Vec::new();
+        if impossible {
+            // No row matches and every count stays 0.
+        } else if masks.is_empty() {
+            // No filter: every row matches; each column counts its codes on its own.
+            rows = (0..n).collect();
+            for (col, counts) in columns.iter().zip(&mut counts) {
+                for &c in &col.codes[..n.min(col.codes.len())] {
+                    if let Some(x) = counts.get_mut(c as usize) {
+                        *x += 1;
+                    }
+                }
+            }
+        } else {
+            let checks: Vec<(usize, &[u32], &[bool])> = masks
+                .iter()
+                .map(|(ci, pass)| (*ci, columns[*ci].codes.as_slice(), pass.as_slice()))
+                .collect();
+            let passes = |codes: &[u32], pass: &[bool], row: usize| {
+                codes
+                    .get(row)
+                    .and_then(|&c| pass.get(c as usize))
+                    .copied()
+                    .unwrap_or(false)
+            };
+            let count = |counts: &mut Vec<usize>, codes: &[u32], row: usize| {
+                if let Some(x) = codes.get(row).and_then(|&c| counts.get_mut(c as usize)) {
+                    *x += 1;
+                }
+            };
+            for row in 0..n {
                 // Which constrained column (if exactly one) rejects this row.
-                let mut failing = None;
+                let mut failing = usize::MAX;
                 let mut failures = 0;
-                for (ci, pass) in &masks {
-                    if !pass[self.index.columns[*ci].codes[row] as usize] {
+                for &(ci, codes, pass) in &checks {
+                    if !passes(codes, pass, row) {
                         failures += 1;
-                        failing = Some(*ci);
+                        failing = ci;
                         if failures > 1 {
                             break;
                         }
@@ -510,21 +562,23 @@ impl Dataset {
                 }
                 match failures {
                     0 => {
-                        for (ci, col) in self.index.columns.iter().enumerate() {
-                            counts[ci][col.codes[row] as usize] += 1;
+                        rows.push(row);
+                        for (col, counts) in columns.iter().zip(&mut counts) {
+                            count(counts, &col.codes, row);
                         }
                     }
                     1 => {
-                        if let Some(ci) = failing {
-                            counts[ci][self.index.columns[ci].codes[row] as usize] += 1;
+                        if let (Some(col), Some(counts)) =
+                            (columns.get(failing), counts.get_mut(failing))
+                        {
+                            count(counts, &col.codes, row);
                         }
                     }
                     _ => {}
                 }
             }
         }
-        self.index
-            .columns
+        let facets = columns
             .iter()
             .zip(counts)
             .map(|(col, counts)| {
@@ -555,7 +609,82 @@ impl Dataset {
                     values,
                 }
             })
-            .collect()
+            .collect();
+        FilterPass { rows, facets }
+    }
+
+    /// One row of each configuration: the first row of every distinct combination of all
+    /// dimensions' values and set of metrics, in load order. Rows of one configuration differ
+    /// only in their metrics' values, so whatever asks which values occur together (which
+    /// dimensions merge into a chart's points, how many series there are) gets the same
+    /// answer from these rows as from every row: a table of a million rows of a few thousand
+    /// configurations is walked once (per change of the dataset) rather than per question.
+    pub fn configurations(&self) -> Arc<Vec<usize>> {
+        self.configurations
+            .get_or_init(|| Arc::new(self.first_of_each_configuration()))
+            .clone()
+    }
+
+    fn first_of_each_configuration(&self) -> Vec<usize> {
+        let n = self.len();
+        let mut columns: Vec<(&[u32], u64)> = self
+            .index
+            .columns
+            .iter()
+            .map(|c| (c.codes.as_slice(), c.dict.len() as u64 + 1))
+            .collect();
+        columns.push((
+            self.index.row_metric_set.as_slice(),
+            self.index.metric_sets.len() as u64 + 1,
+        ));
+        let code = |codes: &[u32], row: usize| u64::from(codes.get(row).copied().unwrap_or(0));
+        let cells = columns
+            .iter()
+            .try_fold(1u64, |acc, &(_, radix)| acc.checked_mul(radix));
+        let mut firsts = Vec::new();
+        match cells {
+            // Few enough combinations for a bit per combination (at most 8 MiB).
+            Some(cells) if cells <= 1 << 26 => {
+                let mut seen = vec![0u64; (cells as usize).div_ceil(64)];
+                for row in 0..n {
+                    let k = columns
+                        .iter()
+                        .fold(0u64, |acc, &(codes, radix)| acc * radix + code(codes, row))
+                        as usize;
+                    if let Some(word) = seen.get_mut(k / 64) {
+                        let bit = 1u64 << (k % 64);
+                        if *word & bit == 0 {
+                            *word |= bit;
+                            firsts.push(row);
+                        }
+                    }
+                }
+            }
+            Some(_) => {
+                let mut seen: HashSet<u64> = HashSet::new();
+                for row in 0..n {
+                    let k = columns
+                        .iter()
+                        .fold(0u64, |acc, &(codes, radix)| acc * radix + code(codes, row));
+                    if seen.insert(k) {
+                        firsts.push(row);
+                    }
+                }
+            }
+            None => {
+                let mut seen: HashSet<Vec<u32>> = HashSet::new();
+                for row in 0..n {
+                    let k: Vec<u32> = columns
+                        .iter()
+                        .map(|&(codes, _)| codes.get(row).copied().unwrap_or(0))
+                        .collect();
+                    if seen.insert(k) {
+                        firsts.push(row);
+                    }
+                }
+            }
+        }
+        firsts
     }
 }
 
@@ -755,6 +884,92 @@ mod tests {
         assert_eq!(dbg(got), dbg(all));
         // The changed file is kept as records now.
         assert!(ds.kept_record(2).is_some());
+    }
+
+    #[test]
+    fn one_pass_gives_the_matching_rows_and_every_count() {
+        let ds = sample();
+        let vllm = Filter::all().select(Dim::Engine, Some("vllm".into()));
+        let a100_or_none = Filter::all()
+            .select(Dim::Gpu, Some("A100".into()))
+            .select(Dim::Gpu, None);
+        let both = vllm.clone().select(Dim::BatchSize, Some(8.0.into()));
+        let nothing = Filter::all().select(Dim::Model, Some("llama".into()));
+        for f in [Filter::all(), vllm, a100_or_none, both, nothing] {
+            let pass = ds.filter_pass(&f);
+            assert_eq!(pass.rows, ds.matching(&f), "{f:?}");
+            assert_eq!(pass.facets, ds.facets(&f), "{f:?}");
+        }
+        let pass = ds.filter_pass(
+            &Filter::all()
+                .select(Dim::Gpu, None)
+                .select(Dim::Engine, Some("tgi".into())),
+        );
+        assert_eq!(pass.rows, [3]);
+        let facet = |d: Dim| pass.facets.iter().find(|f| f.key == d.into()).unwrap();
+        let gpu: Vec<(Option<String>, usize, bool)> = facet(Dim::Gpu)
+            .values
+            .iter()
+            .map(|v| {
+                (
+                    v.value.as_ref().map(ToString::to_string),
+                    v.count,
+                    v.selected,
+                )
+            })
+            .collect();
+        // Under the engine filter alone: tgi has no GPU.
+        assert_eq!(
+            gpu,
+            [
+                (Some("A100".into()), 0, false),
+                (Some("H100".into()), 0, false),
+                (None, 1, true)
+            ]
+        );
+        let engines: Vec<usize> = facet(Dim::Engine).values.iter().map(|v| v.count).collect();
+        // Under the GPU filter alone: only tgi has no GPU.
+        assert_eq!(engines, [0, 1, 0]);
+    }
+
+    #[test]
+    fn one_row_of_each_configuration() {
+        let mut records = vec![
+            rec("vllm", Some("A100"), 1),
+            rec("vllm", Some("A100"), 1),
+            rec("vllm", None, 1),
+            rec("tgi", Some("A100"), 1),
+            rec("vllm", None, 1),
+            rec("vllm", Some("A100"), 1),
+        ];
+        // The same dimensions with a metric: another configuration.
+        records[5].set_metric(MetricKey::OutputThroughput, 1.0);
+        let mut ds = Dataset::new(records);
+        assert_eq!(*ds.configurations(), [0, 2, 3, 5]);
+        // Kept until the rows change.
+        assert!(Arc::ptr_eq(&ds.configurations(), &ds.configurations()));
+        ds.extend(vec![
+            rec("tgi", Some("H100"), 1),
+            rec("vllm", Some("A100"), 1),
+        ]);
+        assert_eq!(*ds.configurations(), [0, 2, 3, 5, 6]);
+        ds.remove_rows(0..1);
+        assert_eq!(*ds.configurations(), [0, 1, 2, 4, 5]);
+        // Past 2^26 combinations they are hashed, past 2^64 told apart by their codes.
+        for tags in [5, 20] {
+            let wide: Vec<Record> = (0..80u64)
+                .map(|i| {
+                    let mut r = rec("vllm", None, 1);
+                    for t in 0..tags {
+                        r.tags.insert(format!("t{t}"), format!("{}", (i + t) % 40));
+                    }
+                    r
+                })
+                .collect();
+            let firsts: Vec<usize> = (0..40).collect();
+            assert_eq!(*Dataset::new(wide).configurations(), firsts, "{tags} tags");
+        }
+        assert!(Dataset::default().configurations().is_empty());
     }
 
     #[test]

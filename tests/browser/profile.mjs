@@ -2,6 +2,7 @@
 // (Chrome DevTools Protocol `Profiler`) printed as self and inclusive milliseconds per function.
 //   PROFILE=click (default) | load   what is profiled (8 clicks on `engine` after 2 unprofiled)
 //   BENCH_DIST=<dir>                 the build (default dist)
+//   PROFILE_CALLERS=<text>           also where the samples in functions named <text> come from
 //   PROFILE_WASM=<file>              the page's wasm swapped in, e.g. the wasm-bindgen output
 //                                    before wasm-opt (target/wasm-bindgen/release/benchlens_bg.wasm),
 //                                    which keeps Rust function names
@@ -66,6 +67,24 @@ try {
     }
   });
   const top = (m, k) => [...m].sort((a, b) => b[1] - a[1]).slice(0, k);
+  // PROFILE_CALLERS=<text>: where the samples in functions whose name holds <text> come from
+  // (each sample's chain of callers, the first five Rust frames above it).
+  if (process.env.PROFILE_CALLERS) {
+    const callers = new Map();
+    profile.samples.forEach((id, i) => {
+      if (!name(id).includes(process.env.PROFILE_CALLERS)) return;
+      const ms = (profile.timeDeltas[i] ?? 0) / 1000;
+      const chain = [];
+      for (let c = parent.get(id); c && chain.length < 5; c = parent.get(c)) {
+        const n = name(c);
+        if (n.includes('benchlens::') || n.includes('Plotly') || n.includes('reactive_graph')) chain.push(n.replace(/::h[0-9a-f]{16}.*$/, ''));
+      }
+      const key = chain.join(' <- ');
+      callers.set(key, (callers.get(key) ?? 0) + ms);
+    });
+    console.log(`callers of ${process.env.PROFILE_CALLERS}:`);
+    for (const [n, ms] of top(callers, 15)) console.log(`${ms.toFixed(1).padStart(9)}  ${n}`);
+  }
   console.log('self ms:');
   for (const [n, ms] of top(self, 40)) console.log(`${ms.toFixed(1).padStart(9)}  ${n}`);
   console.log('inclusive ms:');

@@ -102,7 +102,13 @@ pub struct MetricValues<'a> {
     in_set: Vec<bool>,
 }
 
-impl MetricValues<'_> {
+impl<'a> MetricValues<'a> {
+    /// Every record's entry in the column: its value where [`MetricValues::get`] gives one,
+    /// else NaN or whatever the column holds (never read for such a record).
+    pub fn column(&self) -> &'a [f64] {
+        self.values
+    }
+
     /// Record `row`'s value, as [`Record::metric`] gives it.
     #[inline]
     pub fn get(&self, row: usize) -> Option<f64> {
