@@ -6,12 +6,14 @@ const ready = wasm_bindgen({ module_or_path: './benchlens-worker_bg.wasm' });
 // A failed start is reported to the page with the next file (below), not as an unhandled error.
 ready.catch(() => {});
 self.onmessage = async (event) => {
-  const { name, bytes } = event.data;
+  // A dropped or picked file comes as the File itself (read in slices), other input as bytes.
+  const { name, bytes, file } = event.data;
   try {
     await ready;
   } catch (e) {
     self.postMessage({ kind: 'error', message: `${name}: the parser could not start (${e})` });
     return;
   }
-  wasm_bindgen.parse(name, new Uint8Array(bytes));
+  if (file) wasm_bindgen.parse_file(name, file);
+  else wasm_bindgen.parse(name, new Uint8Array(bytes));
 };

@@ -21,8 +21,10 @@ use crate::model::{
 };
 
 mod index;
+mod requests;
 
 pub use index::{decode_index, encode_index, TableEncoder, TableRows};
+pub use requests::{append_requests, encode_requests};
 
 /// Why a batch could not be decoded (only a bug or a truncated buffer gives one). Every
 /// variant names the byte offset of the problem ([`WireError::at`]).
@@ -88,6 +90,12 @@ pub enum WireError {
         /// Byte offset of the row count.
         at: usize,
     },
+    /// A batch of requests for a record that was not sent.
+    #[error("request batch is damaged at byte {at}: its record was not sent")]
+    NoSuchRecord {
+        /// Byte offset of the record's number.
+        at: usize,
+    },
     /// An index whose parts do not fit together.
     #[error("record index is damaged at byte {at}: {source}")]
     BadIndex {
@@ -112,6 +120,7 @@ impl WireError {
             | WireError::NotUtf8 { at, .. }
             | WireError::TrailingBytes { at }
             | WireError::RowsPastEnd { at }
+            | WireError::NoSuchRecord { at }
             | WireError::BadIndex { at, .. } => *at,
         }
     }
@@ -129,6 +138,7 @@ impl WireError {
             | WireError::NotUtf8 { at, .. }
             | WireError::TrailingBytes { at }
             | WireError::RowsPastEnd { at }
+            | WireError::NoSuchRecord { at }
             | WireError::BadIndex { at, .. } => *at += by,
         }
         self

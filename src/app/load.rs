@@ -63,7 +63,7 @@ pub const SAMPLES: [Sample; 6] = [
 /// Parses `data` as file `name` and records the outcome on file `id`: in a parse worker
 /// ([`super::worker`]), or on the page where workers are unavailable.
 pub async fn parse_into(state: AppState, id: u32, name: &str, data: js_sys::ArrayBuffer) {
-    if super::worker::parse_in_worker(state, id, name, &data)
+    if super::worker::parse_in_worker(state, id, name, super::worker::Job::Bytes(&data))
         .await
         .is_ok()
     {
@@ -110,9 +110,20 @@ pub async fn load_named_files(state: AppState, files: Vec<(String, web_sys::File
             id,
             FileStatus::Loading(format!("reading {}", human_size(file.size() as u64))),
         );
-        // Straight into an ArrayBuffer, which moves to the worker without a copy.
+        // The file itself to the worker, which reads it a slice at a time; read whole here
+        // only where workers are unavailable.
+        let job = super::worker::Job::File(&file);
+        if super::worker::parse_in_worker(state, id, &name, job)
+            .await
+            .is_ok()
+        {
+            continue;
+        }
         match JsFuture::from(file.array_buffer()).await {
-            Ok(buf) => parse_into(state, id, &name, buf.unchecked_into()).await,
+            Ok(buf) => {
+                let bytes = js_sys::Uint8Array::new(&buf).to_vec();
+                parse_here(state, id, &name, bytes).await
+            }
             Err(e) => state.set_status(
                 id,
                 FileStatus::Failed(format!(

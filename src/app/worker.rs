@@ -1,6 +1,9 @@
 //! Parsing off the page's thread: each file goes to a fresh parse worker (the
-//! `benchlens-worker` binary, started by `parse-worker.js`), which runs [`crate::ingest::read`]
-//! and sends the records back in batches ([`crate::wire`]); a table of dimensions and metrics
+//! `benchlens-worker` binary, started by `parse-worker.js`), which reads it (a dropped or
+//! picked file as the `File` itself, read there a slice at a time) and sends the records back
+//! in batches ([`crate::wire`]); a run's per-request detail read into columns comes after its
+//! record, a few thousand requests a message ([`crate::wire::append_requests`]); a table of
+//! dimensions and metrics
 //! comes as its index's schema and then its rows' codes and values in batches, which the page
 //! keeps as the index ([`crate::model::Dataset::extend_columnar`]) without a record a row. The
 //! page decodes one batch per task and lets the browser paint in between, so scrolling, the
@@ -24,7 +27,7 @@ use wasm_bindgen::JsCast;
 use super::browser::{human_size, next_frame, yield_to_browser};
 use super::state::{AppState, FileStatus};
 use crate::model::{Index, Record};
-use crate::wire::{decode_index, decode_records, TableRows};
+use crate::wire::{append_requests, decode_index, decode_records, TableRows};
 
 /// The worker's entry script, relative to the page's `<base>` (Trunk's public URL), so it
 /// resolves under a sub-path too.
@@ -155,17 +158,27 @@ struct Meta {
     warnings: Vec<String>,
     note: Option<String>,
     total: usize,
+    /// Per-request details to come in `requests` messages.
+    requests: usize,
 }
 
-/// Parses `data` (moved to the worker: detached afterwards) as file `name` and records the
-/// outcome on file `id`. `Err` only when no worker could be started; `data` is then intact.
+/// What the worker is to parse.
+pub enum Job<'a> {
+    /// Bytes the page has (moved to the worker: detached afterwards).
+    Bytes(&'a ArrayBuffer),
+    /// A file the user dropped or picked: the worker reads it a slice at a time.
+    File(&'a web_sys::File),
+}
+
+/// Parses `job` as file `name` and records the outcome on file `id`. `Err` only when no
+/// worker could be started; bytes are then intact.
 pub async fn parse_in_worker(
     state: AppState,
     id: u32,
     name: &str,
-    data: &ArrayBuffer,
+    job: Job<'_>,
 ) -> Result<(), Unavailable> {
-    let outcome = run(state, id, name, data, take_worker()?).await;
+    let outcome = run(state, id, name, job, take_worker()?).await;
     // This file's worker is gone (dropped in `run`); start the next file's.
     prepare();
     outcome
@@ -175,20 +188,30 @@ async fn run(
     state: AppState,
     id: u32,
     name: &str,
-    data: &ArrayBuffer,
+    job: Job<'_>,
     running: Running,
 ) -> Result<(), Unavailable> {
-    let size = human_size(data.byte_length() as u64);
-    let job = Object::new();
-    let _ = Reflect::set(&job, &"name".into(), &name.into());
-    let _ = Reflect::set(&job, &"bytes".into(), data);
-    if running
-        .worker
-        .post_message_with_transfer(&job, &Array::of1(data))
-        .is_err()
-    {
+    let message = Object::new();
+    let _ = Reflect::set(&message, &"name".into(), &name.into());
+    let (size, posted) = match job {
+        Job::Bytes(data) => {
+            let _ = Reflect::set(&message, &"bytes".into(), data);
+            (
+                data.byte_length() as u64,
+                running
+                    .worker
+                    .post_message_with_transfer(&message, &Array::of1(data)),
+            )
+        }
+        Job::File(file) => {
+            let _ = Reflect::set(&message, &"file".into(), file);
+            (file.size() as u64, running.worker.post_message(&message))
+        }
+    };
+    if posted.is_err() {
         return Err(Unavailable);
     }
+    let size = human_size(size);
     state.set_status(
         id,
         FileStatus::Loading(format!("starting the parser for {size}")),
@@ -201,6 +224,7 @@ async fn run(
     let mut panic: Option<String> = None;
     let mut shown = 0.0;
     let mut received = 0usize;
+    let mut received_requests = 0usize;
     loop {
         if !state.files.with_untracked(|f| f.iter().any(|f| f.id == id)) {
             return Ok(()); // removed while loading: stop the worker (on drop)
@@ -232,6 +256,7 @@ async fn run(
                     warnings,
                     note: text(&msg, "note"),
                     total,
+                    requests: field(&msg, "requests").as_f64().unwrap_or(0.0) as usize,
                 });
                 state.set_status(
                     id,
@@ -261,12 +286,30 @@ async fn run(
                     );
                 }
             }),
+            Some("requests") => append_requests(&data(), &mut records).map(|n| {
+                received_requests += n;
+                let now = js_sys::Date::now();
+                if now - shown >= 50.0 {
+                    shown = now;
+                    let total = meta.as_ref().map_or(0, |m| m.requests);
+                    state.set_status(
+                        id,
+                        FileStatus::Loading(format!(
+                            "receiving {received_requests}/{total} requests"
+                        )),
+                    );
+                }
+            }),
             Some("index") => decode_index(&data()).map(|i| index = Some(i)),
             Some("done") => {
                 let Some(meta) = meta else {
                     fail(format!("{name}: the parser ended without a result"));
                     return Ok(());
                 };
+                if received_requests != meta.requests {
+                    fail(format!("{name}: the parser ended before its last requests"));
+                    return Ok(());
+                }
                 state.set_status(
                     id,
                     FileStatus::Loading(format!("indexing {received} records")),

@@ -2,7 +2,9 @@
 // 100k-row tidy CSV and a ~10 MB vLLM serving JSON with per-request arrays, filter change to
 // redrawn chart, the longest pause in frames while a file loads, and the wasm sizes (page and
 // parse worker); for a 10^6-row tidy CSV (~67 MB) the first chart, the longest main-thread
-// task from drop to chart, filter click to redrawn chart and the page's memory.
+// task from drop to chart, filter click to redrawn chart and the page's memory; for a ~124 MB
+// vLLM serving JSON on one line (20 million per-request values, tests/browser/serving.mjs) the
+// first chart, the longest task and the page's, the parse worker's and their process's memory.
 // Run by `make bench` after `make build`.
 import { wideCsv, dropAndTimeChart } from './wide.mjs';
 import { tidyCsv, dropTidy, filterClicks, rendererRss } from './tidy.mjs';
@@ -11,6 +13,7 @@ import { gzipSync } from 'node:zlib';
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ROOT, serveDist, launch } from './harness.mjs';
+import { benchServing, printServing } from './serving.mjs';
 
 function vllmServingJson(targetBytes) {
   // One run with per-request arrays, as `vllm bench serve --save-result --save-detailed` writes.
@@ -110,10 +113,12 @@ async function filterRedrawMs(page, dim) {
 const DIST = process.env.BENCH_DIST ?? 'dist';
 // BENCH_PARTS=million measures only the 10^6-row CSV (to alternate builds quickly).
 const ONLY_MILLION = process.env.BENCH_PARTS === 'million';
+// BENCH_PARTS=serving measures only the ~120 MB serving JSON of 20 million per-request values.
+const ONLY_SERVING = process.env.BENCH_PARTS === 'serving';
 const server = await serveDist(DIST);
 const browser = await launch();
 try {
-  if (!ONLY_MILLION) {
+  if (!ONLY_MILLION && !ONLY_SERVING) {
     const csv = tidyCsv(100_000);
     const json = vllmServingJson(10_000_000);
     const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
@@ -162,7 +167,7 @@ try {
     if (worker) console.log(`  parse worker wasm: ${(worker[0] / 1e6).toFixed(2)} MB, ${(worker[1] / 1e6).toFixed(3)} MB gzip`);
   }
   // A million rows, in a browser of its own so its renderer process is the page's alone.
-  const million = await (async () => {
+  const million = ONLY_SERVING ? null : await (async () => {
     const b = await launch();
     try {
       const p = await b.newPage({ viewport: { width: 1400, height: 1000 } });
@@ -187,7 +192,7 @@ try {
     }
   })();
 
-  {
+  if (million) {
     const m = million;
     const fileMb = m.size / 1e6;
     const c = m.clicks;
@@ -197,6 +202,10 @@ try {
     console.log(`    filter click -> redrawn chart: median ${c[Math.floor(c.length / 2)].toFixed(1)} ms, max ${c.at(-1).toFixed(1)} ms over ${c.length} clicks`);
     console.log(`    page memory: renderer process ${(m.rssLoaded / 1e6).toFixed(0)} MB resident after the first chart (${(m.rssLoaded / m.size).toFixed(2)}x the file), ${(m.rssAfter / 1e6).toFixed(0)} MB after the clicks; JS heap ${(m.heap / 1e6).toFixed(0)} MB`);
     console.log(`    after a garbage collection: renderer process ${(m.rssCollected / 1e6).toFixed(0)} MB resident (${(m.rssCollected / m.size).toFixed(2)}x the file), JS heap ${(m.heapCollected / 1e6).toFixed(0)} MB; the page before the drop ${(m.rssEmpty / 1e6).toFixed(0)} MB`);
+  }
+  if (!ONLY_MILLION) {
+    if (ONLY_SERVING) console.log('explorer in headless Chromium:');
+    printServing(await benchServing({ serveDist, launch, rendererRss, dist: DIST }));
   }
 } finally {
   await browser.close();
