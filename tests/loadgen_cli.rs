@@ -48,6 +48,9 @@ fn run_with_mock_writes_canonical_json_to_stdout_and_the_summary_to_stderr() {
     let decoded = canonical::from_json(&String::from_utf8_lossy(&out.stdout)).unwrap();
     let r = &decoded.records[0];
     assert_eq!(r.metrics[&MetricKey::Completed], 6.0);
+    // The per-request detail, spooled while the stage ran, copied to stdout after it.
+    assert_eq!(r.requests.len(), 6);
+    assert_eq!(decoded.records.len(), 1);
     assert_eq!(r.engine.as_deref(), Some("mock"));
     assert_eq!(r.tags["team"], "perf");
     assert!(r.tags["command_line"].contains("--mock"));

@@ -5,7 +5,7 @@
 
 mod chunk_log;
 
-pub use chunk_log::ChunkLog;
+pub use chunk_log::{ChunkLog, Iter as ChunkLogIter};
 
 /// Why a request failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

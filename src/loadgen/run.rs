@@ -157,11 +157,12 @@ pub async fn run_with_stop(
 
 /// [`run_with_stop`], saying on `written` when the files of an interrupted run are written.
 /// Without `detail_in_records` the outcome's records leave out their per-request detail (the
-/// canonical file has it), and when the files go to disk without `--vllm-compatible` (which
-/// writes every request again) or `--steady-window` (which picks requests after the stage),
-/// the run is `lean`: each stage's figures and canonical detail are made while it runs
-/// ([`tally`]), its requests are let go as they end, and the stage's end sorts samples and
-/// copies the spooled detail into the canonical file.
+/// canonical file has it), and when the files are written (to disk, or the result to stdout)
+/// without `--vllm-compatible` (which writes every request again) or `--steady-window` (which
+/// picks requests after the stage), the run is `lean`: each stage's figures and canonical
+/// detail are made while it runs ([`tally`]), its requests are let go as they end, and the
+/// stage's end sorts samples and copies the spooled detail into the canonical file (for stdout:
+/// spooled in the temporary folder, copied out at the run's end).
 async fn run_inner(
     opts: RunOpts,
     mut stop: watch::Receiver<bool>,
@@ -344,8 +345,7 @@ async fn run_inner(
         && !opts.vllm_compatible
         && !opts.steady_window
         && opts.write_files
-        && result_path.is_some()
-        && requests_path.is_some();
+        && (to_stdout || requests_path.is_some());
     // The lean stages' spooled canonical detail, kept (and rewritten into the canonical file)
     // to the run's end.
     let mut spools: Vec<SpooledDetail> = Vec::new();
@@ -417,15 +417,15 @@ async fn run_inner(
         ) {
             requests_file = Some(RequestsFile::create(rp)?);
         }
-        let tally = match (&result_path, lean) {
-            (Some(p), true) => Some(StageTally::new(
+        let tally = match lean {
+            true => Some(StageTally::new(
                 TallyConfig {
                     slo: prep.slo,
-                    spool: DetailSpool::create(&spool_path(p, stage))?,
+                    spool: DetailSpool::create(&spool_path(result_path.as_deref(), stage))?,
                 },
                 plan.len().unwrap_or(0),
             )),
-            _ => None,
+            false => None,
         };
         // Replies are counted and rows written by the sink's worker as requests end, off the
         // tasks that measure.
@@ -639,7 +639,12 @@ async fn run_inner(
         eprintln!("interrupted before the first stage: nothing was measured");
     }
     if to_stdout && opts.write_files {
-        report::write_canonical(std::path::Path::new("-"), &stages_out(&outcome, &[]))?;
+        let stdout = std::path::Path::new("-");
+        if lean {
+            report::write_canonical_spooled(stdout, &spooled_out(&outcome, &spools))?;
+        } else {
+            report::write_canonical(stdout, &stages_out(&outcome, &[]))?;
+        }
     }
     if let Some(m) = mock {
         m.shutdown().await;
@@ -671,13 +676,17 @@ fn spooled_out<'a>(outcome: &'a RunOutcome, spools: &'a [SpooledDetail]) -> Vec<
         .collect()
 }
 
-/// Where a lean stage's canonical detail is spooled: a hidden file beside the result.
-fn spool_path(result: &std::path::Path, stage: usize) -> PathBuf {
-    let name = result
-        .file_name()
-        .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
-    result.with_file_name(format!(
-        ".{name}.stage{stage}-detail.tmp-{}",
-        std::process::id()
-    ))
+/// Where a lean stage's canonical detail is spooled: a hidden file beside the result, or in
+/// the system's temporary folder when the result goes to stdout.
+fn spool_path(result: Option<&std::path::Path>, stage: usize) -> PathBuf {
+    let pid = std::process::id();
+    match result {
+        Some(result) => {
+            let name = result
+                .file_name()
+                .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
+            result.with_file_name(format!(".{name}.stage{stage}-detail.tmp-{pid}"))
+        }
+        None => std::env::temp_dir().join(format!("benchlens-stage{stage}-detail.tmp-{pid}")),
+    }
 }

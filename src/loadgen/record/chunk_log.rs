@@ -95,6 +95,11 @@ impl ChunkLog {
     pub fn heap_bytes(&self) -> usize {
         self.bytes.capacity()
     }
+
+    /// Bytes the chunks take (at most [`heap_bytes`](ChunkLog::heap_bytes)).
+    pub fn byte_len(&self) -> usize {
+        self.bytes.len()
+    }
 }
 
 impl std::fmt::Debug for ChunkLog {

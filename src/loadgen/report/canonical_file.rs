@@ -296,7 +296,8 @@ pub struct StageSpooled<'a> {
 
 /// [`write_canonical`] of stages whose detail was spooled: the document is made with a marker
 /// where each stage's detail goes, then written with the spools copied in its place (the same
-/// bytes as [`write_canonical`] of the stages' requests). Not to stdout.
+/// bytes as [`write_canonical`] of the stages' requests), to `path` atomically or to stdout
+/// when `path` is `-`.
 pub fn write_canonical_spooled(
     path: &Path,
     stages: &[StageSpooled<'_>],
@@ -330,31 +331,19 @@ pub fn write_canonical_spooled(
         .collect();
     let mut text = Vec::new();
     write_outs(&mut text, &outs).map_err(err)?;
+    if path == Path::new("-") {
+        let mut out = BufWriter::new(std::io::stdout().lock());
+        return copy_spooled(&mut out, &text, stages, &markers)
+            .and_then(|()| out.flush())
+            .map_err(err);
+    }
     let name = path
         .file_name()
         .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
     let tmp: PathBuf = path.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
     let result = File::create(&tmp)
         .and_then(|mut f| {
-            let mut rest = text.as_slice();
-            for (s, m) in stages
-                .iter()
-                .zip(&markers)
-                .filter(|(s, _)| !s.detail.is_empty())
-            {
-                let mut needle = ITEM_INDENT.to_vec();
-                needle.extend_from_slice(format!("\"{m}\"").as_bytes());
-                let at = find(rest, &needle).ok_or_else(|| {
-                    std::io::Error::other("the spooled detail's place was not found")
-                })?;
-                f.write_all(&rest[..at])?;
-                let copied = std::io::copy(&mut File::open(&s.detail.file.0)?, &mut f)?;
-                if copied == 0 {
-                    return Err(std::io::Error::other("a spooled detail file is empty"));
-                }
-                rest = &rest[at + needle.len()..];
-            }
-            f.write_all(rest)?;
+            copy_spooled(&mut f, &text, stages, &markers)?;
             f.sync_all()
         })
         .and_then(|()| std::fs::rename(&tmp, path));
@@ -362,6 +351,34 @@ pub fn write_canonical_spooled(
         let _ = std::fs::remove_file(&tmp);
     }
     result.map_err(err)
+}
+
+/// Writes `text` (the document with `markers`) to `out`, each stage's spool in its marker's
+/// place.
+fn copy_spooled<W: Write>(
+    out: &mut W,
+    text: &[u8],
+    stages: &[StageSpooled<'_>],
+    markers: &[String],
+) -> std::io::Result<()> {
+    let mut rest = text;
+    for (s, m) in stages
+        .iter()
+        .zip(markers)
+        .filter(|(s, _)| !s.detail.is_empty())
+    {
+        let mut needle = ITEM_INDENT.to_vec();
+        needle.extend_from_slice(format!("\"{m}\"").as_bytes());
+        let at = find(rest, &needle)
+            .ok_or_else(|| std::io::Error::other("the spooled detail's place was not found"))?;
+        out.write_all(&rest[..at])?;
+        let copied = std::io::copy(&mut File::open(&s.detail.file.0)?, out)?;
+        if copied == 0 {
+            return Err(std::io::Error::other("a spooled detail file is empty"));
+        }
+        rest = &rest[at + needle.len()..];
+    }
+    out.write_all(rest)
 }
 
 /// Where `needle` first occurs in `hay`.

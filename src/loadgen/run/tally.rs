@@ -2,7 +2,7 @@
 //! [`StageTally`], in the stage's order, and the tally keeps only what the stage's end needs —
 //! a few numbers per request for the metrics, the view and the series ([`MetricsTally`],
 //! [`ViewTally`], [`SeriesTally`]), the request's reads for the second pass over the
-//! inter-token latencies (packed, all requests' in one [`ChunkLog`]; none for a reply that came
+//! inter-token latencies (packed, in [`ChunkLog`] segments of 1 MiB; none for a reply that came
 //! in one read, which has none), and its canonical detail written to a spool file
 //! ([`DetailSpool`]).
 //! So the records themselves are let go as they end, and the stage's end sorts samples and
@@ -15,7 +15,7 @@
 use std::collections::BTreeMap;
 
 use crate::loadgen::measure::{itl_of, request_latencies, MetricsTally, Slo, StageMetrics};
-use crate::loadgen::record::{ChunkArrival, ChunkLog, RequestRecord};
+use crate::loadgen::record::{ChunkArrival, ChunkLog, ChunkLogIter, RequestRecord};
 use crate::loadgen::report::{
     DetailSpool, PercentileMetric, SpooledDetail, SummaryView, ViewTally,
 };
@@ -35,11 +35,9 @@ pub(super) struct StageTally {
     metrics: MetricsTally,
     view: ViewTally,
     series: SeriesTally,
-    /// The observed reads of each request with inter-token latencies, one after the other, for
-    /// the ITL's second pass ...
-    reads: ChunkLog,
-    /// ... and how many reads each of those requests has.
-    read_counts: Vec<u32>,
+    /// The observed reads of each request with inter-token latencies, for the ITL's second
+    /// pass (see [`Reads`]).
+    reads: Reads,
     spool: DetailSpool,
     spool_error: Option<std::io::Error>,
 }
@@ -51,8 +49,7 @@ impl StageTally {
             metrics: MetricsTally::with_capacity(config.slo, expected),
             view: ViewTally::with_capacity(expected),
             series: SeriesTally::new(),
-            reads: ChunkLog::new(),
-            read_counts: Vec::new(),
+            reads: Reads::default(),
             spool: config.spool,
             spool_error: None,
         }
@@ -68,8 +65,7 @@ impl StageTally {
             let reads = observed_reads(&r.chunks);
             // One read has no gap to time.
             if reads.len() > 1 {
-                self.read_counts.push(reads.len() as u32);
-                reads.into_iter().for_each(|c| self.reads.push(c));
+                self.reads.push(reads);
             }
         }
         if self.spool_error.is_none() {
@@ -92,7 +88,6 @@ impl StageTally {
             view: view_tally,
             series,
             reads,
-            read_counts,
             spool,
             spool_error,
         } = self;
@@ -101,18 +96,71 @@ impl StageTally {
             return Err(detail.write_error(source));
         }
         let metrics = metrics.finish(duration_s, target_rate, percentiles, |f| {
-            let mut all = reads.iter();
-            for &n in &read_counts {
-                itl_of(all.by_ref().take(n as usize), f);
-            }
+            reads.each(|all, n| itl_of(all.take(n), f));
         });
-        drop((reads, read_counts));
+        drop(reads);
         Ok(Tallied {
             metrics,
             view: view_tally.finish(view.0, percentiles.to_vec(), view.1),
             series: series.finish(),
             detail,
         })
+    }
+}
+
+/// Requests' reads, one request's after the other, in segments of about [`Reads::SEGMENT`]
+/// bytes: each a packed log and how many reads each of its requests has. Segments of a fixed
+/// size rather than one log that doubles, so the room held is the bytes used plus one segment
+/// (a doubling log holds up to twice its bytes, and three times while it is copied).
+struct Reads {
+    /// Bytes a segment is made with room for.
+    segment: usize,
+    segments: Vec<(ChunkLog, Vec<u32>)>,
+}
+
+impl Default for Reads {
+    fn default() -> Reads {
+        Reads {
+            segment: Reads::SEGMENT,
+            segments: Vec::new(),
+        }
+    }
+}
+
+impl Reads {
+    /// Bytes a segment is made with room for.
+    const SEGMENT: usize = 1 << 20;
+
+    /// Each request's reads, in the order pushed: `f` takes the next `n` from the iterator.
+    fn each(&self, mut f: impl FnMut(&mut ChunkLogIter<'_>, usize)) {
+        for (log, counts) in &self.segments {
+            let mut all = log.iter();
+            for &n in counts {
+                f(&mut all, n as usize);
+            }
+        }
+    }
+
+    /// Appends one request's reads.
+    fn push(&mut self, reads: Vec<ChunkArrival>) {
+        // A read takes at most 15 bytes (two varints): a request that might not fit starts a
+        // new segment (one of more reads than a segment holds gets one of its own, grown).
+        let room = |s: &(ChunkLog, Vec<u32>)| s.0.heap_bytes() - s.0.byte_len();
+        if self
+            .segments
+            .last()
+            .is_none_or(|s| room(s) < reads.len() * 15)
+        {
+            let chunks = self.segment / 4;
+            self.segments.push((
+                ChunkLog::with_capacity(chunks),
+                Vec::with_capacity(chunks / 64),
+            ));
+        }
+        if let Some((log, counts)) = self.segments.last_mut() {
+            counts.push(reads.len() as u32);
+            reads.into_iter().for_each(|c| log.push(c));
+        }
     }
 }
 
@@ -232,6 +280,26 @@ mod tests {
 
     fn info() -> StageInfo {
         StageInfo::fixture(10.0, Some(8))
+    }
+
+    #[test]
+    fn reads_in_many_segments_come_back_request_by_request() {
+        let mut reads = Reads {
+            segment: 256,
+            ..Reads::default()
+        };
+        let all: Vec<Vec<ChunkArrival>> = recorded(60)
+            .iter()
+            .map(|r| observed_reads(&r.chunks))
+            .filter(|v| v.len() > 1)
+            .collect();
+        for v in &all {
+            reads.push(v.clone());
+        }
+        assert!(reads.segments.len() > 5, "{}", reads.segments.len());
+        let mut back = Vec::new();
+        reads.each(|all, n| back.push(all.take(n).collect::<Vec<_>>()));
+        assert_eq!(back, all);
     }
 
     #[test]
