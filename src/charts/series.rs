@@ -93,15 +93,8 @@ pub fn build_series(ds: &Dataset, indices: &[usize], spec: &ChartSpec) -> Vec<Se
     let Some(x_col) = ds.column(&spec.x) else {
         return Vec::new();
     };
-    let by_cols: Vec<Option<ColumnRef<'_>>> = spec.series_by.iter().map(|k| ds.column(k)).collect();
-    let facet_col = spec.facet_by.as_ref().and_then(|k| ds.column(k));
     // Each (facet, series, x) combination is a point: its sum and its records.
-    let mut combos = Combos::new(
-        std::iter::once(facet_col)
-            .chain(by_cols.iter().copied())
-            .chain(std::iter::once(Some(x_col)))
-            .map(|c| c.map(|c| (c.codes, c.dict.len()))),
-    );
+    let mut combos = point_combos(ds, spec, x_col);
     let mut points: Vec<PointSum> = Vec::new();
     let mut first_rows: Vec<usize> = Vec::new();
     // The metric's column in the index: no record is read.
@@ -134,6 +127,19 @@ pub fn build_series(ds: &Dataset, indices: &[usize], spec: &ChartSpec) -> Vec<Se
         .map(|(sum, first)| (sum, first, None))
         .collect();
     series_of_points(ds, spec, x_col, points)
+}
+
+/// The chart's points as combinations of codes: (facet, series dimensions..., x), numbered by
+/// [`Combos::id`] in order of first appearance.
+fn point_combos<'a>(ds: &'a Dataset, spec: &ChartSpec, x_col: ColumnRef<'a>) -> Combos<'a> {
+    let by_cols = spec.series_by.iter().map(|k| ds.column(k));
+    let facet_col = spec.facet_by.as_ref().and_then(|k| ds.column(k));
+    Combos::new(
+        std::iter::once(facet_col)
+            .chain(by_cols)
+            .chain(std::iter::once(Some(x_col)))
+            .map(|c| c.map(|c| (c.codes, c.dict.len()))),
+    )
 }
 
 /// A point's sum and records, its first row (which holds its panel, series and x codes) and,
@@ -242,15 +248,7 @@ impl PointIndex {
         else {
             return index;
         };
-        let by_cols: Vec<Option<ColumnRef<'_>>> =
-            spec.series_by.iter().map(|k| ds.column(k)).collect();
-        let facet_col = spec.facet_by.as_ref().and_then(|k| ds.column(k));
-        let mut combos = Combos::new(
-            std::iter::once(facet_col)
-                .chain(by_cols.iter().copied())
-                .chain(std::iter::once(Some(x_col)))
-                .map(|c| c.map(|c| (c.codes, c.dict.len()))),
-        );
+        let mut combos = point_combos(ds, spec, x_col);
         for (i, slot) in index.point.iter_mut().enumerate() {
             if x_col.codes.get(i).copied().unwrap_or(0) == 0 {
                 continue;

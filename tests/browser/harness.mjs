@@ -124,3 +124,18 @@ export function useApp(dir = 'dist', prefix = '/') {
   });
   return app;
 }
+
+/** Counts the messages each worker sends the page, by kind (before the app's handler runs). */
+export function countWorkerMessages() {
+  const Real = window.Worker;
+  window.__workerKinds = {};
+  window.Worker = class extends Real {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener('message', (ev) => {
+        const kind = ev.data?.kind ?? '?';
+        window.__workerKinds[kind] = (window.__workerKinds[kind] ?? 0) + 1;
+      });
+    }
+  };
+}

@@ -6,7 +6,7 @@
 // their CDF traces.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { newPage, screenshot, useApp } from './harness.mjs';
+import { countWorkerMessages, newPage, screenshot, useApp } from './harness.mjs';
 import { servingPartsSource, servingValues } from './serving.mjs';
 
 const app = useApp('dist');
@@ -76,19 +76,7 @@ async function shown(page) {
 
 test('a serving JSON of 8,000 requests shows exactly its per-request values', async (t) => {
   const page = await newPage(app.browser, t);
-  await page.addInitScript(() => {
-    const Real = window.Worker;
-    window.__workerKinds = {};
-    window.Worker = class extends Real {
-      constructor(...args) {
-        super(...args);
-        this.addEventListener('message', (ev) => {
-          const kind = ev.data?.kind ?? '?';
-          window.__workerKinds[kind] = (window.__workerKinds[kind] ?? 0) + 1;
-        });
-      }
-    };
-  });
+  await page.addInitScript(countWorkerMessages);
   await page.goto(app.server.url);
   await page.waitForSelector('#empty-state');
   const size = await page.evaluate(({ src, n, k }) => {

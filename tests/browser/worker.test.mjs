@@ -3,7 +3,7 @@
 // read or a worker that crashes or fails to load ends as that file's error only.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { newPage, screenshot, waitForTraces, serveDist, launch } from './harness.mjs';
+import { countWorkerMessages, newPage, screenshot, waitForTraces, serveDist, launch } from './harness.mjs';
 
 function tidyCsv(rows) {
   const engines = ['vllm', 'sglang', 'tgi', 'trtllm'];
@@ -54,21 +54,6 @@ async function waitSettled(page, n) {
     n,
     { timeout: 60000 },
   );
-}
-
-/** Counts the messages each worker sends the page, by kind (before the app's handler runs). */
-function countWorkerMessages() {
-  const Real = window.Worker;
-  window.__workerKinds = {};
-  window.Worker = class extends Real {
-    constructor(...args) {
-      super(...args);
-      this.addEventListener('message', (ev) => {
-        const kind = ev.data?.kind ?? '?';
-        window.__workerKinds[kind] = (window.__workerKinds[kind] ?? 0) + 1;
-      });
-    }
-  };
 }
 
 /**
