@@ -45,6 +45,7 @@ mod console;
 mod fields;
 mod format;
 mod json;
+mod json_number;
 mod names;
 mod perfsuite;
 mod requests;

@@ -5,9 +5,9 @@
 //! random bytes, truncations, splices with another fixture, byte and token insertions,
 //! duplicated and deleted lines) and fed to [`ingest::detect`], [`ingest::read`],
 //! [`ingest::read_columnar`] (which must give the row read's records, warnings and mapping),
-//! [`ingest::read_as`] for every [`Format`], the streaming JSON reader
-//! [`ingest::read_json_stream`] (which must agree with [`ingest::read`] whenever it answers) and
-//! the per-request file summary of `benchlens inspect`. The test fails if any call panics or a
+//! [`ingest::read_as`] for every [`Format`], the streaming JSON readers
+//! [`ingest::read_json_stream`] and [`ingest::read_json_stream_columns`] (which must agree with
+//! [`ingest::read`] whenever they answer) and the per-request file summary of `benchlens inspect`. The test fails if any call panics or a
 //! reader disagrees, and saves the input that did to `target/fuzz-failures/`.
 //!
 //! Bounds: by default at most `BENCHLENS_FUZZ_ITERS=4000` mutations or
@@ -192,6 +192,21 @@ fn exercise(name: &str, bytes: &[u8]) -> Option<String> {
         // The streaming reader takes only what it reads exactly as the in-memory one does.
         if let Ok(Some(streamed)) = ingest::read_json_stream(name, bytes) {
             assert_eq!(Ok(streamed), ingest::read(name, bytes));
+        }
+        // So does its columnar form (a serving run's per-request numbers read by hand).
+        if let Ok(Some(c)) = ingest::read_json_stream_columns(name, bytes) {
+            let got = c.into_ingested();
+            let whole = ingest::read(name, bytes).expect("the streamed reader took it");
+            assert_eq!(
+                (got.records, got.format, got.warnings, got.mapping, got.note),
+                (
+                    whole.records,
+                    whole.format,
+                    whole.warnings,
+                    whole.mapping,
+                    whole.note
+                )
+            );
         }
         let _ = benchlens::cli::inspect_requests::summarise(bytes);
     }));

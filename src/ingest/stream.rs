@@ -17,6 +17,7 @@ use serde::de::{DeserializeOwned, IgnoredAny};
 use serde_json::{Map, Value};
 
 use super::json::{self, Docs};
+use super::json_number::{self, Scan};
 use super::requests::{numbers, Doc, Gaps, Lenient, OptF64, OptText, RequestArrays, ScratchGaps};
 use super::{finish, text, Contents, Format, Ingested, IngestedColumns};
 use crate::model::columns::{self, NumberLists};
@@ -134,6 +135,7 @@ fn read_in_chunks(
         eof: false,
         gaps,
         hint: 0,
+        scratch: Vec::new(),
     };
     let Some(doc) = w.object()? else {
         return Ok(None);
@@ -173,6 +175,8 @@ struct Window<'g, R> {
     /// The length of the first per-request array read: the others are as long, so their
     /// vectors start that large rather than doubling (and leaving the halves behind).
     hint: usize,
+    /// One request's gaps as they are read, before they are copied to where they go.
+    scratch: Vec<f64>,
 }
 
 /// `None` from a step: the content is not the plain case (or not JSON at all).
@@ -369,6 +373,127 @@ impl<R: BufRead> Window<'_, R> {
         }
     }
 
+    /// The number that comes next (after whitespace), read, when [`json_number::scan`] takes
+    /// it; `None`, nothing read, for anything else (left to serde_json).
+    #[inline]
+    fn number(&mut self) -> std::io::Result<Option<f64>> {
+        if self.peek()?.is_none() {
+            return Ok(None);
+        }
+        loop {
+            match json_number::scan(&self.buf[self.pos..]) {
+                Scan::Number(v, n) => {
+                    self.pos += n;
+                    return Ok(Some(v));
+                }
+                Scan::Other => return Ok(None),
+                Scan::Incomplete => {
+                    if !self.more()? {
+                        return Ok(None);
+                    }
+                }
+            }
+        }
+    }
+
+    /// A per-request array of numbers (`ttfts`, `input_lens`, ...) that comes next, as
+    /// [`Window::lenient`] of [`OptF64`] gives it: each number read by
+    /// [`json_number::scan`] as the array is read, any other element by serde_json.
+    fn numbers(&mut self) -> Step<Option<Vec<Option<f64>>>> {
+        if self.peek()? != Some(b'[') {
+            return Ok(self.parse::<Lenient<OptF64>>()?.map(numbers));
+        }
+        self.pos += 1;
+        let mut items = Vec::with_capacity(self.hint);
+        if self.peek()? == Some(b']') {
+            self.pos += 1;
+            return Ok(Some(Some(items)));
+        }
+        loop {
+            let item = match self.number()? {
+                Some(v) => Some(v),
+                None => match self.parse::<OptF64>()? {
+                    Some(x) => x.0,
+                    None => return Ok(None),
+                },
+            };
+            items.push(item);
+            match self.peek()? {
+                Some(b',') => self.pos += 1,
+                Some(b']') => {
+                    self.pos += 1;
+                    if self.hint == 0 {
+                        self.hint = items.len();
+                    }
+                    return Ok(Some(Some(items)));
+                }
+                _ => return Ok(None),
+            }
+        }
+    }
+
+    /// One request's gaps (the array that comes next, after whitespace) into `out`, read in
+    /// one pass, when every element is a number [`json_number::scan`] takes: true, the array
+    /// read. Otherwise false and nothing read (`out` cleared), for serde_json to read it.
+    fn plain_gaps(&mut self, out: &mut Vec<f64>) -> std::io::Result<bool> {
+        out.clear();
+        if self.peek()? != Some(b'[') {
+            return Ok(false);
+        }
+        // Offsets from `pos`, which stays at the `[` until the array is read whole (`more`
+        // keeps the bytes from `pos` on).
+        let mut at = 1;
+        let mut value_next = true;
+        loop {
+            let b = &self.buf[self.pos..];
+            while b.get(at).is_some_and(u8::is_ascii_whitespace) {
+                at += 1;
+            }
+            let Some(&c) = b.get(at) else {
+                if self.more()? {
+                    continue;
+                }
+                out.clear();
+                return Ok(false);
+            };
+            if value_next {
+                match json_number::scan(&b[at..]) {
+                    Scan::Number(v, n) => {
+                        out.push(v);
+                        at += n;
+                        // The common case, a comma right after the number, without a turn
+                        // of the loop.
+                        if b.get(at) == Some(&b',') {
+                            at += 1;
+                        } else {
+                            value_next = false;
+                        }
+                        continue;
+                    }
+                    Scan::Incomplete => {
+                        if self.more()? {
+                            continue;
+                        }
+                    }
+                    Scan::Other if c == b']' && out.is_empty() => {
+                        self.pos += at + 1;
+                        return Ok(true);
+                    }
+                    Scan::Other => {}
+                }
+            } else if c == b',' {
+                at += 1;
+                value_next = true;
+                continue;
+            } else if c == b']' {
+                self.pos += at + 1;
+                return Ok(true);
+            }
+            out.clear();
+            return Ok(false);
+        }
+    }
+
     /// The array that comes next (its `[` the next byte), as the `Value` parsing it whole
     /// gives, its elements parsed one at a time into a vector of [`Window::hint`]'s size.
     fn value_array(&mut self) -> Step<Value> {
@@ -378,36 +503,62 @@ impl<R: BufRead> Window<'_, R> {
         Ok(Some(Value::Array(items)))
     }
 
-    /// An `itls` array (next, its `[` not yet read) with each request's gaps pushed onto
-    /// [`Window::gaps`]; gives each request's stand-in: one NaN when it has gaps, none else.
+    /// An `itls` array (next, its `[` not yet read), each request's gaps read as
+    /// [`super::requests::Gaps`] reads them. With [`Window::gaps`], they are pushed there and
+    /// each request gets a stand-in: one NaN when it has gaps, none else; without, each gets
+    /// its gaps.
     fn gap_lists(&mut self) -> Step<Vec<Vec<f64>>> {
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let got = self.gap_lists_with(&mut scratch);
+        scratch.clear();
+        self.scratch = scratch;
+        got
+    }
+
+    /// [`Window::gap_lists`], `scratch` holding each request's gaps as they are read.
+    fn gap_lists_with(&mut self, scratch: &mut Vec<f64>) -> Step<Vec<Vec<f64>>> {
         if self.expect(b'[')?.is_none() {
             return Ok(None);
         }
-        let mut stand_ins = Vec::with_capacity(self.hint);
+        let mut lists = Vec::with_capacity(self.hint);
         if self.peek()? == Some(b']') {
             self.pos += 1;
-            return Ok(Some(stand_ins));
+            return Ok(Some(lists));
         }
         loop {
-            // Parsed into the reused buffer and copied once, into the list.
-            let Some(list) = self.parse::<ScratchGaps>()? else {
-                return Ok(None);
-            };
-            if let Some(g) = self.gaps.as_deref_mut() {
-                g.push(&list.0);
-            }
-            stand_ins.push(if list.0.is_empty() {
-                Vec::new()
+            // Read into a reused buffer (by hand when plain, else by serde_json) and copied
+            // once, to where it goes.
+            let list = if self.plain_gaps(scratch)? {
+                None
             } else {
-                vec![f64::NAN]
+                let Some(list) = self.parse::<ScratchGaps>()? else {
+                    return Ok(None);
+                };
+                Some(list)
+            };
+            let gaps = list.as_ref().map_or(scratch.as_slice(), |l| l.0.as_slice());
+            lists.push(match self.gaps.as_deref_mut() {
+                Some(g) => {
+                    g.push(gaps);
+                    if gaps.is_empty() {
+                        Vec::new()
+                    } else {
+                        vec![f64::NAN]
+                    }
+                }
+                None => gaps.to_vec(),
             });
-            list.recycle();
+            if let Some(list) = list {
+                list.recycle();
+            }
             match self.peek()? {
                 Some(b',') => self.pos += 1,
                 Some(b']') => {
                     self.pos += 1;
-                    return Ok(Some(stand_ins));
+                    if self.gaps.is_none() && self.hint == 0 {
+                        self.hint = lists.len();
+                    }
+                    return Ok(Some(lists));
                 }
                 _ => return Ok(None),
             }
@@ -446,7 +597,9 @@ impl<R: BufRead> Window<'_, R> {
             }
             let lifted = match key.as_str() {
                 "input_lens" | "output_lens" | "ttfts" | "start_times" => {
-                    let v = numbers(lift!(OptF64));
+                    let Some(v) = self.numbers()? else {
+                        return Ok(None);
+                    };
                     let some = v.is_some();
                     match key.as_str() {
                         "input_lens" => arrays.input_lens = v,
@@ -457,9 +610,9 @@ impl<R: BufRead> Window<'_, R> {
                     some
                 }
                 "itls" => {
-                    arrays.itls = if self.gaps.is_some() && self.peek()? == Some(b'[') {
+                    arrays.itls = if self.peek()? == Some(b'[') {
                         match self.gap_lists()? {
-                            Some(stand_ins) => Some(stand_ins),
+                            Some(lists) => Some(lists),
                             None => return Ok(None),
                         }
                     } else {
@@ -525,7 +678,9 @@ impl<R: BufRead> Window<'_, R> {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
+    use proptest::prelude::*;
 
     fn both(
         name: &str,
@@ -614,6 +769,87 @@ mod tests {
                 .ok()
                 .flatten();
             assert_eq!(s.as_ref(), whole.as_ref().ok(), "chunk {chunk}");
+        }
+    }
+
+    /// One element of a per-request array: mostly numbers (odd ones, some not JSON), then
+    /// what the readers take leniently or skip.
+    fn element() -> impl Strategy<Value = String> {
+        prop_oneof![
+            12 => "-?(0|[1-9][0-9]{0,20})(\\.[0-9]{1,20})?([eE][+-]?[0-9]{1,2})?",
+            2 => super::super::json_number::tests::number_text(),
+            1 => (0u64..1 << 20, 0u32..8).prop_map(|(m, k)| format!("{}", m as f64 / 10f64.powi(k as i32))),
+            1 => prop::sample::select(vec![
+                "null", "\"inf\"", "\"1,024\"", "\"x\"", "true", "[1, 2]", "[]", "{\"a\": 1}",
+                "{}", " 0.5 ", "\n-0\t", "1e400", "NaN", "-", "[[0.25]]",
+            ]).prop_map(String::from),
+        ]
+    }
+
+    /// A per-request array of `n` elements (or, now and then, something that is not one).
+    fn array(n: usize, item: BoxedStrategy<String>) -> BoxedStrategy<String> {
+        prop_oneof![
+            8 => (prop::collection::vec(item, n), prop::sample::select(vec![",", ", ", " ,\n"]))
+                .prop_map(|(v, sep)| format!("[{}]", v.join(sep))),
+            1 => prop::sample::select(vec!["7", "null", "{}", "\"a\"", "[]"]).prop_map(String::from),
+        ]
+        .boxed()
+    }
+
+    /// A serving run on one line with per-request arrays of odd content.
+    fn serving_doc() -> impl Strategy<Value = String> {
+        (1usize..6).prop_flat_map(|n| {
+            let gaps = prop_oneof![
+                6 => prop::collection::vec(element(), 0..6)
+                    .prop_map(|v| format!("[{}]", v.join(","))),
+                1 => element(),
+            ];
+            (
+                array(n, element().boxed()),
+                array(n, element().boxed()),
+                array(n, gaps.boxed()),
+                array(n, element().boxed()),
+                array(n, element().boxed()),
+            )
+                .prop_map(|(ttfts, lens, itls, outs, starts)| {
+                    format!(
+                        "{{\"model_id\": \"m\", \"request_throughput\": 2.0, \"ttfts\": {ttfts}, \
+                         \"input_lens\": {lens}, \"itls\": {itls}, \"output_lens\": {outs}, \
+                         \"start_times\": {starts}, \"latencies\": {lens}}}"
+                    )
+                })
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1024))]
+
+        /// The streamed readers (records and columns, the input cut in chunks of any size) give
+        /// what the in-memory reader gives, value for value (`{:?}` tells -0 from 0), or leave
+        /// the document to it; a document that is JSON is never left over.
+        #[test]
+        fn odd_arrays_read_as_the_in_memory_reader_reads_them(
+            doc in serving_doc(),
+            chunk in prop_oneof![1usize..16, Just(1 << 20)],
+        ) {
+            let whole = super::super::read("run.json", doc.as_bytes());
+            let is_json = serde_json::from_str::<Value>(&doc).is_ok();
+            let records = read_in_chunks("run.json", doc.as_bytes(), chunk, None).unwrap();
+            match &records {
+                Some(r) => prop_assert_eq!(Ok(format!("{r:?}")), whole.as_ref().map(|w| format!("{w:?}"))),
+                None => prop_assert!(!is_json, "a JSON document left over"),
+            }
+            match stream_columns("run.json", doc.as_bytes(), chunk).unwrap() {
+                Some(c) => {
+                    let g = c.into_ingested();
+                    let shown = |w: &Ingested| {
+                        format!("{:?}", (&w.records, w.format, &w.warnings, &w.mapping, &w.note))
+                    };
+                    prop_assert_eq!(Ok(shown(&g)), whole.as_ref().map(shown));
+                }
+                // Left to the record reader (gaps it could not give as columns).
+                None => prop_assert!(records.is_some() || !is_json),
+            }
         }
     }
 
