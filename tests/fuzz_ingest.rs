@@ -7,8 +7,9 @@
 //! [`ingest::read_columnar`] (which must give the row read's records, warnings and mapping),
 //! [`ingest::read_as`] for every [`Format`], the streaming JSON readers
 //! [`ingest::read_json_stream`] and [`ingest::read_json_stream_columns`] (which must agree with
-//! [`ingest::read`] whenever they answer) and the per-request file summary of `benchlens inspect`. The test fails if any call panics or a
-//! reader disagrees, and saves the input that did to `target/fuzz-failures/`.
+//! [`ingest::read`] whenever they answer) and the per-request file summary of `benchlens
+//! inspect`. The test fails if any call panics or a reader disagrees, and saves the input that
+//! did to `target/fuzz-failures/`.
 //!
 //! Bounds: by default at most `BENCHLENS_FUZZ_ITERS=4000` mutations or
 //! `BENCHLENS_FUZZ_SECS=30` seconds, whichever comes first. Run longer with e.g.
