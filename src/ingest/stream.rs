@@ -2,8 +2,11 @@
 //! the native command line's way to read a vLLM serving JSON of millions of per-request values
 //! without holding its text beside the records parsed from it.
 //!
-//! The document goes through the same visitor as the in-memory reader ([`super::requests`]:
-//! per-request arrays straight into typed vectors, everything else as `Value`), then through
+//! The document is lifted as the in-memory reader's visitor lifts it ([`super::requests`]:
+//! per-request arrays straight into typed vectors, everything else as `Value`); the numbers of
+//! the per-request arrays are read by hand as each array is read, in one pass
+//! ([`super::json_number`], the values serde_json gives; anything else in them is left to
+//! serde_json), and every other value is found whole and parsed by serde_json. Then through
 //! the same classification, reader and finishing as [`super::read`], so for the files it takes
 //! the result is the same. It takes only the plain case: one JSON document starting with `{`,
 //! UTF-8 (with or without a byte-order mark), nothing but whitespace after it, no bare
