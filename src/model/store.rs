@@ -394,12 +394,19 @@ impl Dataset {
     /// The metrics present in the records at `rows`, sorted.
     pub fn metrics_present(&self, rows: &[usize]) -> Vec<MetricKey> {
         let mut seen_sets = vec![false; self.index.metric_sets.len()];
+        let mut unseen = seen_sets.len();
         let mut present = vec![false; self.index.metric_keys.len()];
         for &row in rows {
+            // Once every set is seen the other rows cannot add a metric (a table whose rows
+            // all have the same metrics stops at its first row).
+            if unseen == 0 {
+                break;
+            }
             let Some(&set) = self.index.row_metric_set.get(row) else {
                 continue;
             };
             if !std::mem::replace(&mut seen_sets[set as usize], true) {
+                unseen -= 1;
                 for &k in &self.index.metric_sets[set as usize] {
                     present[k as usize] = true;
                 }
@@ -1053,7 +1060,18 @@ mod tests {
             let records = generated(&rows);
             // Kept as records; part kept as columns; after rows are removed.
             let mut ds = Dataset::new(records.clone());
-            proptest::prop_assert_eq!(ds.filter_pass(&f), filter_pass_by_rows(&ds, &f));
+            let pass = ds.filter_pass(&f);
+            proptest::prop_assert_eq!(&pass, &filter_pass_by_rows(&ds, &f));
+            // The metrics of the matching rows, every row looked at.
+            let metrics: BTreeSet<MetricKey> = pass
+                .rows
+                .iter()
+                .flat_map(|&r| records[r].metrics.keys().cloned())
+                .collect();
+            proptest::prop_assert_eq!(
+                ds.metrics_present(&pass.rows),
+                metrics.into_iter().collect::<Vec<_>>()
+            );
             let half = records.len() / 2;
             let mut mixed = Dataset::new(records[..half].to_vec());
             mixed.extend_columnar(Index::build(&records[half..]));
