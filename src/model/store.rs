@@ -1,7 +1,9 @@
 //! The dataset store: records (or, for a table of dimensions and metrics, no records at all)
 //! plus a dictionary-encoded index of every dimension and a column per metric, answering
 //! "which records match this filter" and "which values does each dimension take, with counts
-//! under the other filters" in one pass over the rows.
+//! under the other filters" together: decided once per configuration (distinct combination of
+//! dimension values and metric set, [`Dataset::configurations`]), then one pass over the
+//! rows' configuration numbers.
 
 mod configs;
 mod index;
@@ -511,7 +513,7 @@ impl Dataset {
     }
 
     /// Every dimension's values with counts, each under the filters on the other dimensions.
-    /// One pass over the rows whatever the number of dimensions.
+    /// Counted per configuration whatever the number of dimensions ([`Dataset::filter_pass`]).
     pub fn facets(&self, filter: &Filter) -> Vec<Facet> {
         self.filter_pass(filter).facets
     }
