@@ -1111,25 +1111,19 @@ mod tests {
     }
 
     #[test]
-    fn row_configurations_widen_as_needed() {
-        let mut ids = configs::RowConfigs::default();
-        for id in 0..70_000u32 {
-            ids.push(id);
-            let width = match id {
-                0..=255 => 1,
-                256..=65_535 => 2,
-                _ => 4,
-            };
-            assert_eq!(ids.width(), width, "{id}");
+    fn row_configurations_as_narrow_as_their_count() {
+        for (count, width) in [(1, 1), (256, 1), (257, 2), (65_536, 2), (65_537, 4)] {
+            let ids: Vec<u32> = (0..count).rev().collect();
+            let narrow = configs::RowConfigs::narrowed(ids, count as usize);
+            assert_eq!(narrow.width(), width, "{count}");
+            // Every number kept: the first row has the highest, the last row 0.
+            let mut selected = vec![false; count as usize];
+            selected[count as usize - 1] = true;
+            selected[0] = true;
+            let last = count as usize - 1;
+            let expected: Vec<usize> = if last == 0 { vec![0] } else { vec![0, last] };
+            assert_eq!(narrow.rows_where(&selected, 2), expected, "{count}");
         }
-        let mut selected = vec![false; 70_000];
-        for i in [0, 255, 256, 65_535, 65_536, 69_999] {
-            selected[i] = true;
-        }
-        assert_eq!(
-            ids.rows_where(&selected, 6),
-            [0, 255, 256, 65_535, 65_536, 69_999]
-        );
     }
 
     #[test]

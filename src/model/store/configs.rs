@@ -27,37 +27,14 @@ impl Default for RowConfigs {
 }
 
 impl RowConfigs {
-    /// Appends a row of configuration `id` (at most one more than any id so far), widening
-    /// when `id` no longer fits.
-    pub(super) fn push(&mut self, id: u32) {
-        match self {
-            RowConfigs::U8(v) => match u8::try_from(id) {
-                Ok(id) => v.push(id),
-                Err(_) => {
-                    let mut wide: Vec<u16> = Vec::with_capacity(v.capacity());
-                    wide.extend(v.iter().map(|&c| u16::from(c)));
-                    *self = RowConfigs::U16(wide);
-                    self.push(id);
-                }
-            },
-            RowConfigs::U16(v) => match u16::try_from(id) {
-                Ok(id) => v.push(id),
-                Err(_) => {
-                    let mut wide: Vec<u32> = Vec::with_capacity(v.capacity());
-                    wide.extend(v.iter().map(|&c| u32::from(c)));
-                    *self = RowConfigs::U32(wide);
-                    self.push(id);
-                }
-            },
-            RowConfigs::U32(v) => v.push(id),
-        }
-    }
-
-    fn reserve(&mut self, n: usize) {
-        match self {
-            RowConfigs::U8(v) => v.reserve(n),
-            RowConfigs::U16(v) => v.reserve(n),
-            RowConfigs::U32(v) => v.reserve(n),
+    /// `ids` (numbers below `count`) kept as narrow as `count` allows.
+    pub(super) fn narrowed(ids: Vec<u32>, count: usize) -> RowConfigs {
+        if count <= 1 << 8 {
+            RowConfigs::U8(ids.iter().map(|&id| id as u8).collect())
+        } else if count <= 1 << 16 {
+            RowConfigs::U16(ids.iter().map(|&id| id as u16).collect())
+        } else {
+            RowConfigs::U32(ids)
         }
     }
 
@@ -181,9 +158,9 @@ impl Configurations {
             .is_some();
         let mut firsts = Vec::new();
         let mut rows: Vec<usize> = Vec::new();
-        let mut of_row = RowConfigs::default();
-        of_row.reserve(n);
-        let mut note = |row: usize, id: u32, new: bool, of_row: &mut RowConfigs| {
+        // Four bytes a row while the rows are numbered, narrowed at the end.
+        let mut of_row: Vec<u32> = Vec::with_capacity(n);
+        let mut note = |row: usize, id: u32, new: bool, of_row: &mut Vec<u32>| {
             if new {
                 firsts.push(row);
                 rows.push(0);
@@ -216,10 +193,11 @@ impl Configurations {
                 note(row, id, new, &mut of_row);
             }
         }
+        let count = firsts.len();
         Configurations {
             firsts: std::sync::Arc::new(firsts),
             rows,
-            of_row,
+            of_row: RowConfigs::narrowed(of_row, count),
         }
     }
 }
