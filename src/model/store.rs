@@ -1,12 +1,15 @@
 //! The dataset store: records (or, for a table of dimensions and metrics, no records at all)
 //! plus a dictionary-encoded index of every dimension and a column per metric, answering
 //! "which records match this filter" and "which values does each dimension take, with counts
-//! under the other filters" in one pass over the rows.
+//! under the other filters" together: decided once per configuration (distinct combination of
+//! dimension values and metric set, [`Dataset::configurations`]), then one pass over the
+//! rows' configuration numbers.
 
+mod configs;
 mod index;
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, OnceLock};
 
 pub(crate) use index::Column;
@@ -93,8 +96,9 @@ pub struct Dataset {
     /// Runs of rows in order, each a file's rows (or part of one).
     runs: Vec<Run>,
     index: Index,
-    /// [`Dataset::configurations`], worked out on first use after each change.
-    configurations: OnceLock<Arc<Vec<usize>>>,
+    /// The configurations ([`Dataset::configurations`]) with each row's, worked out on first
+    /// use after each change.
+    configurations: OnceLock<Arc<configs::Configurations>>,
 }
 
 /// The rows a filter lets through and every dimension's values with their counts under the
@@ -392,12 +396,19 @@ impl Dataset {
     /// The metrics present in the records at `rows`, sorted.
     pub fn metrics_present(&self, rows: &[usize]) -> Vec<MetricKey> {
         let mut seen_sets = vec![false; self.index.metric_sets.len()];
+        let mut unseen = seen_sets.len();
         let mut present = vec![false; self.index.metric_keys.len()];
         for &row in rows {
+            // Once every set is seen the other rows cannot add a metric (a table whose rows
+            // all have the same metrics stops at its first row).
+            if unseen == 0 {
+                break;
+            }
             let Some(&set) = self.index.row_metric_set.get(row) else {
                 continue;
             };
             if !std::mem::replace(&mut seen_sets[set as usize], true) {
+                unseen -= 1;
                 for &k in &self.index.metric_sets[set as usize] {
                     present[k as usize] = true;
                 }
@@ -502,59 +513,43 @@ impl Dataset {
     }
 
     /// Every dimension's values with counts, each under the filters on the other dimensions.
-    /// One pass over the rows whatever the number of dimensions.
+    /// Counted per configuration whatever the number of dimensions ([`Dataset::filter_pass`]).
     pub fn facets(&self, filter: &Filter) -> Vec<Facet> {
         self.filter_pass(filter).facets
     }
 
-    /// [`Dataset::matching`] and [`Dataset::facets`] together, from one pass over the rows: a
-    /// row no filter rejects matches and counts in every dimension, a row exactly one filter
-    /// rejects counts in that filter's dimension only.
+    /// [`Dataset::matching`] and [`Dataset::facets`] together. A filter is decided once per
+    /// configuration ([`Dataset::configurations`]: rows of one configuration have the same
+    /// codes): a configuration no filter rejects matches and counts its rows in every
+    /// dimension, one exactly one filter rejects counts them in that filter's dimension only.
+    /// The matching rows are then one pass over the rows' configuration numbers.
     pub fn filter_pass(&self, filter: &Filter) -> FilterPass {
         let masks = self.masks(filter);
         let impossible = masks.iter().any(|(ci, _)| *ci == usize::MAX);
         let columns = &self.index.columns;
-        let n = self.len();
         let mut counts: Vec<Vec<usize>> =
             columns.iter().map(|c| vec![0; c.dict.len() + 1]).collect();
         let mut rows = Vec::new();
-        if impossible {
-            // No row matches and every count stays 0.
-        } else if masks.is_empty() {
-            // No filter: every row matches; each column counts its codes on its own.
-            rows = (0..n).collect();
-            for (col, counts) in columns.iter().zip(&mut counts) {
-                for &c in &col.codes[..n.min(col.codes.len())] {
-                    if let Some(x) = counts.get_mut(c as usize) {
-                        *x += 1;
-                    }
-                }
-            }
-        } else {
-            let checks: Vec<(usize, &[u32], &[bool])> = masks
-                .iter()
-                .map(|(ci, pass)| (*ci, columns[*ci].codes.as_slice(), pass.as_slice()))
-                .collect();
-            let passes = |codes: &[u32], pass: &[bool], row: usize| {
-                codes
-                    .get(row)
-                    .and_then(|&c| pass.get(c as usize))
-                    .copied()
-                    .unwrap_or(false)
+        if !impossible {
+            let configs = self.configuration_index();
+            let code = |ci: usize, row: usize| {
+                columns
+                    .get(ci)
+                    .and_then(|c| c.codes.get(row))
+                    .map_or(0, |&c| c as usize)
             };
-            let count = |counts: &mut Vec<usize>, codes: &[u32], row: usize| {
-                if let Some(x) = codes.get(row).and_then(|&c| counts.get_mut(c as usize)) {
-                    *x += 1;
-                }
-            };
-            for row in 0..n {
-                // Which constrained column (if exactly one) rejects this row.
+            let mut selected = vec![false; configs.firsts.len()];
+            let mut matching = 0;
+            for ((&first, &n), selected) in
+                configs.firsts.iter().zip(&configs.rows).zip(&mut selected)
+            {
+                // Which constrained column (if exactly one) rejects this configuration.
                 let mut failing = usize::MAX;
                 let mut failures = 0;
-                for &(ci, codes, pass) in &checks {
-                    if !passes(codes, pass, row) {
+                for (ci, pass) in &masks {
+                    if !pass.get(code(*ci, first)).copied().unwrap_or(false) {
                         failures += 1;
-                        failing = ci;
+                        failing = *ci;
                         if failures > 1 {
                             break;
                         }
@@ -562,23 +557,39 @@ impl Dataset {
                 }
                 match failures {
                     0 => {
-                        rows.push(row);
-                        for (col, counts) in columns.iter().zip(&mut counts) {
-                            count(counts, &col.codes, row);
+                        *selected = true;
+                        matching += n;
+                        for (ci, counts) in counts.iter_mut().enumerate() {
+                            if let Some(x) = counts.get_mut(code(ci, first)) {
+                                *x += n;
+                            }
                         }
                     }
                     1 => {
-                        if let (Some(col), Some(counts)) =
-                            (columns.get(failing), counts.get_mut(failing))
+                        if let Some(x) = counts
+                            .get_mut(failing)
+                            .and_then(|c| c.get_mut(code(failing, first)))
                         {
-                            count(counts, &col.codes, row);
+                            *x += n;
                         }
                     }
                     _ => {}
                 }
             }
+            rows = if masks.is_empty() {
+                (0..self.len()).collect()
+            } else {
+                configs.of_row.rows_where(&selected, matching)
+            };
         }
-        let facets = columns
+        let facets = self.facets_of(filter, counts);
+        FilterPass { rows, facets }
+    }
+
+    /// Every dimension's values with their `counts` (per column, by code).
+    fn facets_of(&self, filter: &Filter, counts: Vec<Vec<usize>>) -> Vec<Facet> {
+        let columns = &self.index.columns;
+        columns
             .iter()
             .zip(counts)
             .map(|(col, counts)| {
@@ -609,8 +620,7 @@ impl Dataset {
                     values,
                 }
             })
-            .collect();
-        FilterPass { rows, facets }
+            .collect()
     }
 
     /// One row of each configuration: the first row of every distinct combination of all
@@ -620,71 +630,15 @@ impl Dataset {
     /// answer from these rows as from every row: a table of a million rows of a few thousand
     /// configurations is walked once (per change of the dataset) rather than per question.
     pub fn configurations(&self) -> Arc<Vec<usize>> {
-        self.configurations
-            .get_or_init(|| Arc::new(self.first_of_each_configuration()))
-            .clone()
+        self.configuration_index().firsts.clone()
     }
 
-    fn first_of_each_configuration(&self) -> Vec<usize> {
-        let n = self.len();
-        let mut columns: Vec<(&[u32], u64)> = self
-            .index
-            .columns
-            .iter()
-            .map(|c| (c.codes.as_slice(), c.dict.len() as u64 + 1))
-            .collect();
-        columns.push((
-            self.index.row_metric_set.as_slice(),
-            self.index.metric_sets.len() as u64 + 1,
-        ));
-        let code = |codes: &[u32], row: usize| u64::from(codes.get(row).copied().unwrap_or(0));
-        let cells = columns
-            .iter()
-            .try_fold(1u64, |acc, &(_, radix)| acc.checked_mul(radix));
-        let mut firsts = Vec::new();
-        match cells {
-            // Few enough combinations for a bit per combination (at most 8 MiB).
-            Some(cells) if cells <= 1 << 26 => {
-                let mut seen = vec![0u64; (cells as usize).div_ceil(64)];
-                for row in 0..n {
-                    let k = columns
-                        .iter()
-                        .fold(0u64, |acc, &(codes, radix)| acc * radix + code(codes, row))
-                        as usize;
-                    if let Some(word) = seen.get_mut(k / 64) {
-                        let bit = 1u64 << (k % 64);
-                        if *word & bit == 0 {
-                            *word |= bit;
-                            firsts.push(row);
-                        }
-                    }
-                }
-            }
-            Some(_) => {
-                let mut seen: HashSet<u64> = HashSet::new();
-                for row in 0..n {
-                    let k = columns
-                        .iter()
-                        .fold(0u64, |acc, &(codes, radix)| acc * radix + code(codes, row));
-                    if seen.insert(k) {
-                        firsts.push(row);
-                    }
-                }
-            }
-            None => {
-                let mut seen: HashSet<Vec<u32>> = HashSet::new();
-                for row in 0..n {
-                    let k: Vec<u32> = columns
-                        .iter()
-                        .map(|&(codes, _)| codes.get(row).copied().unwrap_or(0))
-                        .collect();
-                    if seen.insert(k) {
-                        firsts.push(row);
-                    }
-                }
-            }
-        }
-        firsts
+    /// The configurations with each row's, worked out once per change of the dataset (one
+    /// pass over the rows; a byte a row for up to 256 configurations, two for up to 65,536,
+    /// else four).
+    fn configuration_index(&self) -> &configs::Configurations {
+        self.configurations
+            .get_or_init(|| Arc::new(configs::Configurations::new(&self.index)))
     }
 }
 
@@ -970,6 +924,206 @@ mod tests {
             assert_eq!(*Dataset::new(wide).configurations(), firsts, "{tags} tags");
         }
         assert!(Dataset::default().configurations().is_empty());
+    }
+
+    /// The filter pass before configurations (the reference for [`Dataset::filter_pass`]):
+    /// one pass over the rows: a
+    /// row no filter rejects matches and counts in every dimension, a row exactly one filter
+    /// rejects counts in that filter's dimension only.
+    fn filter_pass_by_rows(ds: &Dataset, filter: &Filter) -> FilterPass {
+        let masks = ds.masks(filter);
+        let impossible = masks.iter().any(|(ci, _)| *ci == usize::MAX);
+        let columns = &ds.index.columns;
+        let n = ds.len();
+        let mut counts: Vec<Vec<usize>> =
+            columns.iter().map(|c| vec![0; c.dict.len() + 1]).collect();
+        let mut rows = Vec::new();
+        if impossible {
+            // No row matches and every count stays 0.
+        } else if masks.is_empty() {
+            // No filter: every row matches; each column counts its codes on its own.
+            rows = (0..n).collect();
+            for (col, counts) in columns.iter().zip(&mut counts) {
+                for &c in &col.codes[..n.min(col.codes.len())] {
+                    if let Some(x) = counts.get_mut(c as usize) {
+                        *x += 1;
+                    }
+                }
+            }
+        } else {
+            let checks: Vec<(usize, &[u32], &[bool])> = masks
+                .iter()
+                .map(|(ci, pass)| (*ci, columns[*ci].codes.as_slice(), pass.as_slice()))
+                .collect();
+            let passes = |codes: &[u32], pass: &[bool], row: usize| {
+                codes
+                    .get(row)
+                    .and_then(|&c| pass.get(c as usize))
+                    .copied()
+                    .unwrap_or(false)
+            };
+            let count = |counts: &mut Vec<usize>, codes: &[u32], row: usize| {
+                if let Some(x) = codes.get(row).and_then(|&c| counts.get_mut(c as usize)) {
+                    *x += 1;
+                }
+            };
+            for row in 0..n {
+                // Which constrained column (if exactly one) rejects this row.
+                let mut failing = usize::MAX;
+                let mut failures = 0;
+                for &(ci, codes, pass) in &checks {
+                    if !passes(codes, pass, row) {
+                        failures += 1;
+                        failing = ci;
+                        if failures > 1 {
+                            break;
+                        }
+                    }
+                }
+                match failures {
+                    0 => {
+                        rows.push(row);
+                        for (col, counts) in columns.iter().zip(&mut counts) {
+                            count(counts, &col.codes, row);
+                        }
+                    }
+                    1 => {
+                        if let (Some(col), Some(counts)) =
+                            (columns.get(failing), counts.get_mut(failing))
+                        {
+                            count(counts, &col.codes, row);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let facets = ds.facets_of(filter, counts);
+        FilterPass { rows, facets }
+    }
+
+    /// Records from `(engine, gpu, batch, site, metric)` choices.
+    fn generated(rows: &[(u8, u8, u16, u8, u8)]) -> Vec<Record> {
+        let engines = ["vllm", "sglang", "tgi"];
+        let gpus = [None, Some("A100"), Some("H100")];
+        rows.iter()
+            .map(|&(e, g, b, site, m)| {
+                let mut r = rec(
+                    engines[usize::from(e) % 3],
+                    gpus[usize::from(g) % 3],
+                    u64::from(b),
+                );
+                if site % 4 != 0 {
+                    r.tags.insert("site".into(), format!("s{}", site % 4));
+                }
+                match m % 3 {
+                    0 => {}
+                    1 => r.set_metric(MetricKey::OutputThroughput, f64::from(b) * 1.5),
+                    _ => r.set_metric(MetricKey::Completed, f64::from(site)),
+                }
+                r
+            })
+            .collect()
+    }
+
+    /// A filter from `(dimension, value)` choices: engine, gpu (with "no value"), batch,
+    /// site, and a dimension no record has.
+    fn generated_filter(choices: &[(u8, u8)]) -> Filter {
+        let mut f = Filter::all();
+        for &(d, v) in choices {
+            f = match d % 5 {
+                0 => f.select(
+                    Dim::Engine,
+                    Some(["vllm", "sglang", "tgi", "trt"][usize::from(v) % 4].into()),
+                ),
+                1 => f.select(
+                    Dim::Gpu,
+                    [None, Some("A100".into()), Some("H100".into())][usize::from(v) % 3].clone(),
+                ),
+                2 => f.select(Dim::BatchSize, Some(f64::from(v % 8).into())),
+                3 => f.select(
+                    DimKey::Tag("site".into()),
+                    (v % 4 != 0).then(|| format!("s{}", v % 4).into()),
+                ),
+                _ => f.select(Dim::Model, (v % 2 == 0).then(|| "llama".into())),
+            };
+        }
+        f
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn filter_pass_by_configuration_equals_the_pass_over_rows(
+            rows in proptest::collection::vec((0u8..3, 0u8..3, 0u16..8, 0u8..4, 0u8..3), 0..120),
+            choices in proptest::collection::vec((0u8..5, 0u8..8), 0..5),
+            cut in 0usize..40,
+        ) {
+            let f = generated_filter(&choices);
+            let records = generated(&rows);
+            // Kept as records; part kept as columns; after rows are removed.
+            let mut ds = Dataset::new(records.clone());
+            let pass = ds.filter_pass(&f);
+            proptest::prop_assert_eq!(&pass, &filter_pass_by_rows(&ds, &f));
+            // The metrics of the matching rows, every row looked at.
+            let metrics: BTreeSet<MetricKey> = pass
+                .rows
+                .iter()
+                .flat_map(|&r| records[r].metrics.keys().cloned())
+                .collect();
+            proptest::prop_assert_eq!(
+                ds.metrics_present(&pass.rows),
+                metrics.into_iter().collect::<Vec<_>>()
+            );
+            let half = records.len() / 2;
+            let mut mixed = Dataset::new(records[..half].to_vec());
+            mixed.extend_columnar(Index::build(&records[half..]));
+            proptest::prop_assert_eq!(mixed.filter_pass(&f), filter_pass_by_rows(&ds, &f));
+            ds.remove_rows(cut..cut + 7);
+            proptest::prop_assert_eq!(ds.filter_pass(&f), filter_pass_by_rows(&ds, &f));
+        }
+    }
+
+    #[test]
+    fn filter_pass_over_hundreds_of_configurations() {
+        // 3 engines x 3 GPUs x 400 batches: 3,600 configurations, two bytes a row.
+        let rows: Vec<(u8, u8, u16, u8, u8)> = (0..4000u16)
+            .map(|i| ((i % 3) as u8, ((i / 3) % 3) as u8, i % 400, 1, 1))
+            .collect();
+        let ds = Dataset::new(generated(&rows));
+        assert_eq!(ds.configuration_index().of_row.width(), 2);
+        assert_eq!(ds.configurations().len(), 3600);
+        for choices in [
+            vec![],
+            vec![(0, 0)],
+            vec![(0, 1), (1, 2)],
+            vec![(2, 3), (4, 1)],
+        ] {
+            let f = generated_filter(&choices);
+            assert_eq!(ds.filter_pass(&f), filter_pass_by_rows(&ds, &f), "{f:?}");
+        }
+        let f = generated_filter(&[(0, 1), (1, 2)]);
+        let pass = ds.filter_pass(&f);
+        // sglang on H100: i % 3 == 1 and (i / 3) % 3 == 2.
+        let expected: Vec<usize> = (0..4000)
+            .filter(|i| i % 3 == 1 && (i / 3) % 3 == 2)
+            .collect();
+        assert_eq!(pass.rows, expected);
+    }
+
+    #[test]
+    fn row_configurations_as_narrow_as_their_count() {
+        for (count, width) in [(1, 1), (256, 1), (257, 2), (65_536, 2), (65_537, 4)] {
+            let ids: Vec<u32> = (0..count).rev().collect();
+            let narrow = configs::RowConfigs::narrowed(ids, count as usize);
+            assert_eq!(narrow.width(), width, "{count}");
+            // Every number kept: the first row has the highest, the last row 0.
+            let mut selected = vec![false; count as usize];
+            selected[count as usize - 1] = true;
+            selected[0] = true;
+            let last = count as usize - 1;
+            let expected: Vec<usize> = if last == 0 { vec![0] } else { vec![0, last] };
+            assert_eq!(narrow.rows_where(&selected, 2), expected, "{count}");
+        }
     }
 
     #[test]
