@@ -64,28 +64,33 @@ pub fn now_date() -> String {
 /// Writes `text` to `path` atomically (a temporary file in the same folder, then a rename), or
 /// to stdout when `path` is `-`.
 pub fn write_atomic(path: &Path, text: &str) -> Result<(), LoadgenError> {
-    if path == Path::new("-") {
-        let mut out = std::io::stdout().lock();
-        return out
-            .write_all(text.as_bytes())
-            .and_then(|()| out.flush())
-            .map_err(|source| LoadgenError::Write {
-                path: path.into(),
-                source,
-            });
-    }
+    write_atomic_with(path, |out| out.write_all(text.as_bytes()))
+}
+
+/// Writes what `write` writes to `path` atomically (buffered into a temporary file in the same
+/// folder, synced, then renamed over `path`; the temporary file is removed on failure), or to
+/// stdout when `path` is `-`.
+pub fn write_atomic_with(
+    path: &Path,
+    write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> Result<(), LoadgenError> {
     let err = |source| LoadgenError::Write {
         path: path.into(),
         source,
     };
+    if path == Path::new("-") {
+        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+        return write(&mut out).and_then(|()| out.flush()).map_err(err);
+    }
     let name = path
         .file_name()
         .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
     let tmp: PathBuf = path.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
     let result = std::fs::File::create(&tmp)
-        .and_then(|mut f| {
-            f.write_all(text.as_bytes())?;
-            f.sync_all()
+        .and_then(|f| {
+            let mut out = std::io::BufWriter::with_capacity(1 << 16, f);
+            write(&mut out)?;
+            out.into_inner().map_err(|e| e.into_error())?.sync_all()
         })
         .and_then(|()| std::fs::rename(&tmp, path));
     if result.is_err() {

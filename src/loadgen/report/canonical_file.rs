@@ -35,31 +35,7 @@ pub struct StageOut<'a> {
 /// folder, then a rename), or to stdout when `path` is `-`: byte for byte what
 /// [`canonical::to_json`] gives for the records with their requests' detail filled in.
 pub fn write_canonical(path: &Path, stages: &[StageOut<'_>]) -> Result<(), LoadgenError> {
-    let err = |source| LoadgenError::Write {
-        path: path.into(),
-        source,
-    };
-    if path == Path::new("-") {
-        let mut out = BufWriter::new(std::io::stdout().lock());
-        return write_doc(&mut out, stages)
-            .and_then(|()| out.flush())
-            .map_err(err);
-    }
-    let name = path
-        .file_name()
-        .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
-    let tmp: PathBuf = path.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
-    let result = File::create(&tmp)
-        .and_then(|f| {
-            let mut out = BufWriter::with_capacity(1 << 16, f);
-            write_doc(&mut out, stages)?;
-            out.into_inner().map_err(|e| e.into_error())?.sync_all()
-        })
-        .and_then(|()| std::fs::rename(&tmp, path));
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result.map_err(err)
+    super::write_atomic_with(path, |mut out| write_doc(&mut out, stages))
 }
 
 /// The document, pretty-printed as [`canonical::to_json`] prints it, and its final newline.
@@ -302,10 +278,6 @@ pub fn write_canonical_spooled(
     path: &Path,
     stages: &[StageSpooled<'_>],
 ) -> Result<(), LoadgenError> {
-    let err = |source| LoadgenError::Write {
-        path: path.into(),
-        source,
-    };
     let nonce = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());
@@ -330,27 +302,13 @@ pub fn write_canonical_spooled(
         })
         .collect();
     let mut text = Vec::new();
-    write_outs(&mut text, &outs).map_err(err)?;
-    if path == Path::new("-") {
-        let mut out = BufWriter::new(std::io::stdout().lock());
-        return copy_spooled(&mut out, &text, stages, &markers)
-            .and_then(|()| out.flush())
-            .map_err(err);
-    }
-    let name = path
-        .file_name()
-        .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
-    let tmp: PathBuf = path.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
-    let result = File::create(&tmp)
-        .and_then(|mut f| {
-            copy_spooled(&mut f, &text, stages, &markers)?;
-            f.sync_all()
-        })
-        .and_then(|()| std::fs::rename(&tmp, path));
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result.map_err(err)
+    write_outs(&mut text, &outs).map_err(|source| LoadgenError::Write {
+        path: path.into(),
+        source,
+    })?;
+    super::write_atomic_with(path, |mut out| {
+        copy_spooled(&mut out, &text, stages, &markers)
+    })
 }
 
 /// Writes `text` (the document with `markers`) to `out`, each stage's spool in its marker's
