@@ -250,7 +250,6 @@ async fn run(
                     .dyn_into::<Array>()
                     .map(|a| a.iter().filter_map(|w| w.as_string()).collect())
                     .unwrap_or_default();
-                records.reserve(total);
                 meta = Some(Meta {
                     format: text(&msg, "format").unwrap_or_default(),
                     warnings,
@@ -270,6 +269,11 @@ async fn run(
             Some("batch") => match (&mut table, field(&msg, "table").is_truthy()) {
                 (Some(t), true) => t.skip_rows(&data()).map(|n| received += n),
                 _ => decode_records(&data()).map(|batch| {
+                    if records.is_empty() {
+                        // Room for every record once they come as records: a table's rows
+                        // never do (hundreds of bytes a row of wasm memory for nothing).
+                        records.reserve(meta.as_ref().map_or(0, |m| m.total));
+                    }
                     received += batch.len();
                     records.extend(batch);
                 }),

@@ -172,9 +172,16 @@ try {
     try {
       const p = await b.newPage({ viewport: { width: 1400, height: 1000 } });
       p.on('pageerror', (e) => console.error('page error:', String(e).slice(0, 300)));
+      await p.addInitScript(() => {
+        addEventListener('TrunkApplicationStarted', (e) => {
+          window.__pageWasm = e.detail.wasm;
+        });
+      });
+      const wasmBytes = () => p.evaluate(() => window.__pageWasm?.memory?.buffer?.byteLength ?? 0);
       await p.goto(server.url);
       await p.waitForSelector('#empty-state');
       const rssEmpty = await rendererRss();
+      const wasmEmpty = await wasmBytes();
       const load = await dropTidy(p, 'tidy-1m.csv', 1_000_000);
       const count = await p.textContent('#match-count');
       const rssLoaded = await rendererRss();
@@ -186,7 +193,7 @@ try {
       await cdp.send('HeapProfiler.collectGarbage');
       await new Promise((r) => setTimeout(r, 1000));
       const heapCollected = await p.evaluate(() => performance.memory?.usedJSHeapSize ?? 0);
-      return { ...load, count, rssEmpty, rssLoaded, rssAfter, rssCollected: await rendererRss(), heapCollected, clicks };
+      return { ...load, count, rssEmpty, rssLoaded, rssAfter, rssCollected: await rendererRss(), heapCollected, clicks, wasmEmpty, wasm: await wasmBytes() };
     } finally {
       await b.close();
     }
@@ -202,6 +209,7 @@ try {
     console.log(`    filter click -> redrawn chart: median ${c[Math.floor(c.length / 2)].toFixed(1)} ms, max ${c.at(-1).toFixed(1)} ms over ${c.length} clicks`);
     console.log(`    page memory: renderer process ${(m.rssLoaded / 1e6).toFixed(0)} MB resident after the first chart (${(m.rssLoaded / m.size).toFixed(2)}x the file), ${(m.rssAfter / 1e6).toFixed(0)} MB after the clicks; JS heap ${(m.heap / 1e6).toFixed(0)} MB`);
     console.log(`    after a garbage collection: renderer process ${(m.rssCollected / 1e6).toFixed(0)} MB resident (${(m.rssCollected / m.size).toFixed(2)}x the file), JS heap ${(m.heapCollected / 1e6).toFixed(0)} MB; the page before the drop ${(m.rssEmpty / 1e6).toFixed(0)} MB`);
+    console.log(`    the page's wasm memory (it only grows, so this is its peak) ${(m.wasm / 1e6).toFixed(0)} MB (${(m.wasm / m.size).toFixed(2)}x the file; ${(m.wasmEmpty / 1e6).toFixed(0)} MB before the drop)`);
   }
   if (!ONLY_MILLION) {
     if (ONLY_SERVING) console.log('explorer in headless Chromium:');
