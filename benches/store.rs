@@ -140,7 +140,7 @@ fn million() {
         || {
             let table = charts::comparison_table(&c.series, &c.spec.metric);
             drop(black_box(benchlens::analysis::quality::comparison_notes(
-                &ds, &c.series, &table,
+                &ds, &indices, &c.spec, &table,
             )))
         },
         5,

@@ -225,7 +225,7 @@ fn all_seeds_together_merge_nothing() {
     for view in [View::Latency, View::Throughput, View::Scaling] {
         let (_, series) = default_chart(&ds, view).expect("chart");
         for p in series.iter().flat_map(|s| &s.points) {
-            if p.records.len() > 1 {
+            if p.merge.records > 1 {
                 assert!(p.merge.text().starts_with("mean of"), "{}", p.merge.text());
             }
         }
@@ -267,7 +267,7 @@ fn real_sglang_runs_at_one_rate_split_by_length() {
     let twice = series
         .iter()
         .flat_map(|s| &s.points)
-        .filter(|p| p.records.len() == 2)
+        .filter(|p| p.merge.records == 2)
         .count();
     assert!(twice >= 1);
     let online = dataset(&["real/h200-llama-3.3-70b-sglang-online.jsonl"]);

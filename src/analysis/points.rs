@@ -348,8 +348,15 @@ impl<'a> MergeFinder<'a> {
 
     /// The point made of `records` (dataset indices).
     pub fn merge(&self, records: &[usize]) -> PointMerge {
+        self.merge_of(records, records.len())
+    }
+
+    /// The point made of `count` records of which `records` (dataset indices) include one of
+    /// each configuration: rows of one configuration share every dimension's value, so one
+    /// row of each says what the point merges as well as all of them.
+    pub fn merge_of(&self, records: &[usize], count: usize) -> PointMerge {
         let mut merge = PointMerge {
-            records: records.len(),
+            records: count,
             dims: Vec::new(),
         };
         if records.len() < 2 {

@@ -5,7 +5,7 @@
 
 use super::improvement::ImprovementRow;
 use crate::charts::comparison::ComparisonTable;
-use crate::charts::series::Series;
+use crate::charts::series::{build_series_with_records, ChartSpec, Series};
 use crate::model::{format_number, Dataset, Dim, DimValue, MetricKey, Record};
 
 /// The kind of a flag, for icons and filtering.
@@ -159,11 +159,13 @@ fn may_flag(ds: &Dataset) -> bool {
 }
 
 /// The data-quality notes of every record drawn at `x` (in the panel `facet`) in a chart's
-/// `series`, each note once: a note that holds for every series drawn there stands alone, one
-/// that holds for only some names them (`vllm: 3 requests failed`).
+/// `series`, each given with its points' records (dataset indices, per point as
+/// [`build_series_with_records`] gives them), each note once: a note that holds for every
+/// series drawn there stands alone, one that holds for only some names them (`vllm: 3
+/// requests failed`).
 pub fn point_notes(
     ds: &Dataset,
-    series: &[Series],
+    series: &[(Series, Vec<Vec<usize>>)],
     facet: Option<&DimValue>,
     x: &DimValue,
 ) -> Vec<String> {
@@ -173,11 +175,11 @@ pub fn point_notes(
     // Note text -> the series it applies to, in first-seen order.
     let mut notes: Vec<(String, Vec<&str>)> = Vec::new();
     let mut drawn = 0;
-    for s in series.iter().filter(|s| s.facet.as_ref() == facet) {
+    for (s, rows) in series.iter().filter(|(s, _)| s.facet.as_ref() == facet) {
         let mut here = false;
-        for p in s.points.iter().filter(|p| &p.x == x) {
+        for (_, rows) in s.points.iter().zip(rows).filter(|(p, _)| &p.x == x) {
             here = true;
-            for r in p.records.iter().filter_map(|&i| ds.record(i)) {
+            for r in rows.iter().filter_map(|&i| ds.record(i)) {
                 for f in record_flags(&r) {
                     match notes.iter_mut().find(|(t, _)| *t == f.text) {
                         Some((_, names)) if !names.contains(&s.name.as_str()) => {
@@ -236,13 +238,24 @@ pub fn split_shared_notes(rows: Vec<Vec<String>>) -> TableNotes {
     }
 }
 
-/// The notes of a chart's comparison table, one entry per row of `table`.
-pub fn comparison_notes(ds: &Dataset, series: &[Series], table: &ComparisonTable) -> TableNotes {
+/// The notes of a chart's comparison table (of the chart `spec` draws from the records at
+/// `indices`), one entry per row of `table`.
+pub fn comparison_notes(
+    ds: &Dataset,
+    indices: &[usize],
+    spec: &ChartSpec,
+    table: &ComparisonTable,
+) -> TableNotes {
+    if !may_flag(ds) {
+        return split_shared_notes(vec![Vec::new(); table.rows.len()]);
+    }
+    // The points again, with their records: the chart keeps only their sums.
+    let series = build_series_with_records(ds, indices, spec);
     split_shared_notes(
         table
             .rows
             .iter()
-            .map(|row| point_notes(ds, series, row.facet.as_ref(), &row.x))
+            .map(|row| point_notes(ds, &series, row.facet.as_ref(), &row.x))
             .collect(),
     )
 }
@@ -308,20 +321,26 @@ mod tests {
         let point = |i: usize| SeriesPoint {
             x: x.clone(),
             y: 1.0,
-            records: vec![i],
+            first_record: i,
             merge: Default::default(),
         };
         let series = vec![
-            Series {
-                name: "sgl".into(),
-                facet: None,
-                points: vec![point(0)],
-            },
-            Series {
-                name: "vllm".into(),
-                facet: None,
-                points: vec![point(1)],
-            },
+            (
+                Series {
+                    name: "sgl".into(),
+                    facet: None,
+                    points: vec![point(0)],
+                },
+                vec![vec![0]],
+            ),
+            (
+                Series {
+                    name: "vllm".into(),
+                    facet: None,
+                    points: vec![point(1)],
+                },
+                vec![vec![1]],
+            ),
         ];
         let notes = point_notes(&ds, &series, None, &x).join("; ");
         let inf = record_flags(&ds.record(0).unwrap())[0].text.clone();

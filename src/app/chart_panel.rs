@@ -262,9 +262,8 @@ fn ComparisonTableView(
         let facet = r.spec.facet_by.clone();
         let markdown =
             comparison_text_table(&table, facet.as_ref(), &r.spec.x, &r.spec.metric).to_markdown();
-        let notes = state
-            .dataset
-            .with_untracked(|h| comparison_notes(&h.dataset, &r.series, &table));
+        let notes =
+            state.with_filtered_untracked(|ds, rows| comparison_notes(ds, rows, &r.spec, &table));
         let unit = r
             .spec
             .metric

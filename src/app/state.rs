@@ -302,6 +302,12 @@ impl AppState {
         self.dataset.with(|h| f(&h.dataset, &pass.rows))
     }
 
+    /// [`AppState::with_filtered`], untracked.
+    pub fn with_filtered_untracked<T>(&self, f: impl FnOnce(&Dataset, &[usize]) -> T) -> T {
+        let pass = self.matching.get_untracked().0;
+        self.dataset.with_untracked(|h| f(&h.dataset, &pass.rows))
+    }
+
     /// Every dimension's values with their counts under the current filter (tracked).
     pub fn facets(&self) -> Vec<Facet> {
         self.matching.with(|m| m.0.facets.clone())

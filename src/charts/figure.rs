@@ -48,7 +48,7 @@ fn hover_text(ds: &Dataset, s: &Series, p: &SeriesPoint, spec: &ChartSpec) -> St
     if !merge.is_empty() {
         lines.push(format!("<b>{}</b>", escape_html(&merge)));
     }
-    if let Some(r) = p.records.first().and_then(|&i| ds.record(i)) {
+    if let Some(r) = ds.record(p.first_record) {
         let merged: Vec<&DimKey> = p.merge.dims.iter().map(|d| &d.dim).collect();
         for (k, v) in r.dims() {
             if k == spec.x || spec.facet_by.as_ref() == Some(&k) || merged.contains(&&k) {
@@ -111,7 +111,7 @@ pub fn plot(ds: &Dataset, series: &[Series], spec: &ChartSpec) -> Plot {
     let merged_points = series
         .iter()
         .flat_map(|s| &s.points)
-        .filter(|p| p.records.len() > 1)
+        .filter(|p| p.merge.records > 1)
         .count();
     let merged_anywhere = merged_points > 0;
     // "mean of N" on the points themselves only while it stays legible: with many merged

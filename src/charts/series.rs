@@ -56,12 +56,13 @@ impl ChartSpec {
 pub struct SeriesPoint {
     /// The x value.
     pub x: DimValue,
-    /// The mean of the metric over `records`.
+    /// The mean of the metric over the point's records (`merge.records` of them).
     pub y: f64,
-    /// Indices (into the dataset) of the records averaged into this point.
-    pub records: Vec<usize>,
-    /// What the point stands for when its records differ in a dimension (see
-    /// [`crate::analysis::points`]); empty for one configuration.
+    /// Index (into the dataset) of the first record averaged into this point, in the order
+    /// the records were given.
+    pub first_record: usize,
+    /// How many records the point averages, and what it stands for when they differ in a
+    /// dimension (see [`crate::analysis::points`]); no dimensions for one configuration.
     pub merge: PointMerge,
 }
 
@@ -76,8 +77,25 @@ pub struct Series {
     pub points: Vec<SeriesPoint>,
 }
 
-/// A point being accumulated: the sum of the metric and the records summed.
-type PointSum = (f64, Vec<usize>);
+/// A point gathered from the rows: the sum of the metric over its records, how many, its
+/// first row (which holds its panel, series and x codes) and how to find what it merges.
+struct Gathered<'p> {
+    sum: f64,
+    records: usize,
+    first: usize,
+    merge: MergeOf<'p>,
+}
+
+/// A series with, per point, the rows it was gathered from ([`MergeOf::rows`]).
+type SeriesRecords = (Series, Vec<Vec<usize>>);
+
+/// Rows that stand for every configuration of a point (all its rows, or one row of each
+/// configuration; see [`MergeFinder::merge_of`]), with, where what the point merges may be
+/// kept, the place to keep it.
+struct MergeOf<'p> {
+    rows: Vec<usize>,
+    kept: Option<&'p OnceLock<PointMerge>>,
+}
 
 /// Dictionary codes sort like values, but "no value" (code 0) goes last.
 fn code_rank(c: u32) -> u32 {
@@ -90,13 +108,25 @@ fn code_rank(c: u32) -> u32 {
 /// order (numbers numerically, `inf` last), not name order. Works on the dataset's dictionary
 /// codes, so its cost per record is a few integer operations.
 pub fn build_series(ds: &Dataset, indices: &[usize], spec: &ChartSpec) -> Vec<Series> {
+    build_series_with_records(ds, indices, spec)
+        .into_iter()
+        .map(|(s, _)| s)
+        .collect()
+}
+
+/// [`build_series`] with, per series, each point's records (dataset indices, in the order
+/// given), for what reads the records behind the points (a table's data-quality notes).
+pub fn build_series_with_records(
+    ds: &Dataset,
+    indices: &[usize],
+    spec: &ChartSpec,
+) -> Vec<SeriesRecords> {
     let Some(x_col) = ds.column(&spec.x) else {
         return Vec::new();
     };
     // Each (facet, series, x) combination is a point: its sum and its records.
     let mut combos = point_combos(ds, spec, x_col);
-    let mut points: Vec<PointSum> = Vec::new();
-    let mut first_rows: Vec<usize> = Vec::new();
+    let mut points: Vec<(f64, Vec<usize>)> = Vec::new();
     // The metric's column in the index: no record is read.
     let Some(values) = ds.metric_values(&spec.metric) else {
         return Vec::new();
@@ -115,7 +145,6 @@ pub fn build_series(ds: &Dataset, indices: &[usize], spec: &ChartSpec) -> Vec<Se
         let p = combos.id(i) as usize;
         if p == points.len() {
             points.push((0.0, Vec::new()));
-            first_rows.push(i);
         }
         let point = &mut points[p];
         point.0 += y;
@@ -123,8 +152,12 @@ pub fn build_series(ds: &Dataset, indices: &[usize], spec: &ChartSpec) -> Vec<Se
     }
     let points = points
         .into_iter()
-        .zip(first_rows)
-        .map(|(sum, first)| (sum, first, None))
+        .map(|(sum, rows)| Gathered {
+            sum,
+            records: rows.len(),
+            first: rows.first().copied().unwrap_or(0),
+            merge: MergeOf { rows, kept: None },
+        })
         .collect();
     series_of_points(ds, spec, x_col, points)
 }
@@ -142,29 +175,25 @@ fn point_combos<'a>(ds: &'a Dataset, spec: &ChartSpec, x_col: ColumnRef<'a>) -> 
     )
 }
 
-/// A point's sum and records, its first row (which holds its panel, series and x codes) and,
-/// where what it merges may be kept, the place to keep it.
-type Gathered<'p> = (PointSum, usize, Option<&'p OnceLock<PointMerge>>);
-
 /// The series of `points` in value order, each point with what it merges.
 fn series_of_points(
     ds: &Dataset,
     spec: &ChartSpec,
     x_col: ColumnRef<'_>,
     points: Vec<Gathered<'_>>,
-) -> Vec<Series> {
+) -> Vec<SeriesRecords> {
     let by_cols: Vec<Option<ColumnRef<'_>>> = spec.series_by.iter().map(|k| ds.column(k)).collect();
     let facet_col = spec.facet_by.as_ref().and_then(|k| ds.column(k));
     // (facet code, series codes) -> x code -> (sum, records).
     let code = |c: Option<ColumnRef<'_>>, i: usize| c.map_or(0, |c| c.codes[i]);
-    type Kept<'p> = (PointSum, Option<&'p OnceLock<PointMerge>>);
-    let mut groups: HashMap<(u32, Vec<u32>), BTreeMap<u32, Kept<'_>>> = HashMap::new();
-    for (point, i, kept) in points {
+    let mut groups: HashMap<(u32, Vec<u32>), BTreeMap<u32, Gathered<'_>>> = HashMap::new();
+    for point in points {
+        let i = point.first;
         let key: Vec<u32> = by_cols.iter().map(|c| code(*c, i)).collect();
         groups
             .entry((code(facet_col, i), key))
             .or_default()
-            .insert(x_col.codes[i], (point, kept));
+            .insert(x_col.codes[i], point);
     }
     let name_of = |codes: &[u32]| -> String {
         if by_cols.is_empty() {
@@ -182,27 +211,32 @@ fn series_of_points(
     };
     let drawn = spec.drawn();
     let finder = MergeFinder::new(ds, &drawn);
-    let mut keyed: Vec<((u32, Vec<u32>), Series)> = groups
+    let mut keyed: Vec<((u32, Vec<u32>), SeriesRecords)> = groups
         .into_iter()
         .map(|((facet, codes), points)| {
+            let (points, rows): (Vec<SeriesPoint>, Vec<Vec<usize>>) = points
+                .into_iter()
+                .map(|(x, p)| {
+                    let merge = || finder.merge_of(&p.merge.rows, p.records);
+                    let point = SeriesPoint {
+                        x: x_col.dict[x as usize - 1].clone(),
+                        y: p.sum / p.records as f64,
+                        first_record: p.first,
+                        merge: match p.merge.kept {
+                            Some(k) => k.get_or_init(merge).clone(),
+                            None => merge(),
+                        },
+                    };
+                    (point, p.merge.rows)
+                })
+                .unzip();
             let series = Series {
                 name: name_of(&codes),
                 facet: facet_col
                     .and_then(|c| c.dict.get((facet as usize).wrapping_sub(1)).cloned()),
-                points: points
-                    .into_iter()
-                    .map(|(x, ((sum, recs), kept))| SeriesPoint {
-                        x: x_col.dict[x as usize - 1].clone(),
-                        y: sum / recs.len() as f64,
-                        merge: match kept {
-                            Some(k) => k.get_or_init(|| finder.merge(&recs)).clone(),
-                            None => finder.merge(&recs),
-                        },
-                        records: recs,
-                    })
-                    .collect(),
+                points,
             };
-            ((facet, codes), series)
+            ((facet, codes), (series, rows))
         })
         .collect();
     keyed.sort_by(|((fa, a), _), ((fb, b), _)| {
@@ -215,17 +249,21 @@ fn series_of_points(
     keyed.into_iter().map(|(_, s)| s).collect()
 }
 
-/// Which point of a chart each row of a dataset falls on, worked out once for a dataset and a
-/// chart ([`PointIndex::new`]) so that each filter then only sums its rows
-/// ([`build_series_indexed`]).
+/// Which point of a chart each configuration of a dataset ([`Dataset::configurations`]: rows
+/// with the same value in every dimension and the same metrics) falls on, worked out once
+/// for a dataset and a chart ([`PointIndex::new`]), so that each filter then only sums its
+/// rows ([`build_series_indexed`]). Rows of one configuration share their x, series and panel
+/// values, hence their point: the index is a few numbers per configuration, not one per row.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PointIndex {
-    /// Per row: its point, numbered in order of first appearance; [`PointIndex::NOT_DRAWN`]
-    /// for a row without the x value or the metric, or whose value is NaN.
+    /// The rows of the dataset it was made for.
+    rows_of_dataset: usize,
+    /// Per configuration: its point, numbered in order of first appearance, or
+    /// [`PointIndex::NOT_DRAWN`] for one without the x value or the metric.
     point: Vec<u32>,
-    /// Per point: its first row (which holds its panel, series and x codes).
+    /// Per point: a row of it (which holds its panel, series and x codes).
     first_row: Vec<usize>,
-    /// Per point: how many rows fall on it.
+    /// Per point: how many rows are drawn on it (those whose value is not NaN).
     rows: Vec<usize>,
     /// Per point: what it merges when all its rows are drawn (as an unfiltered chart, or one
     /// filtered on what it draws, draws them), worked out the first time.
@@ -233,13 +271,16 @@ pub struct PointIndex {
 }
 
 impl PointIndex {
-    /// A row on no point.
+    /// A configuration on no point.
     const NOT_DRAWN: u32 = u32::MAX;
 
-    /// The points of every row of `ds` under `spec` (one pass over the rows).
+    /// The points of every configuration of `ds` under `spec` (one pass over the
+    /// configurations, one over the rows to count what each point draws).
     pub fn new(ds: &Dataset, spec: &ChartSpec) -> PointIndex {
+        let configurations = ds.configurations();
         let mut index = PointIndex {
-            point: vec![Self::NOT_DRAWN; ds.len()],
+            rows_of_dataset: ds.len(),
+            point: vec![Self::NOT_DRAWN; configurations.len()],
             first_row: Vec::new(),
             rows: Vec::new(),
             merges: Vec::new(),
@@ -249,35 +290,45 @@ impl PointIndex {
             return index;
         };
         let mut combos = point_combos(ds, spec, x_col);
-        for (i, slot) in index.point.iter_mut().enumerate() {
-            if x_col.codes.get(i).copied().unwrap_or(0) == 0 {
+        for (slot, &row) in index.point.iter_mut().zip(configurations.iter()) {
+            // The metric is in a row's metric set, which its configuration includes.
+            if x_col.codes.get(row).copied().unwrap_or(0) == 0 || values.get(row).is_none() {
                 continue;
             }
-            if values.get(i).is_none_or(f64::is_nan) {
-                continue;
-            }
-            let p = combos.id(i);
+            let p = combos.id(row);
             if p as usize == index.first_row.len() {
-                index.first_row.push(i);
-                index.rows.push(0);
-            }
-            if let Some(n) = index.rows.get_mut(p as usize) {
-                *n += 1;
+                index.first_row.push(row);
             }
             *slot = p;
         }
+        index.rows = vec![0; index.first_row.len()];
+        let column = values.column();
+        ds.each_configuration(None, |row, c| {
+            let p = index
+                .point
+                .get(c as usize)
+                .copied()
+                .unwrap_or(Self::NOT_DRAWN);
+            if column.get(row).is_some_and(|y| !y.is_nan()) {
+                if let Some(n) = index.rows.get_mut(p as usize) {
+                    *n += 1;
+                }
+            }
+        });
         index.merges = index.rows.iter().map(|_| OnceLock::new()).collect();
         index
     }
 
-    /// Whether this index is for `ds` (its row count).
+    /// Whether this index is for `ds` (its row and configuration counts).
     pub fn fits(&self, ds: &Dataset) -> bool {
-        self.point.len() == ds.len()
+        self.rows_of_dataset == ds.len() && self.point.len() == ds.configurations().len()
     }
 }
 
-/// [`build_series`] with the rows' points looked up in `points` ([`PointIndex::new`] of the same
-/// dataset and spec) rather than worked out: the same series, the same sums in the same order.
+/// [`build_series`] with the points looked up in `points` ([`PointIndex::new`] of the same
+/// dataset and spec) rather than worked out: the same series, with each point's sum taken in
+/// the same order. One pass over `indices` reading each row's configuration and value; what
+/// a point merges is worked out from one row of each configuration it drew.
 pub fn build_series_indexed(
     ds: &Dataset,
     indices: &[usize],
@@ -288,37 +339,62 @@ pub fn build_series_indexed(
         return Vec::new();
     };
     let column = values.column();
-    let mut sums: Vec<PointSum> = vec![(0.0, Vec::new()); points.first_row.len()];
-    for &i in indices {
+    // Per point: sum, rows, first row.
+    let mut sums: Vec<(f64, usize, usize)> = vec![(0.0, 0, 0); points.first_row.len()];
+    // Per configuration: whether a row of it was drawn.
+    let mut drew = vec![false; points.point.len()];
+    ds.each_configuration(Some(indices), |row, c| {
         let p = points
             .point
-            .get(i)
+            .get(c as usize)
             .copied()
-            .unwrap_or(PointIndex::NOT_DRAWN) as usize;
-        if let (Some(sum), Some(&y)) = (sums.get_mut(p), column.get(i)) {
-            if sum.1.is_empty() {
-                // Room for every row of the point at once.
-                sum.1
-                    .reserve_exact(points.rows.get(p).copied().unwrap_or(0));
-            }
-            sum.0 += y;
-            sum.1.push(i);
+            .unwrap_or(PointIndex::NOT_DRAWN);
+        let (Some(sum), Some(&y)) = (sums.get_mut(p as usize), column.get(row)) else {
+            return;
+        };
+        if y.is_nan() {
+            return;
+        }
+        if sum.1 == 0 {
+            sum.2 = row;
+        }
+        sum.0 += y;
+        sum.1 += 1;
+        if let Some(d) = drew.get_mut(c as usize) {
+            *d = true;
+        }
+    });
+    // One row of each configuration drawn, per point.
+    let mut standing: Vec<Vec<usize>> = vec![Vec::new(); sums.len()];
+    let configurations = ds.configurations();
+    for ((&d, &p), &row) in drew.iter().zip(&points.point).zip(configurations.iter()) {
+        if let (true, Some(rows)) = (d, standing.get_mut(p as usize)) {
+            rows.push(row);
         }
     }
     let drawn = sums
         .into_iter()
+        .zip(standing)
         .enumerate()
-        .filter(|(_, sum)| !sum.1.is_empty())
-        .map(|(p, sum)| {
+        .filter(|(_, ((_, n, _), _))| *n > 0)
+        .map(|(p, ((sum, records, first), rows))| {
             // A point with all its rows merges what it merges unfiltered: worked out once.
-            let merge = points
+            let kept = points
                 .merges
                 .get(p)
-                .filter(|_| points.rows.get(p) == Some(&sum.1.len()));
-            (sum, points.first_row.get(p).copied().unwrap_or(0), merge)
+                .filter(|_| points.rows.get(p) == Some(&records));
+            Gathered {
+                sum,
+                records,
+                first,
+                merge: MergeOf { rows, kept },
+            }
         })
         .collect();
     series_of_points(ds, spec, x_col, drawn)
+        .into_iter()
+        .map(|(s, _)| s)
+        .collect()
 }
 
 /// Series names in legend order (first appearance over the panels), each once.

@@ -51,7 +51,8 @@ fn series_group_sort_and_average() {
     let xs: Vec<String> = series[1].points.iter().map(|p| p.x.to_string()).collect();
     assert_eq!(xs, ["1", "10", "20", "inf"]);
     assert_eq!(series[1].points[2].y, 90.0);
-    assert_eq!(series[1].points[2].records, vec![6, 7]);
+    assert_eq!(series[1].points[2].first_record, 6);
+    assert_eq!(series[1].points[2].merge.records, 2);
 }
 
 #[test]
@@ -82,7 +83,7 @@ fn higher_is_better_for_throughput() {
             points: vec![SeriesPoint {
                 x: 1.0.into(),
                 y: 110.0,
-                records: vec![0],
+                first_record: 0,
                 merge: PointMerge::default(),
             }],
         },
@@ -92,7 +93,7 @@ fn higher_is_better_for_throughput() {
             points: vec![SeriesPoint {
                 x: 1.0.into(),
                 y: 100.0,
-                records: vec![1],
+                first_record: 1,
                 merge: PointMerge::default(),
             }],
         },

@@ -633,6 +633,12 @@ impl Dataset {
         self.configuration_index().firsts.clone()
     }
 
+    /// Calls `f(row, configuration)` for each of `rows` (every row when `None`), in order,
+    /// with the row's configuration numbered as [`Dataset::configurations`] lists them.
+    pub fn each_configuration(&self, rows: Option<&[usize]>, f: impl FnMut(usize, u32)) {
+        self.configuration_index().of_row.each(rows, f);
+    }
+
     /// The configurations with each row's, worked out once per change of the dataset (one
     /// pass over the rows; a byte a row for up to 256 configurations, two for up to 65,536,
     /// else four).

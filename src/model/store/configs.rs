@@ -48,6 +48,36 @@ impl RowConfigs {
         }
     }
 
+    /// Calls `f(row, configuration)` for each of `rows` (all rows when `None`), in order; a
+    /// row beyond the numbered ones is skipped. The width is decided once, not per row.
+    pub(super) fn each(&self, rows: Option<&[usize]>, f: impl FnMut(usize, u32)) {
+        fn walk<T: Copy + Into<u32>>(
+            ids: &[T],
+            rows: Option<&[usize]>,
+            mut f: impl FnMut(usize, u32),
+        ) {
+            match rows {
+                None => {
+                    for (row, &id) in ids.iter().enumerate() {
+                        f(row, id.into());
+                    }
+                }
+                Some(rows) => {
+                    for &row in rows {
+                        if let Some(&id) = ids.get(row) {
+                            f(row, id.into());
+                        }
+                    }
+                }
+            }
+        }
+        match self {
+            RowConfigs::U8(v) => walk(v, rows, f),
+            RowConfigs::U16(v) => walk(v, rows, f),
+            RowConfigs::U32(v) => walk(v, rows, f),
+        }
+    }
+
     /// The rows whose configuration is `selected`, in order; `count` is how many there are
     /// (room for them all at once).
     pub(super) fn rows_where(&self, selected: &[bool], count: usize) -> Vec<usize> {
