@@ -322,6 +322,48 @@ pub fn numeric_dims(dims: &[DimKey]) -> Vec<DimKey> {
         .collect()
 }
 
+/// Small figures of the kind the explorer draws first for a file of many configurations, in
+/// growing order: an empty one, lines of four engines in one panel, then in four panels (one
+/// per GPU: mean TTFT over max concurrency, what [`chart_contents`] makes of 32 made-up
+/// records), made by the same code as every chart. The page draws them once off-screen, one
+/// task each, while it is idle after starting: plotly.js compiles its drawing code on its
+/// first drawings, which otherwise land in the first chart of the first file (on this machine
+/// the longest main-thread task of a 10^6-row load); in three steps no one task is long.
+pub fn warm_up_figures(theme: Theme) -> Vec<String> {
+    use crate::model::{LatencyMetric, Record, Stat};
+    const ENGINES: [&str; 4] = ["vllm", "sglang", "tgi", "trtllm"];
+    const GPUS: [&str; 4] = ["A100", "H100", "L40S", "MI300X"];
+    let figure = |gpus: usize| {
+        let records = (0..8 * gpus)
+            .map(|i| {
+                let mut r = Record {
+                    engine: Some(ENGINES[i % 4].into()),
+                    gpu: Some(GPUS[i / 4 % gpus].into()),
+                    max_concurrency: Some(1 << (i / (4 * gpus))),
+                    ..Record::default()
+                };
+                r.set_metric(
+                    MetricKey::latency(LatencyMetric::Ttft, Stat::Mean),
+                    10.0 + i as f64,
+                );
+                r
+            })
+            .collect();
+        let ds = Dataset::new(records);
+        let all: Vec<usize> = (0..ds.len()).collect();
+        let choice = ChartChoice {
+            view: crate::analysis::defaults::default_view(&ds),
+            ..ChartChoice::default()
+        };
+        let c = chart_contents(&ds, &all, &choice, theme, 0)?;
+        Some(charts::plot(&ds, &c.series, &c.spec).to_json())
+    };
+    std::iter::once(Some(r#"{"data":[],"layout":{}}"#.to_string()))
+        .chain([figure(1), figure(GPUS.len())])
+        .flatten()
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -440,5 +482,44 @@ mod tests {
         assert_eq!(reopened.x, choice.x);
         assert_eq!(reopened.series_by, choice.series_by);
         assert!(reopened.log_y && !reopened.log2_x);
+    }
+}
+
+#[cfg(test)]
+mod warm_up_tests {
+    use super::*;
+
+    #[test]
+    fn the_warm_up_figures_grow_to_four_panels_of_four_lines() {
+        let figures: Vec<serde_json::Value> = warm_up_figures(Theme::Light)
+            .iter()
+            .map(|f| serde_json::from_str(f).expect("JSON"))
+            .collect();
+        assert_eq!(figures.len(), 3);
+        let traces = |f: &serde_json::Value| f["data"].as_array().map_or(0, Vec::len);
+        let axes = |f: &serde_json::Value| -> Vec<String> {
+            let set: std::collections::BTreeSet<String> = f["data"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|t| t["xaxis"].as_str().unwrap_or("x").to_string())
+                .collect();
+            set.into_iter().collect()
+        };
+        assert_eq!(traces(&figures[0]), 0);
+        assert_eq!(
+            (traces(&figures[1]), axes(&figures[1])),
+            (4, vec!["x".to_string()])
+        );
+        assert_eq!(traces(&figures[2]), 16);
+        assert_eq!(axes(&figures[2]), ["x", "x2", "x3", "x4"]);
+        let data = figures[2]["data"].as_array().expect("traces");
+        assert!(data
+            .iter()
+            .all(|t| t["x"].as_array().map(Vec::len) == Some(2)));
+        assert_eq!(
+            figures[2]["layout"]["yaxis"]["title"]["text"],
+            "Mean TTFT (ms)"
+        );
     }
 }

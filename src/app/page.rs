@@ -56,6 +56,15 @@ pub fn App() -> impl IntoView {
         }
     });
 
+    // plotly.js's one-time start while the empty page is idle, not in the first file's first
+    // chart; a page opened on files draws their chart soon enough.
+    spawn_local(async move {
+        super::browser::next_frame().await;
+        super::browser::yield_to_browser().await;
+        let busy = move || state.files.with_untracked(|f| !f.is_empty());
+        super::plotly::warm_up(state.dark.get_untracked(), busy).await;
+    });
+
     let has_files =
         move || state.files.with(|f| !f.is_empty()) || state.needed.with(|n| !n.is_empty());
     view! {

@@ -39,6 +39,11 @@ pub fn available() -> bool {
 /// Draws (or redraws in place) the figure given as plotly JSON (`{"data", "layout"}`), with its
 /// layout fitted to real data first ([`crate::charts::fit`]).
 pub fn react(div: &web_sys::HtmlElement, figure_json: &str) -> Result<(), String> {
+    react_drawn(div, figure_json).map(|_| ())
+}
+
+/// [`react`], with plotly.js's promise of the finished drawing.
+fn react_drawn(div: &web_sys::HtmlElement, figure_json: &str) -> Result<js_sys::Promise, String> {
     if !available() {
         return Err(NOT_LOADED.into());
     }
@@ -50,7 +55,6 @@ pub fn react(div: &web_sys::HtmlElement, figure_json: &str) -> Result<(), String
     let _ = js_sys::Reflect::set(&config, &"responsive".into(), &JsValue::TRUE);
     let _ = js_sys::Reflect::set(&config, &"displaylogo".into(), &JsValue::FALSE);
     plotly_react(div, &get("data"), &get("layout"), &config)
-        .map(|_| ())
         .map_err(|e| format!("plotly.js refused the chart: {e:?}"))
 }
 
@@ -112,5 +116,47 @@ pub fn error_note(error: RwSignal<Option<String>>) -> impl IntoView {
 pub fn purge(div: &web_sys::HtmlElement) {
     if available() {
         let _ = plotly_purge(div);
+    }
+}
+
+/// Draws [`crate::chart_view::warm_up_figures`] one at a time (a task each) into an element
+/// off-screen, then removes it: plotly.js's one-time start (compiling its drawing code) then
+/// happens while the page is idle rather than in the first chart of a dropped file. Stops
+/// as soon as `busy()` (a file on its way: its chart warms plotly.js up itself).
+pub async fn warm_up(dark: bool, busy: impl Fn() -> bool) {
+    let theme = if dark {
+        crate::charts::Theme::Dark
+    } else {
+        crate::charts::Theme::Light
+    };
+    let Some(document) = web_sys::window().and_then(|w| w.document()) else {
+        return;
+    };
+    for figure in crate::chart_view::warm_up_figures(theme) {
+        super::browser::yield_to_browser().await;
+        if busy() {
+            return;
+        }
+        let (Some(body), Some(div)) = (
+            document.body(),
+            document
+                .create_element("div")
+                .ok()
+                .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok()),
+        ) else {
+            return;
+        };
+        let _ = div.set_attribute(
+            "style",
+            "position:absolute;left:-10000px;top:0;width:1000px;height:460px",
+        );
+        let _ = div.set_attribute("aria-hidden", "true");
+        let _ = body.append_child(&div);
+        // A refused figure only means less warm-up.
+        if let Ok(drawn) = react_drawn(&div, &figure) {
+            let _ = wasm_bindgen_futures::JsFuture::from(drawn).await;
+        }
+        purge(&div);
+        div.remove();
     }
 }
