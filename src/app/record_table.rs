@@ -19,13 +19,7 @@ pub fn TableView() -> impl IntoView {
     let data = Memo::new(move |_| {
         let (chosen, sort) = (chosen.get(), sort.get());
         state.with_filtered(|ds, rows| {
-            let page = columns::record_page(
-                ds,
-                rows.to_vec(),
-                chosen.as_deref(),
-                sort.as_ref(),
-                TABLE_ROWS,
-            );
+            let page = columns::record_page(ds, rows, chosen.as_deref(), sort.as_ref(), TABLE_ROWS);
             // Each row ends with its data-quality flags.
             let rows: Vec<Vec<String>> = page
                 .rows

@@ -1119,16 +1119,28 @@ mod tests {
     #[test]
     fn row_configurations_as_narrow_as_their_count() {
         for (count, width) in [(1, 1), (256, 1), (257, 2), (65_536, 2), (65_537, 4)] {
-            let ids: Vec<u32> = (0..count).rev().collect();
-            let narrow = configs::RowConfigs::narrowed(ids, count as usize);
+            // Numbered in order of first appearance, then the first again: the numbers kept
+            // before a widening survive it.
+            let ids: Vec<u32> = (0..count).chain([0]).collect();
+            let mut narrow = configs::RowConfigs::default();
+            for &id in &ids {
+                narrow.push(id, ids.len());
+            }
             assert_eq!(narrow.width(), width, "{count}");
-            // Every number kept: the first row has the highest, the last row 0.
-            let mut selected = vec![false; count as usize];
-            selected[count as usize - 1] = true;
-            selected[0] = true;
+            let mut seen = Vec::new();
+            narrow.each(None, |row, id| seen.push((row, id)));
+            let expected: Vec<(usize, u32)> = ids.iter().copied().enumerate().collect();
+            assert_eq!(seen, expected, "{count}");
             let last = count as usize - 1;
-            let expected: Vec<usize> = if last == 0 { vec![0] } else { vec![0, last] };
-            assert_eq!(narrow.rows_where(&selected, 2), expected, "{count}");
+            let mut selected = vec![false; count as usize];
+            selected[last] = true;
+            let rows = narrow.rows_where(&selected, 1);
+            let want: Vec<usize> = if last == 0 { vec![0, 1] } else { vec![last] };
+            assert_eq!(rows, want, "{count}");
+            let picked = [last, 0];
+            let mut some = Vec::new();
+            narrow.each(Some(&picked), |row, id| some.push((row, id)));
+            assert_eq!(some, [(last, last as u32), (0, 0)], "{count}");
         }
     }
 

@@ -27,14 +27,36 @@ impl Default for RowConfigs {
 }
 
 impl RowConfigs {
-    /// `ids` (numbers below `count`) kept as narrow as `count` allows.
-    pub(super) fn narrowed(ids: Vec<u32>, count: usize) -> RowConfigs {
-        if count <= 1 << 8 {
-            RowConfigs::U8(ids.iter().map(|&id| id as u8).collect())
-        } else if count <= 1 << 16 {
-            RowConfigs::U16(ids.iter().map(|&id| id as u16).collect())
-        } else {
-            RowConfigs::U32(ids)
+    /// Room for `rows` numbers, a byte each until a number needs more.
+    pub(super) fn with_capacity(rows: usize) -> RowConfigs {
+        RowConfigs::U8(Vec::with_capacity(rows))
+    }
+
+    /// Appends `id`, widening every number kept so far (once per width, with room for
+    /// `rows` in all) when it does not fit: numbered as narrow as they come, with no wide
+    /// copy of them all to narrow at the end.
+    pub(super) fn push(&mut self, id: u32, rows: usize) {
+        fn widen<T: Copy + Into<U>, U>(v: &[T], rows: usize) -> Vec<U> {
+            let mut wide = Vec::with_capacity(rows.max(v.len() + 1));
+            wide.extend(v.iter().map(|&x| x.into()));
+            wide
+        }
+        match self {
+            RowConfigs::U8(v) => match u8::try_from(id) {
+                Ok(id) => v.push(id),
+                Err(_) => {
+                    *self = RowConfigs::U16(widen(v, rows));
+                    self.push(id, rows);
+                }
+            },
+            RowConfigs::U16(v) => match u16::try_from(id) {
+                Ok(id) => v.push(id),
+                Err(_) => {
+                    *self = RowConfigs::U32(widen(v, rows));
+                    self.push(id, rows);
+                }
+            },
+            RowConfigs::U32(v) => v.push(id),
         }
     }
 
@@ -188,9 +210,8 @@ impl Configurations {
             .is_some();
         let mut firsts = Vec::new();
         let mut rows: Vec<usize> = Vec::new();
-        // Four bytes a row while the rows are numbered, narrowed at the end.
-        let mut of_row: Vec<u32> = Vec::with_capacity(n);
-        let mut note = |row: usize, id: u32, new: bool, of_row: &mut Vec<u32>| {
+        let mut of_row = RowConfigs::with_capacity(n);
+        let mut note = |row: usize, id: u32, new: bool, of_row: &mut RowConfigs| {
             if new {
                 firsts.push(row);
                 rows.push(0);
@@ -198,7 +219,7 @@ impl Configurations {
             if let Some(r) = rows.get_mut(id as usize) {
                 *r += 1;
             }
-            of_row.push(id);
+            of_row.push(id, n);
         };
         if fits_u64 {
             let mut table = KeyTable::new();
@@ -223,11 +244,10 @@ impl Configurations {
                 note(row, id, new, &mut of_row);
             }
         }
-        let count = firsts.len();
         Configurations {
             firsts: std::sync::Arc::new(firsts),
             rows,
-            of_row: RowConfigs::narrowed(of_row, count),
+            of_row,
         }
     }
 }
