@@ -323,12 +323,12 @@ pub fn numeric_dims(dims: &[DimKey]) -> Vec<DimKey> {
 }
 
 /// Small figures of the kind the explorer draws first for a file of many configurations, in
-/// growing order: an empty one, lines of four engines in one panel, then in four panels (one
-/// per GPU: mean TTFT over max concurrency, what [`chart_contents`] makes of 32 made-up
-/// records), made by the same code as every chart. The page draws them once off-screen, one
+/// growing order: an empty one, lines of four engines in one panel, in two, then in four
+/// panels (one per GPU: mean TTFT over max concurrency, what [`chart_contents`] makes of 32
+/// made-up records), made by the same code as every chart. The page draws them once off-screen, one
 /// task each, while it is idle after starting: plotly.js compiles its drawing code on its
 /// first drawings, which otherwise land in the first chart of the first file (on this machine
-/// the longest main-thread task of a 10^6-row load); in three steps no one task is long.
+/// the longest main-thread task of a 10^6-row load); in steps no one task is long.
 pub fn warm_up_figures(theme: Theme) -> Vec<String> {
     use crate::model::{LatencyMetric, Record, Stat};
     const ENGINES: [&str; 4] = ["vllm", "sglang", "tgi", "trtllm"];
@@ -359,7 +359,7 @@ pub fn warm_up_figures(theme: Theme) -> Vec<String> {
         Some(charts::plot(&ds, &c.series, &c.spec).to_json())
     };
     std::iter::once(Some(r#"{"data":[],"layout":{}}"#.to_string()))
-        .chain([figure(1), figure(GPUS.len())])
+        .chain([figure(1), figure(2), figure(GPUS.len())])
         .flatten()
         .collect()
 }
@@ -495,7 +495,7 @@ mod warm_up_tests {
             .iter()
             .map(|f| serde_json::from_str(f).expect("JSON"))
             .collect();
-        assert_eq!(figures.len(), 3);
+        assert_eq!(figures.len(), 4);
         let traces = |f: &serde_json::Value| f["data"].as_array().map_or(0, Vec::len);
         let axes = |f: &serde_json::Value| -> Vec<String> {
             let set: std::collections::BTreeSet<String> = f["data"]
@@ -511,14 +511,15 @@ mod warm_up_tests {
             (traces(&figures[1]), axes(&figures[1])),
             (4, vec!["x".to_string()])
         );
-        assert_eq!(traces(&figures[2]), 16);
-        assert_eq!(axes(&figures[2]), ["x", "x2", "x3", "x4"]);
-        let data = figures[2]["data"].as_array().expect("traces");
+        assert_eq!((traces(&figures[2]), axes(&figures[2]).len()), (8, 2));
+        assert_eq!(traces(&figures[3]), 16);
+        assert_eq!(axes(&figures[3]), ["x", "x2", "x3", "x4"]);
+        let data = figures[3]["data"].as_array().expect("traces");
         assert!(data
             .iter()
             .all(|t| t["x"].as_array().map(Vec::len) == Some(2)));
         assert_eq!(
-            figures[2]["layout"]["yaxis"]["title"]["text"],
+            figures[3]["layout"]["yaxis"]["title"]["text"],
             "Mean TTFT (ms)"
         );
     }
