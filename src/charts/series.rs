@@ -102,7 +102,7 @@ pub fn build_series(ds: &Dataset, indices: &[usize], spec: &ChartSpec) -> Vec<Se
         return Vec::new();
     };
     for &i in indices {
-        let x = x_col.codes.get(i).copied().unwrap_or(0);
+        let x = x_col.codes.get(i);
         if x == 0 {
             continue;
         }
@@ -156,7 +156,7 @@ fn series_of_points(
     let by_cols: Vec<Option<ColumnRef<'_>>> = spec.series_by.iter().map(|k| ds.column(k)).collect();
     let facet_col = spec.facet_by.as_ref().and_then(|k| ds.column(k));
     // (facet code, series codes) -> x code -> (sum, records).
-    let code = |c: Option<ColumnRef<'_>>, i: usize| c.map_or(0, |c| c.codes[i]);
+    let code = |c: Option<ColumnRef<'_>>, i: usize| c.map_or(0, |c| c.codes.get(i));
     type Kept<'p> = (PointSum, Option<&'p OnceLock<PointMerge>>);
     let mut groups: HashMap<(u32, Vec<u32>), BTreeMap<u32, Kept<'_>>> = HashMap::new();
     for (point, i, kept) in points {
@@ -164,7 +164,7 @@ fn series_of_points(
         groups
             .entry((code(facet_col, i), key))
             .or_default()
-            .insert(x_col.codes[i], (point, kept));
+            .insert(x_col.codes.get(i), (point, kept));
     }
     let name_of = |codes: &[u32]| -> String {
         if by_cols.is_empty() {
@@ -250,7 +250,7 @@ impl PointIndex {
         };
         let mut combos = point_combos(ds, spec, x_col);
         for (i, slot) in index.point.iter_mut().enumerate() {
-            if x_col.codes.get(i).copied().unwrap_or(0) == 0 {
+            if x_col.codes.get(i) == 0 {
                 continue;
             }
             if values.get(i).is_none_or(f64::is_nan) {
