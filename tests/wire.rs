@@ -335,3 +335,33 @@ fn a_table_whose_codes_widen_batch_by_batch_travels_intact() {
     bad[at..at + 4].copy_from_slice(&66_000u32.to_le_bytes());
     assert_eq!(rows.skip_rows(&bad).unwrap(), 10);
 }
+
+#[test]
+fn a_table_with_empty_cells_counts_its_rows_without_a_value() {
+    // Every third row has no GPU: the page's index counts them (the filter panel offers
+    // "no value" from that count), as the index built from the records does.
+    let mut csv = String::from("model,engine,gpu,batch,Throughput (tok/s)\n");
+    for i in 0..30 {
+        let gpu = if i % 3 == 0 { "" } else { "A100" };
+        csv.push_str(&format!("model-a,vllm,{gpu},{i},1\n"));
+    }
+    let Ok(Contents::Columns(c)) = ingest::read_columnar("gaps.csv", csv.as_bytes()) else {
+        panic!("the CSV is read into columns");
+    };
+    let expected = Index::build(&c.columns.rows().collect::<Vec<_>>());
+    let table = TableEncoder::new(&c.columns).unwrap();
+    let mut rows = TableRows::new(&table.head()).unwrap();
+    for start in (0..30).step_by(7) {
+        rows.skip_rows(&table.rows(start..start + 7)).unwrap();
+    }
+    let index = rows.into_index();
+    assert_eq!(index, expected);
+    let mut ds = Dataset::default();
+    ds.extend_columnar(index);
+    let gpus = ds.distinct(&Dim::Gpu.into(), &benchlens::model::Filter::all());
+    let counts: Vec<(Option<String>, usize)> = gpus
+        .iter()
+        .map(|f| (f.value.as_ref().map(|v| v.to_string()), f.count))
+        .collect();
+    assert_eq!(counts, vec![(Some("A100".to_string()), 20), (None, 10)]);
+}

@@ -313,6 +313,7 @@ impl TableRows {
             return Err(WireError::TrailingBytes { at: reader.at });
         }
         for (c, batch) in self.index.columns.iter_mut().zip(codes) {
+            c.missing += batch.iter().filter(|&&x| x == 0).count();
             c.codes.extend_from_slice(&batch);
         }
         self.index.row_metric_set.extend_from_slice(&sets);
