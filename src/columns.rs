@@ -71,11 +71,8 @@ pub fn available_columns(ds: &Dataset, indices: &[usize]) -> Vec<Column> {
     let dims: std::collections::BTreeSet<DimKey> = ds
         .dim_keys()
         .filter(|k| {
-            ds.column(k).is_some_and(|c| {
-                indices
-                    .iter()
-                    .any(|&i| c.codes.get(i).is_some_and(|&x| x != 0))
-            })
+            ds.column(k)
+                .is_some_and(|c| indices.iter().any(|&i| c.codes.get(i) != 0))
         })
         .cloned()
         .collect();
@@ -124,7 +121,7 @@ pub fn sort_indices(ds: &Dataset, indices: &mut [usize], column: &Column, descen
             let Some(col) = ds.column(k) else {
                 return; // every value missing: the order stays
             };
-            let code = |i: usize| col.codes.get(i).copied().unwrap_or(0);
+            let code = |i: usize| col.codes.get(i);
             indices.sort_by(|&a, &b| match (code(a), code(b)) {
                 (0, 0) => Ordering::Equal,
                 (0, _) => Ordering::Greater,

@@ -14,7 +14,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::model::columns::{Columns, DimData};
+use crate::model::columns::{with_codes, Codes, Columns, DimData};
 use crate::model::{
     Dim, DimKey, DimKind, DimValue, Index, IndexColumn as Column, IndexError, MetricKey, Metrics,
     Record, RequestDetail, SetDimError,
@@ -395,6 +395,16 @@ fn put_u32s(out: &mut Vec<u8>, values: &[u32]) {
     }
 }
 
+/// Codes `rows` of `codes` as raw little-endian `u32` (whatever width they are held in).
+fn put_codes(out: &mut Vec<u8>, codes: &Codes, rows: std::ops::Range<usize>) {
+    out.reserve(4 * rows.len());
+    with_codes!(codes, s => {
+        for i in rows {
+            out.extend_from_slice(&s.at(i).to_le_bytes());
+        }
+    });
+}
+
 fn put_u32(out: &mut Vec<u8>, n: u32) {
     out.extend_from_slice(&n.to_le_bytes());
 }
@@ -456,6 +466,15 @@ impl<'a> Reader<'a> {
             .chunks_exact(4)
             .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
             .collect())
+    }
+
+    /// `n` codes sent as `u32`, held as narrow as they allow (never `n` `u32` at once).
+    fn codes(&mut self, n: usize) -> Result<Codes, WireError> {
+        let raw = self.take(n.saturating_mul(4))?;
+        Ok(Codes::from_codes(
+            raw.chunks_exact(4)
+                .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+        ))
     }
 
     fn u8(&mut self) -> Result<u8, WireError> {

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use benchlens::ingest;
 use benchlens::ingest::Contents;
-use benchlens::model::{Dataset, Index, Record};
+use benchlens::model::{Dataset, Dim, DimValue, Index, Record};
 #[path = "common/tidy.rs"]
 mod tidy;
 use tidy::tidy_csv;
@@ -286,4 +286,82 @@ fn tables_travel_as_index_and_values_and_rebuild_the_same_records() {
         rows.decode_rows(&table.rows(0..1)).unwrap_err(),
         WireError::RowsPastEnd { at: 0 }
     );
+}
+
+#[test]
+fn a_table_whose_codes_widen_batch_by_batch_travels_intact() {
+    // A batch size per row (code = batch + 1): the page's codes cross 255 in the first batch
+    // and 65,535 in the seventh, widening in place as batches are appended.
+    let mut csv = String::from("model,engine,gpu,batch,Throughput (tok/s)\n");
+    for i in 0..66_000 {
+        csv.push_str(&format!("model-a,vllm,A100,{i},{}\n", i % 7));
+    }
+    let Ok(Contents::Columns(c)) = ingest::read_columnar("wide.csv", csv.as_bytes()) else {
+        panic!("the CSV is read into columns");
+    };
+    let expected = Index::build(&c.columns.rows().collect::<Vec<_>>());
+    let table = TableEncoder::new(&c.columns).unwrap();
+    let mut rows = TableRows::new(&table.head()).unwrap();
+    for start in (0..table.len()).step_by(10_000) {
+        let n = rows.skip_rows(&table.rows(start..start + 10_000)).unwrap();
+        assert_eq!(n, (table.len() - start).min(10_000));
+    }
+    let index = rows.into_index();
+    assert_eq!(index, expected);
+    assert_eq!(decode_index(&encode_index(&index)).unwrap(), index);
+    let mut ds = Dataset::default();
+    ds.extend_columnar(index);
+    let batch = ds.column(&Dim::BatchSize.into()).unwrap();
+    assert_eq!(batch.codes.width(), 4);
+    assert_eq!(batch.value(65_535), Some(&DimValue::Num(65_535.0)));
+    assert_eq!(batch.value(65_999), Some(&DimValue::Num(65_999.0)));
+    // One model: no byte a row.
+    let model = ds.column(&Dim::Model.into()).unwrap();
+    assert_eq!((model.codes.width(), model.codes.heap_bytes()), (1, 0));
+    // A batch with a code past the dictionary is refused, changing nothing.
+    let mut rows = TableRows::new(&table.head()).unwrap();
+    let mut bad = table.rows(0..10);
+    // The batch ends with the last column's codes (batch size, last in canonical order),
+    // each row's metric set (a u32) and the metric's values (an f64): that column's first
+    // code.
+    let at = bad.len() - 8 * 10 - 4 * 10 - 4 * 10;
+    bad[at..at + 4].copy_from_slice(&66_001u32.to_le_bytes());
+    assert!(matches!(
+        rows.skip_rows(&bad),
+        Err(WireError::BadIndex { .. })
+    ));
+    assert_eq!(rows.done(), 0);
+    // The last entry is that column's, so the same batch with it is taken.
+    bad[at..at + 4].copy_from_slice(&66_000u32.to_le_bytes());
+    assert_eq!(rows.skip_rows(&bad).unwrap(), 10);
+}
+
+#[test]
+fn a_table_with_empty_cells_counts_its_rows_without_a_value() {
+    // Every third row has no GPU: the page's index counts them (the filter panel offers
+    // "no value" from that count), as the index built from the records does.
+    let mut csv = String::from("model,engine,gpu,batch,Throughput (tok/s)\n");
+    for i in 0..30 {
+        let gpu = if i % 3 == 0 { "" } else { "A100" };
+        csv.push_str(&format!("model-a,vllm,{gpu},{i},1\n"));
+    }
+    let Ok(Contents::Columns(c)) = ingest::read_columnar("gaps.csv", csv.as_bytes()) else {
+        panic!("the CSV is read into columns");
+    };
+    let expected = Index::build(&c.columns.rows().collect::<Vec<_>>());
+    let table = TableEncoder::new(&c.columns).unwrap();
+    let mut rows = TableRows::new(&table.head()).unwrap();
+    for start in (0..30).step_by(7) {
+        rows.skip_rows(&table.rows(start..start + 7)).unwrap();
+    }
+    let index = rows.into_index();
+    assert_eq!(index, expected);
+    let mut ds = Dataset::default();
+    ds.extend_columnar(index);
+    let gpus = ds.distinct(&Dim::Gpu.into(), &benchlens::model::Filter::all());
+    let counts: Vec<(Option<String>, usize)> = gpus
+        .iter()
+        .map(|f| (f.value.as_ref().map(|v| v.to_string()), f.count))
+        .collect();
+    assert_eq!(counts, vec![(Some("A100".to_string()), 20), (None, 10)]);
 }

@@ -292,8 +292,8 @@ fn probe_rows(ds: &Dataset) -> impl Fn(usize) -> bool + '_ {
         )
         .collect();
     move |row| {
-        col.and_then(|c| c.codes.get(row))
-            .and_then(|&code| pass.get(code as usize).copied())
+        col.and_then(|c| c.codes.try_get(row))
+            .and_then(|code| pass.get(code as usize).copied())
             .unwrap_or(false)
     }
 }

@@ -387,7 +387,7 @@ fn values_present(ds: &Dataset, rows: &[usize], dim: &DimKey) -> String {
     };
     let mut seen = vec![false; col.dict.len() + 1];
     for &row in rows {
-        seen[col.codes.get(row).copied().unwrap_or(0) as usize] = true;
+        seen[col.codes.get(row) as usize] = true;
     }
     join_or_none(
         col.dict
@@ -432,7 +432,7 @@ pub fn improvement(
                     .iter()
                     .copied()
                     .filter(|&i| {
-                        let code = col.codes.get(i).copied().unwrap_or(0) as usize;
+                        let code = col.codes.get(i) as usize;
                         pass.get(code).copied().unwrap_or(false)
                     })
                     .collect()

@@ -255,7 +255,7 @@ pub(crate) fn match_rows(
     candidate: &[usize],
     exclude: &BTreeSet<DimKey>,
 ) -> Matching {
-    let code = |col: &ColumnRef<'_>, row: usize| col.codes.get(row).copied().unwrap_or(0);
+    let code = |col: &ColumnRef<'_>, row: usize| col.codes.get(row);
     let both = || baseline.iter().chain(candidate).copied();
     // Every dimension some row of either side has a value for.
     let dims: BTreeSet<DimKey> = ds

@@ -14,6 +14,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
+use crate::model::columns::Codes;
 use crate::model::{ColumnRef, Dataset, Dim, DimKey, DimValue, MetricKey, Record};
 
 /// Token-length dimensions that a reader may fill with a measured mean rather than a setting.
@@ -43,7 +44,7 @@ pub fn measured_dims(ds: &Dataset) -> Vec<DimKey> {
         .map(|d| DimKey::Known(*d))
         .filter(|k| {
             ds.column(k).is_some_and(|c| {
-                let with_value = c.codes.iter().filter(|&&c| c != 0).count();
+                let with_value = c.codes.len() - c.codes.count(0);
                 is_measured_column(c.dict, with_value)
             })
         })
@@ -107,7 +108,7 @@ pub fn merged_dims(
     for &i in indices {
         if group_cols
             .first()
-            .is_some_and(|c| c.map_or(0, |c| c.codes.get(i).copied().unwrap_or(0)) == 0)
+            .is_some_and(|c| c.map_or(0, |c| c.codes.get(i)) == 0)
         {
             continue;
         }
@@ -117,7 +118,7 @@ pub fn merged_dims(
                 continue;
             }
         }
-        let codes = cand_cols.iter().map(|c| c.map_or(0, |c| c[i]));
+        let codes = cand_cols.iter().map(|c| c.map_or(0, |c| c.get(i)));
         let g = groups.id(i) as usize;
         match firsts.get(g) {
             Some(first) => {
@@ -141,7 +142,7 @@ pub fn merged_dims(
 /// are few (as chart groups are), else hashed as that number.
 pub struct Combos<'a> {
     /// The columns' codes (`None`: a column no record has, always code 0).
-    columns: Vec<Option<&'a [u32]>>,
+    columns: Vec<Option<&'a Codes>>,
     /// Per column: its dictionary's length + 1 (the codes it can hold).
     radix: Vec<u64>,
     table: ComboTable,
@@ -159,7 +160,7 @@ const FLAT_COMBOS: u64 = 1 << 20;
 
 impl<'a> Combos<'a> {
     /// Groups by `columns`: each its codes and its dictionary's length.
-    pub fn new(columns: impl Iterator<Item = Option<(&'a [u32], usize)>>) -> Combos<'a> {
+    pub fn new(columns: impl Iterator<Item = Option<(&'a Codes, usize)>>) -> Combos<'a> {
         let (columns, radix): (Vec<_>, Vec<u64>) = columns
             .map(|c| match c {
                 Some((codes, dict)) => (Some(codes), dict as u64 + 1),
@@ -181,7 +182,7 @@ impl<'a> Combos<'a> {
     }
 
     fn code(&self, column: usize, row: usize) -> u32 {
-        self.columns[column].map_or(0, |c| c.get(row).copied().unwrap_or(0))
+        self.columns[column].map_or(0, |c| c.get(row))
     }
 
     fn number(&self, row: usize) -> u64 {
@@ -363,17 +364,14 @@ impl<'a> MergeFinder<'a> {
             return merge;
         }
         for (k, col) in &self.columns {
-            let first = col.codes.get(records[0]).copied().unwrap_or(0);
-            if records
-                .iter()
-                .all(|&i| col.codes.get(i).copied().unwrap_or(0) == first)
-            {
+            let first = col.codes.get(records[0]);
+            if records.iter().all(|&i| col.codes.get(i) == first) {
                 continue;
             }
             // Which codes occur: a flag per dictionary entry, not a set of a million codes.
             let mut seen = vec![false; col.dict.len() + 1];
             for &i in records {
-                let c = col.codes.get(i).copied().unwrap_or(0) as usize;
+                let c = col.codes.get(i) as usize;
                 if let Some(s) = seen.get_mut(c) {
                     *s = true;
                 }

@@ -154,7 +154,7 @@ pub fn slo(ds: &Dataset, indices: &[usize], spec: &SloSpec) -> Vec<SloOutcome> {
     let mut series = SeriesSlots::new(ds, &spec.series_by);
     let mut by_code: Vec<BTreeMap<u32, Acc>> = Vec::new();
     for &i in indices {
-        let code = load.codes.get(i).copied().unwrap_or(0);
+        let code = load.codes.get(i);
         if load
             .value(i)
             .and_then(DimValue::as_f64)

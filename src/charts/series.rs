@@ -132,7 +132,7 @@ pub fn build_series_with_records(
         return Vec::new();
     };
     for &i in indices {
-        let x = x_col.codes.get(i).copied().unwrap_or(0);
+        let x = x_col.codes.get(i);
         if x == 0 {
             continue;
         }
@@ -185,7 +185,7 @@ fn series_of_points(
     let by_cols: Vec<Option<ColumnRef<'_>>> = spec.series_by.iter().map(|k| ds.column(k)).collect();
     let facet_col = spec.facet_by.as_ref().and_then(|k| ds.column(k));
     // (facet code, series codes) -> x code -> (sum, records).
-    let code = |c: Option<ColumnRef<'_>>, i: usize| c.map_or(0, |c| c.codes[i]);
+    let code = |c: Option<ColumnRef<'_>>, i: usize| c.map_or(0, |c| c.codes.get(i));
     let mut groups: HashMap<(u32, Vec<u32>), BTreeMap<u32, Gathered<'_>>> = HashMap::new();
     for point in points {
         let i = point.first;
@@ -193,7 +193,7 @@ fn series_of_points(
         groups
             .entry((code(facet_col, i), key))
             .or_default()
-            .insert(x_col.codes[i], point);
+            .insert(x_col.codes.get(i), point);
     }
     let name_of = |codes: &[u32]| -> String {
         if by_cols.is_empty() {
@@ -292,7 +292,7 @@ impl PointIndex {
         let mut combos = point_combos(ds, spec, x_col);
         for (slot, &row) in index.point.iter_mut().zip(configurations.iter()) {
             // The metric is in a row's metric set, which its configuration includes.
-            if x_col.codes.get(row).copied().unwrap_or(0) == 0 || values.get(row).is_none() {
+            if x_col.codes.get(row) == 0 || values.get(row).is_none() {
                 continue;
             }
             let p = combos.id(row);

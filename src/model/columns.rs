@@ -37,7 +37,8 @@ use std::sync::Arc;
 
 pub use arrays::RequestArrays;
 pub use bitmap::Bitmap;
-pub use codes::Codes;
+pub(crate) use codes::with_codes;
+pub use codes::{CodeRows, Codes, SameRows};
 pub use dict_numbers::{DictKey, DictNumbers};
 pub use lists::NumberLists;
 pub use numbers::MetricColumn;

@@ -15,6 +15,7 @@ use std::sync::{Arc, OnceLock};
 pub(crate) use index::Column;
 pub use index::{Index, IndexError, MetricValues};
 
+use super::columns::{CodeRows, Codes};
 use super::dim::{DimKey, DimValue};
 use super::metric::MetricKey;
 use super::record::Record;
@@ -70,18 +71,79 @@ pub struct Facet {
 pub struct ColumnRef<'a> {
     /// Distinct values, sorted.
     pub dict: &'a [DimValue],
-    /// Per record: 0 for no value, else 1 + index into `dict`.
-    pub codes: &'a [u32],
+    /// Per record: 0 for no value, else 1 + index into `dict` (as narrow as `dict` allows).
+    pub codes: &'a Codes,
 }
 
 impl<'a> ColumnRef<'a> {
     /// The value of a record, if it has one.
     pub fn value(&self, row: usize) -> Option<&'a DimValue> {
-        match self.codes.get(row).copied().unwrap_or(0) {
+        match self.codes.get(row) {
             0 => None,
             c => self.dict.get(c as usize - 1),
         }
     }
+}
+
+/// The rows below `n` whose code in every column of `checks` passes its mask.
+fn rows_passing<C: CodeRows + ?Sized>(checks: &[(&C, &[bool])], n: usize) -> Vec<usize> {
+    (0..n)
+        .filter(|&row| {
+            checks
+                .iter()
+                .all(|(codes, pass)| pass.get(codes.at(row) as usize).copied().unwrap_or(false))
+        })
+        .collect()
+}
+
+/// The configurations part of [`Dataset::filter_pass`] over the columns `cols` (their codes,
+/// in index order): which configurations match (`selected`; returns their rows) and the
+/// counts. A configuration no filter rejects counts its rows in every dimension, one exactly
+/// one filter rejects in that filter's dimension only.
+fn pass_configs<C: CodeRows + ?Sized>(
+    cols: &[&C],
+    masks: &[(usize, Vec<bool>)],
+    configs: &configs::Configurations,
+    counts: &mut [Vec<usize>],
+    selected: &mut [bool],
+) -> usize {
+    let code = |ci: usize, row: usize| cols.get(ci).map_or(0, |c| c.at(row) as usize);
+    let mut matching = 0;
+    for ((&first, &n), selected) in configs.firsts.iter().zip(&configs.rows).zip(selected) {
+        // Which constrained column (if exactly one) rejects this configuration.
+        let mut failing = usize::MAX;
+        let mut failures = 0;
+        for (ci, pass) in masks {
+            if !pass.get(code(*ci, first)).copied().unwrap_or(false) {
+                failures += 1;
+                failing = *ci;
+                if failures > 1 {
+                    break;
+                }
+            }
+        }
+        match failures {
+            0 => {
+                *selected = true;
+                matching += n;
+                for (ci, counts) in counts.iter_mut().enumerate() {
+                    if let Some(x) = counts.get_mut(code(ci, first)) {
+                        *x += n;
+                    }
+                }
+            }
+            1 => {
+                if let Some(x) = counts
+                    .get_mut(failing)
+                    .and_then(|c| c.get_mut(code(failing, first)))
+                {
+                    *x += n;
+                }
+            }
+            _ => {}
+        }
+    }
+    matching
 }
 
 /// Records with an index over every dimension they use and the metrics they carry.
@@ -265,8 +327,8 @@ impl Dataset {
 
     /// The first (in key order) metric record `row` has, from the index.
     pub fn first_metric(&self, row: usize) -> Option<&MetricKey> {
-        let set = self.index.row_metric_set.get(row)?;
-        let first = *self.index.metric_sets.get(*set as usize)?.first()?;
+        let set = self.index.row_metric_set.try_get(row)?;
+        let first = *self.index.metric_sets.get(set as usize)?.first()?;
         self.index.metric_keys.get(first as usize)
     }
 
@@ -404,7 +466,7 @@ impl Dataset {
             if unseen == 0 {
                 break;
             }
-            let Some(&set) = self.index.row_metric_set.get(row) else {
+            let Some(set) = self.index.row_metric_set.try_get(row) else {
                 continue;
             };
             if !std::mem::replace(&mut seen_sets[set as usize], true) {
@@ -475,24 +537,33 @@ impl Dataset {
         masks
     }
 
-    fn passes(&self, masks: &[(usize, Vec<bool>)], row: usize) -> bool {
-        masks.iter().all(|(ci, pass)| {
-            *ci != usize::MAX && pass[self.index.columns[*ci].codes[row] as usize]
-        })
-    }
-
     /// Indices of the records matching `filter`, in load order.
     pub fn matching(&self, filter: &Filter) -> Vec<usize> {
         let masks = self.masks(filter);
         if masks.iter().any(|(ci, _)| *ci == usize::MAX) {
             return Vec::new();
         }
-        if masks.is_empty() {
-            return (0..self.len()).collect();
+        let columns = &self.index.columns;
+        let n = self.len();
+        // One match on the width for the whole pass when every constrained column is a byte a
+        // row (dictionaries below 256 values, the usual case), else one a code read.
+        let bytes: Option<Vec<(&[u8], &[bool])>> = masks
+            .iter()
+            .map(|(ci, pass)| match columns.get(*ci).map(|c| &c.codes) {
+                Some(Codes::U8(v)) => Some((v.as_slice(), pass.as_slice())),
+                _ => None,
+            })
+            .collect();
+        match bytes {
+            Some(checks) => rows_passing(&checks, n),
+            None => {
+                let checks: Vec<(&Codes, &[bool])> = masks
+                    .iter()
+                    .filter_map(|(ci, pass)| Some((&columns.get(*ci)?.codes, pass.as_slice())))
+                    .collect();
+                rows_passing(&checks, n)
+            }
         }
-        (0..self.len())
-            .filter(|&row| self.passes(&masks, row))
-            .collect()
     }
 
     /// The records matching `filter`.
@@ -532,50 +603,23 @@ impl Dataset {
         let mut rows = Vec::new();
         if !impossible {
             let configs = self.configuration_index();
-            let code = |ci: usize, row: usize| {
-                columns
-                    .get(ci)
-                    .and_then(|c| c.codes.get(row))
-                    .map_or(0, |&c| c as usize)
-            };
             let mut selected = vec![false; configs.firsts.len()];
-            let mut matching = 0;
-            for ((&first, &n), selected) in
-                configs.firsts.iter().zip(&configs.rows).zip(&mut selected)
-            {
-                // Which constrained column (if exactly one) rejects this configuration.
-                let mut failing = usize::MAX;
-                let mut failures = 0;
-                for (ci, pass) in &masks {
-                    if !pass.get(code(*ci, first)).copied().unwrap_or(false) {
-                        failures += 1;
-                        failing = *ci;
-                        if failures > 1 {
-                            break;
-                        }
-                    }
+            // One match on the width for the whole pass when every column is a byte a row
+            // (dictionaries below 256 values, the usual case), else one a code read.
+            let bytes: Option<Vec<&[u8]>> = columns
+                .iter()
+                .map(|c| match &c.codes {
+                    Codes::U8(v) => Some(v.as_slice()),
+                    _ => None,
+                })
+                .collect();
+            let matching = match bytes {
+                Some(cols) => pass_configs(&cols, &masks, configs, &mut counts, &mut selected),
+                None => {
+                    let cols: Vec<&Codes> = columns.iter().map(|c| &c.codes).collect();
+                    pass_configs(&cols, &masks, configs, &mut counts, &mut selected)
                 }
-                match failures {
-                    0 => {
-                        *selected = true;
-                        matching += n;
-                        for (ci, counts) in counts.iter_mut().enumerate() {
-                            if let Some(x) = counts.get_mut(code(ci, first)) {
-                                *x += n;
-                            }
-                        }
-                    }
-                    1 => {
-                        if let Some(x) = counts
-                            .get_mut(failing)
-                            .and_then(|c| c.get_mut(code(failing, first)))
-                        {
-                            *x += n;
-                        }
-                    }
-                    _ => {}
-                }
-            }
+            };
             rows = if masks.is_empty() {
                 (0..self.len()).collect()
             } else {
@@ -736,7 +780,7 @@ mod tests {
         let mut ds = sample();
         let gpu = ds.column(&Dim::Gpu.into()).unwrap();
         assert_eq!(gpu.dict, [DimValue::from("A100"), DimValue::from("H100")]);
-        assert_eq!(gpu.codes, [1, 2, 1, 0]);
+        assert_eq!(*gpu.codes, [1, 2, 1, 0]);
         assert_eq!(gpu.value(1), Some(&DimValue::from("H100")));
         assert_eq!(ds.distinct_len(&Dim::BatchSize.into()), 2);
         assert!(ds.metrics_present(&[0, 1]).is_empty());
@@ -950,26 +994,26 @@ mod tests {
             // No filter: every row matches; each column counts its codes on its own.
             rows = (0..n).collect();
             for (col, counts) in columns.iter().zip(&mut counts) {
-                for &c in &col.codes[..n.min(col.codes.len())] {
+                for c in col.codes.iter().take(n) {
                     if let Some(x) = counts.get_mut(c as usize) {
                         *x += 1;
                     }
                 }
             }
         } else {
-            let checks: Vec<(usize, &[u32], &[bool])> = masks
+            let checks: Vec<(usize, &Codes, &[bool])> = masks
                 .iter()
-                .map(|(ci, pass)| (*ci, columns[*ci].codes.as_slice(), pass.as_slice()))
+                .map(|(ci, pass)| (*ci, &columns[*ci].codes, pass.as_slice()))
                 .collect();
-            let passes = |codes: &[u32], pass: &[bool], row: usize| {
+            let passes = |codes: &Codes, pass: &[bool], row: usize| {
                 codes
-                    .get(row)
-                    .and_then(|&c| pass.get(c as usize))
+                    .try_get(row)
+                    .and_then(|c| pass.get(c as usize))
                     .copied()
                     .unwrap_or(false)
             };
-            let count = |counts: &mut Vec<usize>, codes: &[u32], row: usize| {
-                if let Some(x) = codes.get(row).and_then(|&c| counts.get_mut(c as usize)) {
+            let count = |counts: &mut Vec<usize>, codes: &Codes, row: usize| {
+                if let Some(x) = codes.try_get(row).and_then(|c| counts.get_mut(c as usize)) {
                     *x += 1;
                 }
             };
@@ -1070,6 +1114,7 @@ mod tests {
             let mut ds = Dataset::new(records.clone());
             let pass = ds.filter_pass(&f);
             proptest::prop_assert_eq!(&pass, &filter_pass_by_rows(&ds, &f));
+            proptest::prop_assert_eq!(&ds.matching(&f), &pass.rows);
             // The metrics of the matching rows, every row looked at.
             let metrics: BTreeSet<MetricKey> = pass
                 .rows
@@ -1142,6 +1187,68 @@ mod tests {
             narrow.each(Some(&picked), |row, id| some.push((row, id)));
             assert_eq!(some, [(last, last as u32), (0, 0)], "{count}");
         }
+    }
+
+    #[test]
+    fn index_codes_widen_in_place_as_appends_bring_values() {
+        // Batch sizes 0, 1, 2, ... (code = batch + 1), one GPU and one metric set throughout:
+        // the batch column crosses 255 and then 65,535 values as runs are appended.
+        let records: Vec<Record> = (0..66_000u64)
+            .map(|b| {
+                let mut r = rec("vllm", Some("A100"), b);
+                r.set_metric(MetricKey::OutputThroughput, b as f64);
+                r
+            })
+            .collect();
+        let batch = |i: &Index| -> Column {
+            let key = DimKey::Known(Dim::BatchSize);
+            i.columns.iter().find(|c| c.key == key).cloned().unwrap()
+        };
+        let mut appended = Index::default();
+        let mut start = 0;
+        for (end, width) in [
+            (200, 1),
+            (255, 1),
+            (256, 2),
+            (400, 2),
+            (65_535, 2),
+            (65_536, 4),
+            (66_000, 4),
+        ] {
+            appended.append(Index::build(&records[start..end]));
+            start = end;
+            let built = Index::build(&records[..end]);
+            assert_eq!(appended, built, "{end}");
+            let (a, b) = (batch(&appended), batch(&built));
+            assert_eq!((a.codes.width(), b.codes.width()), (width, width), "{end}");
+            assert_eq!(a.codes.len(), end);
+            assert_eq!((a.codes.get(0), a.codes.get(end - 1)), (1, end as u32));
+            assert!(a.codes.iter().eq(1..=end as u32));
+            assert_eq!(a.missing, 0);
+            // One GPU, one set of metrics: no byte a row.
+            let gpu = appended.columns.iter().find(|c| c.key == Dim::Gpu.into());
+            assert_eq!(gpu.map(|c| c.codes.heap_bytes()), Some(0));
+            assert_eq!(appended.row_metric_set.heap_bytes(), 0);
+            assert_eq!(appended.row_metric_set.len(), end);
+        }
+        // A row without a batch size and with another set of metrics widens nothing.
+        let mut other = rec("vllm", Some("A100"), 0);
+        other.batch_size = None;
+        appended.append(Index::build(&[other]));
+        let a = batch(&appended);
+        assert_eq!((a.codes.width(), a.codes.get(66_000), a.missing), (4, 0, 1));
+        assert_eq!(appended.row_metric_set.width(), 1);
+        assert_eq!(
+            (
+                appended.row_metric_set.get(0),
+                appended.row_metric_set.get(66_000)
+            ),
+            (0, 1)
+        );
+        let ds = Dataset::new(records);
+        let f = Filter::all().select(Dim::BatchSize, Some(DimValue::Num(65_535.0)));
+        assert_eq!(ds.matching(&f), vec![65_535]);
+        assert_eq!(ds.filter_pass(&f).rows, vec![65_535]);
     }
 
     #[test]

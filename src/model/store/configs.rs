@@ -6,7 +6,11 @@
 
 use std::collections::HashMap;
 
+use super::super::columns::{with_codes, Codes};
 use super::Index;
+
+/// Rows whose keys [`Configurations::new`] works out together.
+const BLOCK: usize = 1024;
 
 /// Each row's configuration number, as narrow as the number of configurations allows: a
 /// byte a row for up to 256 configurations, two for up to 65,536, else four.
@@ -194,16 +198,12 @@ impl Configurations {
     /// The configurations of the rows of `index`: one pass over the rows.
     pub(super) fn new(index: &Index) -> Configurations {
         let n = index.rows;
-        let mut columns: Vec<(&[u32], u64)> = index
+        let mut columns: Vec<(&Codes, u64)> = index
             .columns
             .iter()
-            .map(|c| (c.codes.as_slice(), c.dict.len() as u64 + 1))
+            .map(|c| (&c.codes, c.dict.len() as u64 + 1))
             .collect();
-        columns.push((
-            index.row_metric_set.as_slice(),
-            index.metric_sets.len() as u64 + 1,
-        ));
-        let code = |codes: &[u32], row: usize| codes.get(row).copied().unwrap_or(0);
+        columns.push((&index.row_metric_set, index.metric_sets.len() as u64 + 1));
         let fits_u64 = columns
             .iter()
             .try_fold(1u64, |acc, &(_, radix)| acc.checked_mul(radix))
@@ -223,18 +223,30 @@ impl Configurations {
         };
         if fits_u64 {
             let mut table = KeyTable::new();
-            for row in 0..n {
-                let key = columns.iter().fold(0u64, |acc, &(codes, radix)| {
-                    acc * radix + u64::from(code(codes, row))
-                });
-                let fresh = u32::try_from(table.len).unwrap_or(u32::MAX);
-                let (id, new) = table.id(key, fresh);
-                note(row, id, new, &mut of_row);
+            // A block of rows at a time: each column adds its codes to the block's keys in
+            // a loop of its own width (one match on the width per column and block).
+            let mut keys = vec![0u64; BLOCK.min(n)];
+            for start in (0..n).step_by(BLOCK) {
+                let end = (start + BLOCK).min(n);
+                let keys = &mut keys[..end - start];
+                keys.fill(0);
+                for &(codes, radix) in &columns {
+                    with_codes!(codes, s => {
+                        for (key, row) in keys.iter_mut().zip(start..end) {
+                            *key = *key * radix + u64::from(s.at(row));
+                        }
+                    });
+                }
+                for (&key, row) in keys.iter().zip(start..end) {
+                    let fresh = u32::try_from(table.len).unwrap_or(u32::MAX);
+                    let (id, new) = table.id(key, fresh);
+                    note(row, id, new, &mut of_row);
+                }
             }
         } else {
             let mut seen: HashMap<Vec<u32>, u32> = HashMap::new();
             for row in 0..n {
-                let key: Vec<u32> = columns.iter().map(|&(codes, _)| code(codes, row)).collect();
+                let key: Vec<u32> = columns.iter().map(|&(codes, _)| codes.get(row)).collect();
                 let fresh = u32::try_from(seen.len()).unwrap_or(u32::MAX);
                 let mut new = false;
                 let id = *seen.entry(key).or_insert_with(|| {

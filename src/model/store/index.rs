@@ -6,19 +6,20 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use super::super::columns::Columns;
+use super::super::columns::{with_codes, Codes, Columns};
 use super::super::dim::{Dim, DimKey, DimValue};
 use super::super::metric::MetricKey;
 use super::super::metrics::Metrics;
 use super::super::record::{BorrowedDim, Record};
 
 /// One dictionary-encoded dimension: code 0 means "no value", code `i + 1` means `dict[i]`.
-/// The dictionary is sorted, so code order is value order.
+/// The dictionary is sorted, so code order is value order. The codes are as narrow as the
+/// dictionary allows ([`Codes`]: a byte a row below 256 entries).
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Column {
     pub(crate) key: DimKey,
     pub(crate) dict: Vec<DimValue>,
-    pub(crate) codes: Vec<u32>,
+    pub(crate) codes: Codes,
     /// How many records have no value (code 0): kept so the filter panel need not scan the
     /// codes on every change to know whether to offer "no value".
     pub(crate) missing: usize,
@@ -26,8 +27,8 @@ pub(crate) struct Column {
 
 impl Column {
     /// A column from its dictionary and codes, counting the records without a value.
-    pub(crate) fn new(key: DimKey, dict: Vec<DimValue>, codes: Vec<u32>) -> Column {
-        let missing = codes.iter().filter(|&&c| c == 0).count();
+    pub(crate) fn new(key: DimKey, dict: Vec<DimValue>, codes: Codes) -> Column {
+        let missing = codes.count(0);
         Column {
             key,
             dict,
@@ -64,8 +65,9 @@ pub struct Index {
     pub(crate) metric_keys: Vec<MetricKey>,
     /// Distinct sets of metrics (indices into `metric_keys`, ascending), in order of first use.
     pub(crate) metric_sets: Vec<Vec<u32>>,
-    /// Per record: index into `metric_sets`.
-    pub(crate) row_metric_set: Vec<u32>,
+    /// Per record: index into `metric_sets` (as narrow as their number allows; no byte a
+    /// row while every record has the same set).
+    pub(crate) row_metric_set: Codes,
     /// Per metric (as `metric_keys`): each record's value, NaN where it has none (the metric
     /// sets say which), so charts read a column rather than a million records.
     pub(crate) metric_values: Vec<Vec<f64>>,
@@ -97,9 +99,11 @@ impl PartialEq for Index {
 #[derive(Clone, Debug)]
 pub struct MetricValues<'a> {
     values: &'a [f64],
-    row_set: &'a [u32],
+    row_set: &'a Codes,
     /// Per metric set: whether it has this metric.
     in_set: Vec<bool>,
+    /// Whether every set has it (then no record's set is looked at).
+    in_all: bool,
 }
 
 impl<'a> MetricValues<'a> {
@@ -112,7 +116,10 @@ impl<'a> MetricValues<'a> {
     /// Record `row`'s value, as [`Record::metric`] gives it.
     #[inline]
     pub fn get(&self, row: usize) -> Option<f64> {
-        let set = *self.row_set.get(row)? as usize;
+        if self.in_all {
+            return self.values.get(row).copied();
+        }
+        let set = self.row_set.try_get(row)? as usize;
         if *self.in_set.get(set)? {
             self.values.get(row).copied()
         } else {
@@ -158,16 +165,13 @@ fn build_column(records: &[Record], key: DimKey) -> Column {
     for (pos, (_, id)) in order.iter().enumerate() {
         renumber[*id as usize] = pos as u32 + 1;
     }
-    let codes = raw
-        .into_iter()
-        .map(|id| {
-            if id == u32::MAX {
-                0
-            } else {
-                renumber[id as usize]
-            }
-        })
-        .collect();
+    let codes = Codes::from_codes(raw.iter().map(|&id| {
+        if id == u32::MAX {
+            0
+        } else {
+            renumber[id as usize]
+        }
+    }));
     Column::new(key, order.into_iter().map(|(v, _)| v).collect(), codes)
 }
 
@@ -216,6 +220,16 @@ fn merge_dicts(a: &[DimValue], b: &[DimValue]) -> (Vec<DimValue>, Vec<u32>, Vec<
         }
     }
     (dict, map_a, map_b)
+}
+
+/// Appends `codes` renumbered by `map` (code `c` becomes `map[c]`, 0 where `map` has no
+/// entry) to `onto`: one match on the width of `codes`.
+fn renumber_onto(onto: &mut Codes, codes: &Codes, map: &[u32]) {
+    with_codes!(codes, s => {
+        for i in 0..s.rows() {
+            onto.push(map.get(s.at(i) as usize).copied().unwrap_or(0));
+        }
+    })
 }
 
 impl Index {
@@ -296,7 +310,7 @@ impl Index {
             columns,
             metric_keys,
             metric_sets,
-            row_metric_set,
+            row_metric_set: Codes::from_vec(row_metric_set),
             metric_values,
             any_inferred,
         }
@@ -323,14 +337,12 @@ impl Index {
             for (pos, (_, k)) in order.iter().enumerate() {
                 renumber[*k as usize + 1] = pos as u32 + 1;
             }
-            let codes = (0..rows)
-                .map(|i| {
-                    renumber
-                        .get(col.data.code(i) as usize)
-                        .copied()
-                        .unwrap_or(0)
-                })
-                .collect();
+            let codes = Codes::from_codes((0..rows).map(|i| {
+                renumber
+                    .get(col.data.code(i) as usize)
+                    .copied()
+                    .unwrap_or(0)
+            }));
             index_columns.push(Column::new(
                 col.key.clone(),
                 order.into_iter().map(|(v, _)| v).collect(),
@@ -375,7 +387,7 @@ impl Index {
             columns: index_columns,
             metric_keys,
             metric_sets,
-            row_metric_set,
+            row_metric_set: Codes::from_vec(row_metric_set),
             metric_values,
             any_inferred: columns.any_inferred(),
         }
@@ -384,14 +396,16 @@ impl Index {
     /// The values of `key`, per record (`None` where a record lacks the metric).
     pub fn metric_values(&self, key: &MetricKey) -> Option<MetricValues<'_>> {
         let k = self.metric_keys.binary_search(key).ok()?;
+        let in_set: Vec<bool> = self
+            .metric_sets
+            .iter()
+            .map(|s| s.contains(&(k as u32)))
+            .collect();
         Some(MetricValues {
             values: self.metric_values.get(k)?,
             row_set: &self.row_metric_set,
-            in_set: self
-                .metric_sets
-                .iter()
-                .map(|s| s.contains(&(k as u32)))
-                .collect(),
+            in_all: in_set.iter().all(|&x| x),
+            in_set,
         })
     }
 
@@ -402,10 +416,10 @@ impl Index {
     pub fn record(&self, row: usize) -> Option<Record> {
         let set = self
             .metric_sets
-            .get(*self.row_metric_set.get(row)? as usize)?;
+            .get(self.row_metric_set.try_get(row)? as usize)?;
         let mut r = Record::default();
         for c in &self.columns {
-            let code = c.codes.get(row).copied().unwrap_or(0) as usize;
+            let code = c.codes.get(row) as usize;
             if let Some(v) = code.checked_sub(1).and_then(|k| c.dict.get(k)) {
                 // The index holds only values a record accepted, so none is refused.
                 let _ = r.set_dim(&c.key, Some(v.clone()));
@@ -447,7 +461,7 @@ impl Index {
         columns: Vec<Column>,
         metric_keys: Vec<MetricKey>,
         metric_sets: Vec<Vec<u32>>,
-        row_metric_set: Vec<u32>,
+        row_metric_set: Codes,
         metric_values: Vec<Vec<f64>>,
         any_inferred: bool,
     ) -> Result<Index, IndexError> {
@@ -467,7 +481,7 @@ impl Index {
                     found: c.codes.len(),
                 });
             }
-            if c.codes.iter().any(|&code| code as usize > c.dict.len()) {
+            if c.codes.max() as usize > c.dict.len() {
                 return Err(IndexError::Dangling);
             }
         }
@@ -482,9 +496,7 @@ impl Index {
                 found: row_metric_set.len(),
             });
         }
-        if row_metric_set
-            .iter()
-            .any(|&s| s as usize >= metric_sets.len())
+        if (rows > 0 && row_metric_set.max() as usize >= metric_sets.len())
             || metric_sets
                 .iter()
                 .flatten()
@@ -532,13 +544,14 @@ impl Index {
                 a.as_ref().map_or(&empty[..], |c| &c.dict),
                 b.as_ref().map_or(&empty[..], |c| &c.dict),
             );
-            let mut codes = Vec::with_capacity(total);
+            let mut codes = Codes::default();
+            codes.reserve(total);
             // Renumbering keeps code 0 as 0 and every other code non-zero, so the records
             // without a value are those of each side.
             let mut missing = 0;
             match a {
                 Some(c) => {
-                    codes.extend(c.codes.iter().map(|&x| map_a[x as usize]));
+                    renumber_onto(&mut codes, &c.codes, &map_a);
                     missing += c.missing;
                 }
                 None => {
@@ -548,7 +561,7 @@ impl Index {
             }
             match b {
                 Some(c) => {
-                    codes.extend(c.codes.iter().map(|&x| map_b[x as usize]));
+                    renumber_onto(&mut codes, &c.codes, &map_b);
                     missing += c.missing;
                 }
                 None => {
@@ -591,9 +604,10 @@ impl Index {
             .iter()
             .map(|s| id_of(remap(&other.metric_keys, s)))
             .collect();
-        for s in &mut self.row_metric_set {
-            *s = old_ids[*s as usize];
-        }
+        let mut row_sets = Codes::default();
+        row_sets.reserve(total);
+        renumber_onto(&mut row_sets, &self.row_metric_set, &old_ids);
+        renumber_onto(&mut row_sets, &other.row_metric_set, &new_ids);
         let values_of = |keys: &[MetricKey],
                          values: &mut Vec<Vec<f64>>,
                          k: &MetricKey,
@@ -611,8 +625,7 @@ impl Index {
                 v
             })
             .collect();
-        self.row_metric_set
-            .extend(other.row_metric_set.iter().map(|&s| new_ids[s as usize]));
+        self.row_metric_set = row_sets;
         self.metric_keys = metric_keys;
         self.metric_sets = sets;
         self.any_inferred |= other.any_inferred;
