@@ -11,7 +11,8 @@
 #   3. At scale: `benchlens run` at SCALE requests (default 20000 and 50000) against the
 #      zero-delay mock (or one SCALE_ITL_MS apart between tokens), concurrency 256,
 #      128 tokens/request: peak resident memory per request
-#      (/usr/bin/time's maximum RSS minus that of a 100-request run, over the request count) and
+#      (/usr/bin/time's maximum RSS minus that of a 100-request run, over the request count; and
+#      minus that of a 2,560-request run, every connection opened, over the requests beyond it) and
 #      the seconds from the load's end (the run's own stage_start_unix_s + duration_s) to the
 #      process's exit, when its files are final. With OLD=<another build's benchlens> the two
 #      builds alternate, REPS times (default 2), and each figure is given as a range per build.
@@ -129,11 +130,15 @@ start_mock --ttft-ms 0 --itl-ms "$SCALE_ITL_MS" --tokens-per-chunk 1
 for rep in $(seq "$REPS"); do
   for b in "${builds[@]}"; do
     read -r base _ <<<"$(scale_run "${b#*=}" 100)"
+    # Every one of the 256 connections opened and used ten times: what a run holds whatever
+    # its length (connections, their buffers and tasks), for the growth per request beyond it.
+    read -r warm _ <<<"$(scale_run "${b#*=}" 2560)"
     for n in $SCALE; do
       read -r kb tail_s <<<"$(scale_run "${b#*=}" "$n")"
       per="$(awk -v k="$kb" -v b="$base" -v n="$n" 'BEGIN { printf "%.0f", (k - b) * 1024 / n }')"
-      echo "  run $rep, ${b%%=*}, $n requests: peak $kb KB (100 requests: $base KB), $per bytes/request, files final ${tail_s} s after the load" >&2
-      echo "${b%%=*} $n $per $tail_s" >> "$work/scale.rows"
+      grow="$(awk -v k="$kb" -v b="$warm" -v n="$n" 'BEGIN { printf "%.0f", (k - b) * 1024 / (n - 2560) }')"
+      echo "  run $rep, ${b%%=*}, $n requests: peak $kb KB (100 requests: $base KB; 2,560: $warm KB), $per bytes/request over the 100-request run, $grow bytes/request beyond 2,560, files final ${tail_s} s after the load" >&2
+      echo "${b%%=*} $n $per $tail_s $grow" >> "$work/scale.rows"
     done
   done
 done
@@ -142,7 +147,7 @@ echo "at scale: mock at 0 ms TTFT / $SCALE_ITL_MS ms ITL, concurrency 256, 128 t
 for b in "${builds[@]}"; do
   for n in $SCALE; do
     rows="$(awk -v b="${b%%=*}" -v n="$n" '$1 == b && $2 == n' "$work/scale.rows")"
-    echo "  ${b%%=*}, $n requests: $(cut -d' ' -f3 <<<"$rows" | range %s) bytes/request held at peak, files final $(cut -d' ' -f4 <<<"$rows" | range %s) s after the load's end"
+    echo "  ${b%%=*}, $n requests: $(cut -d' ' -f3 <<<"$rows" | range %s) bytes/request held at peak over a 100-request run's, $(cut -d' ' -f5 <<<"$rows" | range %s) over a 2,560-request run's (growth per request beyond it), files final $(cut -d' ' -f4 <<<"$rows" | range %s) s after the load's end"
   done
 done
 fi
