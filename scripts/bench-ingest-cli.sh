@@ -26,13 +26,18 @@ dir="$(mktemp -d)"
 trap 'rm -rf "$dir"' EXIT
 parts="${PARTS:-rows wide}"
 
-# One timed run: "wall cpu peak_kib".
+# One timed run: "wall cpu peak_kib". The wall time is read from the clock in nanoseconds
+# around the whole process (/usr/bin/time's own is in hundredths: 0.13 against 0.14 s is 8 %
+# of a 55 MB read); CPU time and peak memory are /usr/bin/time's.
 once() {
+    local t0 t1
+    t0="$(date +%s%N)"
     /usr/bin/time -f '%e %U %S %M' -o "$dir/time" "$@" >/dev/null 2>"$dir/err" || {
         cat "$dir/err" >&2
         exit 1
     }
-    awk '{ printf "%s %.2f %s\n", $1, $2 + $3, $4 }' "$dir/time"
+    t1="$(date +%s%N)"
+    awk -v ns="$((t1 - t0))" '{ printf "%.4f %.2f %s\n", ns / 1e9, $2 + $3, $4 }' "$dir/time"
 }
 
 # median (min-max) of column $1 of the lines in file $2, scaled by $3.
