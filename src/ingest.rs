@@ -387,8 +387,11 @@ fn sniff(source: &str, text: &str) -> Result<Sniffed, IngestError> {
             body: Body::Json(docs),
         });
     }
-    // Text: reports with a fenced JSON block, console output, tables.
-    if perfsuite::is_template(text) {
+    // Text: reports with a fenced JSON block, console output, tables. Templates need a `{`,
+    // fences a backtick, markdown tables a `|`: one pass over the text for the three, and a
+    // text with none of them (a large CSV, say) is not scanned again for each.
+    let marked = memchr::memchr3(b'{', b'|', b'`', text.as_bytes()).is_some();
+    if marked && perfsuite::is_template(text) {
         return Ok(Sniffed {
             format: Format::VllmPerfSuite,
             reason: "vLLM performance-suite template placeholders".into(),
@@ -402,7 +405,7 @@ fn sniff(source: &str, text: &str) -> Result<Sniffed, IngestError> {
             body: Body::Text,
         });
     }
-    if let Some(docs) = json::fenced_docs(source, text) {
+    if let Some(docs) = marked.then(|| json::fenced_docs(source, text)).flatten() {
         if let Some((format, reason)) = json::classify(&docs) {
             return Ok(Sniffed {
                 format,
@@ -411,7 +414,7 @@ fn sniff(source: &str, text: &str) -> Result<Sniffed, IngestError> {
             });
         }
     }
-    if let Some((format, reason)) = table::classify_text(text) {
+    if let Some((format, reason)) = table::classify_text(text, marked) {
         return Ok(Sniffed {
             format,
             reason,

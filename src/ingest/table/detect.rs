@@ -7,9 +7,12 @@ use crate::ingest::Format;
 use crate::model::canonical;
 
 /// What kind of table the text holds, if any.
-pub(crate) fn classify_text(text: &str) -> Option<(Format, String)> {
+///
+/// `may_have_tables`: false when the caller knows the text has no `|` (then no line is split
+/// looking for markdown tables).
+pub(crate) fn classify_text(text: &str, may_have_tables: bool) -> Option<(Format, String)> {
     // A markdown table needs a `|`; without one, skip splitting every line of a large CSV.
-    let md = if memchr::memchr(b'|', text.as_bytes()).is_some() {
+    let md = if may_have_tables && memchr::memchr(b'|', text.as_bytes()).is_some() {
         markdown_tables(text)
     } else {
         Vec::new()
