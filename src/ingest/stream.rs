@@ -352,16 +352,25 @@ impl<R: BufRead> Window<'_, R> {
             return self.parse::<Lenient<T>>();
         }
         self.pos += 1;
+        Ok(self
+            .elements(|w| w.parse::<T>())?
+            .map(|items| Lenient(Some(items))))
+    }
+
+    /// The elements of the array whose `[` was just read, each read by `item`, through its
+    /// `]`; `None` when an element or what follows it is not what an array holds. The first
+    /// non-empty array's length is kept as the room to reserve for the next.
+    fn elements<T>(&mut self, mut item: impl FnMut(&mut Self) -> Step<T>) -> Step<Vec<T>> {
         let mut items = Vec::with_capacity(self.hint);
         if self.peek()? == Some(b']') {
             self.pos += 1;
-            return Ok(Some(Lenient(Some(items))));
+            return Ok(Some(items));
         }
         loop {
-            let Some(item) = self.parse::<T>()? else {
+            let Some(x) = item(self)? else {
                 return Ok(None);
             };
-            items.push(item);
+            items.push(x);
             match self.peek()? {
                 Some(b',') => self.pos += 1,
                 Some(b']') => {
@@ -369,7 +378,7 @@ impl<R: BufRead> Window<'_, R> {
                     if self.hint == 0 {
                         self.hint = items.len();
                     }
-                    return Ok(Some(Lenient(Some(items))));
+                    return Ok(Some(items));
                 }
                 _ => return Ok(None),
             }
@@ -407,32 +416,12 @@ impl<R: BufRead> Window<'_, R> {
             return Ok(self.parse::<Lenient<OptF64>>()?.map(numbers));
         }
         self.pos += 1;
-        let mut items = Vec::with_capacity(self.hint);
-        if self.peek()? == Some(b']') {
-            self.pos += 1;
-            return Ok(Some(Some(items)));
-        }
-        loop {
-            let item = match self.number()? {
-                Some(v) => Some(v),
-                None => match self.parse::<OptF64>()? {
-                    Some(x) => x.0,
-                    None => return Ok(None),
-                },
-            };
-            items.push(item);
-            match self.peek()? {
-                Some(b',') => self.pos += 1,
-                Some(b']') => {
-                    self.pos += 1;
-                    if self.hint == 0 {
-                        self.hint = items.len();
-                    }
-                    return Ok(Some(Some(items)));
-                }
-                _ => return Ok(None),
-            }
-        }
+        Ok(self
+            .elements(|w| match w.number()? {
+                Some(v) => Ok(Some(Some(v))),
+                None => Ok(w.parse::<OptF64>()?.map(|x| x.0)),
+            })?
+            .map(Some))
     }
 
     /// One request's gaps (the array that comes next, after whitespace) into `out`, read in
