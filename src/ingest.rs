@@ -62,7 +62,9 @@ use crate::model::columns::Columns;
 use crate::model::Record;
 
 pub use format::Format;
-pub use stream::{read_json_stream, read_json_stream_columns};
+pub use stream::{
+    read_json_stream, read_json_stream_columns, read_json_stream_gaps_apart, GapStream,
+};
 pub use table::ColumnMapping;
 
 /// Something a reader skipped, converted or guessed, with where in the file.

@@ -24,7 +24,7 @@ mod index;
 mod requests;
 
 pub use index::{decode_index, encode_index, TableEncoder, TableRows};
-pub use requests::{append_requests, encode_requests};
+pub use requests::{append_requests, encode_gaps, encode_requests, GapsIn, StreamedGaps};
 
 /// Why a batch could not be decoded (only a bug or a truncated buffer gives one). Every
 /// variant names the byte offset of the problem ([`WireError::at`]).
@@ -96,6 +96,13 @@ pub enum WireError {
         /// Byte offset of the record's number.
         at: usize,
     },
+    /// A batch of requests whose gaps were to be sent ahead, and are not (fewer lists wait,
+    /// or of other lengths).
+    #[error("request batch is damaged at byte {at}: its gaps were not sent ahead")]
+    GapsNotAhead {
+        /// Byte offset of the requests' counts of gaps.
+        at: usize,
+    },
     /// An index whose parts do not fit together.
     #[error("record index is damaged at byte {at}: {source}")]
     BadIndex {
@@ -121,6 +128,7 @@ impl WireError {
             | WireError::TrailingBytes { at }
             | WireError::RowsPastEnd { at }
             | WireError::NoSuchRecord { at }
+            | WireError::GapsNotAhead { at }
             | WireError::BadIndex { at, .. } => *at,
         }
     }
@@ -139,6 +147,7 @@ impl WireError {
             | WireError::TrailingBytes { at }
             | WireError::RowsPastEnd { at }
             | WireError::NoSuchRecord { at }
+            | WireError::GapsNotAhead { at }
             | WireError::BadIndex { at, .. } => *at += by,
         }
         self

@@ -2,8 +2,9 @@
 //! `benchlens-worker` binary, started by `parse-worker.js`), which reads it (a dropped or
 //! picked file as the `File` itself, read there a slice at a time) and sends the records back
 //! in batches ([`crate::wire`]); a run's per-request detail read into columns comes after its
-//! record, a few thousand requests a message ([`crate::wire::append_requests`]); a table of
-//! dimensions and metrics
+//! record, a few thousand requests a message ([`crate::wire::append_requests`]), their
+//! inter-token gaps sent ahead while the worker reads the file ([`crate::wire::StreamedGaps`],
+//! so the worker never holds them beside the page's copy); a table of dimensions and metrics
 //! comes as its index's schema and then its rows' codes and values in batches, which the page
 //! keeps as the index ([`crate::model::Dataset::extend_columnar`]) without a record a row. The
 //! page decodes one batch per task and lets the browser paint in between, so scrolling, the
@@ -27,7 +28,7 @@ use wasm_bindgen::JsCast;
 use super::browser::{human_size, next_frame, yield_to_browser};
 use super::state::{AppState, FileStatus};
 use crate::model::{Index, Record};
-use crate::wire::{append_requests, decode_index, decode_records, TableRows};
+use crate::wire::{append_requests, decode_index, decode_records, StreamedGaps, TableRows};
 
 /// The worker's entry script, relative to the page's `<base>` (Trunk's public URL), so it
 /// resolves under a sub-path too.
@@ -225,6 +226,8 @@ async fn run(
     let mut shown = 0.0;
     let mut received = 0usize;
     let mut received_requests = 0usize;
+    // A serving run's gaps, sent ahead while the worker reads the file.
+    let mut gaps_ahead = StreamedGaps::default();
     loop {
         if !state.files.with_untracked(|f| f.iter().any(|f| f.id == id)) {
             return Ok(()); // removed while loading: stop the worker (on drop)
@@ -250,6 +253,10 @@ async fn run(
                     .dyn_into::<Array>()
                     .map(|a| a.iter().filter_map(|w| w.as_string()).collect())
                     .unwrap_or_default();
+                if !field(&msg, "gaps_ahead").is_truthy() {
+                    // Gaps sent ahead for a reading the worker then gave up: not this file's.
+                    gaps_ahead.clear();
+                }
                 meta = Some(Meta {
                     format: text(&msg, "format").unwrap_or_default(),
                     warnings,
@@ -290,7 +297,26 @@ async fn run(
                     );
                 }
             }),
-            Some("requests") => append_requests(&data(), &mut records).map(|n| {
+            Some("gaps") => gaps_ahead.append(&data()).map(|_| {
+                let now = js_sys::Date::now();
+                if now - shown >= 50.0 {
+                    shown = now;
+                    let read = gaps_ahead.len();
+                    state.set_status(
+                        id,
+                        FileStatus::Loading(format!("parsing {size}: {read} requests' gaps read")),
+                    );
+                }
+            }),
+            Some("requests") => {
+                if let ([only], Some(m), 0) = (records.as_mut_slice(), &meta, received_requests) {
+                    // Every request is this record's: room for all at once, not doubling
+                    // (and leaving the smaller blocks behind: 16 MB for 100,000 requests).
+                    only.requests.reserve_exact(m.requests);
+                }
+                append_requests(&data(), &mut records, &mut gaps_ahead)
+            }
+            .map(|n| {
                 received_requests += n;
                 let now = js_sys::Date::now();
                 if now - shown >= 50.0 {
@@ -310,7 +336,7 @@ async fn run(
                     fail(format!("{name}: the parser ended without a result"));
                     return Ok(());
                 };
-                if received_requests != meta.requests {
+                if received_requests != meta.requests || !gaps_ahead.is_empty() {
                     fail(format!("{name}: the parser ended before its last requests"));
                     return Ok(());
                 }

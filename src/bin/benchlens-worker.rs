@@ -14,11 +14,14 @@
 //!   not copied) in [`benchlens::wire`]'s encoding, small enough for the page to decode
 //!   between two frames;
 //! - for a run whose per-request detail was read into columns (a vLLM serving JSON's
-//!   requests and their inter-token gaps, [`benchlens::ingest::read_json_stream_columns`]):
+//!   requests and their inter-token gaps, [`benchlens::ingest::read_json_stream_gaps_apart`]):
 //!   the records go without it, and then `{kind: "requests", data, count}` per few thousand
 //!   requests ([`benchlens::wire::encode_requests`]: each field a column of raw numbers), which
 //!   the page appends to their record; no message, and no task on the page, holds the whole
-//!   run;
+//!   run. The requests' inter-token gaps, most of such a file, went ahead while the file was
+//!   read: `{kind: "gaps", data}` per ~2 MB of them ([`benchlens::wire::encode_gaps`]), so this
+//!   worker never holds them beside the page's copy; `meta`'s `gaps_ahead` says whether the
+//!   `requests` take those (when false, any `gaps` sent are the page's to drop);
 //! - `{kind: "index", data}`: the records' [`benchlens::model::Index`] in
 //!   [`benchlens::wire::encode_index`]'s form, built here after the batches are posted (so the
 //!   page decodes batches meanwhile) and not on the page's thread;
@@ -32,8 +35,8 @@
 //! file), read here a slice at a time (`Blob.slice` and `FileReaderSync`), or as bytes the
 //! page already had (`parse`: pasted text, a fetched address, a sample). A
 //! JSON document (the content starts with `{`) goes to the streaming reader first
-//! ([`benchlens::ingest::read_json_stream_columns`]), so a 100 MB serving JSON is never whole in
-//! the worker's memory beside what is read from it; what that reader does not take, and every
+//! ([`benchlens::ingest::read_json_stream_gaps_apart`]), so a 100 MB serving JSON is never whole
+//! in the worker's memory, nor its gaps; what that reader does not take, and every
 //! other format, is read whole with [`benchlens::ingest::read_columnar`].
 //!
 //! Natively this binary does nothing: it exists for the browser build.
@@ -42,9 +45,11 @@
 mod worker {
     use std::io::{BufReader, Read};
 
-    use benchlens::ingest::{self, Contents, IngestedColumns};
+    use benchlens::ingest::{self, Contents, GapStream, IngestedColumns};
     use benchlens::model::{Index, Record, RequestDetail};
-    use benchlens::wire::{encode_index, encode_records, encode_requests, TableEncoder};
+    use benchlens::wire::{
+        encode_gaps, encode_index, encode_records, encode_requests, GapsIn, TableEncoder,
+    };
     use js_sys::{Array, ArrayBuffer, Object, Reflect, Uint8Array};
     use wasm_bindgen::prelude::*;
     use web_sys::{Blob, DedicatedWorkerGlobalScope};
@@ -73,6 +78,8 @@ mod worker {
     /// Bytes per message of per-request detail (about 1,300 requests of 196 gaps): the page
     /// decodes one in a few milliseconds, and neither side holds more than one at a time.
     const REQUEST_BATCH_BYTES: usize = 2 << 20;
+    /// Inter-token gaps a `gaps` message carries (2 MiB of them), sent as they are read.
+    const GAP_BATCH_VALUES: usize = 1 << 18;
 
     /// Bytes read from the file at a time.
     const SLICE: usize = 1 << 20;
@@ -244,38 +251,50 @@ mod worker {
     fn parse_from(name: &str, source: Slices) {
         post("parsing", &[]);
         match read(name, source) {
-            Ok(contents) => send_contents(contents),
+            Ok((contents, ahead)) => send_contents(contents, ahead.as_deref()),
             Err(message) => post("error", &[("message", message.into())]),
         }
     }
 
     /// Reads the file: a JSON document streamed (into columns where it is a serving run with
-    /// per-request detail), anything else whole.
-    fn read(name: &str, source: Slices) -> Result<Contents, String> {
+    /// per-request detail, its gaps posted ahead as they are read: then each request's count
+    /// of gaps comes back too), anything else whole.
+    fn read(name: &str, source: Slices) -> Result<(Contents, Option<Vec<u32>>), String> {
         let unreadable =
             |e: std::io::Error| format!("{name}: the browser could not read the file ({e})");
         let mut source = source;
         if source.starts_an_object().map_err(unreadable)? {
             let mut input = BufReader::with_capacity(SLICE, source);
-            if let Some(got) =
-                ingest::read_json_stream_columns(name, &mut input).map_err(unreadable)?
-            {
-                return Ok(got);
+            let mut gaps = GapStream::new(GAP_BATCH_VALUES, |lens: &[u32], values: &[f64]| {
+                send("gaps", &encode_gaps(lens, values), &[]);
+            });
+            let got = ingest::read_json_stream_gaps_apart(name, &mut input, &mut gaps)
+                .map_err(unreadable)?;
+            match got {
+                Some(Contents::Columns(c)) => {
+                    return Ok((Contents::Columns(c), Some(gaps.lens().to_vec())))
+                }
+                Some(records) => return Ok((records, None)),
+                None => {}
             }
+            drop(gaps);
             // Declined as columns (rare: see the reader): as records, then whole.
             let mut input = BufReader::with_capacity(SLICE, input.into_inner().rewound());
             if let Some(got) = ingest::read_json_stream(name, &mut input).map_err(unreadable)? {
-                return Ok(Contents::Records(got));
+                return Ok((Contents::Records(got), None));
             }
             source = input.into_inner();
         }
         let bytes = source.whole().map_err(unreadable)?;
-        ingest::read_columnar(name, &bytes).map_err(|e| e.to_string())
+        ingest::read_columnar(name, &bytes)
+            .map(|c| (c, None))
+            .map_err(|e| e.to_string())
     }
 
     /// Posts what was read: a table as its index, a run with per-request columns as records
-    /// and request batches, anything else as records.
-    fn send_contents(contents: Contents) {
+    /// and request batches (`ahead`: each request's count of gaps, when they went ahead),
+    /// anything else as records.
+    fn send_contents(contents: Contents, ahead: Option<&[u32]>) {
         let warnings: Array = contents
             .warnings()
             .iter()
@@ -291,6 +310,7 @@ mod worker {
             ("note", contents.note().map_or(JsValue::NULL, JsValue::from)),
             ("total", (contents.len() as f64).into()),
             ("requests", (requests as f64).into()),
+            ("gaps_ahead", ahead.is_some().into()),
         ];
         if let Contents::Columns(c) = &contents {
             if let Some(table) = TableEncoder::new(&c.columns) {
@@ -312,7 +332,7 @@ mod worker {
             }
             if requests > 0 {
                 post("meta", &meta);
-                send_with_requests(c);
+                send_with_requests(c, ahead);
                 return;
             }
         }
@@ -332,8 +352,9 @@ mod worker {
     }
 
     /// The rows as records without their per-request detail, then that detail a batch of
-    /// requests at a time, rebuilt from the columns only for the batch.
-    fn send_with_requests(c: &IngestedColumns) {
+    /// requests at a time, rebuilt from the columns only for the batch (`ahead`: request
+    /// `q`'s count of gaps, sent ahead, when the columns do not hold them).
+    fn send_with_requests(c: &IngestedColumns, ahead: Option<&[u32]>) {
         let columns = &c.columns;
         let records: Vec<Record> = (0..columns.len())
             .filter_map(|i| columns.record_without_requests(i))
@@ -346,16 +367,21 @@ mod worker {
             let mut q = range.start;
             while q < range.end {
                 let mut bytes = 0;
+                let first = q;
                 while q < range.end && (batch.is_empty() || bytes < REQUEST_BATCH_BYTES) {
                     let detail = arrays.request(q);
                     bytes += 64 + 8 * detail.itl_ms.len();
                     batch.push(detail);
                     q += 1;
                 }
+                let gaps_in = match ahead.and_then(|lens| lens.get(first..q)) {
+                    Some(lens) => GapsIn::Ahead(lens),
+                    None => GapsIn::Requests,
+                };
                 let count = (batch.len() as f64).into();
                 send(
                     "requests",
-                    &encode_requests(row, &batch),
+                    &encode_requests(row, &batch, gaps_in),
                     &[("count", count)],
                 );
                 batch.clear();

@@ -24,6 +24,7 @@ use super::json_number::{self, Scan};
 use super::requests::{numbers, Doc, Gaps, Lenient, OptF64, OptText, RequestArrays, ScratchGaps};
 use super::{finish, text, Contents, Format, Ingested, IngestedColumns};
 use crate::model::columns::{self, NumberLists};
+use crate::model::RequestDetail;
 
 /// Bytes asked of the input per read.
 const CHUNK: usize = 1 << 20;
@@ -58,12 +59,177 @@ fn stream_columns(
     chunk: usize,
 ) -> std::io::Result<Option<Contents>> {
     let mut gaps = NumberLists::new();
-    let Some(mut out) = read_in_chunks(source, input, chunk, Some(&mut gaps))? else {
+    Ok(match read_apart(source, input, chunk, &mut gaps)? {
+        None => None,
+        Some(Apart::Whole(out)) => Some(Contents::Records(out)),
+        Some(Apart::Run(out, requests)) => {
+            // As the serving reader converts every request's gaps (seconds to ms).
+            gaps.scale(1000.0);
+            columns_of(out, requests, gaps)
+        }
+    })
+}
+
+/// [`read_json_stream_columns`] for a reader that must not hold the gaps either (the page's
+/// parse worker, whose memory the page's own copy of the run adds to): each request's gaps
+/// go to `gaps` as they are parsed, which hands them on a batch at a time, in milliseconds,
+/// keeping only each request's count ([`GapStream`]). `Ok(Some(Contents::Columns(_)))`: the
+/// run, whose requests' gap lists are empty: request `q`'s are the `q`-th list handed on
+/// ([`GapStream::lens`]), and the last batch has been handed on. Anything else (records, or
+/// `None` as with [`read_json_stream_columns`]): the lists handed on, if any, are not this
+/// result's and are to be dropped.
+pub fn read_json_stream_gaps_apart<F: FnMut(&[u32], &[f64])>(
+    source: &str,
+    input: impl BufRead,
+    gaps: &mut GapStream<F>,
+) -> std::io::Result<Option<Contents>> {
+    stream_gaps_apart(source, input, CHUNK, gaps)
+}
+
+fn stream_gaps_apart<F: FnMut(&[u32], &[f64])>(
+    source: &str,
+    input: impl BufRead,
+    chunk: usize,
+    gaps: &mut GapStream<F>,
+) -> std::io::Result<Option<Contents>> {
+    Ok(match read_apart(source, input, chunk, gaps)? {
+        None => None,
+        Some(Apart::Whole(out)) => Some(Contents::Records(out)),
+        Some(Apart::Run(out, requests)) => {
+            let mut empty = NumberLists::new();
+            for _ in 0..requests.len() {
+                empty.push(&[]);
+            }
+            let got = columns_of(out, requests, empty);
+            if got.is_some() {
+                gaps.hand_on();
+            }
+            got
+        }
+    })
+}
+
+/// Where the reader sets an `itls` array's lists apart as it reads them.
+trait SetApart {
+    /// Takes one request's gaps (in seconds, as the file has them).
+    fn push(&mut self, list: &[f64]);
+    /// Lists taken.
+    fn lists(&self) -> usize;
+    /// Values over all lists taken.
+    fn values(&self) -> usize;
+    /// Whether list `q` has values.
+    fn has_values(&self, q: usize) -> bool;
+}
+
+impl SetApart for NumberLists {
+    fn push(&mut self, list: &[f64]) {
+        NumberLists::push(self, list);
+    }
+
+    fn lists(&self) -> usize {
+        self.len()
+    }
+
+    fn values(&self) -> usize {
+        NumberLists::values(self)
+    }
+
+    fn has_values(&self, q: usize) -> bool {
+        !self.get(q).is_empty()
+    }
+}
+
+/// Gap lists handed on a batch at a time as they are read ([`read_json_stream_gaps_apart`]):
+/// `hand(lens, values)` gets the batch's lists' lengths and their values end to end, in
+/// milliseconds (each value times 1000, as [`read_json_stream_columns`] scales them). Only
+/// each list's length stays here.
+pub struct GapStream<F> {
+    hand: F,
+    /// Values a batch gathers before it is handed on.
+    batch_values: usize,
+    lens: Vec<u32>,
+    values: usize,
+    /// The lists not yet handed on: the last `batch_lens.len()` of `lens`.
+    batch_lens: Vec<u32>,
+    batch: Vec<f64>,
+}
+
+impl<F: FnMut(&[u32], &[f64])> GapStream<F> {
+    /// Hands a batch on once it holds `batch_values` values (at least one list a batch).
+    pub fn new(batch_values: usize, hand: F) -> GapStream<F> {
+        GapStream {
+            hand,
+            batch_values: batch_values.max(1),
+            lens: Vec::new(),
+            values: 0,
+            batch_lens: Vec::new(),
+            batch: Vec::new(),
+        }
+    }
+
+    /// Each list's length, in the order read.
+    pub fn lens(&self) -> &[u32] {
+        &self.lens
+    }
+
+    /// Hands on the lists not yet handed on.
+    fn hand_on(&mut self) {
+        if !self.batch_lens.is_empty() {
+            (self.hand)(&self.batch_lens, &self.batch);
+            self.batch_lens.clear();
+            self.batch.clear();
+        }
+    }
+}
+
+impl<F: FnMut(&[u32], &[f64])> SetApart for GapStream<F> {
+    fn push(&mut self, list: &[f64]) {
+        // A list of 2^32 values (32 GiB) cannot be read into memory; saturate rather than wrap.
+        let len = u32::try_from(list.len()).unwrap_or(u32::MAX);
+        self.lens.push(len);
+        self.batch_lens.push(len);
+        self.values += list.len();
+        self.batch.extend(list.iter().map(|v| v * 1000.0));
+        if self.batch.len() >= self.batch_values {
+            self.hand_on();
+        }
+    }
+
+    fn lists(&self) -> usize {
+        self.lens.len()
+    }
+
+    fn values(&self) -> usize {
+        self.values
+    }
+
+    fn has_values(&self, q: usize) -> bool {
+        self.lens.get(q).is_some_and(|&n| n > 0)
+    }
+}
+
+/// What [`read_apart`] read.
+enum Apart {
+    /// No gap was set apart (no `itls` array, or only empty lists): the records are whole.
+    Whole(Ingested),
+    /// A serving run of one record, its requests (each with a stand-in where its gaps were
+    /// set apart) taken out of it.
+    Run(Ingested, Vec<RequestDetail>),
+}
+
+/// Reads the document with its gaps set apart into `gaps`; `None` as [`read_json_stream`]
+/// does, and for gaps that cannot go with the requests as columns.
+fn read_apart(
+    source: &str,
+    input: impl BufRead,
+    chunk: usize,
+    gaps: &mut dyn SetApart,
+) -> std::io::Result<Option<Apart>> {
+    let Some(mut out) = read_in_chunks(source, input, chunk, Some(&mut *gaps))? else {
         return Ok(None);
     };
     if gaps.values() == 0 {
-        // No gap was set apart (no `itls` array, or only empty lists): the records are whole.
-        return Ok(Some(Contents::Records(out)));
+        return Ok(Some(Apart::Whole(out)));
     }
     if !matches!(out.format, Format::VllmServing | Format::SglangServing) || out.records.len() != 1
     {
@@ -74,31 +240,29 @@ fn stream_columns(
     };
     let requests = std::mem::take(&mut record.requests);
     // Each request holds one stand-in value where its gaps were set apart, none otherwise.
-    let stand_ins_match = requests.len() == gaps.len()
+    let stand_ins_match = requests.len() == gaps.lists()
         && requests
             .iter()
             .enumerate()
-            .all(|(q, r)| r.itl_ms.len() == usize::from(!gaps.get(q).is_empty()));
-    if !stand_ins_match {
-        return Ok(None);
-    }
-    // As the serving reader converts every request's gaps (seconds to ms).
-    gaps.scale(1000.0);
+            .all(|(q, r)| r.itl_ms.len() == usize::from(gaps.has_values(q)));
+    Ok(stand_ins_match.then_some(Apart::Run(out, requests)))
+}
+
+/// The run `out` as columns, request `q`'s gaps list `q` of `itl`.
+fn columns_of(out: Ingested, requests: Vec<RequestDetail>, itl: NumberLists) -> Option<Contents> {
     let mut cols = columns::Columns::from_records(&out.records);
-    let Some(arrays) = columns::RequestArrays::one_row(&requests, gaps) else {
-        return Ok(None);
-    };
+    let arrays = columns::RequestArrays::one_row(&requests, itl)?;
     drop(requests);
     if !cols.set_requests(arrays) {
-        return Ok(None);
+        return None;
     }
-    Ok(Some(Contents::Columns(Box::new(IngestedColumns {
+    Some(Contents::Columns(Box::new(IngestedColumns {
         format: out.format,
         columns: cols,
         warnings: out.warnings,
         mapping: out.mapping,
         note: out.note,
-    }))))
+    })))
 }
 
 /// [`read_json_stream`] asking the input for `chunk` bytes at a time (tests use tiny chunks
@@ -108,7 +272,7 @@ fn read_in_chunks(
     source: &str,
     mut input: impl BufRead,
     chunk: usize,
-    gaps: Option<&mut NumberLists>,
+    gaps: Option<&mut dyn SetApart>,
 ) -> std::io::Result<Option<Ingested>> {
     let head = input.fill_buf()?;
     let bom = head.starts_with(b"\xEF\xBB\xBF");
@@ -174,7 +338,7 @@ struct Window<'g, R> {
     pos: usize,
     eof: bool,
     /// Where an `itls` array's lists go, when set apart ([`read_json_stream_columns`]).
-    gaps: Option<&'g mut NumberLists>,
+    gaps: Option<&'g mut dyn SetApart>,
     /// The length of the first per-request array read: the others are as long, so their
     /// vectors start that large rather than doubling (and leaving the halves behind).
     hint: usize,
@@ -744,6 +908,77 @@ mod tests {
             .is_some());
     }
 
+    /// [`stream_gaps_apart`] on `t`: its result, and the lists handed on (lengths, values).
+    fn apart(t: &str, chunk: usize, batch: usize) -> (Option<Contents>, Vec<Vec<f64>>, Vec<u32>) {
+        let mut handed: Vec<Vec<f64>> = Vec::new();
+        let mut stream = GapStream::new(batch, |lens: &[u32], values: &[f64]| {
+            let mut at = 0;
+            for &n in lens {
+                handed.push(values[at..at + n as usize].to_vec());
+                at += n as usize;
+            }
+            assert_eq!(at, values.len());
+        });
+        let got = stream_gaps_apart("run.json", t.as_bytes(), chunk, &mut stream).unwrap();
+        let lens = stream.lens().to_vec();
+        (got, handed, lens)
+    }
+
+    #[test]
+    fn gaps_handed_on_in_batches_are_the_columns_gaps() {
+        let t = concat!(
+            "{\"model_id\": \"m\", \"request_throughput\": 2.0, ",
+            "\"ttfts\": [0.05, 0.06, null, 0.1, 0.2], ",
+            "\"itls\": [[0.01, 0.5], [], [0.25], [\"a\", 7], [0.001, 0.002, 0.003]], ",
+            "\"input_lens\": [10, 12, 3, 4, 5], \"output_lens\": [3, 1, 2, 2, 4], ",
+            "\"errors\": [\"\", \"boom\", \"\", \"\", \"\"], \"latencies\": [0.2, 0, 0.4, 0.3, 0.5]}"
+        );
+        let Some(Contents::Columns(whole)) =
+            stream_columns("run.json", t.as_bytes(), 4096).unwrap()
+        else {
+            panic!("not columns");
+        };
+        let expected = Contents::Columns(whole).into_ingested();
+        for chunk in [1, 7, 4096] {
+            for batch in [1, 2, 3, 1000] {
+                let (got, handed, lens) = apart(t, chunk, batch);
+                let Some(Contents::Columns(c)) = got else {
+                    panic!("chunk {chunk}, batch {batch}: not columns: {got:?}");
+                };
+                assert_eq!(lens, vec![2, 0, 1, 1, 3]);
+                assert_eq!(handed.len(), 5, "chunk {chunk}, batch {batch}");
+                let mut back = Contents::Columns(c).into_ingested();
+                // The columns' own lists are empty: the gaps are those handed on, in order.
+                let requests = &mut back.records[0].requests;
+                assert!(requests.iter().all(|q| q.itl_ms.is_empty()));
+                for (q, list) in requests.iter_mut().zip(handed) {
+                    q.itl_ms = list;
+                }
+                assert_eq!(
+                    back.records, expected.records,
+                    "chunk {chunk}, batch {batch}"
+                );
+                assert_eq!(back.records[0].requests[4].itl_ms, vec![1.0, 2.0, 3.0]);
+            }
+        }
+        // No gap at all: records, nothing handed on.
+        let no_gaps = t.replace(
+            "[[0.01, 0.5], [], [0.25], [\"a\", 7], [0.001, 0.002, 0.003]]",
+            "[[], [], [], [], []]",
+        );
+        let (got, handed, _) = apart(&no_gaps, 64, 1);
+        assert!(matches!(got, Some(Contents::Records(_))), "{got:?}");
+        assert!(handed.is_empty());
+        // Two `itls` arrays: declined after lists were handed on (the receiver drops them).
+        let twice = t.replace(
+            "\"request_throughput\"",
+            "\"itls\": [[1.0]], \"request_throughput\"",
+        );
+        let (got, handed, _) = apart(&twice, 64, 1);
+        assert!(got.is_none());
+        assert!(!handed.is_empty());
+    }
+
     #[test]
     fn values_across_chunk_boundaries_read_the_same() {
         let t = concat!(
@@ -841,6 +1076,25 @@ mod tests {
                 }
                 // Left to the record reader (gaps it could not give as columns).
                 None => prop_assert!(records.is_some() || !is_json),
+            }
+            // Gaps handed on in batches of any size: once put back, the same run.
+            let (apart_got, handed, _) = apart(&doc, chunk, chunk % 5 + 1);
+            let columns = stream_columns("run.json", doc.as_bytes(), chunk).unwrap();
+            match (apart_got, columns) {
+                (Some(Contents::Columns(a)), Some(Contents::Columns(c))) => {
+                    let mut a = Contents::Columns(a).into_ingested();
+                    prop_assert_eq!(a.records[0].requests.len(), handed.len());
+                    for (q, list) in a.records[0].requests.iter_mut().zip(handed) {
+                        q.itl_ms = list;
+                    }
+                    let c = Contents::Columns(c).into_ingested();
+                    prop_assert_eq!(format!("{:?}", a.records), format!("{:?}", c.records));
+                }
+                (Some(Contents::Records(a)), Some(Contents::Records(c))) => {
+                    prop_assert_eq!(format!("{a:?}"), format!("{c:?}"));
+                }
+                (None, None) => {}
+                (a, c) => prop_assert!(false, "apart {a:?}, columns {c:?}"),
             }
         }
     }

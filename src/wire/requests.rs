@@ -6,6 +6,11 @@
 //! byte that says whether all, none or some are present (then a byte per request); the gaps as
 //! one count per request and then all their values end to end; texts (error, error kind) only
 //! where some request has one.
+//!
+//! A worker that reads the gaps apart ([`crate::ingest::read_json_stream_gaps_apart`]) sends
+//! them ahead, while it reads, as `gaps` messages ([`encode_gaps`]); the page keeps them in
+//! order ([`StreamedGaps`]) and the `requests` batches then carry each request's count of gaps
+//! only, each request taking the next list waiting. Neither side ever holds the gaps twice.
 
 use super::*;
 
@@ -80,11 +85,38 @@ fn texts(reader: &mut Reader<'_>, n: usize) -> Result<Vec<Option<String>>, WireE
         .collect()
 }
 
+/// The gaps follow in the batch.
+const GAPS_INLINE: u8 = 0;
+/// The gaps were sent ahead ([`encode_gaps`]): the batch has each request's count only.
+const GAPS_AHEAD: u8 = 1;
+
+/// Where a batch's requests' inter-token gaps are.
+#[derive(Clone, Copy, Debug)]
+pub enum GapsIn<'a> {
+    /// In each request's `itl_ms`, sent with the batch.
+    Requests,
+    /// Sent ahead ([`encode_gaps`]); these are the requests' counts, one a request (their
+    /// `itl_ms` are not read).
+    Ahead(&'a [u32]),
+}
+
 /// Encodes `requests`, the next of record `record`'s per-request detail (the record itself
-/// went in a record batch before, without them).
-pub fn encode_requests(record: usize, requests: &[RequestDetail]) -> Vec<u8> {
-    let gaps: usize = requests.iter().map(|q| q.itl_ms.len()).sum();
-    let mut out = Vec::with_capacity(16 + requests.len() * 60 + 8 * gaps);
+/// went in a record batch before, without them). With [`GapsIn::Ahead`] whose counts are not
+/// one a request, the requests' own gaps go with the batch.
+pub fn encode_requests(record: usize, requests: &[RequestDetail], gaps_in: GapsIn<'_>) -> Vec<u8> {
+    let ahead = match gaps_in {
+        GapsIn::Ahead(lens) if lens.len() == requests.len() => Some(lens),
+        _ => None,
+    };
+    let gaps: usize = match ahead {
+        Some(_) => 0,
+        None => requests.iter().map(|q| q.itl_ms.len()).sum(),
+    };
+    let mut out = Vec::with_capacity(17 + requests.len() * 60 + 8 * gaps);
+    out.push(match ahead {
+        Some(_) => GAPS_AHEAD,
+        None => GAPS_INLINE,
+    });
     put_u32(&mut out, record as u32);
     put_u32(&mut out, requests.len() as u32);
     let qs = requests.iter();
@@ -111,25 +143,99 @@ pub fn encode_requests(record: usize, requests: &[RequestDetail]) -> Vec<u8> {
     put_numbers(&mut out, qs.clone().map(|q| q.sent_s.map(f64::to_le_bytes)));
     put_texts(&mut out, qs.clone().map(|q| q.error.as_deref()));
     put_texts(&mut out, qs.clone().map(|q| q.error_kind.as_deref()));
-    for q in requests {
-        put_u32(&mut out, q.itl_ms.len() as u32);
-    }
-    for q in requests {
-        for v in &q.itl_ms {
-            put_f64(&mut out, *v);
+    match ahead {
+        Some(lens) => put_u32s(&mut out, lens),
+        None => {
+            for q in requests {
+                put_u32(&mut out, q.itl_ms.len() as u32);
+            }
+            for q in requests {
+                for v in &q.itl_ms {
+                    put_f64(&mut out, *v);
+                }
+            }
         }
     }
     out
 }
 
+/// Encodes gap lists sent ahead of their requests: their count, each one's length, then
+/// their values end to end (`values` is as long as `lens` sum to).
+pub fn encode_gaps(lens: &[u32], values: &[f64]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(4 + 4 * lens.len() + 8 * values.len());
+    put_u32(&mut out, lens.len() as u32);
+    put_u32s(&mut out, lens);
+    for v in values {
+        put_f64(&mut out, *v);
+    }
+    out
+}
+
+/// Gap lists sent ahead ([`encode_gaps`]) that wait for the `requests` batches taking them,
+/// in order.
+#[derive(Debug, Default)]
+pub struct StreamedGaps {
+    lists: std::collections::VecDeque<Vec<f64>>,
+}
+
+impl StreamedGaps {
+    /// Decodes a [`encode_gaps`] message and keeps its lists after those waiting; returns how
+    /// many it held. A damaged message changes nothing.
+    pub fn append(&mut self, bytes: &[u8]) -> Result<usize, WireError> {
+        let mut reader = Reader { bytes, at: 0 };
+        let at = reader.at;
+        let n = reader.u32()? as usize;
+        if n > bytes.len() / 4 {
+            return Err(WireError::EndsEarly { at });
+        }
+        let lens = reader.u32s(n)?;
+        let mut lists = Vec::with_capacity(n);
+        for len in lens {
+            let raw = reader.take((len as usize).saturating_mul(8))?;
+            lists.push(raw.chunks_exact(8).map(f64_of).collect::<Vec<f64>>());
+        }
+        if reader.at != bytes.len() {
+            return Err(WireError::TrailingBytes { at: reader.at });
+        }
+        self.lists.extend(lists);
+        Ok(n)
+    }
+
+    /// Lists waiting.
+    pub fn len(&self) -> usize {
+        self.lists.len()
+    }
+
+    /// Whether no list waits.
+    pub fn is_empty(&self) -> bool {
+        self.lists.is_empty()
+    }
+
+    /// Drops every list waiting (and the room they took).
+    pub fn clear(&mut self) {
+        self.lists = std::collections::VecDeque::new();
+    }
+}
+
 /// Decodes a batch [`encode_requests`] wrote and appends its requests to the record it names
-/// in `records`; returns how many it held. A damaged batch, or one naming a record that is not
-/// there, changes nothing.
-pub fn append_requests(bytes: &[u8], records: &mut [Record]) -> Result<usize, WireError> {
+/// in `records`; returns how many it held. A batch whose gaps were sent ahead takes its
+/// requests' lists from `ahead`, in order. A damaged batch, one naming a record that is not
+/// there, or one whose counts of gaps are not those of the lists waiting, changes nothing.
+pub fn append_requests(
+    bytes: &[u8],
+    records: &mut [Record],
+    ahead: &mut StreamedGaps,
+) -> Result<usize, WireError> {
     let mut reader = Reader { bytes, at: 0 };
+    let gaps_ahead = match reader.u8()? {
+        GAPS_INLINE => false,
+        GAPS_AHEAD => true,
+        _ => return Err(WireError::UnknownValueKind { at: 0 }),
+    };
+    let record_at = reader.at;
     let record = reader.u32()? as usize;
     if record >= records.len() {
-        return Err(WireError::NoSuchRecord { at: 0 });
+        return Err(WireError::NoSuchRecord { at: record_at });
     }
     let at = reader.at;
     let n = reader.u32()? as usize;
@@ -147,7 +253,17 @@ pub fn append_requests(bytes: &[u8], records: &mut [Record]) -> Result<usize, Wi
     let sent_s = numbers(&mut reader, n)?;
     let error = texts(&mut reader, n)?;
     let error_kind = texts(&mut reader, n)?;
+    let lens_at = reader.at;
     let lens = reader.u32s(n)?;
+    if gaps_ahead
+        && (ahead.len() < n
+            || lens
+                .iter()
+                .zip(&ahead.lists)
+                .any(|(&len, list)| len as usize != list.len()))
+    {
+        return Err(WireError::GapsNotAhead { at: lens_at });
+    }
     let mut decoded = Vec::with_capacity(n);
     let fields = input_len
         .into_iter()
@@ -157,12 +273,19 @@ pub fn append_requests(bytes: &[u8], records: &mut [Record]) -> Result<usize, Wi
         .zip(error.into_iter().zip(error_kind))
         .zip(lens);
     for (((((i, o), (t, e)), (intended, sent)), (error, error_kind)), len) in fields {
-        let raw = reader.take((len as usize).saturating_mul(8))?;
+        let itl_ms = match gaps_ahead {
+            // Taken only once the whole batch is read (below): a stand-in until then.
+            true => Vec::new(),
+            false => {
+                let raw = reader.take((len as usize).saturating_mul(8))?;
+                raw.chunks_exact(8).map(f64_of).collect()
+            }
+        };
         decoded.push(RequestDetail {
             input_len: count(i),
             output_len: count(o),
             ttft_ms: real(t),
-            itl_ms: raw.chunks_exact(8).map(f64_of).collect(),
+            itl_ms,
             e2el_ms: real(e),
             error,
             intended_s: real(intended),
@@ -172,6 +295,12 @@ pub fn append_requests(bytes: &[u8], records: &mut [Record]) -> Result<usize, Wi
     }
     if reader.at != bytes.len() {
         return Err(WireError::TrailingBytes { at: reader.at });
+    }
+    if gaps_ahead {
+        // Checked above: `n` lists wait, each as long as its request's count.
+        for q in &mut decoded {
+            q.itl_ms = ahead.lists.pop_front().unwrap_or_default();
+        }
     }
     let target = &mut records[record].requests;
     target.reserve(decoded.len());
@@ -221,7 +350,12 @@ mod tests {
         let mut records = vec![Record::default(), Record::default()];
         let mut sent = 0;
         for batch in all.chunks(10) {
-            sent += append_requests(&encode_requests(1, batch), &mut records).unwrap();
+            sent += append_requests(
+                &encode_requests(1, batch, GapsIn::Requests),
+                &mut records,
+                &mut StreamedGaps::default(),
+            )
+            .unwrap();
         }
         assert_eq!(sent, 23);
         assert!(records[0].requests.is_empty());
@@ -231,10 +365,19 @@ mod tests {
         }
         // Fields no request has, and an empty batch.
         let bare = vec![RequestDetail::default(); 3];
-        append_requests(&encode_requests(0, &bare), &mut records).unwrap();
+        append_requests(
+            &encode_requests(0, &bare, GapsIn::Requests),
+            &mut records,
+            &mut StreamedGaps::default(),
+        )
+        .unwrap();
         assert_eq!(records[0].requests, bare);
         assert_eq!(
-            append_requests(&encode_requests(0, &[]), &mut records),
+            append_requests(
+                &encode_requests(0, &[], GapsIn::Requests),
+                &mut records,
+                &mut StreamedGaps::default()
+            ),
             Ok(0)
         );
     }
@@ -242,30 +385,132 @@ mod tests {
     #[test]
     fn damaged_batches_are_errors_that_change_nothing() {
         let batch: Vec<RequestDetail> = (0..9).map(request).collect();
-        let bytes = encode_requests(0, &batch);
+        let bytes = encode_requests(0, &batch, GapsIn::Requests);
         let mut records = vec![Record::default()];
         for cut in 0..bytes.len() {
             assert!(
-                append_requests(&bytes[..cut], &mut records).is_err(),
+                append_requests(&bytes[..cut], &mut records, &mut StreamedGaps::default()).is_err(),
                 "{cut}"
             );
         }
         let mut longer = bytes.clone();
         longer.push(0);
         assert_eq!(
-            append_requests(&longer, &mut records),
+            append_requests(&longer, &mut records, &mut StreamedGaps::default()),
             Err(WireError::TrailingBytes { at: bytes.len() })
         );
         assert_eq!(
-            append_requests(&encode_requests(1, &batch), &mut records),
-            Err(WireError::NoSuchRecord { at: 0 })
+            append_requests(
+                &encode_requests(1, &batch, GapsIn::Requests),
+                &mut records,
+                &mut StreamedGaps::default()
+            ),
+            Err(WireError::NoSuchRecord { at: 1 })
         );
         let mut huge = bytes.clone();
-        huge[4..8].copy_from_slice(&u32::MAX.to_le_bytes());
+        huge[5..9].copy_from_slice(&u32::MAX.to_le_bytes());
         assert_eq!(
-            append_requests(&huge, &mut records),
-            Err(WireError::EndsEarly { at: 4 })
+            append_requests(&huge, &mut records, &mut StreamedGaps::default()),
+            Err(WireError::EndsEarly { at: 5 })
         );
         assert!(records[0].requests.is_empty());
+    }
+
+    #[test]
+    fn gaps_sent_ahead_go_to_their_requests_in_order() {
+        let all: Vec<RequestDetail> = (0..23).map(request).collect();
+        let lens: Vec<u32> = all.iter().map(|q| q.itl_ms.len() as u32).collect();
+        let values: Vec<f64> = all.iter().flat_map(|q| q.itl_ms.clone()).collect();
+        let mut ahead = StreamedGaps::default();
+        // Ahead in batches of another size than the requests'.
+        let mut at = 0;
+        for part in lens.chunks(7) {
+            let n: usize = part.iter().map(|&l| l as usize).sum();
+            assert_eq!(
+                ahead.append(&encode_gaps(part, &values[at..at + n])),
+                Ok(part.len())
+            );
+            at += n;
+        }
+        assert_eq!(ahead.len(), 23);
+        let mut records = vec![Record::default()];
+        let bare: Vec<RequestDetail> = all
+            .iter()
+            .map(|q| RequestDetail {
+                itl_ms: Vec::new(),
+                ..q.clone()
+            })
+            .collect();
+        for (k, (batch, counts)) in bare.chunks(10).zip(lens.chunks(10)).enumerate() {
+            let bytes = encode_requests(0, batch, GapsIn::Ahead(counts));
+            // The batch carries the counts, not the values.
+            let whole = &all[10 * k..10 * k + batch.len()];
+            let values: usize = counts.iter().map(|&c| c as usize).sum();
+            assert_eq!(
+                encode_requests(0, whole, GapsIn::Requests).len(),
+                bytes.len() + 8 * values
+            );
+            append_requests(&bytes, &mut records, &mut ahead).unwrap();
+        }
+        assert!(ahead.is_empty());
+        for (a, b) in all.iter().zip(&records[0].requests) {
+            assert!(same(a, b), "{a:?} != {b:?}");
+        }
+        // Counts that are not one a request: the requests' own gaps go with the batch.
+        let inline = encode_requests(0, &all[..3], GapsIn::Ahead(&[1]));
+        let mut records = vec![Record::default()];
+        append_requests(&inline, &mut records, &mut StreamedGaps::default()).unwrap();
+        assert!(records[0]
+            .requests
+            .iter()
+            .zip(&all)
+            .all(|(a, b)| same(a, b)));
+    }
+
+    #[test]
+    fn requests_whose_gaps_are_not_ahead_change_nothing() {
+        let all: Vec<RequestDetail> = (0..9).map(request).collect();
+        let lens: Vec<u32> = all.iter().map(|q| q.itl_ms.len() as u32).collect();
+        let values: Vec<f64> = all.iter().flat_map(|q| q.itl_ms.clone()).collect();
+        let gaps = encode_gaps(&lens, &values);
+        for cut in 0..gaps.len() {
+            let mut ahead = StreamedGaps::default();
+            assert!(ahead.append(&gaps[..cut]).is_err(), "{cut}");
+            assert!(ahead.is_empty());
+        }
+        let mut longer = gaps.clone();
+        longer.push(0);
+        assert!(StreamedGaps::default().append(&longer).is_err());
+        let bytes = encode_requests(0, &all, GapsIn::Ahead(&lens));
+        let mut records = vec![Record::default()];
+        // Nothing waits, or fewer lists than requests, or lists of other lengths.
+        let mut ahead = StreamedGaps::default();
+        let wrong = append_requests(&bytes, &mut records, &mut ahead);
+        assert!(
+            matches!(wrong, Err(WireError::GapsNotAhead { .. })),
+            "{wrong:?}"
+        );
+        ahead
+            .append(&encode_gaps(
+                &lens[..8],
+                &values[..values.len() - lens[8] as usize],
+            ))
+            .unwrap();
+        assert!(append_requests(&bytes, &mut records, &mut ahead).is_err());
+        assert_eq!(ahead.len(), 8);
+        let mut shifted = StreamedGaps::default();
+        let mut other = lens.clone();
+        other.rotate_left(1);
+        shifted.append(&encode_gaps(&other, &values)).unwrap();
+        assert!(append_requests(&bytes, &mut records, &mut shifted).is_err());
+        assert_eq!(shifted.len(), 9);
+        assert!(records[0].requests.is_empty());
+        // A mode byte that is neither.
+        let mut odd = bytes.clone();
+        odd[0] = 7;
+        assert_eq!(
+            append_requests(&odd, &mut records, &mut shifted),
+            Err(WireError::UnknownValueKind { at: 0 })
+        );
     }
 }
