@@ -6,8 +6,9 @@
 //! duplicated and deleted lines) and fed to [`ingest::detect`], [`ingest::read`],
 //! [`ingest::read_columnar`] (which must give the row read's records, warnings and mapping),
 //! [`ingest::read_as`] for every [`Format`], the streaming JSON readers
-//! [`ingest::read_json_stream`] and [`ingest::read_json_stream_columns`] (which must agree with
-//! [`ingest::read`] whenever they answer) and the per-request file summary of `benchlens
+//! [`ingest::read_json_stream`], [`ingest::read_json_stream_columns`] and
+//! [`ingest::read_json_stream_gaps_apart`] (the page's worker's, its gaps handed on in small
+//! batches and put back: all must agree with [`ingest::read`] whenever they answer) and the per-request file summary of `benchlens
 //! inspect`. The test fails if any call panics or a reader disagrees, and saves the input that
 //! did to `target/fuzz-failures/`.
 //!
@@ -198,6 +199,44 @@ fn exercise(name: &str, bytes: &[u8]) -> Option<String> {
         if let Ok(Some(c)) = ingest::read_json_stream_columns(name, bytes) {
             let got = c.into_ingested();
             let whole = ingest::read(name, bytes).expect("the streamed reader took it");
+            assert_eq!(
+                (got.records, got.format, got.warnings, got.mapping, got.note),
+                (
+                    whole.records,
+                    whole.format,
+                    whole.warnings,
+                    whole.mapping,
+                    whole.note
+                )
+            );
+        }
+        // And the worker's, whose gaps go ahead in batches (of 3 values here, so that most
+        // runs cross a batch): put back in order, the same run.
+        let mut handed: Vec<Vec<f64>> = Vec::new();
+        let mut gaps = ingest::GapStream::new(3, |lens: &[u32], values: &[f64]| {
+            let mut at = 0;
+            for &n in lens {
+                handed.push(values[at..at + n as usize].to_vec());
+                at += n as usize;
+            }
+            assert_eq!(at, values.len(), "a batch's values are its lists'");
+        });
+        let apart = ingest::read_json_stream_gaps_apart(name, bytes, &mut gaps);
+        let lens = gaps.lens().to_vec();
+        drop(gaps);
+        if let Ok(Some(c)) = apart {
+            let columnar = matches!(c, ingest::Contents::Columns(_));
+            let mut got = c.into_ingested();
+            let whole = ingest::read(name, bytes).expect("the streamed reader took it");
+            if columnar {
+                assert_eq!(handed.len(), lens.len());
+                let requests = &mut got.records[0].requests;
+                assert_eq!(requests.len(), handed.len());
+                for (q, list) in requests.iter_mut().zip(handed) {
+                    assert!(q.itl_ms.is_empty());
+                    q.itl_ms = list;
+                }
+            }
             assert_eq!(
                 (got.records, got.format, got.warnings, got.mapping, got.note),
                 (
