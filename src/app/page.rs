@@ -39,21 +39,21 @@ pub fn App() -> impl IntoView {
             state.chart.update(|c| c.view = view);
         }
     });
-    // ... and the address follows the view, so reloading or copying it keeps the view.
+    // ... and the address follows the view, so reloading or copying it keeps the view: in a
+    // task of its own after the one that redraws the chart (a filter click's redraw waits for
+    // nothing else), and only the latest of the changes made meanwhile.
+    let address_changes = std::rc::Rc::new(std::cell::Cell::new(0u64));
     Effect::new(move |_| {
         let query = state.address_link().to_query();
-        if let Some(w) = web_sys::window() {
-            let path = w.location().pathname().unwrap_or_default();
-            let url = if query.is_empty() {
-                path
-            } else {
-                format!("{path}?{query}")
-            };
-            if let Ok(history) = w.history() {
-                let _ =
-                    history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&url));
+        let change = address_changes.get().wrapping_add(1);
+        address_changes.set(change);
+        let latest = address_changes.clone();
+        spawn_local(async move {
+            super::browser::yield_to_browser().await;
+            if latest.get() == change {
+                set_address(&query);
             }
-        }
+        });
     });
 
     // plotly.js's one-time start while the empty page is idle, not in the first file's first
@@ -223,4 +223,20 @@ fn EmptyState() -> impl IntoView {
 /// The text typed into an input so far, leaving the input empty.
 fn take_text(input: RwSignal<String>) -> String {
     input.try_update(std::mem::take).unwrap_or_default()
+}
+
+/// Puts `query` in the page's address without a new history entry.
+fn set_address(query: &str) {
+    let Some(w) = web_sys::window() else {
+        return;
+    };
+    let path = w.location().pathname().unwrap_or_default();
+    let url = if query.is_empty() {
+        path
+    } else {
+        format!("{path}?{query}")
+    };
+    if let Ok(history) = w.history() {
+        let _ = history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&url));
+    }
 }
