@@ -1,13 +1,17 @@
 //! A stage as vLLM's serving result file (`--vllm-compatible`): exactly vLLM's keys
 //! ([`vllm_json`]) and file name ([`vllm_file_name`]).
 
+use std::io::Write;
+
+use serde::ser::{SerializeMap, SerializeSeq};
+use serde::{Serialize, Serializer};
 use serde_json::{json, Map, Value};
 
 use super::record::request_detail;
 use super::stage_info::StageInfo;
 use super::view::{p_word, queue_time_s, view_percentiles, SummaryView};
 use crate::loadgen::measure::StageMetrics;
-use crate::loadgen::record::RequestRecord;
+use crate::loadgen::record::{EachRequest, RequestRecord};
 use crate::model::canonical::number_to_json;
 use crate::model::RequestDetail;
 
@@ -62,6 +66,111 @@ pub fn vllm_json(
     view: &SummaryView,
     detailed: bool,
 ) -> Value {
+    // The per-request arrays, from the same per-request figures as the canonical record
+    // (failed requests: 0 tokens and 0 s, as vLLM writes them).
+    let details: Vec<RequestDetail> = requests.iter().map(request_detail).collect();
+    Value::Object(vllm_map(info, m, view, detailed, |column| {
+        let values = requests.iter().zip(&details).map(|(r, d)| column(r, d));
+        values.collect()
+    }))
+}
+
+/// [`vllm_json`]'s text and final newline written to `out` as it is made, the per-request
+/// arrays one request at a time from `requests` (read once per array), so neither the text nor
+/// the requests are held: the same bytes as `vllm_json(…).to_string() + "\n"`.
+pub fn write_vllm_json(
+    out: &mut dyn Write,
+    info: &StageInfo,
+    m: &StageMetrics,
+    requests: &dyn EachRequest,
+    view: &SummaryView,
+    detailed: bool,
+) -> std::io::Result<()> {
+    // The arrays' places, filled as written.
+    let o = vllm_map(info, m, view, detailed, |_| Value::Null);
+    let arrays: Vec<(&str, Column)> = PER_REQUEST_ARRAYS
+        .iter()
+        .filter(|(_, detailed_only, _)| detailed || !detailed_only)
+        .map(|(key, _, column)| (*key, *column))
+        .collect();
+    let mut ser = serde_json::Serializer::new(&mut *out);
+    Streamed {
+        keys: &o,
+        arrays: &arrays,
+        requests,
+    }
+    .serialize(&mut ser)
+    .map_err(std::io::Error::from)?;
+    out.write_all(b"\n")
+}
+
+/// vLLM's object with the per-request arrays streamed in their places (see [`write_vllm_json`]).
+struct Streamed<'a> {
+    keys: &'a Map<String, Value>,
+    arrays: &'a [(&'a str, Column)],
+    requests: &'a dyn EachRequest,
+}
+
+impl Serialize for Streamed<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(self.keys.len()))?;
+        for (k, v) in self.keys {
+            match self.arrays.iter().find(|(key, _)| key == k) {
+                Some((_, column)) => map.serialize_entry(
+                    k,
+                    &StreamedArray {
+                        column: *column,
+                        requests: self.requests,
+                    },
+                )?,
+                None => map.serialize_entry(k, v)?,
+            }
+        }
+        map.end()
+    }
+}
+
+/// One per-request array, an entry per request as it is read.
+struct StreamedArray<'a> {
+    column: Column,
+    requests: &'a dyn EachRequest,
+}
+
+impl Serialize for StreamedArray<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        // No length: serde_json then writes `[]` for none, as for an empty array.
+        let mut seq = Some(s.serialize_seq(None)?);
+        let mut failed: Option<S::Error> = None;
+        let read = self.requests.each_request(&mut |r| {
+            let Some(seq) = seq.as_mut() else {
+                return Ok(());
+            };
+            seq.serialize_element(&(self.column)(r, &request_detail(r)))
+                .map_err(|e| {
+                    let io = std::io::Error::other(e.to_string());
+                    failed = Some(e);
+                    io
+                })
+        });
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        read.map_err(serde::ser::Error::custom)?;
+        match seq.take() {
+            Some(seq) => seq.end(),
+            None => Err(serde::ser::Error::custom("no array")),
+        }
+    }
+}
+
+/// vLLM's object, each per-request array made by `array` from its column.
+fn vllm_map(
+    info: &StageInfo,
+    m: &StageMetrics,
+    view: &SummaryView,
+    detailed: bool,
+    mut array: impl FnMut(Column) -> Value,
+) -> Map<String, Value> {
     let mut o = Map::new();
     o.insert("date".into(), json!(info.date));
     o.insert("endpoint_type".into(), json!(info.backend));
@@ -94,13 +203,9 @@ pub fn vllm_json(
         "total_token_throughput".into(),
         json!(m.total_token_throughput),
     );
-    // The per-request arrays, from the same per-request figures as the canonical record
-    // (failed requests: 0 tokens and 0 s, as vLLM writes them).
-    let details: Vec<RequestDetail> = requests.iter().map(request_detail).collect();
     for (key, detailed_only, column) in PER_REQUEST_ARRAYS {
         if detailed || !detailed_only {
-            let values = requests.iter().zip(&details).map(|(r, d)| column(r, d));
-            o.insert(key.into(), values.collect());
+            o.insert(key.into(), array(column));
         }
     }
     o.insert(
@@ -123,7 +228,7 @@ pub fn vllm_json(
             o.insert(format!("p{}_{name}_ms", p_word(p)), number_to_json(v));
         }
     }
-    Value::Object(o)
+    o
 }
 
 /// vLLM's file name for a stage: `{label or backend}-{rate}qps[-concurrency{N}]-{model}-{date}.json`.
@@ -192,6 +297,58 @@ mod tests {
         assert_eq!(v["queue_times"], json!([0.5, 0.0]));
         assert_eq!(v["generated_texts"], json!(["a b c", ""]));
         assert_eq!(v["errors"], json!(["", "http_500: HTTP 500"]));
+    }
+
+    /// The streamed file is `vllm_json`'s text and a newline: per-request arrays in their
+    /// places (a tag of an array's name gives way to the array, and stays when the array is not
+    /// written), none for no request.
+    #[test]
+    fn streamed_file_is_the_objects_text() {
+        use crate::loadgen::record::{ChunkArrival, Failure, FailureKind};
+        let reqs: Vec<RequestRecord> = (0..4)
+            .map(|i| RequestRecord {
+                input_len: 7 + i,
+                intended_at_s: i as f64,
+                sent_at_s: i as f64 + 0.125,
+                ttft_s: Some(0.25),
+                e2el_s: (i != 2).then_some(0.75),
+                chunks: (0..3)
+                    .map(|k| ChunkArrival {
+                        at_s: 0.25 + f64::from(k) / 3.0,
+                        tokens: 1,
+                        coalesced: false,
+                    })
+                    .collect(),
+                generated_text: format!("a \"{i}\"\n"),
+                failure: (i == 2).then(|| Failure::new(FailureKind::Http(500), "HTTP 500")),
+                ..RequestRecord::default()
+            })
+            .collect();
+        let mut info = StageInfo::fixture(4.0, Some(2));
+        info.tags.insert("itls".into(), "tag".into());
+        info.tags.insert("latencies".into(), "tag".into());
+        info.tags.insert("tp".into(), "2".into());
+        let view = SummaryView {
+            metrics: vec![super::super::PercentileMetric::Ttft],
+            percentiles: vec![50.0, 99.0],
+            ..SummaryView::default()
+        };
+        let m = StageMetrics {
+            completed: 3,
+            failed: 1,
+            duration_s: 1.5,
+            ..StageMetrics::default()
+        };
+        for detailed in [false, true] {
+            for requests in [reqs.clone(), Vec::new()] {
+                let want = vllm_json(&info, &m, &requests, &view, detailed).to_string() + "\n";
+                let mut got = Vec::new();
+                write_vllm_json(&mut got, &info, &m, &requests, &view, detailed).unwrap();
+                assert_eq!(String::from_utf8(got).unwrap(), want);
+                assert_eq!(want.contains(r#""itls":"tag""#), !detailed);
+                assert!(!want.contains(r#""latencies":"tag""#));
+            }
+        }
     }
 
     #[test]
