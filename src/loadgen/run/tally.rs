@@ -10,7 +10,8 @@
 //!
 //! When the requests are needed again after the stage — `--vllm-compatible` writes each one's
 //! figures into vLLM's arrays, and `--steady-window` measures only the requests sent in a window
-//! known at the stage's end — each whole record is spooled to disk too ([`RecordSpool`]).
+//! known at the stage's end — each whole record is spooled to disk too ([`RecordSpool`]), and
+//! the ITL's second pass reads the records back rather than keeping their reads.
 //! With `--steady-window` the tally keeps each request's span (two numbers) while the stage
 //! runs, and at its end picks the window, reads the window's records back from the spool and
 //! makes the figures and detail of those, as [`crate::loadgen::run::steady_window_of`] and the
@@ -20,12 +21,15 @@
 //! ([`crate::loadgen::measure::compute`], [`SummaryView::new`], [`crate::loadgen::timeline::series`],
 //! [`crate::loadgen::report::write_canonical`]): the same code, fed in the same order.
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 
 use crate::loadgen::capacity::{steady_window, RequestSpan, SteadyWindow};
-use crate::loadgen::measure::{itl_of, request_latencies, MetricsTally, Slo, StageMetrics};
+use crate::loadgen::measure::{
+    has_latencies, itl_of, request_latencies, MetricsTally, Slo, StageMetrics,
+};
 use crate::loadgen::record::{
-    ChunkArrival, ChunkLog, ChunkLogIter, RecordSpool, RequestRecord, SpooledRecords,
+    ChunkArrival, ChunkLog, ChunkLogIter, EachRequest, RecordSpool, RequestRecord, SpooledRecords,
 };
 use crate::loadgen::report::{
     DetailSpool, PercentileMetric, SpooledDetail, SummaryView, ViewTally,
@@ -65,8 +69,8 @@ struct Figures {
     metrics: MetricsTally,
     view: ViewTally,
     /// The observed reads of each request with inter-token latencies, for the ITL's second
-    /// pass (see [`Reads`]).
-    reads: Reads,
+    /// pass (see [`Reads`]); none when the records are spooled (the pass reads them again).
+    reads: Option<Reads>,
     spool: DetailSpool,
     spool_error: Option<std::io::Error>,
 }
@@ -76,11 +80,11 @@ impl Figures {
         let l = request_latencies(r);
         self.metrics.add(r, l.as_ref());
         self.view.add(r, l.as_ref().map(|l| l.e2el_ms));
-        if l.is_some() {
+        if let (Some(all), true) = (self.reads.as_mut(), l.is_some()) {
             let reads = observed_reads(&r.chunks);
             // One read has no gap to time.
             if reads.len() > 1 {
-                self.reads.push(reads);
+                all.push(reads);
             }
         }
         if self.spool_error.is_none() {
@@ -98,7 +102,7 @@ impl StageTally {
             figures: Figures {
                 metrics: MetricsTally::with_capacity(config.slo, expected),
                 view: ViewTally::with_capacity(expected),
-                reads: Reads::default(),
+                reads: config.records.is_none().then(Reads::default),
                 spool: config.spool,
                 spool_error: None,
             },
@@ -185,10 +189,30 @@ impl StageTally {
         if let Some(source) = spool_error {
             return Err(detail.write_error(source));
         }
+        // The ITL's second pass: over the reads kept, or the records spooled (the same gaps,
+        // requests in the same order: those the figures were made of).
+        let read_error: RefCell<Option<std::io::Error>> = RefCell::new(None);
         let metrics = metrics.finish(duration_s, target_rate, percentiles, |f| {
-            reads.each(|all, n| itl_of(all.take(n), f));
+            match (&reads, &records) {
+                (Some(reads), _) => reads.each(|all, n| itl_of(all.take(n), f)),
+                (None, Some(records)) => {
+                    let read = records.each_request(&mut |r| {
+                        if has_latencies(r) {
+                            itl_of(&r.chunks, &mut *f);
+                        }
+                        Ok(())
+                    });
+                    if let Err(e) = read {
+                        read_error.borrow_mut().get_or_insert(e);
+                    }
+                }
+                (None, None) => {}
+            }
         });
         drop(reads);
+        if let (Some(source), Some(records)) = (read_error.into_inner(), &records) {
+            return Err(records_failed(records.path(), source));
+        }
         Ok(Tallied {
             metrics,
             view: view_tally.finish(view.0, percentiles.to_vec(), view.1),
