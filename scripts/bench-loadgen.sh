@@ -47,7 +47,7 @@ start_mock() {
   "$BENCHLENS" mock --port 0 "$@" > "$work/mock.out" 2>&1 &
   mock_pid=$!
   for _ in $(seq 100); do
-    url="$(grep -o 'http://[0-9.:]*' "$work/mock.out" | head -n1 || true)"
+    url="$(grep -so 'http://[0-9.:]*' "$work/mock.out" | head -n1 || true)"
     [[ -n "$url" ]] && return 0
     sleep 0.05
   done

@@ -638,8 +638,17 @@ async fn run_inner(
                 Some(r) => r,
                 None => &reqs,
             };
+            let scratch = spool_path(result_path.as_deref(), stage, "vllm");
             report::write_atomic_with(&p, |out| {
-                report::write_vllm_json(out, &info, &m, requests, &view, opts.save_detailed)
+                report::write_vllm_json(
+                    out,
+                    &info,
+                    &m,
+                    requests,
+                    &view,
+                    opts.save_detailed,
+                    &scratch,
+                )
             })?;
             outcome.vllm_paths.push(p);
         }
@@ -692,7 +701,7 @@ fn spooled_out<'a>(outcome: &'a RunOutcome, spools: &'a [SpooledDetail]) -> Vec<
         .collect()
 }
 
-/// Where a lean stage's `what` (its canonical detail, its records) is spooled: a hidden file
+/// Where a stage's `what` (its canonical detail, its records, vLLM's arrays) is spooled: a hidden file
 /// beside the result, or in the system's temporary folder when the result goes to stdout.
 fn spool_path(result: Option<&std::path::Path>, stage: usize, what: &str) -> PathBuf {
     let pid = std::process::id();

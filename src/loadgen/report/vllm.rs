@@ -1,10 +1,10 @@
 //! A stage as vLLM's serving result file (`--vllm-compatible`): exactly vLLM's keys
 //! ([`vllm_json`]) and file name ([`vllm_file_name`]).
 
-use std::io::Write;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
 
-use serde::ser::{SerializeMap, SerializeSeq};
-use serde::{Serialize, Serializer};
 use serde_json::{json, Map, Value};
 
 use super::record::request_detail;
@@ -75,9 +75,11 @@ pub fn vllm_json(
     }))
 }
 
-/// [`vllm_json`]'s text and final newline written to `out` as it is made, the per-request
-/// arrays one request at a time from `requests` (read once per array), so neither the text nor
-/// the requests are held: the same bytes as `vllm_json(…).to_string() + "\n"`.
+/// [`vllm_json`]'s text and final newline written to `out`, the per-request arrays made in one
+/// pass over `requests`, one request at a time, each array into its own scratch file (named
+/// `scratch` and the array's key; removed after) and copied into its place, so neither the text
+/// nor the requests are held: the same bytes as `vllm_json(…).to_string() + "\n"`.
+#[allow(clippy::too_many_arguments)]
 pub fn write_vllm_json(
     out: &mut dyn Write,
     info: &StageInfo,
@@ -85,82 +87,82 @@ pub fn write_vllm_json(
     requests: &dyn EachRequest,
     view: &SummaryView,
     detailed: bool,
+    scratch: &Path,
 ) -> std::io::Result<()> {
-    // The arrays' places, filled as written.
-    let o = vllm_map(info, m, view, detailed, |_| Value::Null);
-    let arrays: Vec<(&str, Column)> = PER_REQUEST_ARRAYS
-        .iter()
-        .filter(|(_, detailed_only, _)| detailed || !detailed_only)
-        .map(|(key, _, column)| (*key, *column))
-        .collect();
-    let mut ser = serde_json::Serializer::new(&mut *out);
-    Streamed {
-        keys: &o,
-        arrays: &arrays,
-        requests,
+    let nonce = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let marker = |key: &str| format!("benchlens-vllm-array-{}-{nonce}-{key}", std::process::id());
+    // The arrays' places: a marker string each.
+    let mut o = vllm_map(info, m, view, detailed, |_| Value::Null);
+    let mut arrays: Vec<(&str, Column)> = Vec::new();
+    let mut files = ScratchFiles(Vec::new());
+    let mut writers = Vec::new();
+    for (key, detailed_only, column) in PER_REQUEST_ARRAYS {
+        if detailed || !detailed_only {
+            o.insert(key.into(), Value::String(marker(key)));
+            let mut name = scratch.as_os_str().to_owned();
+            name.push(format!(".{key}"));
+            let path = PathBuf::from(name);
+            let file = File::create(&path)?;
+            files.0.push(path);
+            writers.push(BufWriter::with_capacity(1 << 16, file));
+            arrays.push((key, column));
+        }
     }
-    .serialize(&mut ser)
-    .map_err(std::io::Error::from)?;
+    let mut first = true;
+    requests.each_request(&mut |r| {
+        let d = request_detail(r);
+        for ((_, column), w) in arrays.iter().zip(writers.iter_mut()) {
+            if !first {
+                w.write_all(b",")?;
+            }
+            serde_json::to_writer(&mut *w, &column(r, &d))?;
+        }
+        first = false;
+        Ok(())
+    })?;
+    for w in writers {
+        w.into_inner().map_err(|e| e.into_error())?;
+    }
+    // In the object's order (a tag's place when one has an array's name).
+    let places: Vec<(&str, &PathBuf)> = o
+        .keys()
+        .filter_map(|k| {
+            let at = arrays.iter().position(|(key, _)| key == k)?;
+            Some((arrays[at].0, &files.0[at]))
+        })
+        .collect();
+    let text = serde_json::to_vec(&Value::Object(o))?;
+    let mut rest = text.as_slice();
+    for (key, path) in places {
+        let needle = format!("\"{}\"", marker(key));
+        let at = find(rest, needle.as_bytes())
+            .ok_or_else(|| std::io::Error::other("a per-request array's place was not found"))?;
+        out.write_all(&rest[..at])?;
+        out.write_all(b"[")?;
+        std::io::copy(&mut File::open(path)?, out)?;
+        out.write_all(b"]")?;
+        rest = &rest[at + needle.len()..];
+    }
+    out.write_all(rest)?;
     out.write_all(b"\n")
 }
 
-/// vLLM's object with the per-request arrays streamed in their places (see [`write_vllm_json`]).
-struct Streamed<'a> {
-    keys: &'a Map<String, Value>,
-    arrays: &'a [(&'a str, Column)],
-    requests: &'a dyn EachRequest,
-}
+/// Scratch files, removed when dropped.
+struct ScratchFiles(Vec<PathBuf>);
 
-impl Serialize for Streamed<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut map = s.serialize_map(Some(self.keys.len()))?;
-        for (k, v) in self.keys {
-            match self.arrays.iter().find(|(key, _)| key == k) {
-                Some((_, column)) => map.serialize_entry(
-                    k,
-                    &StreamedArray {
-                        column: *column,
-                        requests: self.requests,
-                    },
-                )?,
-                None => map.serialize_entry(k, v)?,
-            }
-        }
-        map.end()
-    }
-}
-
-/// One per-request array, an entry per request as it is read.
-struct StreamedArray<'a> {
-    column: Column,
-    requests: &'a dyn EachRequest,
-}
-
-impl Serialize for StreamedArray<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        // No length: serde_json then writes `[]` for none, as for an empty array.
-        let mut seq = Some(s.serialize_seq(None)?);
-        let mut failed: Option<S::Error> = None;
-        let read = self.requests.each_request(&mut |r| {
-            let Some(seq) = seq.as_mut() else {
-                return Ok(());
-            };
-            seq.serialize_element(&(self.column)(r, &request_detail(r)))
-                .map_err(|e| {
-                    let io = std::io::Error::other(e.to_string());
-                    failed = Some(e);
-                    io
-                })
-        });
-        if let Some(e) = failed {
-            return Err(e);
-        }
-        read.map_err(serde::ser::Error::custom)?;
-        match seq.take() {
-            Some(seq) => seq.end(),
-            None => Err(serde::ser::Error::custom("no array")),
+impl Drop for ScratchFiles {
+    fn drop(&mut self) {
+        for p in &self.0 {
+            let _ = std::fs::remove_file(p);
         }
     }
+}
+
+/// Where `needle` first occurs in `hay`.
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
 }
 
 /// vLLM's object, each per-request array made by `array` from its column.
@@ -342,8 +344,11 @@ mod tests {
         for detailed in [false, true] {
             for requests in [reqs.clone(), Vec::new()] {
                 let want = vllm_json(&info, &m, &requests, &view, detailed).to_string() + "\n";
+                let dir = tempfile::tempdir().unwrap();
                 let mut got = Vec::new();
-                write_vllm_json(&mut got, &info, &m, &requests, &view, detailed).unwrap();
+                let scratch = dir.path().join("scratch");
+                write_vllm_json(&mut got, &info, &m, &requests, &view, detailed, &scratch).unwrap();
+                assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
                 assert_eq!(String::from_utf8(got).unwrap(), want);
                 assert_eq!(want.contains(r#""itls":"tag""#), !detailed);
                 assert!(!want.contains(r#""latencies":"tag""#));

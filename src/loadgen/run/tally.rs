@@ -700,6 +700,7 @@ mod tests {
             &records,
             &out.view,
             detailed,
+            &dir.path().join("vllm"),
         )
         .unwrap();
         drop((out.detail, records));
