@@ -16,13 +16,16 @@
 #      the seconds from the load's end (the run's own stage_start_unix_s + duration_s) to the
 #      process's exit, when its files are final. With OLD=<another build's benchlens> the two
 #      builds alternate, REPS times (default 2), and each figure is given as a range per build.
+#      RUN_FLAGS adds flags to these runs (e.g. RUN_FLAGS="--vllm-compatible --save-detailed" or
+#      "--steady-window"); with --steady-window the record's duration_s is the window's, so the
+#      load's end is the last request's end in the per-request file (sent_s + e2el_ms).
 # Both sides time with kernel receive stamps (src/loadgen/stamp.rs), so time data spends waiting
 # in a socket for a busy process is not counted; the client prints that wait as
 # "socket-to-read wait".
 #
 # Environment: PROMPTS (requests in the zero-delay run, default 30000), BENCHLENS (a built
 # binary; default: cargo build --release), PARTS (which parts to run, default "1 2 3"), SCALE,
-# SCALE_ITL_MS (default 0), OLD, REPS (part 3).
+# SCALE_ITL_MS (default 0), OLD, REPS, RUN_FLAGS (part 3).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -44,7 +47,7 @@ start_mock() {
   "$BENCHLENS" mock --port 0 "$@" > "$work/mock.out" 2>&1 &
   mock_pid=$!
   for _ in $(seq 100); do
-    url="$(grep -o 'http://[0-9.:]*' "$work/mock.out" | head -n1 || true)"
+    url="$(grep -so 'http://[0-9.:]*' "$work/mock.out" | head -n1 || true)"
     [[ -n "$url" ]] && return 0
     sleep 0.05
   done
@@ -102,17 +105,26 @@ fi
 # A canonical file's metric (the pretty-printed `"key": value` line; the metrics come before
 # the per-request detail, so grep stops early in a big file).
 metric() { grep -m1 "^      \"$1\": " "$2" | sed 's/.*: //; s/,$//'; }
-# Runs BIN for N requests against the mock at $url; prints "peak_kb tail_s".
+# Runs BIN for N requests against the mock at $url, with RUN_FLAGS; prints "peak_kb tail_s".
 scale_run() {
-  local bin="$1" n="$2"
-  rm -f "$work"/scale.json "$work"/scale.requests.jsonl
+  local bin="$1" n="$2" dir="$work/scale"
+  rm -rf "$dir"; mkdir -p "$dir"
+  # shellcheck disable=SC2086 # RUN_FLAGS is a list of flags
   /usr/bin/time -f %M -o "$work/rss.txt" "$bin" run --base-url "$url" --request-rate inf \
     --max-concurrency 256 --num-prompts "$n" --input-len 32 --output-len 128 --ignore-eos \
-    --no-progress --result-dir "$work" --result-filename scale.json > "$work/scale.txt"
-  local exited start dur
+    --no-progress --result-dir "$dir" --result-filename scale.json ${RUN_FLAGS:-} > "$work/scale.txt"
+  local exited start dur canon
   exited="$(date +%s.%N)"
-  start="$(metric extra.stage_start_unix_s "$work/scale.json")"
-  dur="$(metric duration_s "$work/scale.json")"
+  # With --vllm-compatible, --result-filename names vLLM's file and the canonical one keeps its
+  # own name.
+  canon="$(ls "$dir"/benchlens-*.json 2>/dev/null | head -n1 || true)"
+  [[ -n "$canon" ]] || canon="$dir/scale.json"
+  start="$(metric extra.stage_start_unix_s "$canon")"
+  if [[ -n "$(metric extra.window_end_s "$canon")" ]]; then
+    dur="$(jq -r 'select(.e2el_ms != null) | .sent_s + .e2el_ms / 1000' "${canon%.json}.requests.jsonl" | sort -g | tail -n1)"
+  else
+    dur="$(metric duration_s "$canon")"
+  fi
   awk -v e="$exited" -v s="$start" -v d="$dur" -v kb="$(tail -n1 "$work/rss.txt")" \
     'BEGIN { printf "%d %.2f\n", kb, e - (s + d) }'
 }
@@ -143,7 +155,7 @@ for rep in $(seq "$REPS"); do
   done
 done
 stop_mock
-echo "at scale: mock at 0 ms TTFT / $SCALE_ITL_MS ms ITL, concurrency 256, 128 tokens/request, $REPS run(s) per build:"
+echo "at scale: mock at 0 ms TTFT / $SCALE_ITL_MS ms ITL, concurrency 256, 128 tokens/request, flags: ${RUN_FLAGS:-none}, $REPS run(s) per build:"
 for b in "${builds[@]}"; do
   for n in $SCALE; do
     rows="$(awk -v b="${b%%=*}" -v n="$n" '$1 == b && $2 == n' "$work/scale.rows")"

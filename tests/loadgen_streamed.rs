@@ -115,3 +115,98 @@ fn rows_stream_during_the_load_and_survive_an_interrupt_whole() {
     let detail: Vec<f64> = rec.requests.iter().filter_map(|q| q.ttft_ms).collect();
     assert_eq!(detail, ttfts);
 }
+
+/// `--steady-window --vllm-compatible --save-detailed` runs spool their records rather than
+/// hold them: the canonical file's detail and figures are the window's requests (those whose
+/// intended send falls in it), vLLM's per-request arrays are the same requests' figures, the
+/// texts kept, and no spool file is left.
+#[test]
+fn steady_window_and_vllm_files_come_from_the_spooled_records() {
+    let (_mock, url) = spawn_mock(&["--ttft-ms", "1", "--itl-ms", "1"], "http");
+    let dir = tempfile::tempdir().unwrap();
+    let mut run = Killed(
+        Command::new(BIN)
+            .args(["run", "--base-url", &url, "--num-prompts", "400"])
+            .args(["--max-concurrency", "16", "--request-rate", "400"])
+            .args(["--input-len", "8", "--output-len", "8", "--ignore-eos"])
+            .args(["--vllm-compatible", "--save-detailed", "--steady-window"])
+            .args(["--result-filename", "v.json", "--no-progress"])
+            .current_dir(dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let start = Instant::now();
+    let code = loop {
+        if let Some(status) = run.0.try_wait().unwrap() {
+            break status.code();
+        }
+        assert!(start.elapsed() < Duration::from_secs(60), "still running");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(code, Some(0));
+    let mut names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names.len(), 3, "{names:?}");
+    assert!(names[0].starts_with("benchlens-") && names[0].ends_with(".json"));
+    assert_eq!(names[1], names[0].replace(".json", ".requests.jsonl"));
+    assert_eq!(names[2], "v.json");
+
+    let rows: Vec<Value> = std::fs::read_to_string(dir.path().join(&names[1]))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 400);
+    let decoded =
+        canonical::from_json(&std::fs::read_to_string(dir.path().join(&names[0])).unwrap())
+            .unwrap();
+    let rec = &decoded.records[0];
+    let metric = |k: &str| rec.metrics[&MetricKey::Extra(k.into())];
+    let (from, to) = (metric("window_start_s"), metric("window_end_s"));
+    assert!(
+        rec.tags["steady_window"].starts_with("warm-up"),
+        "{:?}",
+        rec.tags
+    );
+    let inside: Vec<&Value> = rows
+        .iter()
+        .filter(|r| (from..to).contains(&r["intended_send_s"].as_f64().unwrap()))
+        .collect();
+    assert!(
+        inside.len() >= 100 && inside.len() < 400,
+        "{}",
+        inside.len()
+    );
+    assert_eq!(rec.metrics[&MetricKey::Completed], inside.len() as f64);
+    assert_eq!(rec.metrics[&MetricKey::DurationS], to - from);
+    assert_eq!(rec.requests.len(), inside.len());
+    let ttfts: Vec<f64> = inside
+        .iter()
+        .map(|r| r["ttft_ms"].as_f64().unwrap())
+        .collect();
+    let detail: Vec<f64> = rec.requests.iter().filter_map(|q| q.ttft_ms).collect();
+    assert_eq!(detail, ttfts);
+
+    let v: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("v.json")).unwrap()).unwrap();
+    assert_eq!(v["completed"].as_u64(), Some(inside.len() as u64));
+    assert_eq!(v["duration"].as_f64(), Some(to - from));
+    let seconds = |ms: &[f64]| -> Vec<f64> { ms.iter().map(|x| x / 1e3).collect() };
+    let array = |k: &str| -> Vec<Value> { v[k].as_array().unwrap().clone() };
+    let numbers = |a: Vec<Value>| -> Vec<f64> { a.iter().map(|x| x.as_f64().unwrap()).collect() };
+    assert_eq!(numbers(array("ttfts")), seconds(&ttfts));
+    let itls: Vec<Vec<f64>> = array("itls")
+        .into_iter()
+        .map(|a| numbers(a.as_array().unwrap().clone()))
+        .collect();
+    let want: Vec<Vec<f64>> = rec.requests.iter().map(|q| seconds(&q.itl_ms)).collect();
+    assert_eq!(itls, want);
+    let texts = array("generated_texts");
+    assert_eq!(texts.len(), inside.len());
+    assert!(texts.iter().all(|t| !t.as_str().unwrap().is_empty()));
+}

@@ -4,8 +4,10 @@
 //! neither depends on the other. Must not import app code.
 
 mod chunk_log;
+mod spool;
 
 pub use chunk_log::{ChunkLog, Iter as ChunkLogIter};
+pub use spool::{EachRequest, RecordSpool, SpooledRecords};
 
 /// Why a request failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -38,7 +38,7 @@ pub use view::{
     error_reasons, ErrorReason, PercentileMetric, SummaryView, UnknownPercentileMetric, ViewTally,
     REASON_BYTES,
 };
-pub use vllm::{vllm_file_name, vllm_json};
+pub use vllm::{vllm_file_name, vllm_json, write_vllm_json};
 
 /// `%Y%m%d-%H%M%S` in UTC for seconds since the Unix epoch.
 pub fn format_date(unix_s: u64) -> String {

@@ -17,11 +17,11 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 use super::body::{request_body, Sampling};
-use super::capacity::{steady_window, RequestSpan, SteadyWindow};
+use super::capacity::{RequestSpan, SteadyWindow};
 use super::client::{Client, Transport};
 use super::measure::{compute, StageMetrics};
 use super::mock::{MockOpts, MockServer};
-use super::record::{FailureKind, RequestRecord};
+use super::record::{EachRequest, FailureKind, RecordSpool, RequestRecord};
 use super::report::{self, StageInfo, SummaryView};
 use super::schedule::{arrivals, ramp_arrivals, stop_requested, Arrivals, StageSize};
 use super::target::Target;
@@ -130,19 +130,13 @@ pub async fn run(opts: RunOpts) -> Result<RunOutcome, LoadgenError> {
     out
 }
 
-/// The steady-state window of a stage's requests (see [`steady_window`]): each request's place
-/// is its intended send time, so a client falling behind does not move the window, and the
-/// arrivals end with the last intended send.
+/// The steady-state window of a stage's requests (see
+/// [`steady_window`](super::capacity::steady_window)): each request's place is its intended send
+/// time, so a client falling behind does not move the window, and the arrivals end with the
+/// last intended send.
 pub fn steady_window_of(reqs: &[RequestRecord]) -> SteadyWindow {
-    let spans: Vec<RequestSpan> = reqs
-        .iter()
-        .map(|r| RequestSpan {
-            sent_s: r.intended_at_s,
-            end_s: r.sent_at_s + r.e2el_s.unwrap_or(0.0),
-        })
-        .collect();
-    let arrivals_end_s = spans.iter().map(|s| s.sent_s).fold(0.0, f64::max);
-    steady_window(&spans, arrivals_end_s)
+    let spans: Vec<RequestSpan> = reqs.iter().map(tally::span_of).collect();
+    tally::window_of(&spans)
 }
 
 /// Runs the benchmark until done or until `stop` turns true (then the stage in progress is cut
@@ -158,11 +152,13 @@ pub async fn run_with_stop(
 /// [`run_with_stop`], saying on `written` when the files of an interrupted run are written.
 /// Without `detail_in_records` the outcome's records leave out their per-request detail (the
 /// canonical file has it), and when the files are written (to disk, or the result to stdout)
-/// without `--vllm-compatible` (which writes every request again) or `--steady-window` (which
-/// picks requests after the stage), the run is `lean`: each stage's figures and canonical
-/// detail are made while it runs ([`tally`]), its requests are let go as they end, and the
-/// stage's end sorts samples and copies the spooled detail into the canonical file (for stdout:
-/// spooled in the temporary folder, copied out at the run's end).
+/// the run is `lean`: each stage's figures and canonical detail are made while it runs
+/// ([`tally`]), its requests are let go as they end, and the stage's end sorts samples and
+/// copies the spooled detail into the canonical file (for stdout: spooled in the temporary
+/// folder, copied out at the run's end). With `--vllm-compatible` (which writes every request
+/// again) or `--steady-window` (whose figures are of the requests in a window known at the
+/// stage's end) the requests' whole records are spooled to disk as well and read back at the
+/// stage's end: the window's figures made then, vLLM's per-request arrays streamed from them.
 async fn run_inner(
     opts: RunOpts,
     mut stop: watch::Receiver<bool>,
@@ -341,11 +337,7 @@ async fn run_inner(
     };
     // Rows go to the per-request file as requests end (see `sink`).
     let mut requests_file: Option<RequestsFile> = None;
-    let lean = !detail_in_records
-        && !opts.vllm_compatible
-        && !opts.steady_window
-        && opts.write_files
-        && (to_stdout || requests_path.is_some());
+    let lean = !detail_in_records && opts.write_files && (to_stdout || requests_path.is_some());
     // The lean stages' spooled canonical detail, kept (and rewritten into the canonical file)
     // to the run's end.
     let mut spools: Vec<SpooledDetail> = Vec::new();
@@ -421,7 +413,22 @@ async fn run_inner(
             true => Some(StageTally::new(
                 TallyConfig {
                     slo: prep.slo,
-                    spool: DetailSpool::create(&spool_path(result_path.as_deref(), stage))?,
+                    spool: DetailSpool::create(&spool_path(
+                        result_path.as_deref(),
+                        stage,
+                        "detail",
+                    ))?,
+                    records: match opts.vllm_compatible || opts.steady_window {
+                        true => {
+                            let path = spool_path(result_path.as_deref(), stage, "records");
+                            Some(
+                                RecordSpool::create(&path)
+                                    .map_err(|source| LoadgenError::Write { path, source })?,
+                            )
+                        }
+                        false => None,
+                    },
+                    steady: opts.steady_window,
                 },
                 plan.len().unwrap_or(0),
             )),
@@ -460,6 +467,8 @@ async fn run_inner(
         let readings = scraper
             .map(|(h, r)| scrape::finish(h, &r))
             .unwrap_or_default();
+        // A lean stage's records, spooled for vLLM's per-request arrays.
+        let mut spooled_records = None;
         let (m, view, mut series, cancelled, window) = match tallied {
             Some(t) => {
                 // Requests cut off by Ctrl-C are neither successes nor failures: they are in
@@ -470,6 +479,8 @@ async fn run_inner(
                     view,
                     series,
                     detail,
+                    window,
+                    records,
                 } = t.tally.finish(
                     duration,
                     rate,
@@ -477,7 +488,8 @@ async fn run_inner(
                     (prep.percentile_metrics.clone(), cancelled),
                 )?;
                 spools.push(detail);
-                (metrics, view, series, cancelled, None)
+                spooled_records = records;
+                (metrics, view, series, cancelled, window)
             }
             None => {
                 // Requests cut off by Ctrl-C are neither successes nor failures: they are in the JSON
@@ -621,10 +633,23 @@ async fn run_inner(
                 "command_line".into(),
                 vllm_command_line(&opts, &base_url, &model, &dataset_name, rate, conc),
             );
-            let mut text =
-                report::vllm_json(&info, &m, &reqs, &view, opts.save_detailed).to_string();
-            text.push('\n');
-            report::write_atomic(&p, &text)?;
+            // Every request of the stage (of its window), spooled or held.
+            let requests: &dyn EachRequest = match &spooled_records {
+                Some(r) => r,
+                None => &reqs,
+            };
+            let scratch = spool_path(result_path.as_deref(), stage, "vllm");
+            report::write_atomic_with(&p, |out| {
+                report::write_vllm_json(
+                    out,
+                    &info,
+                    &m,
+                    requests,
+                    &view,
+                    opts.save_detailed,
+                    &scratch,
+                )
+            })?;
             outcome.vllm_paths.push(p);
         }
         outcome.cancelled += cancelled;
@@ -676,17 +701,17 @@ fn spooled_out<'a>(outcome: &'a RunOutcome, spools: &'a [SpooledDetail]) -> Vec<
         .collect()
 }
 
-/// Where a lean stage's canonical detail is spooled: a hidden file beside the result, or in
-/// the system's temporary folder when the result goes to stdout.
-fn spool_path(result: Option<&std::path::Path>, stage: usize) -> PathBuf {
+/// Where a stage's `what` (its canonical detail, its records, vLLM's arrays) is spooled: a hidden file
+/// beside the result, or in the system's temporary folder when the result goes to stdout.
+fn spool_path(result: Option<&std::path::Path>, stage: usize, what: &str) -> PathBuf {
     let pid = std::process::id();
     match result {
         Some(result) => {
             let name = result
                 .file_name()
                 .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
-            result.with_file_name(format!(".{name}.stage{stage}-detail.tmp-{pid}"))
+            result.with_file_name(format!(".{name}.stage{stage}-{what}.tmp-{pid}"))
         }
-        None => std::env::temp_dir().join(format!("benchlens-stage{stage}-detail.tmp-{pid}")),
+        None => std::env::temp_dir().join(format!("benchlens-stage{stage}-{what}.tmp-{pid}")),
     }
 }

@@ -100,6 +100,21 @@ impl ChunkLog {
     pub fn byte_len(&self) -> usize {
         self.bytes.len()
     }
+
+    /// The packed form: the bytes, the chunk count and the last chunk's nanoseconds (what
+    /// [`ChunkLog::from_packed`] makes the same log of).
+    pub fn packed(&self) -> (&[u8], usize, u64) {
+        (&self.bytes, self.len, self.last_ns)
+    }
+
+    /// The log whose [`packed`](ChunkLog::packed) form this is.
+    pub fn from_packed(bytes: Vec<u8>, len: usize, last_ns: u64) -> ChunkLog {
+        ChunkLog {
+            bytes,
+            len,
+            last_ns,
+        }
+    }
 }
 
 impl std::fmt::Debug for ChunkLog {

@@ -1,13 +1,17 @@
 //! A stage as vLLM's serving result file (`--vllm-compatible`): exactly vLLM's keys
 //! ([`vllm_json`]) and file name ([`vllm_file_name`]).
 
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
 use serde_json::{json, Map, Value};
 
 use super::record::request_detail;
 use super::stage_info::StageInfo;
 use super::view::{p_word, queue_time_s, view_percentiles, SummaryView};
 use crate::loadgen::measure::StageMetrics;
-use crate::loadgen::record::RequestRecord;
+use crate::loadgen::record::{EachRequest, RequestRecord};
 use crate::model::canonical::number_to_json;
 use crate::model::RequestDetail;
 
@@ -62,6 +66,113 @@ pub fn vllm_json(
     view: &SummaryView,
     detailed: bool,
 ) -> Value {
+    // The per-request arrays, from the same per-request figures as the canonical record
+    // (failed requests: 0 tokens and 0 s, as vLLM writes them).
+    let details: Vec<RequestDetail> = requests.iter().map(request_detail).collect();
+    Value::Object(vllm_map(info, m, view, detailed, |column| {
+        let values = requests.iter().zip(&details).map(|(r, d)| column(r, d));
+        values.collect()
+    }))
+}
+
+/// [`vllm_json`]'s text and final newline written to `out`, the per-request arrays made in one
+/// pass over `requests`, one request at a time, each array into its own scratch file (named
+/// `scratch` and the array's key; removed after) and copied into its place, so neither the text
+/// nor the requests are held: the same bytes as `vllm_json(…).to_string() + "\n"`.
+#[allow(clippy::too_many_arguments)]
+pub fn write_vllm_json(
+    out: &mut dyn Write,
+    info: &StageInfo,
+    m: &StageMetrics,
+    requests: &dyn EachRequest,
+    view: &SummaryView,
+    detailed: bool,
+    scratch: &Path,
+) -> std::io::Result<()> {
+    let nonce = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let marker = |key: &str| format!("benchlens-vllm-array-{}-{nonce}-{key}", std::process::id());
+    // The arrays' places: a marker string each.
+    let mut o = vllm_map(info, m, view, detailed, |_| Value::Null);
+    let mut arrays: Vec<(&str, Column)> = Vec::new();
+    let mut files = ScratchFiles(Vec::new());
+    let mut writers = Vec::new();
+    for (key, detailed_only, column) in PER_REQUEST_ARRAYS {
+        if detailed || !detailed_only {
+            o.insert(key.into(), Value::String(marker(key)));
+            let mut name = scratch.as_os_str().to_owned();
+            name.push(format!(".{key}"));
+            let path = PathBuf::from(name);
+            let file = File::create(&path)?;
+            files.0.push(path);
+            writers.push(BufWriter::with_capacity(1 << 16, file));
+            arrays.push((key, column));
+        }
+    }
+    let mut first = true;
+    requests.each_request(&mut |r| {
+        let d = request_detail(r);
+        for ((_, column), w) in arrays.iter().zip(writers.iter_mut()) {
+            if !first {
+                w.write_all(b",")?;
+            }
+            serde_json::to_writer(&mut *w, &column(r, &d))?;
+        }
+        first = false;
+        Ok(())
+    })?;
+    for w in writers {
+        w.into_inner().map_err(|e| e.into_error())?;
+    }
+    // In the object's order (a tag's place when one has an array's name).
+    let places: Vec<(&str, &PathBuf)> = o
+        .keys()
+        .filter_map(|k| {
+            let at = arrays.iter().position(|(key, _)| key == k)?;
+            Some((arrays[at].0, &files.0[at]))
+        })
+        .collect();
+    let text = serde_json::to_vec(&Value::Object(o))?;
+    let mut rest = text.as_slice();
+    for (key, path) in places {
+        let needle = format!("\"{}\"", marker(key));
+        let at = find(rest, needle.as_bytes())
+            .ok_or_else(|| std::io::Error::other("a per-request array's place was not found"))?;
+        out.write_all(&rest[..at])?;
+        out.write_all(b"[")?;
+        std::io::copy(&mut File::open(path)?, out)?;
+        out.write_all(b"]")?;
+        rest = &rest[at + needle.len()..];
+    }
+    out.write_all(rest)?;
+    out.write_all(b"\n")
+}
+
+/// Scratch files, removed when dropped.
+struct ScratchFiles(Vec<PathBuf>);
+
+impl Drop for ScratchFiles {
+    fn drop(&mut self) {
+        for p in &self.0 {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+/// Where `needle` first occurs in `hay`.
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+/// vLLM's object, each per-request array made by `array` from its column.
+fn vllm_map(
+    info: &StageInfo,
+    m: &StageMetrics,
+    view: &SummaryView,
+    detailed: bool,
+    mut array: impl FnMut(Column) -> Value,
+) -> Map<String, Value> {
     let mut o = Map::new();
     o.insert("date".into(), json!(info.date));
     o.insert("endpoint_type".into(), json!(info.backend));
@@ -94,13 +205,9 @@ pub fn vllm_json(
         "total_token_throughput".into(),
         json!(m.total_token_throughput),
     );
-    // The per-request arrays, from the same per-request figures as the canonical record
-    // (failed requests: 0 tokens and 0 s, as vLLM writes them).
-    let details: Vec<RequestDetail> = requests.iter().map(request_detail).collect();
     for (key, detailed_only, column) in PER_REQUEST_ARRAYS {
         if detailed || !detailed_only {
-            let values = requests.iter().zip(&details).map(|(r, d)| column(r, d));
-            o.insert(key.into(), values.collect());
+            o.insert(key.into(), array(column));
         }
     }
     o.insert(
@@ -123,7 +230,7 @@ pub fn vllm_json(
             o.insert(format!("p{}_{name}_ms", p_word(p)), number_to_json(v));
         }
     }
-    Value::Object(o)
+    o
 }
 
 /// vLLM's file name for a stage: `{label or backend}-{rate}qps[-concurrency{N}]-{model}-{date}.json`.
@@ -192,6 +299,61 @@ mod tests {
         assert_eq!(v["queue_times"], json!([0.5, 0.0]));
         assert_eq!(v["generated_texts"], json!(["a b c", ""]));
         assert_eq!(v["errors"], json!(["", "http_500: HTTP 500"]));
+    }
+
+    /// The streamed file is `vllm_json`'s text and a newline: per-request arrays in their
+    /// places (a tag of an array's name gives way to the array, and stays when the array is not
+    /// written), none for no request.
+    #[test]
+    fn streamed_file_is_the_objects_text() {
+        use crate::loadgen::record::{ChunkArrival, Failure, FailureKind};
+        let reqs: Vec<RequestRecord> = (0..4)
+            .map(|i| RequestRecord {
+                input_len: 7 + i,
+                intended_at_s: i as f64,
+                sent_at_s: i as f64 + 0.125,
+                ttft_s: Some(0.25),
+                e2el_s: (i != 2).then_some(0.75),
+                chunks: (0..3)
+                    .map(|k| ChunkArrival {
+                        at_s: 0.25 + f64::from(k) / 3.0,
+                        tokens: 1,
+                        coalesced: false,
+                    })
+                    .collect(),
+                generated_text: format!("a \"{i}\"\n"),
+                failure: (i == 2).then(|| Failure::new(FailureKind::Http(500), "HTTP 500")),
+                ..RequestRecord::default()
+            })
+            .collect();
+        let mut info = StageInfo::fixture(4.0, Some(2));
+        info.tags.insert("itls".into(), "tag".into());
+        info.tags.insert("latencies".into(), "tag".into());
+        info.tags.insert("tp".into(), "2".into());
+        let view = SummaryView {
+            metrics: vec![super::super::PercentileMetric::Ttft],
+            percentiles: vec![50.0, 99.0],
+            ..SummaryView::default()
+        };
+        let m = StageMetrics {
+            completed: 3,
+            failed: 1,
+            duration_s: 1.5,
+            ..StageMetrics::default()
+        };
+        for detailed in [false, true] {
+            for requests in [reqs.clone(), Vec::new()] {
+                let want = vllm_json(&info, &m, &requests, &view, detailed).to_string() + "\n";
+                let dir = tempfile::tempdir().unwrap();
+                let mut got = Vec::new();
+                let scratch = dir.path().join("scratch");
+                write_vllm_json(&mut got, &info, &m, &requests, &view, detailed, &scratch).unwrap();
+                assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+                assert_eq!(String::from_utf8(got).unwrap(), want);
+                assert_eq!(want.contains(r#""itls":"tag""#), !detailed);
+                assert!(!want.contains(r#""latencies":"tag""#));
+            }
+        }
     }
 
     #[test]

@@ -8,14 +8,29 @@
 //! So the records themselves are let go as they end, and the stage's end sorts samples and
 //! copies a file rather than going over every request again.
 //!
+//! When the requests are needed again after the stage — `--vllm-compatible` writes each one's
+//! figures into vLLM's arrays, and `--steady-window` measures only the requests sent in a window
+//! known at the stage's end — each whole record is spooled to disk too ([`RecordSpool`]), and
+//! the ITL's second pass reads the records back rather than keeping their reads.
+//! With `--steady-window` the tally keeps each request's span (two numbers) while the stage
+//! runs, and at its end picks the window, reads the window's records back from the spool and
+//! makes the figures and detail of those, as [`crate::loadgen::run::steady_window_of`] and the
+//! figures over the records it keeps did.
+//!
 //! The figures are bit for bit those made from the stage's records after it
 //! ([`crate::loadgen::measure::compute`], [`SummaryView::new`], [`crate::loadgen::timeline::series`],
 //! [`crate::loadgen::report::write_canonical`]): the same code, fed in the same order.
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 
-use crate::loadgen::measure::{itl_of, request_latencies, MetricsTally, Slo, StageMetrics};
-use crate::loadgen::record::{ChunkArrival, ChunkLog, ChunkLogIter, RequestRecord};
+use crate::loadgen::capacity::{steady_window, RequestSpan, SteadyWindow};
+use crate::loadgen::measure::{
+    has_latencies, itl_of, request_latencies, MetricsTally, Slo, StageMetrics,
+};
+use crate::loadgen::record::{
+    ChunkArrival, ChunkLog, ChunkLogIter, EachRequest, RecordSpool, RequestRecord, SpooledRecords,
+};
 use crate::loadgen::report::{
     DetailSpool, PercentileMetric, SpooledDetail, SummaryView, ViewTally,
 };
@@ -28,44 +43,48 @@ pub(super) struct TallyConfig {
     pub(super) slo: Option<Slo>,
     /// Where the stage's canonical detail is spooled.
     pub(super) spool: DetailSpool,
+    /// Where every request's whole record is spooled too, when something reads the requests
+    /// again after the stage (`--vllm-compatible`'s per-request arrays, the steady window's
+    /// figures).
+    pub(super) records: Option<RecordSpool>,
+    /// `--steady-window`: the metrics, view and detail are those of the requests sent in the
+    /// stage's steady window ([`window_of`]), made at the stage's end from the spooled records
+    /// (`records` must be given); the series covers every request.
+    pub(super) steady: bool,
 }
 
 /// A stage's figures so far (see the module doc).
 pub(super) struct StageTally {
+    figures: Figures,
+    series: SeriesTally,
+    records: Option<RecordSpool>,
+    records_error: Option<std::io::Error>,
+    /// `--steady-window`: each request's span, for the window at the stage's end (the figures
+    /// wait for it).
+    spans: Option<Vec<RequestSpan>>,
+}
+
+/// The figures made of the requests measured (every one, or the steady window's).
+struct Figures {
     metrics: MetricsTally,
     view: ViewTally,
-    series: SeriesTally,
     /// The observed reads of each request with inter-token latencies, for the ITL's second
-    /// pass (see [`Reads`]).
-    reads: Reads,
+    /// pass (see [`Reads`]); none when the records are spooled (the pass reads them again).
+    reads: Option<Reads>,
     spool: DetailSpool,
     spool_error: Option<std::io::Error>,
 }
 
-impl StageTally {
-    /// No requests yet, with room for `expected` of them.
-    pub(super) fn new(config: TallyConfig, expected: usize) -> StageTally {
-        StageTally {
-            metrics: MetricsTally::with_capacity(config.slo, expected),
-            view: ViewTally::with_capacity(expected),
-            series: SeriesTally::new(),
-            reads: Reads::default(),
-            spool: config.spool,
-            spool_error: None,
-        }
-    }
-
-    /// Counts the next request of the stage (one not cancelled).
-    pub(super) fn add(&mut self, r: &RequestRecord) {
+impl Figures {
+    fn add(&mut self, r: &RequestRecord) {
         let l = request_latencies(r);
         self.metrics.add(r, l.as_ref());
         self.view.add(r, l.as_ref().map(|l| l.e2el_ms));
-        self.series.add(r);
-        if l.is_some() {
+        if let (Some(all), true) = (self.reads.as_mut(), l.is_some()) {
             let reads = observed_reads(&r.chunks);
             // One read has no gap to time.
             if reads.len() > 1 {
-                self.reads.push(reads);
+                all.push(reads);
             }
         }
         if self.spool_error.is_none() {
@@ -74,8 +93,42 @@ impl StageTally {
             }
         }
     }
+}
 
-    /// The stage's metrics, view and series, and its spooled detail.
+impl StageTally {
+    /// No requests yet, with room for `expected` of them.
+    pub(super) fn new(config: TallyConfig, expected: usize) -> StageTally {
+        StageTally {
+            figures: Figures {
+                metrics: MetricsTally::with_capacity(config.slo, expected),
+                view: ViewTally::with_capacity(expected),
+                reads: config.records.is_none().then(Reads::default),
+                spool: config.spool,
+                spool_error: None,
+            },
+            series: SeriesTally::new(),
+            records: config.records,
+            records_error: None,
+            spans: config.steady.then(|| Vec::with_capacity(expected)),
+        }
+    }
+
+    /// Counts the next request of the stage (one not cancelled).
+    pub(super) fn add(&mut self, r: &RequestRecord) {
+        self.series.add(r);
+        match self.spans.as_mut() {
+            Some(spans) => spans.push(span_of(r)),
+            None => self.figures.add(r),
+        }
+        if let (Some(records), None) = (self.records.as_mut(), self.records_error.as_ref()) {
+            if let Err(e) = records.push(r) {
+                self.records_error = Some(e);
+            }
+        }
+    }
+
+    /// The stage's metrics, view and series, its spooled detail, and with `--steady-window` its
+    /// window (whose length is then the metrics' duration rather than `duration_s`).
     pub(super) fn finish(
         self,
         duration_s: f64,
@@ -84,28 +137,107 @@ impl StageTally {
         view: (Vec<PercentileMetric>, u64),
     ) -> Result<Tallied, LoadgenError> {
         let StageTally {
+            mut figures,
+            series,
+            records,
+            records_error,
+            spans,
+        } = self;
+        let records_failed = |path: &std::path::Path, source| LoadgenError::Write {
+            path: path.into(),
+            source,
+        };
+        let mut records = match records {
+            Some(r) => {
+                if let Some(source) = records_error {
+                    return Err(records_failed(r.path(), source));
+                }
+                let path = r.path().to_path_buf();
+                Some(r.finish().map_err(|e| records_failed(&path, e))?)
+            }
+            None => None,
+        };
+        let (window, duration_s) = match spans {
+            Some(spans) => {
+                let w = window_of(&spans);
+                drop(spans);
+                let Some(all) = records.as_mut() else {
+                    return Err(LoadgenError::Write {
+                        path: "the steady window's requests".into(),
+                        source: std::io::Error::other("not spooled"),
+                    });
+                };
+                all.each(Some(&w.indices), &mut |r| {
+                    figures.add(r);
+                    Ok(())
+                })
+                .map_err(|e| records_failed(all.path(), e))?;
+                all.keep_only(w.indices.clone());
+                let duration = (w.end_s - w.start_s).max(1e-9);
+                (Some(w), duration)
+            }
+            None => (None, duration_s),
+        };
+        let Figures {
             metrics,
             view: view_tally,
-            series,
             reads,
             spool,
             spool_error,
-        } = self;
+        } = figures;
         let detail = spool.finish()?;
         if let Some(source) = spool_error {
             return Err(detail.write_error(source));
         }
+        // The ITL's second pass: over the reads kept, or the records spooled (the same gaps,
+        // requests in the same order: those the figures were made of).
+        let read_error: RefCell<Option<std::io::Error>> = RefCell::new(None);
         let metrics = metrics.finish(duration_s, target_rate, percentiles, |f| {
-            reads.each(|all, n| itl_of(all.take(n), f));
+            match (&reads, &records) {
+                (Some(reads), _) => reads.each(|all, n| itl_of(all.take(n), f)),
+                (None, Some(records)) => {
+                    let read = records.each_request(&mut |r| {
+                        if has_latencies(r) {
+                            itl_of(&r.chunks, &mut *f);
+                        }
+                        Ok(())
+                    });
+                    if let Err(e) = read {
+                        read_error.borrow_mut().get_or_insert(e);
+                    }
+                }
+                (None, None) => {}
+            }
         });
         drop(reads);
+        if let (Some(source), Some(records)) = (read_error.into_inner(), &records) {
+            return Err(records_failed(records.path(), source));
+        }
         Ok(Tallied {
             metrics,
             view: view_tally.finish(view.0, percentiles.to_vec(), view.1),
             series: series.finish(),
             detail,
+            window,
+            records,
         })
     }
+}
+
+/// A request's place for the steady window: its intended send time, so a client falling behind
+/// does not move the window, and its end.
+pub(super) fn span_of(r: &RequestRecord) -> RequestSpan {
+    RequestSpan {
+        sent_s: r.intended_at_s,
+        end_s: r.sent_at_s + r.e2el_s.unwrap_or(0.0),
+    }
+}
+
+/// The steady window of a stage's requests' spans ([`steady_window`]), the arrivals ending with
+/// the last intended send.
+pub(super) fn window_of(spans: &[RequestSpan]) -> SteadyWindow {
+    let arrivals_end_s = spans.iter().map(|s| s.sent_s).fold(0.0, f64::max);
+    steady_window(spans, arrivals_end_s)
 }
 
 /// Requests' reads, one request's after the other, in segments of about [`Reads::SEGMENT`]
@@ -170,6 +302,10 @@ pub(super) struct Tallied {
     pub(super) view: SummaryView,
     pub(super) series: BTreeMap<String, Vec<f64>>,
     pub(super) detail: SpooledDetail,
+    /// `--steady-window`: the window the figures are of.
+    pub(super) window: Option<SteadyWindow>,
+    /// The spooled records, when they were (with a window: giving only its requests).
+    pub(super) records: Option<SpooledRecords>,
 }
 
 /// A reply's chunks as the reads that brought them, each a chunk of all their tokens (the
@@ -341,7 +477,15 @@ mod tests {
 
         let dir = tempfile::tempdir().unwrap();
         let spool = DetailSpool::create(&dir.path().join("spool")).unwrap();
-        let tally = StageTally::new(TallyConfig { slo, spool }, 40);
+        let tally = StageTally::new(
+            TallyConfig {
+                slo,
+                spool,
+                records: None,
+                steady: false,
+            },
+            40,
+        );
         let config = SinkConfig {
             tokenizer: None,
             stage: 0,
@@ -438,5 +582,180 @@ mod tests {
             .map(|e| e.unwrap().file_name().into_string().unwrap())
             .collect();
         assert_eq!(left.len(), 2, "{left:?}");
+    }
+
+    /// The figures, canonical file and vLLM file of a stage run with `--steady-window` and/or
+    /// `--vllm-compatible` as the run made them from the stage's held records before it spooled
+    /// them (run.rs's path for held records): the window of the records, the records outside it
+    /// dropped, the figures computed from the rest; vLLM's object from them.
+    fn held(
+        kept: &[RequestRecord],
+        steady: bool,
+        cancelled: u64,
+        detailed: bool,
+    ) -> (String, String, String, Option<SteadyWindow>) {
+        let p = [50.0, 99.0];
+        let slo = Slo::parse(&["ttft:700".into()]).unwrap();
+        let shown = PercentileMetric::ALL.iter().map(|(_, m)| *m).collect();
+        let mut reqs = kept.to_vec();
+        let series = timeline::series(&reqs);
+        let window = steady.then(|| crate::loadgen::run::steady_window_of(&reqs));
+        let duration = match &window {
+            Some(w) => {
+                let mut inside = vec![false; reqs.len()];
+                for &i in &w.indices {
+                    inside[i] = true;
+                }
+                let mut at = 0;
+                reqs.retain(|_| {
+                    at += 1;
+                    inside[at - 1]
+                });
+                (w.end_s - w.start_s).max(1e-9)
+            }
+            None => 7.5,
+        };
+        let m = compute(&reqs, duration, 10.0, &p, slo);
+        let view = SummaryView::new(shown, p.to_vec(), &reqs, cancelled);
+        let mut record = stage_record(&info(), &m, &[], &view);
+        record.series = series;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("held.json");
+        write_canonical(
+            &path,
+            &[StageOut {
+                record: &record,
+                requests: &reqs,
+            }],
+        )
+        .unwrap();
+        let vllm = report::vllm_json(&info(), &m, &reqs, &view, detailed).to_string() + "\n";
+        (
+            format!("{m:?} {view:?}"),
+            std::fs::read_to_string(path).unwrap(),
+            vllm,
+            window,
+        )
+    }
+
+    /// The same through the sink into a spooling tally (requests ending out of order), the
+    /// vLLM file streamed from the spooled records.
+    fn spooled(
+        all: &[RequestRecord],
+        steady: bool,
+        cancelled: u64,
+        detailed: bool,
+    ) -> (String, String, String, Option<SteadyWindow>) {
+        let p = [50.0, 99.0];
+        let slo = Slo::parse(&["ttft:700".into()]).unwrap();
+        let shown: Vec<PercentileMetric> = PercentileMetric::ALL.iter().map(|(_, m)| *m).collect();
+        let dir = tempfile::tempdir().unwrap();
+        let tally = StageTally::new(
+            TallyConfig {
+                slo,
+                spool: DetailSpool::create(&dir.path().join("detail")).unwrap(),
+                records: Some(RecordSpool::create(&dir.path().join("records")).unwrap()),
+                steady,
+            },
+            all.len(),
+        );
+        let config = SinkConfig {
+            tokenizer: None,
+            stage: 0,
+            keep_text: detailed,
+            file: None,
+        };
+        let (sink, tx) = Sink::start_tallied(Arc::new(NoTurns), config, all.len(), Some(tally));
+        for group in all.chunks(3) {
+            for r in group.iter().rev() {
+                tx.send((r.index, r.clone())).unwrap();
+            }
+        }
+        drop(tx);
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let Ok(t) = rt.block_on(sink.finish_tallied()).unwrap() else {
+            panic!("tallied")
+        };
+        assert_eq!(t.cancelled as u64, cancelled);
+        let out = t.tally.finish(7.5, 10.0, &p, (shown, cancelled)).unwrap();
+        let mut record = stage_record(&info(), &out.metrics, &[], &out.view);
+        record.series = out.series;
+        let path = dir.path().join("spooled.json");
+        write_canonical_spooled(
+            &path,
+            &[StageSpooled {
+                record: &record,
+                detail: &out.detail,
+            }],
+        )
+        .unwrap();
+        let records = out.records.unwrap();
+        let mut vllm = Vec::new();
+        report::write_vllm_json(
+            &mut vllm,
+            &info(),
+            &out.metrics,
+            &records,
+            &out.view,
+            detailed,
+            &dir.path().join("vllm"),
+        )
+        .unwrap();
+        drop((out.detail, records));
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            1,
+            "the spools are removed"
+        );
+        (
+            format!("{:?} {:?}", out.metrics, out.view),
+            std::fs::read_to_string(path).unwrap(),
+            String::from_utf8(vllm).unwrap(),
+            out.window,
+        )
+    }
+
+    /// `--steady-window` and `--vllm-compatible` runs spool their records and make the same
+    /// figures, canonical file (the window's requests only) and vLLM file (every entry, texts
+    /// with `--save-detailed`) as from the records held: bit for bit, byte for byte.
+    #[test]
+    fn spooled_stages_equal_the_stages_made_from_held_records() {
+        let mut all = recorded(211);
+        for r in all.iter_mut().filter(|r| r.index % 4 == 1) {
+            r.generated_text = format!("reply \"{}\"\n\u{e9}", r.index);
+        }
+        let kept: Vec<RequestRecord> = all
+            .iter()
+            .filter(|r| {
+                r.failure
+                    .as_ref()
+                    .is_none_or(|f| f.kind != FailureKind::Cancelled)
+            })
+            .cloned()
+            .collect();
+        let cancelled = (all.len() - kept.len()) as u64;
+        for (steady, detailed) in [(true, false), (true, true), (false, true), (false, false)] {
+            let want = held(&kept, steady, cancelled, detailed);
+            let got = spooled(&all, steady, cancelled, detailed);
+            assert_eq!(got.0, want.0, "figures, steady {steady}");
+            assert_eq!(got.1, want.1, "canonical file, steady {steady}");
+            assert_eq!(
+                got.2, want.2,
+                "vLLM file, steady {steady} detailed {detailed}"
+            );
+            assert_eq!(got.3, want.3);
+            if let Some(w) = &got.3 {
+                // A real window: requests dropped at both ends.
+                assert_eq!(w.rule, crate::loadgen::capacity::STEADY_RULE);
+                assert!(w.indices.len() >= 20 && w.indices.len() + 20 < kept.len());
+                assert!(w.indices[0] > 0 && *w.indices.last().unwrap() + 1 < kept.len());
+                assert!(w.start_s > 0.0 && w.end_s > w.start_s);
+            }
+            if detailed {
+                assert!(got.2.contains(r#""reply \"105\"\né""#), "texts written");
+            }
+        }
     }
 }
