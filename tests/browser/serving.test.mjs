@@ -124,3 +124,42 @@ test('a serving JSON of 8,000 requests shows exactly its per-request values', as
   await screenshot(page, 'serving-8000');
   assert.deepEqual(page.errors, []);
 });
+
+// A document the worker's columnar reading gives up on after it sent gaps ahead: a first
+// `itls` array of 300,000 values (more than one `gaps` message) and then the run's own (the
+// last one counts, as in the in-memory reader). The worker reads the file again as records; the
+// page must drop the gaps sent ahead and show the run's own.
+test('gaps sent ahead for a reading the worker gave up are dropped', async (t) => {
+  const page = await newPage(app.browser, t);
+  await page.addInitScript(countWorkerMessages);
+  await page.goto(app.server.url);
+  await page.waitForSelector('#empty-state');
+  const n = 500;
+  const k = 10;
+  await page.evaluate(({ src, n, k }) => {
+    const parts = new Function(src)()(n, k, true);
+    const bogus = Array.from({ length: 3000 }, () => `[${Array(100).fill('0.5').join(',')}]`).join(',');
+    parts[0] = parts[0].replace('"num_prompts"', `"itls": [${bogus}], "num_prompts"`);
+    const file = new File(parts, 'vllm-serving-twice.json');
+    const dt = new DataTransfer();
+    dt.items.add(file);
+    document.querySelector('main').dispatchEvent(new DragEvent('drop', { bubbles: true, cancelable: true, dataTransfer: dt }));
+  }, { src: servingPartsSource, n, k });
+  await page.waitForSelector('#file-list > li.loaded, #file-list > li.failed', { timeout: 60000 });
+  assert.equal(await page.textContent('#file-list > li .count'), '1 record');
+  const kinds = await page.evaluate(() => window.__workerKinds);
+  t.diagnostic(`worker messages: ${JSON.stringify(kinds)}`);
+  assert.ok(kinds.gaps >= 1, 'gaps went ahead before the worker gave up');
+  assert.equal(kinds.requests ?? 0, 0, 'the run came back as a record with its requests');
+  await page.click('button[data-view="distribution"]');
+  await page.waitForSelector('#percentile-table');
+  await page.selectOption('#dist-quantity', 'itl_ms');
+  const values = servingValues(n, k, true);
+  await page.waitForFunction(
+    (count) => document.querySelector('#percentile-table tbody tr:first-child td:nth-child(2)')?.textContent === String(count),
+    values.itl.length,
+  );
+  const itl = await shown(page);
+  assert.deepEqual(itl.row, expected(values.itl).row);
+  assert.deepEqual(page.errors, []);
+});
