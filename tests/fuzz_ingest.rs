@@ -196,8 +196,7 @@ fn exercise(name: &str, bytes: &[u8]) -> Option<String> {
             assert_eq!(Ok(streamed), ingest::read(name, bytes));
         }
         // So does its columnar form (a serving run's per-request numbers read by hand).
-        if let Ok(Some(c)) = ingest::read_json_stream_columns(name, bytes) {
-            let got = c.into_ingested();
+        let same_as_whole = |got: ingest::Ingested| {
             let whole = ingest::read(name, bytes).expect("the streamed reader took it");
             assert_eq!(
                 (got.records, got.format, got.warnings, got.mapping, got.note),
@@ -209,6 +208,9 @@ fn exercise(name: &str, bytes: &[u8]) -> Option<String> {
                     whole.note
                 )
             );
+        };
+        if let Ok(Some(c)) = ingest::read_json_stream_columns(name, bytes) {
+            same_as_whole(c.into_ingested());
         }
         // And the worker's, whose gaps go ahead in batches (of 3 values here, so that most
         // runs cross a batch): put back in order, the same run.
@@ -227,7 +229,6 @@ fn exercise(name: &str, bytes: &[u8]) -> Option<String> {
         if let Ok(Some(c)) = apart {
             let columnar = matches!(c, ingest::Contents::Columns(_));
             let mut got = c.into_ingested();
-            let whole = ingest::read(name, bytes).expect("the streamed reader took it");
             if columnar {
                 assert_eq!(handed.len(), lens.len());
                 let requests = &mut got.records[0].requests;
@@ -237,16 +238,7 @@ fn exercise(name: &str, bytes: &[u8]) -> Option<String> {
                     q.itl_ms = list;
                 }
             }
-            assert_eq!(
-                (got.records, got.format, got.warnings, got.mapping, got.note),
-                (
-                    whole.records,
-                    whole.format,
-                    whole.warnings,
-                    whole.mapping,
-                    whole.note
-                )
-            );
+            same_as_whole(got);
         }
         let _ = benchlens::cli::inspect_requests::summarise(bytes);
     }));

@@ -347,7 +347,7 @@ mod tests {
         self, stage_record, summary_text, write_canonical, write_canonical_spooled, StageInfo,
         StageOut, StageSpooled,
     };
-    use crate::loadgen::run::sink::{Sink, SinkConfig, TurnSource};
+    use crate::loadgen::run::sink::{Sink, SinkConfig, Tallying, TurnSource};
     use crate::loadgen::timeline;
 
     struct NoTurns;
@@ -449,6 +449,51 @@ mod tests {
         }
     }
 
+    /// The requests of `all` that were not cancelled, and how many were.
+    fn not_cancelled(all: &[RequestRecord]) -> (Vec<RequestRecord>, u64) {
+        let kept: Vec<RequestRecord> = all
+            .iter()
+            .filter(|r| {
+                r.failure
+                    .as_ref()
+                    .is_none_or(|f| f.kind != FailureKind::Cancelled)
+            })
+            .cloned()
+            .collect();
+        let cancelled = (all.len() - kept.len()) as u64;
+        (kept, cancelled)
+    }
+
+    /// `all` through a sink tallying into `tally` (`keep_text`: the replies' texts kept), the
+    /// later sends of each group of `group` ending first.
+    fn through_sink(
+        all: &[RequestRecord],
+        tally: StageTally,
+        keep_text: bool,
+        group: usize,
+    ) -> Tallying {
+        let config = SinkConfig {
+            tokenizer: None,
+            stage: 0,
+            keep_text,
+            file: None,
+        };
+        let (sink, tx) = Sink::start_tallied(Arc::new(NoTurns), config, all.len(), Some(tally));
+        for g in all.chunks(group) {
+            for r in g.iter().rev() {
+                tx.send((r.index, r.clone())).unwrap();
+            }
+        }
+        drop(tx);
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let Ok(t) = rt.block_on(sink.finish_tallied()).unwrap() else {
+            panic!("tallied")
+        };
+        t
+    }
+
     /// Every figure, the console summary and the canonical file of a stage tallied through the
     /// sink (requests ending out of order) are those made from its records after it.
     #[test]
@@ -460,16 +505,7 @@ mod tests {
             .map(|(_, m)| *m)
             .collect::<Vec<_>>();
         let all = recorded(97);
-        let kept: Vec<RequestRecord> = all
-            .iter()
-            .filter(|r| {
-                r.failure
-                    .as_ref()
-                    .is_none_or(|f| f.kind != FailureKind::Cancelled)
-            })
-            .cloned()
-            .collect();
-        let cancelled = (all.len() - kept.len()) as u64;
+        let (kept, cancelled) = not_cancelled(&all);
         assert!(cancelled > 0);
         let m = compute(&kept, 7.5, 10.0, &p, slo);
         let view = SummaryView::new(metrics_shown.clone(), p.to_vec(), &kept, cancelled);
@@ -486,26 +522,8 @@ mod tests {
             },
             40,
         );
-        let config = SinkConfig {
-            tokenizer: None,
-            stage: 0,
-            keep_text: false,
-            file: None,
-        };
-        let (sink, tx) = Sink::start_tallied(Arc::new(NoTurns), config, all.len(), Some(tally));
         // Later sends end first within each group of four.
-        for group in all.chunks(4) {
-            for r in group.iter().rev() {
-                tx.send((r.index, r.clone())).unwrap();
-            }
-        }
-        drop(tx);
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap();
-        let Ok(t) = rt.block_on(sink.finish_tallied()).unwrap() else {
-            panic!("tallied")
-        };
+        let t = through_sink(&all, tally, false, 4);
         assert_eq!(t.cancelled as u64, cancelled);
         let out = t
             .tally
@@ -659,25 +677,7 @@ mod tests {
             },
             all.len(),
         );
-        let config = SinkConfig {
-            tokenizer: None,
-            stage: 0,
-            keep_text: detailed,
-            file: None,
-        };
-        let (sink, tx) = Sink::start_tallied(Arc::new(NoTurns), config, all.len(), Some(tally));
-        for group in all.chunks(3) {
-            for r in group.iter().rev() {
-                tx.send((r.index, r.clone())).unwrap();
-            }
-        }
-        drop(tx);
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap();
-        let Ok(t) = rt.block_on(sink.finish_tallied()).unwrap() else {
-            panic!("tallied")
-        };
+        let t = through_sink(all, tally, detailed, 3);
         assert_eq!(t.cancelled as u64, cancelled);
         let out = t.tally.finish(7.5, 10.0, &p, (shown, cancelled)).unwrap();
         let mut record = stage_record(&info(), &out.metrics, &[], &out.view);
@@ -726,16 +726,7 @@ mod tests {
         for r in all.iter_mut().filter(|r| r.index % 4 == 1) {
             r.generated_text = format!("reply \"{}\"\n\u{e9}", r.index);
         }
-        let kept: Vec<RequestRecord> = all
-            .iter()
-            .filter(|r| {
-                r.failure
-                    .as_ref()
-                    .is_none_or(|f| f.kind != FailureKind::Cancelled)
-            })
-            .cloned()
-            .collect();
-        let cancelled = (all.len() - kept.len()) as u64;
+        let (kept, cancelled) = not_cancelled(&all);
         for (steady, detailed) in [(true, false), (true, true), (false, true), (false, false)] {
             let want = held(&kept, steady, cancelled, detailed);
             let got = spooled(&all, steady, cancelled, detailed);
