@@ -139,6 +139,8 @@ struct Appender<'s> {
     vals: Vec<Val>,
     /// The positions of the `source` and `format` columns.
     stamp_at: (usize, usize),
+    /// Rows ended without the file and format yet ([`Appender::stamp`]).
+    unstamped: usize,
     source: &'s str,
     format: &'static str,
 }
@@ -287,23 +289,26 @@ impl Appender<'_> {
         self.stamp();
     }
 
-    /// Stamps the file and format on the row being appended, and ends it.
+    /// Ends the row being appended. Its file and format, the same on every row, are
+    /// stamped on the rows all at once when they are done ([`stamp_rows`](Appender::stamp_rows)),
+    /// not a row at a time.
     #[inline]
     fn stamp(&mut self) {
-        let first = self.columns.is_empty();
+        self.unstamped += 1;
+        self.columns.finish_row();
+    }
+
+    /// Stamps the file and format on the rows ended since the last call.
+    fn stamp_rows(&mut self) {
+        let n = std::mem::take(&mut self.unstamped);
         for (at, text) in [
             (self.stamp_at.0, self.source),
             (self.stamp_at.1, self.format),
         ] {
             if let Some(c) = text_column(&mut self.columns, at) {
-                if first {
-                    c.push(Some(text));
-                } else {
-                    c.repeat_last();
-                }
+                c.push_repeated(Some(text), n);
             }
         }
-        self.columns.finish_row();
     }
 
     /// One row: appended, or (measuring nothing) skipped with the row reader's warning.
@@ -643,6 +648,7 @@ enum Plain {
 fn read_plain(
     source: &str,
     text: &str,
+    newlines: usize,
     delimiter: u8,
     format: &'static str,
     mut out: Ingested,
@@ -663,7 +669,7 @@ fn read_plain(
     if quoted(text.get(..text.len() - rows.rest.len()).unwrap_or(text)) {
         return Plain::Quoted;
     }
-    let Some(mut app) = start(&t, text, source, format, &mut out) else {
+    let Some(mut app) = start(&t, newlines, source, format, &mut out) else {
         return stop();
     };
     let mut fast = (width == app.slots.len()).then(|| FastRows::new(&app.slots, delimiter));
@@ -699,18 +705,22 @@ fn read_plain(
 }
 
 /// Reads a generic CSV/TSV (already decoded; `warnings` are the decoding's) into columns, or
-/// `None` when it needs the row reader (see the [module](self) docs).
+/// `None` when it needs the row reader (see the [module](self) docs). `newlines` is the
+/// text's count of `\n` bytes when detection made it (counted here otherwise): the columns
+/// make room for that many rows up front.
 pub(crate) fn read_csv_columns(
     source: &str,
     text: &str,
+    newlines: Option<usize>,
     warnings: Vec<Warning>,
 ) -> Option<IngestedColumns> {
+    let newlines = newlines.unwrap_or_else(|| memchr::memchr_iter(b'\n', text.as_bytes()).count());
     let mut out = Ingested::new(Format::GenericCsv);
     out.warnings = warnings.clone();
     let header_line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
     let delimiter = csv_delimiter(header_line).unwrap_or(b',');
     let format = Format::GenericCsv.name();
-    match read_plain(source, text, delimiter, format, out) {
+    match read_plain(source, text, newlines, delimiter, format, out) {
         Plain::Read(c) => return Some(*c),
         Plain::GiveUp => return None,
         Plain::Quoted => {
@@ -725,7 +735,7 @@ pub(crate) fn read_csv_columns(
         Ok(line.map(|line| (line, rec.clone())))
     })
     .ok()?;
-    let mut app = start(&t, text, source, format, &mut out)?;
+    let mut app = start(&t, newlines, source, format, &mut out)?;
     loop {
         match next_row(&mut rdr, &mut rec, source, true, &mut out.warnings) {
             Ok(Some(line)) => {
@@ -740,10 +750,11 @@ pub(crate) fn read_csv_columns(
     Some(finish(app, out))
 }
 
-/// Maps the columns from the sampled rows and appends those rows.
+/// Maps the columns from the sampled rows and appends those rows, with room for a row a line
+/// (`newlines` of them, and one more).
 fn start<'s>(
     t: &Table,
-    text: &str,
+    newlines: usize,
     source: &'s str,
     format: &'static str,
     out: &mut Ingested,
@@ -753,8 +764,7 @@ fn start<'s>(
     }
     let mapping = auto_mapping(t);
     let (mut columns, slots) = plan(&mapping)?;
-    let estimated_rows = memchr::memchr_iter(b'\n', text.as_bytes()).count() + 1;
-    columns.reserve(estimated_rows.min(1 << 24));
+    columns.reserve(newlines.saturating_add(1).min(1 << 24));
     note_scales(&mapping, out);
     let stamp_at = (
         columns.dim_position(&DimKey::Known(Dim::Source))?,
@@ -765,6 +775,7 @@ fn start<'s>(
         vals: Vec::with_capacity(slots.len()),
         slots,
         stamp_at,
+        unstamped: 0,
         source,
         format,
     };
@@ -775,9 +786,10 @@ fn start<'s>(
     Some(app)
 }
 
-fn finish(app: Appender<'_>, mut out: Ingested) -> IngestedColumns {
+fn finish(mut app: Appender<'_>, mut out: Ingested) -> IngestedColumns {
     let mapping = std::mem::take(&mut out.mapping);
     push_mapping(mapping, &mut out);
+    app.stamp_rows();
     let mut columns = app.columns;
     columns.finish_rows_without_requests();
     let note = if columns.is_empty() {
