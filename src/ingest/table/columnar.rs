@@ -363,10 +363,15 @@ const CACHE_SLOTS: usize = 64;
 
 /// The dictionary codes of the cells a dimension column saw last, by their bytes
 /// ([`cell_key`]): a cell seen before is appended by its code, without reading its number or
-/// looking its text up. A tidy table's dimensions take a few values over and over.
+/// looking its text up. A tidy table's dimensions take a few values over and over, and often
+/// the one of the row before (a GPU or input length fixed for the table, rows sorted by
+/// model): that one is compared first, before the key is hashed.
 struct KeyCache {
     keys: [u128; CACHE_SLOTS],
     codes: [u32; CACHE_SLOTS],
+    /// The key found or put last (0: none) and its code.
+    last: u128,
+    last_code: u32,
 }
 
 impl KeyCache {
@@ -374,6 +379,8 @@ impl KeyCache {
         Box::new(KeyCache {
             keys: [0; CACHE_SLOTS],
             codes: [0; CACHE_SLOTS],
+            last: 0,
+            last_code: 0,
         })
     }
 
@@ -384,11 +391,20 @@ impl KeyCache {
     }
 
     #[inline]
-    fn get(&self, key: u128) -> Option<u32> {
+    fn get(&mut self, key: u128) -> Option<u32> {
+        if key == 0 {
+            return None;
+        }
+        if key == self.last {
+            return Some(self.last_code);
+        }
         let at = Self::at(key);
-        (key != 0 && self.keys.get(at) == Some(&key))
+        let code = (self.keys.get(at) == Some(&key))
             .then(|| self.codes.get(at).copied())
-            .flatten()
+            .flatten()?;
+        self.last = key;
+        self.last_code = code;
+        Some(code)
     }
 
     #[inline]
@@ -401,6 +417,8 @@ impl KeyCache {
             *k = key;
             *c = code;
         }
+        self.last = key;
+        self.last_code = code;
     }
 }
 
@@ -459,7 +477,7 @@ impl FastRows {
         let last = app.slots.len().checked_sub(1)?;
         let mut at = 0;
         let mut measured = false;
-        for (i, (slot, cache)) in app.slots.iter().zip(&self.caches).enumerate() {
+        for (i, (slot, cache)) in app.slots.iter().zip(&mut self.caches).enumerate() {
             let cell = match *slot {
                 Slot::Metric(_, scale) => {
                     let (v, end) = decimal_prefix(b, at).ok()?;
@@ -478,7 +496,7 @@ impl FastRows {
                     at = end;
                     match v {
                         Some(v) => {
-                            match cache.as_ref().and_then(|c| c.get(cell_key(b, start, end))) {
+                            match cache.as_mut().and_then(|c| c.get(cell_key(b, start, end))) {
                                 Some(code) => Fast::Code(code),
                                 None => Fast::Num(
                                     v,
@@ -500,7 +518,7 @@ impl FastRows {
                     match at - start {
                         0 => Fast::None,
                         1..=15 => {
-                            match cache.as_ref().and_then(|c| c.get(cell_key(b, start, at))) {
+                            match cache.as_mut().and_then(|c| c.get(cell_key(b, start, at))) {
                                 Some(code) => Fast::Code(code),
                                 None => Fast::Count(
                                     n,
@@ -523,7 +541,7 @@ impl FastRows {
                     if matches!(slot, Slot::Skip) || at == start {
                         Fast::None
                     } else {
-                        match cache.as_ref().and_then(|c| c.get(cell_key(b, start, at))) {
+                        match cache.as_mut().and_then(|c| c.get(cell_key(b, start, at))) {
                             Some(code) => Fast::Code(code),
                             None => {
                                 let cell = text.get(start..at)?;
@@ -803,5 +821,31 @@ fn finish(mut app: Appender<'_>, mut out: Ingested) -> IngestedColumns {
         warnings: out.warnings,
         mapping: out.mapping,
         note,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_key_cache_gives_the_code_put_for_a_key_and_never_one_for_a_long_cell() {
+        let row = b"llama-7,H100,128,a-model-name-longer-than-fifteen-bytes\n";
+        let model = cell_key(row, 0, 7);
+        let gpu = cell_key(row, 8, 12);
+        let long = cell_key(row, 17, 55);
+        assert_eq!(long, 0);
+        let mut cache = KeyCache::new();
+        // Nothing put yet: not even the "last" key (0 at first) is found.
+        assert_eq!(cache.get(long), None);
+        assert_eq!(cache.get(model), None);
+        cache.put(model, 3);
+        cache.put(long, 9);
+        assert_eq!(cache.get(long), None);
+        assert_eq!(cache.get(model), Some(3));
+        assert_eq!(cache.get(model), Some(3));
+        cache.put(gpu, 1);
+        assert_eq!((cache.get(gpu), cache.get(model)), (Some(1), Some(3)));
+        assert_eq!(cache.get(cell_key(row, 8, 11)), None);
     }
 }
