@@ -312,7 +312,12 @@ pub fn read_columnar(source: &str, bytes: &[u8]) -> Result<Contents, IngestError
         && matches!(sniffed.body, Body::Text)
         && names::parse_file_name(source).values.is_empty()
     {
-        if let Some(c) = table::read_csv_columns(source, &decoded.text, decoded.warnings.clone()) {
+        if let Some(c) = table::read_csv_columns(
+            source,
+            &decoded.text,
+            sniffed.newlines,
+            decoded.warnings.clone(),
+        ) {
             return Ok(Contents::Columns(Box::new(c)));
         }
     }
@@ -363,6 +368,8 @@ struct Sniffed {
     format: Format,
     reason: String,
     body: Body,
+    /// A table's `\n` bytes, when detection counted them ([`text::Scan`]).
+    newlines: Option<usize>,
 }
 
 enum Body {
@@ -387,24 +394,29 @@ fn sniff(source: &str, text: &str) -> Result<Sniffed, IngestError> {
             format,
             reason,
             body: Body::Json(docs),
+            newlines: None,
         });
     }
     // Text: reports with a fenced JSON block, console output, tables. Templates need a `{`,
-    // fences a backtick, markdown tables a `|`: one pass over the text for the three, and a
-    // text with none of them (a large CSV, say) is not scanned again for each.
-    let marked = memchr::memchr3(b'{', b'|', b'`', text.as_bytes()).is_some();
+    // fences a backtick, markdown tables a `|`, console output its banner: one pass over the
+    // text for all of them (and the line count a table reader makes room by), and a text
+    // with none of them (a large CSV, say) is not scanned again for each.
+    let scan = text::Scan::of(text);
+    let marked = scan.marked;
     if marked && perfsuite::is_template(text) {
         return Ok(Sniffed {
             format: Format::VllmPerfSuite,
             reason: "vLLM performance-suite template placeholders".into(),
             body: Body::Text,
+            newlines: None,
         });
     }
-    if console::looks_like(text) {
+    if scan.console {
         return Ok(Sniffed {
             format: Format::VllmConsole,
             reason: "\"Serving Benchmark Result\" summary blocks".into(),
             body: Body::Text,
+            newlines: None,
         });
     }
     if let Some(docs) = marked.then(|| json::fenced_docs(source, text)).flatten() {
@@ -413,6 +425,7 @@ fn sniff(source: &str, text: &str) -> Result<Sniffed, IngestError> {
                 format,
                 reason: format!("{reason}, in a fenced block of a report"),
                 body: Body::Json(docs),
+                newlines: None,
             });
         }
     }
@@ -421,6 +434,7 @@ fn sniff(source: &str, text: &str) -> Result<Sniffed, IngestError> {
             format,
             reason,
             body: Body::Text,
+            newlines: Some(scan.newlines),
         });
     }
     Err(IngestError::Unrecognised {
@@ -461,6 +475,7 @@ fn forced(source: &str, text: &str, format: Format) -> Result<Sniffed, IngestErr
         format,
         reason: "chosen by the caller".into(),
         body,
+        newlines: None,
     })
 }
 

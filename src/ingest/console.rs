@@ -13,10 +13,8 @@ use super::{Ingested, Warning};
 use crate::model::canonical::parse_number_text;
 use crate::model::{Dim, DimValue, LatencyMetric, MetricKey, Record, Stat};
 
-/// Whether the text holds at least one summary block.
-pub(crate) fn looks_like(text: &str) -> bool {
-    text.contains("Serving Benchmark Result")
-}
+/// The banner of a summary block: a text holding it is console output.
+pub(crate) const BANNER: &str = "Serving Benchmark Result";
 
 /// One context value: applies to every block, or one list item per block.
 struct ContextValue {
@@ -107,7 +105,7 @@ pub(crate) fn read(text: &str, out: &mut Ingested) {
     for (i, raw) in text.lines().enumerate() {
         let n = i + 1;
         let line = raw.trim();
-        if line.contains("Serving Benchmark Result") {
+        if line.contains(BANNER) {
             if let Some((r, start)) = block.take() {
                 finish_block(r, start, out);
             }

@@ -111,6 +111,49 @@ fn binary_offset(text: &str) -> Option<usize> {
     None
 }
 
+/// What format detection and the table readers learn from every byte of a text, found in one
+/// pass over it ([`Scan::of`]) rather than one pass each: for a large CSV, which holds none of
+/// the marks and no console banner, each pass is a read of the whole text from memory.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Scan {
+    /// The text holds a `{`, `|` or backtick (templates need a `{`, markdown tables a `|`,
+    /// fenced blocks a backtick).
+    pub marked: bool,
+    /// The text holds the vLLM console banner ([`super::console::BANNER`]).
+    pub console: bool,
+    /// `\n` bytes in the text (a table's rows to make room for).
+    pub newlines: usize,
+}
+
+/// Bytes [`Scan::of`] looks at at a time: each piece is read from memory once and looked at
+/// three times while it is in the nearest cache.
+const SCAN_PIECE: usize = 8 << 10;
+
+impl Scan {
+    /// The scan of `text`: `marked` and `console` as `memchr3` and `str::contains` over the
+    /// whole text give them, `newlines` as a count over it.
+    pub(crate) fn of(text: &str) -> Scan {
+        let bytes = text.as_bytes();
+        let banner = super::console::BANNER.as_bytes();
+        let finder = memchr::memmem::Finder::new(banner);
+        // A banner may straddle two pieces: each search starts this much before its piece.
+        let overlap = banner.len().saturating_sub(1);
+        let mut scan = Scan::default();
+        for (k, piece) in bytes.chunks(SCAN_PIECE).enumerate() {
+            scan.marked = scan.marked || memchr::memchr3(b'{', b'|', b'`', piece).is_some();
+            if !scan.console {
+                let start = (k * SCAN_PIECE).saturating_sub(overlap);
+                let end = k * SCAN_PIECE + piece.len();
+                scan.console = bytes
+                    .get(start..end)
+                    .is_some_and(|b| finder.find(b).is_some());
+            }
+            scan.newlines += memchr::memchr_iter(b'\n', piece).count();
+        }
+        scan
+    }
+}
+
 /// A short description of unrecognised text for error messages.
 pub(crate) fn describe(text: &str) -> String {
     let first = text
@@ -193,6 +236,53 @@ pub(crate) fn snake(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_scan_finds_what_whole_text_searches_find_across_its_pieces() {
+        let banner = super::super::console::BANNER;
+        // The banner and each mark at every offset around a piece's end, in a text of
+        // several pieces.
+        for at in (SCAN_PIECE - banner.len() - 2)..(SCAN_PIECE + 2) {
+            let mut text = "a,b\n".repeat(3 * SCAN_PIECE / 4);
+            text.replace_range(at..at + banner.len(), banner);
+            let scan = Scan::of(&text);
+            assert_eq!(
+                scan,
+                Scan {
+                    marked: false,
+                    console: true,
+                    newlines: memchr::memchr_iter(b'\n', text.as_bytes()).count(),
+                },
+                "banner at {at}"
+            );
+            for mark in ["{", "|", "`"] {
+                let mut marked = "1\n".repeat(2 * SCAN_PIECE);
+                marked.replace_range(at + SCAN_PIECE..at + SCAN_PIECE + 1, mark);
+                assert_eq!(
+                    Scan::of(&marked),
+                    Scan {
+                        marked: true,
+                        console: false,
+                        newlines: 2 * SCAN_PIECE - usize::from(at % 2 == 1),
+                    },
+                    "{mark} at {at}"
+                );
+            }
+        }
+        // Cut anywhere, the banner is not found.
+        for cut in 1..banner.len() {
+            let text = format!("{}\n{}", &banner[..cut], &banner[cut..]);
+            assert_eq!(
+                Scan::of(&text),
+                Scan {
+                    marked: false,
+                    console: false,
+                    newlines: 1
+                }
+            );
+        }
+        assert_eq!(Scan::of(""), Scan::default());
+    }
 
     #[test]
     fn boms_and_utf16_are_decoded() {

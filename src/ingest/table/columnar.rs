@@ -139,6 +139,8 @@ struct Appender<'s> {
     vals: Vec<Val>,
     /// The positions of the `source` and `format` columns.
     stamp_at: (usize, usize),
+    /// Rows ended without the file and format yet ([`Appender::stamp`]).
+    unstamped: usize,
     source: &'s str,
     format: &'static str,
 }
@@ -287,23 +289,26 @@ impl Appender<'_> {
         self.stamp();
     }
 
-    /// Stamps the file and format on the row being appended, and ends it.
+    /// Ends the row being appended. Its file and format, the same on every row, are
+    /// stamped on the rows all at once when they are done ([`stamp_rows`](Appender::stamp_rows)),
+    /// not a row at a time.
     #[inline]
     fn stamp(&mut self) {
-        let first = self.columns.is_empty();
+        self.unstamped += 1;
+        self.columns.finish_row();
+    }
+
+    /// Stamps the file and format on the rows ended since the last call.
+    fn stamp_rows(&mut self) {
+        let n = std::mem::take(&mut self.unstamped);
         for (at, text) in [
             (self.stamp_at.0, self.source),
             (self.stamp_at.1, self.format),
         ] {
             if let Some(c) = text_column(&mut self.columns, at) {
-                if first {
-                    c.push(Some(text));
-                } else {
-                    c.repeat_last();
-                }
+                c.push_repeated(Some(text), n);
             }
         }
-        self.columns.finish_row();
     }
 
     /// One row: appended, or (measuring nothing) skipped with the row reader's warning.
@@ -358,10 +363,15 @@ const CACHE_SLOTS: usize = 64;
 
 /// The dictionary codes of the cells a dimension column saw last, by their bytes
 /// ([`cell_key`]): a cell seen before is appended by its code, without reading its number or
-/// looking its text up. A tidy table's dimensions take a few values over and over.
+/// looking its text up. A tidy table's dimensions take a few values over and over, and often
+/// the one of the row before (a GPU or input length fixed for the table, rows sorted by
+/// model): that one is compared first, before the key is hashed.
 struct KeyCache {
     keys: [u128; CACHE_SLOTS],
     codes: [u32; CACHE_SLOTS],
+    /// The key found or put last (0: none) and its code.
+    last: u128,
+    last_code: u32,
 }
 
 impl KeyCache {
@@ -369,6 +379,8 @@ impl KeyCache {
         Box::new(KeyCache {
             keys: [0; CACHE_SLOTS],
             codes: [0; CACHE_SLOTS],
+            last: 0,
+            last_code: 0,
         })
     }
 
@@ -379,11 +391,20 @@ impl KeyCache {
     }
 
     #[inline]
-    fn get(&self, key: u128) -> Option<u32> {
+    fn get(&mut self, key: u128) -> Option<u32> {
+        if key == 0 {
+            return None;
+        }
+        if key == self.last {
+            return Some(self.last_code);
+        }
         let at = Self::at(key);
-        (key != 0 && self.keys.get(at) == Some(&key))
+        let code = (self.keys.get(at) == Some(&key))
             .then(|| self.codes.get(at).copied())
-            .flatten()
+            .flatten()?;
+        self.last = key;
+        self.last_code = code;
+        Some(code)
     }
 
     #[inline]
@@ -396,6 +417,8 @@ impl KeyCache {
             *k = key;
             *c = code;
         }
+        self.last = key;
+        self.last_code = code;
     }
 }
 
@@ -454,7 +477,7 @@ impl FastRows {
         let last = app.slots.len().checked_sub(1)?;
         let mut at = 0;
         let mut measured = false;
-        for (i, (slot, cache)) in app.slots.iter().zip(&self.caches).enumerate() {
+        for (i, (slot, cache)) in app.slots.iter().zip(&mut self.caches).enumerate() {
             let cell = match *slot {
                 Slot::Metric(_, scale) => {
                     let (v, end) = decimal_prefix(b, at).ok()?;
@@ -473,7 +496,7 @@ impl FastRows {
                     at = end;
                     match v {
                         Some(v) => {
-                            match cache.as_ref().and_then(|c| c.get(cell_key(b, start, end))) {
+                            match cache.as_mut().and_then(|c| c.get(cell_key(b, start, end))) {
                                 Some(code) => Fast::Code(code),
                                 None => Fast::Num(
                                     v,
@@ -495,7 +518,7 @@ impl FastRows {
                     match at - start {
                         0 => Fast::None,
                         1..=15 => {
-                            match cache.as_ref().and_then(|c| c.get(cell_key(b, start, at))) {
+                            match cache.as_mut().and_then(|c| c.get(cell_key(b, start, at))) {
                                 Some(code) => Fast::Code(code),
                                 None => Fast::Count(
                                     n,
@@ -518,7 +541,7 @@ impl FastRows {
                     if matches!(slot, Slot::Skip) || at == start {
                         Fast::None
                     } else {
-                        match cache.as_ref().and_then(|c| c.get(cell_key(b, start, at))) {
+                        match cache.as_mut().and_then(|c| c.get(cell_key(b, start, at))) {
                             Some(code) => Fast::Code(code),
                             None => {
                                 let cell = text.get(start..at)?;
@@ -643,6 +666,7 @@ enum Plain {
 fn read_plain(
     source: &str,
     text: &str,
+    newlines: usize,
     delimiter: u8,
     format: &'static str,
     mut out: Ingested,
@@ -663,7 +687,7 @@ fn read_plain(
     if quoted(text.get(..text.len() - rows.rest.len()).unwrap_or(text)) {
         return Plain::Quoted;
     }
-    let Some(mut app) = start(&t, text, source, format, &mut out) else {
+    let Some(mut app) = start(&t, newlines, source, format, &mut out) else {
         return stop();
     };
     let mut fast = (width == app.slots.len()).then(|| FastRows::new(&app.slots, delimiter));
@@ -699,18 +723,22 @@ fn read_plain(
 }
 
 /// Reads a generic CSV/TSV (already decoded; `warnings` are the decoding's) into columns, or
-/// `None` when it needs the row reader (see the [module](self) docs).
+/// `None` when it needs the row reader (see the [module](self) docs). `newlines` is the
+/// text's count of `\n` bytes when detection made it (counted here otherwise): the columns
+/// make room for that many rows up front.
 pub(crate) fn read_csv_columns(
     source: &str,
     text: &str,
+    newlines: Option<usize>,
     warnings: Vec<Warning>,
 ) -> Option<IngestedColumns> {
+    let newlines = newlines.unwrap_or_else(|| memchr::memchr_iter(b'\n', text.as_bytes()).count());
     let mut out = Ingested::new(Format::GenericCsv);
     out.warnings = warnings.clone();
     let header_line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
     let delimiter = csv_delimiter(header_line).unwrap_or(b',');
     let format = Format::GenericCsv.name();
-    match read_plain(source, text, delimiter, format, out) {
+    match read_plain(source, text, newlines, delimiter, format, out) {
         Plain::Read(c) => return Some(*c),
         Plain::GiveUp => return None,
         Plain::Quoted => {
@@ -725,7 +753,7 @@ pub(crate) fn read_csv_columns(
         Ok(line.map(|line| (line, rec.clone())))
     })
     .ok()?;
-    let mut app = start(&t, text, source, format, &mut out)?;
+    let mut app = start(&t, newlines, source, format, &mut out)?;
     loop {
         match next_row(&mut rdr, &mut rec, source, true, &mut out.warnings) {
             Ok(Some(line)) => {
@@ -740,10 +768,11 @@ pub(crate) fn read_csv_columns(
     Some(finish(app, out))
 }
 
-/// Maps the columns from the sampled rows and appends those rows.
+/// Maps the columns from the sampled rows and appends those rows, with room for a row a line
+/// (`newlines` of them, and one more).
 fn start<'s>(
     t: &Table,
-    text: &str,
+    newlines: usize,
     source: &'s str,
     format: &'static str,
     out: &mut Ingested,
@@ -753,8 +782,7 @@ fn start<'s>(
     }
     let mapping = auto_mapping(t);
     let (mut columns, slots) = plan(&mapping)?;
-    let estimated_rows = memchr::memchr_iter(b'\n', text.as_bytes()).count() + 1;
-    columns.reserve(estimated_rows.min(1 << 24));
+    columns.reserve(newlines.saturating_add(1).min(1 << 24));
     note_scales(&mapping, out);
     let stamp_at = (
         columns.dim_position(&DimKey::Known(Dim::Source))?,
@@ -765,6 +793,7 @@ fn start<'s>(
         vals: Vec::with_capacity(slots.len()),
         slots,
         stamp_at,
+        unstamped: 0,
         source,
         format,
     };
@@ -775,9 +804,10 @@ fn start<'s>(
     Some(app)
 }
 
-fn finish(app: Appender<'_>, mut out: Ingested) -> IngestedColumns {
+fn finish(mut app: Appender<'_>, mut out: Ingested) -> IngestedColumns {
     let mapping = std::mem::take(&mut out.mapping);
     push_mapping(mapping, &mut out);
+    app.stamp_rows();
     let mut columns = app.columns;
     columns.finish_rows_without_requests();
     let note = if columns.is_empty() {
@@ -791,5 +821,31 @@ fn finish(app: Appender<'_>, mut out: Ingested) -> IngestedColumns {
         warnings: out.warnings,
         mapping: out.mapping,
         note,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_key_cache_gives_the_code_put_for_a_key_and_never_one_for_a_long_cell() {
+        let row = b"llama-7,H100,128,a-model-name-longer-than-fifteen-bytes\n";
+        let model = cell_key(row, 0, 7);
+        let gpu = cell_key(row, 8, 12);
+        let long = cell_key(row, 17, 55);
+        assert_eq!(long, 0);
+        let mut cache = KeyCache::new();
+        // Nothing put yet: not even the "last" key (0 at first) is found.
+        assert_eq!(cache.get(long), None);
+        assert_eq!(cache.get(model), None);
+        cache.put(model, 3);
+        cache.put(long, 9);
+        assert_eq!(cache.get(long), None);
+        assert_eq!(cache.get(model), Some(3));
+        assert_eq!(cache.get(model), Some(3));
+        cache.put(gpu, 1);
+        assert_eq!((cache.get(gpu), cache.get(model)), (Some(1), Some(3)));
+        assert_eq!(cache.get(cell_key(row, 8, 11)), None);
     }
 }

@@ -69,6 +69,19 @@ impl TextColumn {
         self.codes.push(self.last);
     }
 
+    /// Appends `n` rows holding `value` (`None`: no value), as `n` [`push`](TextColumn::push)es
+    /// of it do, with one lookup.
+    pub fn push_repeated(&mut self, value: Option<&str>, n: usize) {
+        if n == 0 {
+            return;
+        }
+        let code = match value {
+            None => 0,
+            Some(v) => self.code_of(v),
+        };
+        self.codes.resize(self.codes.len().saturating_add(n), code);
+    }
+
     /// Appends a row holding a value already shared elsewhere (no copy when it is new).
     pub fn push_shared(&mut self, value: Option<&Arc<str>>) {
         let code = match value {
@@ -217,6 +230,18 @@ mod tests {
                 .collect::<Vec<_>>(),
             [Some("v7"), Some("v7"), None, Some("v7")].map(|v| v.map(String::from))
         );
+        c.push_repeated(Some("v9"), 3);
+        c.push_repeated(None, 2);
+        c.push_repeated(Some("v9"), 0);
+        assert_eq!(
+            (70_006..70_012)
+                .map(|i| c.get(i).map(|v| v.to_string()))
+                .collect::<Vec<_>>(),
+            [Some("v9"), Some("v9"), Some("v9"), None, None, None].map(|v| v.map(String::from))
+        );
+        assert_eq!(c.len(), 70_011);
+        c.repeat_last();
+        assert_eq!(c.code(70_011), c.code(9));
         assert_eq!(c.push_coded(None), 0);
         assert_eq!(c.push_coded(Some("new")), 70_001);
         assert_eq!(c.values().len(), 70_001);
