@@ -16,6 +16,9 @@
 #      the seconds from the load's end (the run's own stage_start_unix_s + duration_s) to the
 #      process's exit, when its files are final. With OLD=<another build's benchlens> the two
 #      builds alternate, REPS times (default 2), and each figure is given as a range per build.
+#   4. What each open connection holds: a 2,560-request run's peak at concurrency 256 minus at
+#      concurrency 1, over the 255 extra connections, for replies of CONN_OUT tokens (default
+#      "8 128 512").
 #      RUN_FLAGS adds flags to these runs (e.g. RUN_FLAGS="--vllm-compatible --save-detailed" or
 #      "--steady-window"); with --steady-window the record's duration_s is the window's, so the
 #      load's end is the last request's end in the per-request file (sent_s + e2el_ms).
@@ -24,7 +27,7 @@
 # "socket-to-read wait".
 #
 # Environment: PROMPTS (requests in the zero-delay run, default 30000), BENCHLENS (a built
-# binary; default: cargo build --release), PARTS (which parts to run, default "1 2 3"), SCALE,
+# binary; default: cargo build --release), PARTS (which parts to run, default "1 2 3 4"), SCALE,
 # SCALE_ITL_MS (default 0), OLD, REPS, RUN_FLAGS (part 3).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,7 +37,7 @@ if [[ -z "${BENCHLENS:-}" ]]; then
   BENCHLENS=target/release/benchlens
 fi
 PROMPTS="${PROMPTS:-30000}"
-PARTS="${PARTS:-1 2 3}"
+PARTS="${PARTS:-1 2 3 4}"
 work="$(mktemp -d)"
 mock_pid=""
 cleanup() {
@@ -162,4 +165,24 @@ for b in "${builds[@]}"; do
     echo "  ${b%%=*}, $n requests: $(cut -d' ' -f3 <<<"$rows" | range %s) bytes/request held at peak over a 100-request run's, $(cut -d' ' -f5 <<<"$rows" | range %s) over a 2,560-request run's (growth per request beyond it), files final $(cut -d' ' -f4 <<<"$rows" | range %s) s after the load's end"
   done
 done
+fi
+
+if part 4; then
+# What the concurrency costs whatever the run's length: a 2,560-request run's peak at
+# concurrency 256 minus the same run's at concurrency 1, per extra connection, for replies of
+# CONN_OUT tokens (default 8, 128 and 512; zero-delay mock, so a reply is all there at once).
+start_mock --ttft-ms 0 --itl-ms 0 --tokens-per-chunk 1
+echo "per connection: 2,560 requests, zero-delay mock, peak at concurrency 256 minus at 1, over 255:"
+for out in ${CONN_OUT:-8 128 512}; do
+  peaks=()
+  for c in 1 256; do
+    /usr/bin/time -f %M -o "$work/rss.txt" "$BENCHLENS" run --base-url "$url" --request-rate inf \
+      --max-concurrency "$c" --num-prompts 2560 --input-len 32 --output-len "$out" --ignore-eos \
+      --no-progress --result-dir "$work" --result-filename conn.json > /dev/null
+    peaks+=("$(tail -n1 "$work/rss.txt")")
+  done
+  awk -v o="$out" -v a="${peaks[0]}" -v b="${peaks[1]}" \
+    'BEGIN { printf "  %d tokens a reply: %d KB at concurrency 1, %d KB at 256: %.0f KB a connection\n", o, a, b, (b - a) / 255 }'
+done
+stop_mock
 fi
