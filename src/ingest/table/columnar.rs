@@ -139,7 +139,7 @@ struct Appender<'s> {
     vals: Vec<Val>,
     /// The positions of the `source` and `format` columns.
     stamp_at: (usize, usize),
-    /// Rows ended without the file and format yet ([`Appender::stamp`]).
+    /// Rows ended without the file and format yet ([`Appender::end_row`]).
     unstamped: usize,
     source: &'s str,
     format: &'static str,
@@ -286,14 +286,14 @@ impl Appender<'_> {
                 }
             }
         }
-        self.stamp();
+        self.end_row();
     }
 
     /// Ends the row being appended. Its file and format, the same on every row, are
     /// stamped on the rows all at once when they are done ([`stamp_rows`](Appender::stamp_rows)),
     /// not a row at a time.
     #[inline]
-    fn stamp(&mut self) {
+    fn end_row(&mut self) {
         self.unstamped += 1;
         self.columns.finish_row();
     }
@@ -646,7 +646,7 @@ impl FastRows {
                 }
             }
         }
-        app.stamp();
+        app.end_row();
     }
 }
 

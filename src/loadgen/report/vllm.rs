@@ -137,7 +137,7 @@ pub fn write_vllm_json(
     let mut rest = text.as_slice();
     for (key, path) in places {
         let needle = format!("\"{}\"", marker(key));
-        let at = find(rest, needle.as_bytes())
+        let at = memchr::memmem::find(rest, needle.as_bytes())
             .ok_or_else(|| std::io::Error::other("a per-request array's place was not found"))?;
         out.write_all(&rest[..at])?;
         out.write_all(b"[")?;
@@ -158,11 +158,6 @@ impl Drop for ScratchFiles {
             let _ = std::fs::remove_file(p);
         }
     }
-}
-
-/// Where `needle` first occurs in `hay`.
-fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    hay.windows(needle.len()).position(|w| w == needle)
 }
 
 /// vLLM's object, each per-request array made by `array` from its column.
