@@ -139,11 +139,17 @@ export async function benchServing({ serveDist, launch, rendererRss, dist, reque
     const wasmBytes = () => page.evaluate(() => window.__pageWasm?.memory?.buffer?.byteLength ?? 0);
     const rssEmpty = await rendererRss();
     const pageWasmEmpty = await wasmBytes();
+    // Each JS heap's ArrayBuffer memory (`Runtime.getHeapUsage`'s backingStorageSize: the
+    // worker's file slices and the messages between the two, freed when that heap's garbage
+    // collector runs), the page's from its own session and the worker's through the browser's
+    // (`Target.attachToTarget` without flattening: a message relayed to it).
+    const isolates = await isolateSampler(browser, cdp);
     let polling = true;
     let rssPeak = rssEmpty;
     const poll = (async () => {
       while (polling) {
         rssPeak = Math.max(rssPeak, await rendererRss());
+        await isolates.sample();
         await sleep(100);
       }
     })();
@@ -179,11 +185,52 @@ export async function benchServing({ serveDist, launch, rendererRss, dist, reque
     const rssCollected = await rendererRss();
     const heapCollected = await page.evaluate(() => performance.memory?.usedJSHeapSize ?? 0);
     const workerWasm = await page.evaluate(() => window.__workerWasm);
-    return { size, requests, values: requests * (itls + 7), ...load, rssEmpty, rssPeak, rssLoaded, rssCollected, heapCollected, pageWasmEmpty, pageWasm, workerWasm };
+    return { size, requests, values: requests * (itls + 7), ...load, rssEmpty, rssPeak, rssLoaded, rssCollected, heapCollected, pageWasmEmpty, pageWasm, workerWasm, buffers: isolates.peaks };
   } finally {
     await browser.close();
     server.close();
   }
+}
+
+/**
+ * Samples the ArrayBuffer memory of the page's JS heap (through `cdp`) and of every worker's
+ * (through a browser CDP session); `peaks` holds the largest of each seen, in bytes.
+ */
+async function isolateSampler(browser, cdp) {
+  const session = await browser.newBrowserCDPSession();
+  const pending = new Map();
+  let nextId = 1;
+  session.on('Target.receivedMessageFromTarget', (e) => {
+    const m = JSON.parse(e.message);
+    pending.get(m.id)?.(m.result ?? null);
+    pending.delete(m.id);
+  });
+  // A worker may end between the question and its answer: no answer within 300 ms is none.
+  const ask = (sessionId, method) => new Promise((resolve) => {
+    const id = nextId++;
+    pending.set(id, resolve);
+    session.send('Target.sendMessageToTarget', { sessionId, message: JSON.stringify({ id, method }) }).catch(() => resolve(null));
+    setTimeout(() => { pending.delete(id); resolve(null); }, 300);
+  });
+  const attached = new Map();
+  const peaks = { page: 0, worker: 0 };
+  return {
+    peaks,
+    async sample() {
+      const { targetInfos } = await session.send('Target.getTargets');
+      for (const t of targetInfos) {
+        if (t.type !== 'worker' || attached.has(t.targetId)) continue;
+        const got = await session.send('Target.attachToTarget', { targetId: t.targetId, flatten: false }).catch(() => null);
+        if (got) attached.set(t.targetId, got.sessionId);
+      }
+      const page = await cdp.send('Runtime.getHeapUsage').catch(() => null);
+      peaks.page = Math.max(peaks.page, page?.backingStorageSize ?? 0);
+      for (const id of attached.values()) {
+        const w = await ask(id, 'Runtime.getHeapUsage');
+        peaks.worker = Math.max(peaks.worker, w?.backingStorageSize ?? 0);
+      }
+    },
+  };
 }
 
 /** Prints what `benchServing` measured. */
@@ -193,5 +240,6 @@ export function printServing(m) {
   console.log(`  vLLM serving JSON on one line (${m.requests} requests, ${m.values} per-request values, ${(m.size / 1e6).toFixed(1)} MB, ${m.count}):`);
   console.log(`    drop -> first chart ${m.ms.toFixed(0)} ms (${(m.size / 1e6 / (m.ms / 1000)).toFixed(1)} MB/s end to end); longest main-thread task from drop to chart ${m.longest.toFixed(0)} ms`);
   console.log(`    parse worker's wasm memory ${mb(m.workerWasm)} MB (${x(m.workerWasm)}x the file); page's wasm memory ${mb(m.pageWasm)} MB (${x(m.pageWasm)}x; ${mb(m.pageWasmEmpty)} MB before the drop)`);
+  console.log(`    ArrayBuffer memory waiting for a collection (largest seen, sampled with the resident size): page ${mb(m.buffers.page)} MB, parse worker ${mb(m.buffers.worker)} MB`);
   console.log(`    renderer process (page + worker) resident: peak ${mb(m.rssPeak)} MB during the load (${x(m.rssPeak)}x the file; ${x(m.rssPeak - m.rssEmpty)}x above the ${mb(m.rssEmpty)} MB before the drop), ${mb(m.rssLoaded)} MB after the first chart, ${mb(m.rssCollected)} MB (${x(m.rssCollected)}x) after a garbage collection; JS heap then ${mb(m.heapCollected)} MB`);
 }
