@@ -51,9 +51,17 @@ fn react_drawn(div: &web_sys::HtmlElement, figure_json: &str) -> Result<js_sys::
     let figure = js_sys::JSON::parse(&fitted).map_err(|e| format!("{e:?}"))?;
     let get =
         |k: &str| js_sys::Reflect::get(&figure, &JsValue::from_str(k)).unwrap_or(JsValue::NULL);
-    let config = js_sys::Object::new();
-    let _ = js_sys::Reflect::set(&config, &"responsive".into(), &JsValue::TRUE);
-    let _ = js_sys::Reflect::set(&config, &"displaylogo".into(), &JsValue::FALSE);
+    // The config goes with a div's first drawing only: plotly keeps it, and given again it
+    // rebuilds and compares its whole context on every redraw (a few ms of each filter click).
+    let drawn = js_sys::Reflect::get(div, &"_fullLayout".into()).is_ok_and(|l| l.is_object());
+    let config = if drawn {
+        JsValue::UNDEFINED
+    } else {
+        let config = js_sys::Object::new();
+        let _ = js_sys::Reflect::set(&config, &"responsive".into(), &JsValue::TRUE);
+        let _ = js_sys::Reflect::set(&config, &"displaylogo".into(), &JsValue::FALSE);
+        config.into()
+    };
     plotly_react(div, &get("data"), &get("layout"), &config)
         .map_err(|e| format!("plotly.js refused the chart: {e:?}"))
 }

@@ -88,7 +88,7 @@ try {
   console.log('self ms:');
   for (const [n, ms] of top(self, 40)) console.log(`${ms.toFixed(1).padStart(9)}  ${n}`);
   console.log('inclusive ms:');
-  for (const [n, ms] of top(inclusive, 60)) console.log(`${ms.toFixed(1).padStart(9)}  ${n}`);
+  for (const [n, ms] of top(inclusive, Number(process.env.PROFILE_TOP ?? 60))) console.log(`${ms.toFixed(1).padStart(9)}  ${n}`);
 } finally {
   await browser.close();
   server.close?.();
