@@ -3,6 +3,7 @@
 //   PROFILE=click (default) | load   what is profiled (8 clicks on `engine` after 2 unprofiled)
 //   BENCH_DIST=<dir>                 the build (default dist)
 //   PROFILE_CALLERS=<text>           also where the samples in functions named <text> come from
+//   PROFILE_TOP=<n>                  how many functions the inclusive list shows (default 60)
 //   PROFILE_WASM=<file>              the page's wasm swapped in, e.g. the wasm-bindgen output
 //                                    before wasm-opt (target/wasm-bindgen/release/benchlens_bg.wasm),
 //                                    which keeps Rust function names
