@@ -3,9 +3,9 @@
 # 127.0.0.1. Prints rates, not verdicts (targets: >= 2,000 req/s and >= 250,000 output tok/s
 # at concurrency 256 with a zero-delay mock streaming one SSE event per token, 128 tokens).
 #
-#   1. Zero-delay mock, concurrency 256: sustained req/s and output tok/s, the TTFT the client
-#      reports, and the mock's own view of it (from the request's arrival at its socket to its
-#      first chunk): the difference is what the client adds.
+#   1. Zero-delay mock, concurrency 256: sustained req/s and output tok/s, the client's CPU time
+#      a request, the TTFT the client reports, and the mock's own view of it (from the request's
+#      arrival at its socket to its first chunk): the difference is what the client adds.
 #   2. Mock at 50 ms TTFT / 5 ms ITL, concurrency 64: TTFT the client reports vs the mock's 50 ms
 #      and vs the mock's own view (added TTFT, mean and p99).
 #   3. At scale: `benchlens run` at SCALE requests (default 20000 and 50000) against the
@@ -69,7 +69,7 @@ part() { [[ " $PARTS " == *" $1 "* ]]; }
 
 if part 1; then
 start_mock --ttft-ms 0 --itl-ms 0 --tokens-per-chunk 1
-"$BENCHLENS" run --base-url "$url" --request-rate inf --max-concurrency 256 \
+/usr/bin/time -f '%U %S' -o "$work/cpu.txt" "$BENCHLENS" run --base-url "$url" --request-rate inf --max-concurrency 256 \
   --num-prompts "$PROMPTS" --warmup 512 --input-len 32 --output-len 128 --ignore-eos \
   --no-progress --result-dir "$work" --result-filename zero.json > "$work/zero.txt"
 stop_mock
@@ -80,6 +80,10 @@ echo "zero-delay mock, concurrency 256, 128 tokens/request, $PROMPTS requests:"
 echo "  requests/s:          $(value 'Request throughput' "$work/zero.txt")"
 echo "  output tokens/s:     $(value 'Output token throughput' "$work/zero.txt")"
 echo "  failed requests:     $(value 'Failed requests' "$work/zero.txt")"
+# User + system CPU of the client process over every request it sent (warm-up included): what
+# a request costs the client, steadier on a shared machine than the rates, which the mock's
+# share of the cores also sets.
+echo "  client CPU:          $(awk -v n="$PROMPTS" '{ printf "%.1f", ($1 + $2) * 1e6 / (n + 512) }' "$work/cpu.txt") us a request"
 echo "  the mock's own TTFT (request at its socket -> first chunk, incl. warm-up): $zero_mock"
 echo "  reported TTFT mean:  $mean ms (client adds $(minus "$mean" "$(mock_mean "$zero_mock")") ms to the mock's own)"
 echo "  reported TTFT p99:   $p99 ms (client adds $(minus "$p99" "$(mock_p99 "$zero_mock")") ms to the mock's own p99)"

@@ -95,6 +95,7 @@ pub fn main() -> ExitCode {
             Command::Compare(args) => exit_code(compare::run(&args)),
             Command::Site(args) => exit_code(site::run(&args)),
             Command::Run(opts) => run_async(async move {
+                without_huge_pages();
                 let fail_on_error = opts.fail_on_error;
                 let outcome = crate::loadgen::run(*opts).await?;
                 Ok(run_exit_code(&outcome, fail_on_error))
@@ -114,6 +115,7 @@ pub fn main() -> ExitCode {
                 }
             },
             Command::Sweep(opts) => run_async(async move {
+                without_huge_pages();
                 let outcome = crate::loadgen::sweep::sweep_until_ctrl_c(*opts).await?;
                 Ok(if outcome.interrupted {
                     ExitCode::from(130)
@@ -170,6 +172,19 @@ fn run_exit_code(outcome: &crate::loadgen::RunOutcome, fail_on_error: Option<f64
             ExitCode::FAILURE
         }
         None => ExitCode::SUCCESS,
+    }
+}
+
+/// Keeps the load generator's process to the kernel's small pages. With transparent huge pages
+/// set to `always` (the default of many Linux distributions), each 2 MiB stretch of the
+/// allocator's arena that a run touched became resident whole: tens of megabytes of a `run`'s
+/// peak that were never in use. `inspect` and `convert` keep huge pages for their large tables.
+fn without_huge_pages() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: PR_SET_THP_DISABLE takes integer arguments only and sets a flag of this process;
+    // a kernel without it returns an error, which changes nothing.
+    unsafe {
+        libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
     }
 }
 

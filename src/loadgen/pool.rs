@@ -29,6 +29,15 @@ use super::stamp::{StampedStream, Stamps};
 /// the smallest limit RFC 9113 recommends servers to allow).
 pub const H2_STREAMS_PER_CONNECTION: usize = 100;
 
+/// Bytes an HTTP/1.1 connection reads from its socket at a time, and the largest response head
+/// it accepts. hyper's default grows a connection's read buffer, doubling from 8 KiB, whenever a
+/// read fills it, and keeps it grown: against a reply that is all there at once (a fast server,
+/// the zero-delay mock) every connection ended up holding about 57 KB at 128 tokens a reply, and
+/// each body frame was as large, which the event parser then copied. A fixed 16 KiB holds a
+/// token event (a few hundred bytes) many times over, and a response head of 16 KiB is far
+/// beyond what inference servers send.
+const H1_READ_BUF_BYTES: usize = 16 << 10;
+
 type H1Sender = http1::SendRequest<Full<Bytes>>;
 type H2Sender = http2::SendRequest<Full<Bytes>>;
 
@@ -125,6 +134,14 @@ impl Pool {
         self.handshake(tls, stamps).await
     }
 
+    /// [`Pool::connect`] on the heap: its TCP, TLS and HTTP/2 handshake futures are several
+    /// kilobytes, and every request's future would otherwise reserve room for them while it
+    /// streams, though only a request that opens a connection (one per connection of the run)
+    /// uses it.
+    async fn connect_boxed(&self) -> Result<Conn, Failure> {
+        Box::pin(self.connect()).await
+    }
+
     async fn handshake<IO>(&self, io: IO, stamps: Arc<Stamps>) -> Result<Conn, Failure>
     where
         IO: AsyncRead + AsyncWrite + Unpin + Send + 'static,
@@ -146,7 +163,9 @@ impl Pool {
                 stamps,
             ))
         } else {
-            let (sender, conn) = http1::handshake(TokioIo::new(io))
+            let (sender, conn) = http1::Builder::new()
+                .read_buf_exact_size(Some(H1_READ_BUF_BYTES))
+                .handshake(TokioIo::new(io))
                 .await
                 .map_err(|e| classify_hyper(&e, url))?;
             tokio::spawn(conn);
@@ -169,7 +188,7 @@ impl Pool {
                         return Ok(Conn::H1(s, stamps));
                     }
                 }
-                None => return self.connect().await,
+                None => return self.connect_boxed().await,
             }
         }
     }
@@ -195,7 +214,7 @@ impl Pool {
                 return Err(f.clone());
             }
         }
-        match self.connect().await {
+        match self.connect_boxed().await {
             Ok(Conn::H2(s, slot, st)) => {
                 pool.failed = None;
                 pool.conns.push((s.clone(), slot.0.clone(), st.clone()));

@@ -48,7 +48,7 @@ use super::report::{DetailSpool, SpooledDetail, StageOut, StageSpooled};
 use prepare::{headers, invalid, prepare};
 use setup::{first_model, load_prompts, result_paths, Loaded, ResultPaths};
 use sink::{RequestsFile, SinkConfig};
-use stage::{progress_bar, run_stage, StageRun, TurnBodies, Workload};
+use stage::{progress_bar, run_stage, PromptLens, StageRun, TurnBodies, Workload};
 use tally::{StageTally, Tallied, TallyConfig};
 
 /// What a run produced.
@@ -254,7 +254,8 @@ async fn run_inner(
     let workload = Arc::new(Workload {
         client,
         bodies,
-        prompts,
+        // The texts are in the bodies now: only the counts are kept, and the texts freed.
+        prompts: prompts.into_iter().map(|p| PromptLens::from(&p)).collect(),
         ignore_eos: opts.ignore_eos,
         shard: opts.shard,
         conversations: conversations.map(|c| {

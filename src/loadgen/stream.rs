@@ -28,6 +28,9 @@ use super::sse::{self, SseParser};
 /// Bytes of a non-stream answer quoted in its failure message.
 const QUOTED_BYTES: usize = 200;
 
+/// Bytes of a read given to the SSE parser at a time (see [`StreamAccount::push`]'s `feed`).
+const FEED_BYTES: usize = 1024;
+
 /// Whether more reads are wanted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Flow {
@@ -123,16 +126,32 @@ impl StreamAccount {
                 Some(true) => {
                     self.is_stream = true;
                     let held = std::mem::take(&mut self.head);
-                    self.parser.push(&held);
+                    return self.feed(&held, at_s, rec);
                 }
                 Some(false) => return Err(self.not_a_stream()),
                 // Blank bytes without end must not grow without bound either.
                 None if self.head.len() > sse::MAX_EVENT_BYTES => return Err(self.not_a_stream()),
                 None => return Ok(Flow::More),
             }
-        } else {
-            self.parser.push(data);
         }
+        self.feed(data, at_s, rec)
+    }
+
+    /// Parses the bytes of one read [`FEED_BYTES`] at a time, taking each piece's complete
+    /// events before the next piece is copied in: the parser then holds at most a piece and the
+    /// event it ends inside, however much one read brought (a whole reply from a fast server).
+    fn feed(&mut self, data: &[u8], at_s: f64, rec: &mut RequestRecord) -> Result<Flow, Failure> {
+        for piece in data.chunks(FEED_BYTES) {
+            self.parser.push(piece);
+            if self.events(at_s, rec)? == Flow::Done {
+                return Ok(Flow::Done);
+            }
+        }
+        Ok(Flow::More)
+    }
+
+    /// Takes the complete events the parser holds.
+    fn events(&mut self, at_s: f64, rec: &mut RequestRecord) -> Result<Flow, Failure> {
         loop {
             let event = match self.parser.next_event() {
                 Ok(Some(e)) => e,
@@ -376,6 +395,49 @@ mod tests {
         let flags: Vec<bool> = rec.chunks.iter().map(|c| c.coalesced).collect();
         assert_eq!(flags, [false, false, true, true, false]);
         assert_eq!(rec.coalesced_chunks, 2);
+    }
+
+    #[test]
+    fn a_whole_reply_in_one_read_reads_as_its_events_one_by_one() {
+        // Events of varied lengths, `\r\n` line ends and a two-line event, so events straddle
+        // the pieces the parser is fed in.
+        let mut events: Vec<String> = (0..300)
+            .map(|i| {
+                let text = "x".repeat(i % 37);
+                format!("data: {{\"choices\":[{{\"text\":\"t{i}{text}\"}}]}}\r\n\r\n")
+            })
+            .collect();
+        events.insert(
+            150,
+            "data: {\"choices\":\ndata: [{\"text\":\"two\"}]}\n\n".into(),
+        );
+        events.push(
+            "data: {\"choices\":[{\"text\":\"end\",\"finish_reason\":\"length\"}]}\n\n".into(),
+        );
+        events.push("data: [DONE]\n\n".into());
+        let whole = events.concat();
+        assert!(whole.len() > 8 * FEED_BYTES);
+        let (one, end) = feed(Backend::OpenAi, SSE, &[(&whole, 0.5)]);
+        end.unwrap();
+        let apart: Vec<(&str, f64)> = events
+            .iter()
+            .enumerate()
+            .map(|(i, e)| (e.as_str(), i as f64))
+            .collect();
+        let (each, end) = feed(Backend::OpenAi, SSE, &apart);
+        end.unwrap();
+        assert_eq!(one.chunks.len(), 302);
+        let mut text: Vec<String> = (0..300)
+            .map(|i| format!("t{i}{}", "x".repeat(i % 37)))
+            .collect();
+        text.insert(150, "two".into());
+        text.push("end".into());
+        assert_eq!(one.generated_text, text.concat());
+        assert_eq!(each.generated_text, text.concat());
+        assert_eq!(one.output_chunks_local, each.output_chunks_local);
+        // In one read every chunk after the first is coalesced; read apart, none is.
+        assert_eq!((one.coalesced_chunks, each.coalesced_chunks), (301, 0));
+        assert!(!one.finish_reason_missing);
     }
 
     #[test]

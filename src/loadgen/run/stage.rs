@@ -36,8 +36,8 @@ pub(super) struct Workload {
     pub(super) client: Client,
     /// One request body per prompt, built once before the first stage.
     pub(super) bodies: Vec<Bytes>,
-    /// The prompts, for their token counts.
-    pub(super) prompts: Vec<Prompt>,
+    /// The prompts' token counts (their texts live on only in the bodies).
+    pub(super) prompts: Vec<PromptLens>,
     /// Whether `--ignore-eos` was asked (a shorter reply is then flagged).
     pub(super) ignore_eos: bool,
     /// `--shard`: this process's requests are every N-th of the run's, numbered run-wide.
@@ -46,6 +46,25 @@ pub(super) struct Workload {
     /// number) and how their turns' bodies are made (each carries its history, so it is built
     /// when the turn is due).
     pub(super) conversations: Option<(Vec<Conversation>, TurnBodies)>,
+}
+
+/// What a request needs of its prompt once the body is built: the token counts. A run keeps
+/// these rather than the [`Prompt`]s, whose texts the bodies already hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct PromptLens {
+    /// [`Prompt::input_len`].
+    pub(super) input_len: u64,
+    /// [`Prompt::output_len`].
+    pub(super) output_len: u64,
+}
+
+impl From<&Prompt> for PromptLens {
+    fn from(p: &Prompt) -> PromptLens {
+        PromptLens {
+            input_len: p.input_len,
+            output_len: p.output_len,
+        }
+    }
 }
 
 impl TurnSource for Workload {
