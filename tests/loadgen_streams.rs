@@ -67,10 +67,8 @@ fn events(body: &[u8]) -> Vec<&[u8]> {
     out
 }
 
-/// Answers one request on `listener` with the recording; returns the request body it got.
-async fn replay_once(listener: TcpListener, name: &'static str) -> Vec<u8> {
-    let (head, body) = load(name);
-    let (mut s, _) = listener.accept().await.unwrap();
+/// Reads one request (head and `content-length` body) from `s`; returns its body.
+async fn read_request(s: &mut tokio::net::TcpStream) -> Vec<u8> {
     let mut req = Vec::new();
     let mut buf = [0u8; 4096];
     let head_end = loop {
@@ -91,6 +89,14 @@ async fn replay_once(listener: TcpListener, name: &'static str) -> Vec<u8> {
         assert!(n > 0);
         req.extend_from_slice(&buf[..n]);
     }
+    req.split_off(head_end)
+}
+
+/// Answers one request on `listener` with the recording; returns the request body it got.
+async fn replay_once(listener: TcpListener, name: &'static str) -> Vec<u8> {
+    let (head, body) = load(name);
+    let (mut s, _) = listener.accept().await.unwrap();
+    let sent = read_request(&mut s).await;
     let whole = head
         .iter()
         .any(|l| l.to_ascii_lowercase().starts_with("content-length:"));
@@ -116,15 +122,44 @@ async fn replay_once(listener: TcpListener, name: &'static str) -> Vec<u8> {
         s.write_all(b"0\r\n\r\n").await.unwrap();
     }
     // Wait for the client to go (it may keep the connection for reuse): bounded.
-    let _ = tokio::time::timeout(Duration::from_millis(300), s.read(&mut buf)).await;
-    req[head_end..].to_vec()
+    let _ = tokio::time::timeout(Duration::from_millis(300), s.read(&mut [0u8; 64])).await;
+    sent
+}
+
+/// Answers one request on `listener` with a response head carrying `padding` bytes in one
+/// header, then a two-token stream in one write.
+async fn big_head_once(listener: TcpListener, padding: usize) -> Vec<u8> {
+    let (mut s, _) = listener.accept().await.unwrap();
+    let sent = read_request(&mut s).await;
+    let head = format!(
+        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nx-padding: {}\r\nconnection: close\r\n\r\n",
+        "p".repeat(padding)
+    );
+    let body = "data: {\"choices\":[{\"text\":\"a\"}]}\n\ndata: {\"choices\":[{\"text\":\"b\",\"finish_reason\":\"length\"}]}\n\ndata: [DONE]\n\n";
+    // The client may have gone already (a head it refuses): a failed write is its answer.
+    let _ = s.write_all(head.as_bytes()).await;
+    let _ = s.write_all(body.as_bytes()).await;
+    let _ = tokio::time::timeout(Duration::from_millis(300), s.read(&mut [0u8; 64])).await;
+    sent
 }
 
 /// Streams one request of `backend` against the recording `name`.
 async fn run(name: &'static str, backend: Backend) -> (RequestRecord, Vec<u8>) {
+    run_against(backend, |listener| replay_once(listener, name)).await
+}
+
+/// Streams one request of `backend` against the server `serve` runs on a fresh listener;
+/// returns the record and the request body the server got.
+async fn run_against<F>(
+    backend: Backend,
+    serve: impl FnOnce(TcpListener) -> F,
+) -> (RequestRecord, Vec<u8>)
+where
+    F: std::future::Future<Output = Vec<u8>> + Send + 'static,
+{
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
-    let server = tokio::spawn(replay_once(listener, name));
+    let server = tokio::spawn(serve(listener));
     let target = Target::resolve(&url, backend.default_endpoint(), vec![])
         .await
         .unwrap();
@@ -734,4 +769,19 @@ async fn http2_against_an_http1_only_server_says_so() {
     );
     assert_ne!(f.kind.name(), "reset");
     let _ = tokio::time::timeout(Duration::from_secs(5), server).await;
+}
+
+#[tokio::test]
+async fn a_response_head_over_the_read_size_fails_naming_it() {
+    // Under the 16 KiB a connection reads at a time: streamed as any other.
+    let (rec, _) = run_against(Backend::OpenAi, |l| big_head_once(l, 12 << 10)).await;
+    assert!(rec.failure.is_none(), "{:?}", rec.failure);
+    assert_eq!(rec.generated_text, "ab");
+    // Over it: a failure that says what and why, not a hang or a panic.
+    let (rec, _) = run_against(Backend::OpenAi, |l| big_head_once(l, 20 << 10)).await;
+    let failure = rec.failure.expect("a 20 KiB head fails");
+    assert!(
+        failure.message.contains("response head") && failure.message.contains("16 KiB"),
+        "{failure:?}"
+    );
 }

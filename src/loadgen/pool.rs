@@ -329,6 +329,15 @@ pub(super) fn classify_hyper(e: &hyper::Error, url: &str) -> Failure {
         }
         src = s.source();
     }
+    if e.is_parse_too_large() {
+        return Failure::new(
+            FailureKind::Io,
+            format!(
+                "{url}: {e}: the server's response head is over the {} KiB this client reads at a time",
+                H1_READ_BUF_BYTES >> 10
+            ),
+        );
+    }
     let kind = if e.is_incomplete_message() || e.is_closed() {
         FailureKind::Truncated
     } else {
