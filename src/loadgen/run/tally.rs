@@ -602,6 +602,13 @@ mod tests {
         assert_eq!(left.len(), 2, "{left:?}");
     }
 
+    /// The percentiles, goodput SLO and summary metrics both ways below are made with.
+    fn settings() -> ([f64; 2], Option<Slo>, Vec<PercentileMetric>) {
+        let slo = Slo::parse(&["ttft:700".into()]).unwrap();
+        let shown = PercentileMetric::ALL.iter().map(|(_, m)| *m).collect();
+        ([50.0, 99.0], slo, shown)
+    }
+
     /// The figures, canonical file and vLLM file of a stage run with `--steady-window` and/or
     /// `--vllm-compatible` as the run made them from the stage's held records before it spooled
     /// them (run.rs's path for held records): the window of the records, the records outside it
@@ -612,9 +619,7 @@ mod tests {
         cancelled: u64,
         detailed: bool,
     ) -> (String, String, String, Option<SteadyWindow>) {
-        let p = [50.0, 99.0];
-        let slo = Slo::parse(&["ttft:700".into()]).unwrap();
-        let shown = PercentileMetric::ALL.iter().map(|(_, m)| *m).collect();
+        let (p, slo, shown) = settings();
         let mut reqs = kept.to_vec();
         let series = timeline::series(&reqs);
         let window = steady.then(|| crate::loadgen::run::steady_window_of(&reqs));
@@ -664,9 +669,7 @@ mod tests {
         cancelled: u64,
         detailed: bool,
     ) -> (String, String, String, Option<SteadyWindow>) {
-        let p = [50.0, 99.0];
-        let slo = Slo::parse(&["ttft:700".into()]).unwrap();
-        let shown: Vec<PercentileMetric> = PercentileMetric::ALL.iter().map(|(_, m)| *m).collect();
+        let (p, slo, shown) = settings();
         let dir = tempfile::tempdir().unwrap();
         let tally = StageTally::new(
             TallyConfig {
