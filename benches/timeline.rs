@@ -30,7 +30,7 @@ fn stage() -> Record {
                     input_len: Some(128),
                     output_len: Some(64),
                     ttft_ms: Some(40.0 + (i % 13) as f64),
-                    itl_ms: vec![6.0; 63],
+                    itl_ms: vec![6.0; 63].into(),
                     e2el_ms: (!failed).then_some(400.0 + (i % 97) as f64),
                     error: failed.then(|| "http_503: busy".into()),
                     intended_s: Some(intended),

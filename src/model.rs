@@ -14,12 +14,14 @@ pub mod canonical;
 pub mod civil;
 pub mod columns;
 mod dim;
+mod gaps;
 mod metric;
 mod metrics;
 mod record;
 mod store;
 
 pub use dim::{format_number, natural_cmp, Dim, DimKey, DimKind, DimValue};
+pub use gaps::{BadExponent, Gaps, GapsIter, GapsParts};
 pub use metric::{Direction, LatencyMetric, MetricKey, Percentile, Stat};
 pub use metrics::Metrics;
 pub use record::{BorrowedDim, Record, RequestDetail, SetDimError};

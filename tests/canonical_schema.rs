@@ -55,7 +55,7 @@ fn full_record() -> Record {
         input_len: Some(10),
         output_len: None,
         ttft_ms: Some(f64::INFINITY),
-        itl_ms: vec![1.0, 2.0],
+        itl_ms: vec![1.0, 2.0].into(),
         e2el_ms: Some(3.0),
         error: Some("HTTP 500".into()),
         intended_s: Some(0.5),

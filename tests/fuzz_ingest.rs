@@ -214,14 +214,13 @@ fn exercise(name: &str, bytes: &[u8]) -> Option<String> {
         }
         // And the worker's, whose gaps go ahead in batches (of 3 values here, so that most
         // runs cross a batch): put back in order, the same run.
-        let mut handed: Vec<Vec<f64>> = Vec::new();
-        let mut gaps = ingest::GapStream::new(3, |lens: &[u32], values: &[f64]| {
-            let mut at = 0;
-            for &n in lens {
-                handed.push(values[at..at + n as usize].to_vec());
-                at += n as usize;
-            }
-            assert_eq!(at, values.len(), "a batch's values are its lists'");
+        // Each batch also crosses the wire's form of it, as in the page.
+        let mut handed: Vec<benchlens::model::Gaps> = Vec::new();
+        let mut wire = benchlens::wire::StreamedGaps::default();
+        let mut gaps = ingest::GapStream::new(3, |lists: &[benchlens::model::Gaps]| {
+            let bytes = benchlens::wire::encode_gaps(lists);
+            assert_eq!(wire.append(&bytes), Ok(lists.len()));
+            handed.extend_from_slice(lists);
         });
         let apart = ingest::read_json_stream_gaps_apart(name, bytes, &mut gaps);
         let lens = gaps.lens().to_vec();

@@ -46,7 +46,7 @@ fn aiperf_jsonl_requests_on_the_runs_clock() {
     assert_eq!(q.input_len, Some(550));
     assert_eq!(q.output_len, Some(193));
     assert_eq!(q.itl_ms.len(), 192);
-    close(q.itl_ms.first().copied(), 134.440792);
+    close(q.itl_ms.get(0), 134.440792);
     close(r.requests[23].ttft_ms, 861.4480259999999);
     close(r.requests[23].sent_s, 0.002_192_287);
     // Summary from the requests: 11 cancelled, 13 completed.
@@ -156,8 +156,8 @@ fn genai_perf_raw_openai_stream_times_from_text_chunks() {
     close(q.ttft_ms, 4e-6);
     close(q.e2el_ms, 11e-6);
     assert_eq!(q.itl_ms.len(), 2);
-    close(q.itl_ms.first().copied(), 3e-6);
-    close(q.itl_ms.get(1).copied(), 4e-6);
+    close(q.itl_ms.get(0), 3e-6);
+    close(q.itl_ms.get(1), 4e-6);
     let q = &r.requests[1];
     close(q.sent_s, 1e-9);
     close(q.ttft_ms, 5e-6);

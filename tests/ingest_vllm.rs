@@ -76,7 +76,7 @@ fn single_object_with_per_request_arrays_metadata_and_file_name() {
     assert_eq!(r.requests.len(), 3);
     close(r.requests[1].ttft_ms, 60.0);
     assert_eq!(r.requests[0].itl_ms.len(), 3);
-    close(Some(r.requests[0].itl_ms[1]), 12.0);
+    close(r.requests[0].itl_ms.get(1), 12.0);
     assert_eq!(r.requests[2].input_len, Some(100));
     assert_eq!(r.requests[2].output_len, Some(4));
     assert_eq!(r.requests[0].error, None);

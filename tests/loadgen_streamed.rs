@@ -204,7 +204,11 @@ fn steady_window_and_vllm_files_come_from_the_spooled_records() {
         .into_iter()
         .map(|a| numbers(a.as_array().unwrap().clone()))
         .collect();
-    let want: Vec<Vec<f64>> = rec.requests.iter().map(|q| seconds(&q.itl_ms)).collect();
+    let want: Vec<Vec<f64>> = rec
+        .requests
+        .iter()
+        .map(|q| seconds(&q.itl_ms.to_vec()))
+        .collect();
     assert_eq!(itls, want);
     let texts = array("generated_texts");
     assert_eq!(texts.len(), inside.len());

@@ -75,7 +75,7 @@ impl RequestQuantity {
         }
         match self {
             RequestQuantity::TtftMs => req.ttft_ms.into_iter().collect(),
-            RequestQuantity::ItlMs => req.itl_ms.clone(),
+            RequestQuantity::ItlMs => req.itl_ms.to_vec(),
             RequestQuantity::E2elMs => req.e2el_ms.into_iter().collect(),
             RequestQuantity::OutputLenTokens => {
                 req.output_len.map(|v| v as f64).into_iter().collect()
@@ -310,7 +310,7 @@ mod tests {
                 .iter()
                 .map(|&t| RequestDetail {
                     ttft_ms: Some(t),
-                    itl_ms: vec![t / 10.0, t / 5.0],
+                    itl_ms: vec![t / 10.0, t / 5.0].into(),
                     ..RequestDetail::default()
                 })
                 .chain(std::iter::once(RequestDetail {

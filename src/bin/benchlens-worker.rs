@@ -19,7 +19,7 @@
 //!   requests ([`benchlens::wire::encode_requests`]: each field a column of raw numbers), which
 //!   the page appends to their record; no message, and no task on the page, holds the whole
 //!   run. The requests' inter-token gaps, most of such a file, went ahead while the file was
-//!   read: `{kind: "gaps", data}` per ~2 MB of them ([`benchlens::wire::encode_gaps`]), so this
+//!   read: `{kind: "gaps", data}` per 2^18 of them ([`benchlens::wire::encode_gaps`]), so this
 //!   worker never holds them beside the page's copy; `meta`'s `gaps_ahead` says whether the
 //!   `requests` take those (when false, any `gaps` sent are the page's to drop);
 //! - `{kind: "index", data}`: the records' [`benchlens::model::Index`] in
@@ -46,7 +46,7 @@ mod worker {
     use std::io::{BufReader, Read};
 
     use benchlens::ingest::{self, Contents, GapStream, IngestedColumns};
-    use benchlens::model::{Index, Record, RequestDetail};
+    use benchlens::model::{Gaps, Index, Record, RequestDetail};
     use benchlens::wire::{
         encode_gaps, encode_index, encode_records, encode_requests, GapsIn, TableEncoder,
     };
@@ -78,7 +78,8 @@ mod worker {
     /// Bytes per message of per-request detail (about 1,300 requests of 196 gaps): the page
     /// decodes one in a few milliseconds, and neither side holds more than one at a time.
     const REQUEST_BATCH_BYTES: usize = 2 << 20;
-    /// Inter-token gaps a `gaps` message carries (2 MiB of them), sent as they are read.
+    /// Inter-token gaps a `gaps` message carries (2 MiB of them as `f64`, a quarter of that
+    /// for three-digit gaps held as integers), sent as they are read.
     const GAP_BATCH_VALUES: usize = 1 << 18;
 
     /// Bytes read from the file at a time.
@@ -265,8 +266,8 @@ mod worker {
         let mut source = source;
         if source.starts_an_object().map_err(unreadable)? {
             let mut input = BufReader::with_capacity(SLICE, source);
-            let mut gaps = GapStream::new(GAP_BATCH_VALUES, |lens: &[u32], values: &[f64]| {
-                send("gaps", &encode_gaps(lens, values), &[]);
+            let mut gaps = GapStream::new(GAP_BATCH_VALUES, |lists: &[Gaps]| {
+                send("gaps", &encode_gaps(lists), &[]);
             });
             let got = ingest::read_json_stream_gaps_apart(name, &mut input, &mut gaps)
                 .map_err(unreadable)?;

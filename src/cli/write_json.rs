@@ -12,7 +12,7 @@ use serde::{Serialize, Serializer};
 
 use crate::ingest::{Contents, IngestedColumns};
 use crate::model::columns::RequestArrays;
-use crate::model::{canonical, format_number, Record, RequestDetail, SCHEMA_VERSION};
+use crate::model::{canonical, format_number, Gaps, Record, RequestDetail, SCHEMA_VERSION};
 
 /// Writes `records` as the canonical JSON document (pretty-printed, trailing newline), the
 /// same text as [`canonical::to_json`].
@@ -181,13 +181,13 @@ impl Serialize for Num {
     }
 }
 
-struct Nums<'a>(&'a [f64]);
+struct Nums<'a>(&'a Gaps);
 
 impl Serialize for Nums<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut seq = s.serialize_seq(Some(self.0.len()))?;
         for v in self.0 {
-            seq.serialize_element(&Num(*v))?;
+            seq.serialize_element(&Num(v))?;
         }
         seq.end()
     }
@@ -248,7 +248,7 @@ mod tests {
             RequestDetail {
                 input_len: Some(3),
                 ttft_ms: Some(1.5),
-                itl_ms: vec![0.1, f64::INFINITY, 2.0],
+                itl_ms: vec![0.1, f64::INFINITY, 2.0].into(),
                 sent_s: Some(0.25),
                 ..RequestDetail::default()
             },

@@ -135,15 +135,15 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Lenient<T> {
 }
 
 thread_local! {
-    /// [`Gaps`]'s collecting buffer, kept between requests.
+    /// [`GapValues`]'s collecting buffer, kept between requests.
     static SCRATCH: std::cell::Cell<Vec<f64>> = const { std::cell::Cell::new(Vec::new()) };
 }
 
 /// Inter-token gaps of one request: numbers only; anything else counts as no gaps. Collected
 /// straight into `f64`s (no intermediate `Option<f64>` list: these are most of a file).
-pub(super) struct Gaps(pub(super) Vec<f64>);
+pub(super) struct GapValues(pub(super) Vec<f64>);
 
-impl<'de> Deserialize<'de> for Gaps {
+impl<'de> Deserialize<'de> for GapValues {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         // Collected in a reused buffer, then copied to a vector of exactly that length:
         // growing each request's own vector would leave up to half of it unused, and these
@@ -151,11 +151,11 @@ impl<'de> Deserialize<'de> for Gaps {
         let scratch = ScratchGaps::deserialize(d)?;
         let out = scratch.0.to_vec();
         scratch.recycle();
-        Ok(Gaps(out))
+        Ok(GapValues(out))
     }
 }
 
-/// [`Gaps`] left in the thread's reused buffer, for a caller that copies them elsewhere
+/// [`GapValues`] left in the thread's reused buffer, for a caller that copies them elsewhere
 /// itself (the streaming reader's chunked list): no vector of their own.
 pub(super) struct ScratchGaps(pub(super) Vec<f64>);
 
@@ -269,7 +269,7 @@ impl<'de> Deserialize<'de> for Doc {
                             arrays.start_times.is_some()
                         }
                         "itls" => {
-                            let l: Lenient<Gaps> = map.next_value()?;
+                            let l: Lenient<GapValues> = map.next_value()?;
                             arrays.itls = l.0.map(|v| v.into_iter().map(|g| g.0).collect());
                             arrays.itls.is_some()
                         }

@@ -242,7 +242,7 @@ fn from_arrays(a: RequestArrays, at: &str, r: &mut Record, out: &mut Ingested) {
                 .as_ref()
                 .and_then(|t| t.get(i).copied().flatten())
                 .map(|s| s * 1000.0),
-            itl_ms,
+            itl_ms: itl_ms.into(),
             e2el_ms: None,
             error: errors.next().flatten(),
             sent_s: starts

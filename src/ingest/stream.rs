@@ -21,10 +21,12 @@ use serde_json::{Map, Value};
 
 use super::json::{self, Docs};
 use super::json_number::{self, Scan};
-use super::requests::{numbers, Doc, Gaps, Lenient, OptF64, OptText, RequestArrays, ScratchGaps};
+use super::requests::{
+    numbers, Doc, GapValues, Lenient, OptF64, OptText, RequestArrays, ScratchGaps,
+};
 use super::{finish, text, Contents, Format, Ingested, IngestedColumns};
 use crate::model::columns::{self, NumberLists};
-use crate::model::RequestDetail;
+use crate::model::{Gaps, RequestDetail};
 
 /// Bytes asked of the input per read.
 const CHUNK: usize = 1 << 20;
@@ -78,7 +80,7 @@ fn stream_columns(
 /// ([`GapStream::lens`]), and the last batch has been handed on. Anything else (records, or
 /// `None` as with [`read_json_stream_columns`]): the lists handed on, if any, are not this
 /// result's and are to be dropped.
-pub fn read_json_stream_gaps_apart<F: FnMut(&[u32], &[f64])>(
+pub fn read_json_stream_gaps_apart<F: FnMut(&[Gaps])>(
     source: &str,
     input: impl BufRead,
     gaps: &mut GapStream<F>,
@@ -86,7 +88,7 @@ pub fn read_json_stream_gaps_apart<F: FnMut(&[u32], &[f64])>(
     stream_gaps_apart(source, input, CHUNK, gaps)
 }
 
-fn stream_gaps_apart<F: FnMut(&[u32], &[f64])>(
+fn stream_gaps_apart<F: FnMut(&[Gaps])>(
     source: &str,
     input: impl BufRead,
     chunk: usize,
@@ -140,21 +142,22 @@ impl SetApart for NumberLists {
 }
 
 /// Gap lists handed on a batch at a time as they are read ([`read_json_stream_gaps_apart`]):
-/// `hand(lens, values)` gets the batch's lists' lengths and their values end to end, in
-/// milliseconds (each value times 1000, as [`read_json_stream_columns`] scales them). Only
-/// each list's length stays here.
+/// `hand(lists)` gets the batch's lists in milliseconds (each value times 1000, as
+/// [`read_json_stream_columns`] scales them), each held exactly in as few bytes as its values
+/// allow ([`Gaps::ms_of_seconds`]: a file's three-digit seconds take 2 bytes a gap, not 8).
+/// Only each list's length stays here.
 pub struct GapStream<F> {
     hand: F,
     /// Values a batch gathers before it is handed on.
     batch_values: usize,
     lens: Vec<u32>,
     values: usize,
-    /// The lists not yet handed on: the last `batch_lens.len()` of `lens`.
-    batch_lens: Vec<u32>,
-    batch: Vec<f64>,
+    /// The lists not yet handed on (the last `batch.len()` of `lens`) and their values.
+    batch: Vec<Gaps>,
+    batch_held: usize,
 }
 
-impl<F: FnMut(&[u32], &[f64])> GapStream<F> {
+impl<F: FnMut(&[Gaps])> GapStream<F> {
     /// Hands a batch on once it holds `batch_values` values (at least one list a batch).
     pub fn new(batch_values: usize, hand: F) -> GapStream<F> {
         GapStream {
@@ -162,8 +165,8 @@ impl<F: FnMut(&[u32], &[f64])> GapStream<F> {
             batch_values: batch_values.max(1),
             lens: Vec::new(),
             values: 0,
-            batch_lens: Vec::new(),
             batch: Vec::new(),
+            batch_held: 0,
         }
     }
 
@@ -174,23 +177,23 @@ impl<F: FnMut(&[u32], &[f64])> GapStream<F> {
 
     /// Hands on the lists not yet handed on.
     fn hand_on(&mut self) {
-        if !self.batch_lens.is_empty() {
-            (self.hand)(&self.batch_lens, &self.batch);
-            self.batch_lens.clear();
+        if !self.batch.is_empty() {
+            (self.hand)(&self.batch);
             self.batch.clear();
+            self.batch_held = 0;
         }
     }
 }
 
-impl<F: FnMut(&[u32], &[f64])> SetApart for GapStream<F> {
+impl<F: FnMut(&[Gaps])> SetApart for GapStream<F> {
     fn push(&mut self, list: &[f64]) {
         // A list of 2^32 values (32 GiB) cannot be read into memory; saturate rather than wrap.
         let len = u32::try_from(list.len()).unwrap_or(u32::MAX);
         self.lens.push(len);
-        self.batch_lens.push(len);
         self.values += list.len();
-        self.batch.extend(list.iter().map(|v| v * 1000.0));
-        if self.batch.len() >= self.batch_values {
+        self.batch_held += list.len();
+        self.batch.push(Gaps::ms_of_seconds(list));
+        if self.batch_held >= self.batch_values {
             self.hand_on();
         }
     }
@@ -660,7 +663,7 @@ impl<R: BufRead> Window<'_, R> {
     }
 
     /// An `itls` array (next, its `[` not yet read), each request's gaps read as
-    /// [`super::requests::Gaps`] reads them. With [`Window::gaps`], they are pushed there and
+    /// [`super::requests::GapValues`] reads them. With [`Window::gaps`], they are pushed there and
     /// each request gets a stand-in: one NaN when it has gaps, none else; without, each gets
     /// its gaps.
     fn gap_lists(&mut self) -> Step<Vec<Vec<f64>>> {
@@ -772,7 +775,9 @@ impl<R: BufRead> Window<'_, R> {
                             None => return Ok(None),
                         }
                     } else {
-                        lift!(Gaps).0.map(|v| v.into_iter().map(|g| g.0).collect())
+                        lift!(GapValues)
+                            .0
+                            .map(|v| v.into_iter().map(|g| g.0).collect())
                     };
                     arrays.itls.is_some()
                 }
@@ -909,15 +914,11 @@ mod tests {
     }
 
     /// [`stream_gaps_apart`] on `t`: its result, and the lists handed on (lengths, values).
-    fn apart(t: &str, chunk: usize, batch: usize) -> (Option<Contents>, Vec<Vec<f64>>, Vec<u32>) {
-        let mut handed: Vec<Vec<f64>> = Vec::new();
-        let mut stream = GapStream::new(batch, |lens: &[u32], values: &[f64]| {
-            let mut at = 0;
-            for &n in lens {
-                handed.push(values[at..at + n as usize].to_vec());
-                at += n as usize;
-            }
-            assert_eq!(at, values.len());
+    fn apart(t: &str, chunk: usize, batch: usize) -> (Option<Contents>, Vec<Gaps>, Vec<u32>) {
+        let mut handed: Vec<Gaps> = Vec::new();
+        let mut stream = GapStream::new(batch, |lists: &[Gaps]| {
+            assert!(!lists.is_empty());
+            handed.extend_from_slice(lists);
         });
         let got = stream_gaps_apart("run.json", t.as_bytes(), chunk, &mut stream).unwrap();
         let lens = stream.lens().to_vec();

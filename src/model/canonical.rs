@@ -152,7 +152,7 @@ fn request_to_json(r: &RequestDetail) -> Value {
     m.insert("ttft_ms".into(), opt_number(r.ttft_ms));
     m.insert(
         "itl_ms".into(),
-        Value::Array(r.itl_ms.iter().map(|v| number_to_json(*v)).collect()),
+        Value::Array(r.itl_ms.iter().map(number_to_json).collect()),
     );
     m.insert("e2el_ms".into(), opt_number(r.e2el_ms));
     m.insert(
@@ -445,7 +445,7 @@ mod tests {
             input_len: Some(1000),
             output_len: Some(3),
             ttft_ms: Some(51.25),
-            itl_ms: vec![7.5, f64::INFINITY],
+            itl_ms: vec![7.5, f64::INFINITY].into(),
             e2el_ms: Some(70.0),
             error: None,
             intended_s: Some(0.25),

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::dim::{Dim, DimKey, DimKind, DimValue};
+use super::gaps::Gaps;
 use super::metric::MetricKey;
 use super::metrics::Metrics;
 
@@ -83,8 +84,9 @@ pub struct RequestDetail {
     pub output_len: Option<u64>,
     /// Time to first token, ms.
     pub ttft_ms: Option<f64>,
-    /// Gaps between consecutive output chunks after the first, ms.
-    pub itl_ms: Vec<f64>,
+    /// Gaps between consecutive output chunks after the first, ms (held exactly, in as few
+    /// bytes as their values allow: [`Gaps`]).
+    pub itl_ms: Gaps,
     /// End-to-end latency, ms.
     pub e2el_ms: Option<f64>,
     /// Error text when the request failed.

@@ -425,7 +425,7 @@ mod tests {
             input_len: Some(128),
             output_len: Some(3),
             ttft_ms: Some(12.5),
-            itl_ms: vec![1.25, 2.5],
+            itl_ms: vec![1.25, 2.5].into(),
             e2el_ms: Some(16.25),
             error: None,
             ..crate::model::RequestDetail::default()

@@ -13,6 +13,7 @@
 //! only, each request taking the next list waiting. Neither side ever holds the gaps twice.
 
 use super::*;
+use crate::model::Gaps;
 
 /// None of the batch's requests has the field.
 const NONE: u8 = 0;
@@ -150,9 +151,7 @@ pub fn encode_requests(record: usize, requests: &[RequestDetail], gaps_in: GapsI
                 put_u32(&mut out, q.itl_ms.len() as u32);
             }
             for q in requests {
-                for v in &q.itl_ms {
-                    put_f64(&mut out, *v);
-                }
+                put_gaps(&mut out, &q.itl_ms);
             }
         }
     }
@@ -160,13 +159,16 @@ pub fn encode_requests(record: usize, requests: &[RequestDetail], gaps_in: GapsI
 }
 
 /// Encodes gap lists sent ahead of their requests: their count, each one's length, then
-/// their values end to end (`values` is as long as `lens` sum to).
-pub fn encode_gaps(lens: &[u32], values: &[f64]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(4 + 4 * lens.len() + 8 * values.len());
-    put_u32(&mut out, lens.len() as u32);
-    put_u32s(&mut out, lens);
-    for v in values {
-        put_f64(&mut out, *v);
+/// each list as it is held ([`Gaps`]: integers where its values are short decimals).
+pub fn encode_gaps(lists: &[Gaps]) -> Vec<u8> {
+    let bytes: usize = lists.iter().map(|g| 3 + g.heap_bytes()).sum();
+    let mut out = Vec::with_capacity(4 + 4 * lists.len() + bytes);
+    put_u32(&mut out, lists.len() as u32);
+    for g in lists {
+        put_u32(&mut out, g.len() as u32);
+    }
+    for g in lists {
+        put_gaps(&mut out, g);
     }
     out
 }
@@ -175,7 +177,7 @@ pub fn encode_gaps(lens: &[u32], values: &[f64]) -> Vec<u8> {
 /// in order.
 #[derive(Debug, Default)]
 pub struct StreamedGaps {
-    lists: std::collections::VecDeque<Vec<f64>>,
+    lists: std::collections::VecDeque<Gaps>,
 }
 
 impl StreamedGaps {
@@ -191,8 +193,7 @@ impl StreamedGaps {
         let lens = reader.u32s(n)?;
         let mut lists = Vec::with_capacity(n);
         for len in lens {
-            let raw = reader.take((len as usize).saturating_mul(8))?;
-            lists.push(raw.chunks_exact(8).map(f64_of).collect::<Vec<f64>>());
+            lists.push(gaps(&mut reader, len as usize)?);
         }
         if reader.at != bytes.len() {
             return Err(WireError::TrailingBytes { at: reader.at });
@@ -275,11 +276,8 @@ pub fn append_requests(
     for (((((i, o), (t, e)), (intended, sent)), (error, error_kind)), len) in fields {
         let itl_ms = match gaps_ahead {
             // Taken only once the whole batch is read (below): a stand-in until then.
-            true => Vec::new(),
-            false => {
-                let raw = reader.take((len as usize).saturating_mul(8))?;
-                raw.chunks_exact(8).map(f64_of).collect()
-            }
+            true => Gaps::default(),
+            false => gaps(&mut reader, len as usize)?,
         };
         decoded.push(RequestDetail {
             input_len: count(i),
@@ -315,11 +313,18 @@ mod tests {
     use super::*;
 
     fn request(i: usize) -> RequestDetail {
+        // Gaps held each way: as they are, as small integers, as signed ones of seconds.
+        let values: Vec<f64> = (0..i % 5).map(|j| j as f64 + 0.25).collect();
+        let negative: Vec<f64> = values.iter().map(|v| -v).collect();
         RequestDetail {
             input_len: (!i.is_multiple_of(3)).then_some(100 + i as u64),
             output_len: Some(7),
             ttft_ms: Some(0.1 * i as f64),
-            itl_ms: (0..i % 5).map(|j| j as f64 + 0.25).collect(),
+            itl_ms: match i % 3 {
+                0 => values.into(),
+                1 => Gaps::exact(&values),
+                _ => Gaps::ms_of_seconds(&negative),
+            },
             e2el_ms: i.is_multiple_of(2).then_some(f64::NAN),
             error: (i % 4 == 1).then(|| format!("boom {i}")),
             intended_s: None,
@@ -419,25 +424,25 @@ mod tests {
     #[test]
     fn gaps_sent_ahead_go_to_their_requests_in_order() {
         let all: Vec<RequestDetail> = (0..23).map(request).collect();
+        assert!(all
+            .iter()
+            .any(|q| matches!(q.itl_ms.parts(), GapsParts::Small { .. })));
+        assert!(all
+            .iter()
+            .any(|q| matches!(q.itl_ms.parts(), GapsParts::Wide { .. })));
         let lens: Vec<u32> = all.iter().map(|q| q.itl_ms.len() as u32).collect();
-        let values: Vec<f64> = all.iter().flat_map(|q| q.itl_ms.clone()).collect();
+        let lists: Vec<Gaps> = all.iter().map(|q| q.itl_ms.clone()).collect();
         let mut ahead = StreamedGaps::default();
         // Ahead in batches of another size than the requests'.
-        let mut at = 0;
-        for part in lens.chunks(7) {
-            let n: usize = part.iter().map(|&l| l as usize).sum();
-            assert_eq!(
-                ahead.append(&encode_gaps(part, &values[at..at + n])),
-                Ok(part.len())
-            );
-            at += n;
+        for part in lists.chunks(7) {
+            assert_eq!(ahead.append(&encode_gaps(part)), Ok(part.len()));
         }
         assert_eq!(ahead.len(), 23);
         let mut records = vec![Record::default()];
         let bare: Vec<RequestDetail> = all
             .iter()
             .map(|q| RequestDetail {
-                itl_ms: Vec::new(),
+                itl_ms: Gaps::default(),
                 ..q.clone()
             })
             .collect();
@@ -445,10 +450,17 @@ mod tests {
             let bytes = encode_requests(0, batch, GapsIn::Ahead(counts));
             // The batch carries the counts, not the values.
             let whole = &all[10 * k..10 * k + batch.len()];
-            let values: usize = counts.iter().map(|&c| c as usize).sum();
+            let values: usize = whole
+                .iter()
+                .map(|q| {
+                    let mut out = Vec::new();
+                    put_gaps(&mut out, &q.itl_ms);
+                    out.len()
+                })
+                .sum();
             assert_eq!(
                 encode_requests(0, whole, GapsIn::Requests).len(),
-                bytes.len() + 8 * values
+                bytes.len() + values
             );
             append_requests(&bytes, &mut records, &mut ahead).unwrap();
         }
@@ -468,11 +480,44 @@ mod tests {
     }
 
     #[test]
+    fn gaps_travel_as_integers_where_they_can_and_damage_is_refused() {
+        // Three-digit ms as `f64`: sent as 2-byte integers, read back bit for bit.
+        let ms: Vec<f64> = (0..200).map(|k| f64::from(k) * 0.125 + 7.5).collect();
+        let lists = [
+            Gaps::from(ms.clone()),
+            Gaps::ms_of_seconds(&[0.023, 0.0117]),
+        ];
+        let bytes = encode_gaps(&lists);
+        assert_eq!(bytes.len(), 4 + 2 * 4 + (3 + 2 * 200) + (3 + 2 * 2));
+        let mut ahead = StreamedGaps::default();
+        assert_eq!(ahead.append(&bytes), Ok(2));
+        let back: Vec<u64> = ahead.lists[0].iter().map(f64::to_bits).collect();
+        assert_eq!(back, ms.iter().map(|v| v.to_bits()).collect::<Vec<_>>());
+        assert_eq!(
+            ahead.lists[1].to_vec(),
+            vec![0.023 * 1000.0, 0.0117 * 1000.0]
+        );
+        // The first list's kind byte, then its powers of ten.
+        let kind_at = 4 + 2 * 4;
+        for (at, value) in [(kind_at, 9), (kind_at + 1, 23), (kind_at + 2, 200)] {
+            let mut bad = bytes.clone();
+            bad[at] = value;
+            let mut ahead = StreamedGaps::default();
+            assert_eq!(
+                ahead.append(&bad),
+                Err(WireError::UnknownValueKind { at: kind_at }),
+                "byte {at} = {value}"
+            );
+            assert!(ahead.is_empty());
+        }
+    }
+
+    #[test]
     fn requests_whose_gaps_are_not_ahead_change_nothing() {
         let all: Vec<RequestDetail> = (0..9).map(request).collect();
         let lens: Vec<u32> = all.iter().map(|q| q.itl_ms.len() as u32).collect();
-        let values: Vec<f64> = all.iter().flat_map(|q| q.itl_ms.clone()).collect();
-        let gaps = encode_gaps(&lens, &values);
+        let lists: Vec<Gaps> = all.iter().map(|q| q.itl_ms.clone()).collect();
+        let gaps = encode_gaps(&lists);
         for cut in 0..gaps.len() {
             let mut ahead = StreamedGaps::default();
             assert!(ahead.append(&gaps[..cut]).is_err(), "{cut}");
@@ -490,18 +535,13 @@ mod tests {
             matches!(wrong, Err(WireError::GapsNotAhead { .. })),
             "{wrong:?}"
         );
-        ahead
-            .append(&encode_gaps(
-                &lens[..8],
-                &values[..values.len() - lens[8] as usize],
-            ))
-            .unwrap();
+        ahead.append(&encode_gaps(&lists[..8])).unwrap();
         assert!(append_requests(&bytes, &mut records, &mut ahead).is_err());
         assert_eq!(ahead.len(), 8);
         let mut shifted = StreamedGaps::default();
-        let mut other = lens.clone();
+        let mut other = lists.clone();
         other.rotate_left(1);
-        shifted.append(&encode_gaps(&other, &values)).unwrap();
+        shifted.append(&encode_gaps(&other)).unwrap();
         assert!(append_requests(&bytes, &mut records, &mut shifted).is_err());
         assert_eq!(shifted.len(), 9);
         assert!(records[0].requests.is_empty());

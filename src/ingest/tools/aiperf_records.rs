@@ -216,7 +216,7 @@ fn one(
             .or_else(|| metric_count(metrics, "output_token_count", at, warn)),
         ttft_ms: metric_ms(metrics, "ttft", at, warn)
             .or_else(|| metric_ms(metrics, "time_to_first_token", at, warn)),
-        itl_ms: chunk_gaps(metrics, at, warn),
+        itl_ms: chunk_gaps(metrics, at, warn).into(),
         e2el_ms: metric_ms(metrics, "request_latency", at, warn),
         ..RequestDetail::default()
     };

@@ -217,7 +217,7 @@ pub(super) fn summarise(r: &mut Record) {
     let failed = r.requests.len() - completed;
     let ttft: Vec<f64> = done.iter().filter_map(|q| q.ttft_ms).collect();
     let e2el: Vec<f64> = done.iter().filter_map(|q| q.e2el_ms).collect();
-    let itl: Vec<f64> = done.iter().flat_map(|q| q.itl_ms.iter().copied()).collect();
+    let itl: Vec<f64> = done.iter().flat_map(|q| q.itl_ms.iter()).collect();
     let tpot: Vec<f64> = done
         .iter()
         .filter_map(|q| {

@@ -52,7 +52,10 @@ pub fn request_detail(r: &RequestRecord) -> RequestDetail {
             r.output_tokens()
         }),
         ttft_ms: lat.as_ref().map(|l| l.ttft_ms),
-        itl_ms: lat.as_ref().map(|l| l.itl_ms.clone()).unwrap_or_default(),
+        itl_ms: lat
+            .as_ref()
+            .map(|l| l.itl_ms.as_slice().into())
+            .unwrap_or_default(),
         e2el_ms: lat.as_ref().map(|l| l.e2el_ms),
         error: r
             .failure

@@ -98,7 +98,7 @@ impl RequestArrays {
         }
         for q in requests {
             self.push_scalars(q);
-            self.itl.push(&q.itl_ms);
+            self.itl.push_iter(q.itl_ms.iter());
         }
         self.offsets.push(self.total());
     }
@@ -198,7 +198,7 @@ impl RequestArrays {
             input_len: self.input_len.get(q),
             output_len: self.output_len.get(q),
             ttft_ms: self.ttft_ms.get(q),
-            itl_ms: self.itl.get(q).to_vec(),
+            itl_ms: self.itl.get(q).into(),
             e2el_ms: self.e2el_ms.get(q),
             error: self.error.get(q).map(|s| s.to_string()),
             intended_s: self.intended_s.get(q),
@@ -237,7 +237,7 @@ mod tests {
         let a = RequestDetail {
             input_len: Some(10),
             ttft_ms: Some(1.5),
-            itl_ms: vec![0.5, 0.25],
+            itl_ms: vec![0.5, 0.25].into(),
             error: Some("http_503".into()),
             sent_s: Some(0.1),
             ..RequestDetail::default()
@@ -306,7 +306,7 @@ mod tests {
         let with_gaps = |itl: Vec<f64>| RequestDetail {
             input_len: Some(4),
             ttft_ms: Some(2.5),
-            itl_ms: itl,
+            itl_ms: itl.into(),
             error: Some("boom".into()),
             ..RequestDetail::default()
         };
@@ -317,7 +317,7 @@ mod tests {
         let heads: Vec<RequestDetail> = whole
             .iter()
             .map(|q| RequestDetail {
-                itl_ms: vec![f64::NAN],
+                itl_ms: vec![f64::NAN].into(),
                 ..q.clone()
             })
             .collect();

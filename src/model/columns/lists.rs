@@ -54,22 +54,33 @@ impl NumberLists {
 
     /// Appends one list.
     pub fn push(&mut self, list: &[f64]) {
+        self.push_iter(list.iter().copied());
+    }
+
+    /// Appends one list given as its values in order.
+    pub fn push_iter(&mut self, list: impl ExactSizeIterator<Item = f64>) {
         let total = self.values();
-        if !list.is_empty() {
+        let n = list.len();
+        if n > 0 {
             let fits = self
                 .chunks
                 .last()
-                .is_some_and(|c| c.capacity() - c.len() >= list.len());
+                .is_some_and(|c| c.capacity() - c.len() >= n);
             if !fits {
                 self.chunk_starts.push(total);
-                let size = total.clamp(MIN_CHUNK, CHUNK).max(list.len());
+                let size = total.clamp(MIN_CHUNK, CHUNK).max(n);
                 self.chunks.push(Vec::with_capacity(size));
             }
             if let Some(c) = self.chunks.last_mut() {
-                c.extend_from_slice(list);
+                c.extend(list.take(n));
             }
         }
-        self.offsets.push(total + list.len());
+        // The values the chunk took, whatever the iterator promised.
+        let end = match (self.chunks.last(), self.chunk_starts.last()) {
+            (Some(c), Some(&s)) if n > 0 => s + c.len(),
+            _ => total,
+        };
+        self.offsets.push(end);
     }
 
     /// Lists.

@@ -40,7 +40,7 @@ fn records() -> Vec<Record> {
                 RequestDetail {
                     input_len: Some(i),
                     ttft_ms: Some(2.5),
-                    itl_ms: vec![1.0, f64::INFINITY],
+                    itl_ms: vec![1.0, f64::INFINITY].into(),
                     error: Some("boom, \"quoted\"".into()),
                     ..RequestDetail::default()
                 },
