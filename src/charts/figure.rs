@@ -335,8 +335,8 @@ fn merged_note(series: &[Series], merged_points: usize, labelled: bool) -> Strin
     }
 }
 
-/// Lays out one pair of axes per panel, [`PANELS_PER_ROW`] to a row, y ranges shared, each
-/// panel titled with its value.
+/// Lays out one pair of axes per panel, [`PANELS_PER_ROW`] to a row, y ranges shared (the y
+/// title and tick labels on each row's first panel only), each panel titled with its value.
 fn facet_layout(
     mut layout: Layout,
     spec: &ChartSpec,
@@ -367,7 +367,9 @@ fn facet_layout(
             y = y.matches("y");
         }
         if col > 0 {
-            y = y.title(Title::with_text(""));
+            // The first panel of the row labels the shared y range; the others repeat nothing
+            // (and plotly.js has three fewer sets of tick labels to measure on every redraw).
+            y = y.title(Title::with_text("")).show_tick_labels(false);
         }
         if row + 1 < rows {
             x = x.title(Title::with_text(""));

@@ -319,6 +319,9 @@ fn panels_split_the_merged_dimension_and_compare_within_themselves() {
     // Each engine appears once in the legend.
     assert_eq!(traces[2]["showlegend"], false);
     assert_eq!(json["layout"]["yaxis2"]["matches"], "y");
+    // The shared y range is labelled once a row.
+    assert_eq!(json["layout"]["yaxis2"]["showticklabels"], false);
+    assert!(json["layout"]["yaxis"]["showticklabels"].is_null());
     let panel_titles: Vec<&str> = json["layout"]["annotations"]
         .as_array()
         .unwrap()
