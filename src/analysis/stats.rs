@@ -4,9 +4,17 @@
 
 /// The finite values of `values`, sorted ascending.
 pub fn sorted_finite(values: impl IntoIterator<Item = f64>) -> Vec<f64> {
-    let mut v: Vec<f64> = values.into_iter().filter(|x| x.is_finite()).collect();
-    v.sort_by(f64::total_cmp);
+    let mut v: Vec<f64> = values.into_iter().collect();
+    sort_finite_in_place(&mut v);
     v
+}
+
+/// Drops the values that are not finite and sorts the rest ascending, in place: no second
+/// vector (an unstable sort needs no scratch space, and values equal under `total_cmp` are
+/// the same bits, so the order is the stable sort's).
+pub fn sort_finite_in_place(values: &mut Vec<f64>) {
+    values.retain(|x| x.is_finite());
+    values.sort_unstable_by(f64::total_cmp);
 }
 
 /// The `p`-th percentile (0 ≤ p ≤ 100) of ascending `sorted` values, numpy's default
@@ -62,8 +70,13 @@ pub fn percentile(values: &[f64], p: f64) -> Option<f64> {
 
 /// The arithmetic mean of the finite values, `None` when there are none.
 pub fn mean(values: &[f64]) -> Option<f64> {
-    let finite: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
-    (!finite.is_empty()).then(|| finite.iter().sum::<f64>() / finite.len() as f64)
+    // Summed in order from -0.0, as `Sum` does, without a copy of the values (a distribution of
+    // 20 million gaps copied them into a vector grown by doubling: 270 MB).
+    let (sum, n) = values
+        .iter()
+        .filter(|v| v.is_finite())
+        .fold((-0.0, 0usize), |(sum, n), v| (sum + v, n + 1));
+    (n > 0).then(|| sum / n as f64)
 }
 
 /// The empirical CDF of ascending `sorted` values: for each distinct value, the fraction of

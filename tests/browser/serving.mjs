@@ -185,7 +185,21 @@ export async function benchServing({ serveDist, launch, rendererRss, dist, reque
     const rssCollected = await rendererRss();
     const heapCollected = await page.evaluate(() => performance.memory?.usedJSHeapSize ?? 0);
     const workerWasm = await page.evaluate(() => window.__workerWasm);
-    return { size, requests, values: requests * (itls + 7), ...load, rssEmpty, rssPeak, rssLoaded, rssCollected, heapCollected, pageWasmEmpty, pageWasm, workerWasm, buffers: isolates.peaks };
+    // Then the distribution of every inter-token gap (the CDF and percentiles of all of them):
+    // the time from choosing it to its table, and the page's wasm memory after.
+    await page.click('button[data-view="distribution"]');
+    await page.waitForSelector('#percentile-table');
+    const t0 = Date.now();
+    await page.selectOption('#dist-quantity', 'itl_ms');
+    await page.waitForFunction(
+      (n) => document.querySelector('#percentile-table tbody tr:first-child td:nth-child(2)')?.textContent === String(n),
+      requests * itls,
+      { timeout: 300000 },
+    );
+    const itlMs = Date.now() - t0;
+    const pageWasmItl = await wasmBytes();
+    const rssItl = await rendererRss();
+    return { size, requests, values: requests * (itls + 7), gaps: requests * itls, ...load, rssEmpty, rssPeak, rssLoaded, rssCollected, heapCollected, pageWasmEmpty, pageWasm, workerWasm, buffers: isolates.peaks, itlMs, pageWasmItl, rssItl };
   } finally {
     await browser.close();
     server.close();
@@ -242,4 +256,5 @@ export function printServing(m) {
   console.log(`    parse worker's wasm memory ${mb(m.workerWasm)} MB (${x(m.workerWasm)}x the file); page's wasm memory ${mb(m.pageWasm)} MB (${x(m.pageWasm)}x; ${mb(m.pageWasmEmpty)} MB before the drop)`);
   console.log(`    ArrayBuffer memory waiting for a collection (largest seen, sampled with the resident size): page ${mb(m.buffers.page)} MB, parse worker ${mb(m.buffers.worker)} MB`);
   console.log(`    renderer process (page + worker) resident: peak ${mb(m.rssPeak)} MB during the load (${x(m.rssPeak)}x the file; ${x(m.rssPeak - m.rssEmpty)}x above the ${mb(m.rssEmpty)} MB before the drop), ${mb(m.rssLoaded)} MB after the first chart, ${mb(m.rssCollected)} MB (${x(m.rssCollected)}x) after a garbage collection; JS heap then ${mb(m.heapCollected)} MB`);
+  console.log(`    the distribution of all ${m.gaps} inter-token gaps (CDF and percentiles): ${m.itlMs} ms from choosing it to its table; the page's wasm memory then ${mb(m.pageWasmItl)} MB (${x(m.pageWasmItl)}x the file), the renderer ${mb(m.rssItl)} MB resident`);
 }

@@ -93,8 +93,8 @@ test('a serving JSON of 8,000 requests shows exactly its per-request values', as
   t.diagnostic(`worker messages: ${JSON.stringify(kinds)}`);
   assert.equal(kinds.done, 1, 'parsed in the worker');
   // The run's record came alone and its requests after it, in a message of their own; their
-  // inter-token gaps went ahead while the worker read the file, 262,144 values (2 MiB) a
-  // message: this file's 263,994 in two.
+  // inter-token gaps went ahead while the worker read the file, 262,144 values a message (two
+  // bytes each here: three-digit seconds as integers): this file's 263,994 in two.
   assert.equal(kinds.batch, 1);
   assert.equal(kinds.requests, 1);
   assert.equal(kinds.gaps, 2);
