@@ -403,14 +403,13 @@ const GAPS_I32: u8 = 2;
 /// Writes one list of gaps as integers where its values allow ([`Gaps`]): a kind byte, the
 /// powers of ten for integers, then the values (the length goes apart).
 fn put_gaps(out: &mut Vec<u8>, gaps: &Gaps) {
-    let tighter;
-    let gaps = match gaps.parts() {
-        GapsParts::Raw(values) => {
-            tighter = Gaps::exact(values);
-            &tighter
-        }
-        _ => gaps,
+    // A list of `f64` whose values allow integers goes as integers (one that does not is
+    // written as it is, not copied first).
+    let tighter = match gaps.parts() {
+        GapsParts::Raw(values) => Gaps::as_integers(values),
+        _ => None,
     };
+    let gaps = tighter.as_ref().unwrap_or(gaps);
     match gaps.parts() {
         GapsParts::Raw(values) => {
             out.push(GAPS_F64);

@@ -96,7 +96,13 @@ impl Gaps {
     /// The gaps `values` (ms), held exactly: as small integers where every value is one over
     /// a power of ten, as they are otherwise.
     pub fn exact(values: &[f64]) -> Gaps {
-        Gaps::encoded(values, 0).unwrap_or_else(|| Gaps(Repr::Raw(values.into())))
+        Gaps::as_integers(values).unwrap_or_else(|| Gaps(Repr::Raw(values.into())))
+    }
+
+    /// The gaps `values` (ms) as small integers, if every value is one over a power of ten
+    /// (see [`Gaps::exact`]); `None` otherwise, having copied nothing.
+    pub fn as_integers(values: &[f64]) -> Option<Gaps> {
+        Gaps::encoded(values, 0)
     }
 
     /// The gaps `seconds × 1000` (ms): a file's seconds as the readers convert them, held as
