@@ -133,6 +133,7 @@ pub fn chart_contents(
     chart_contents_cached(
         ds,
         indices,
+        None,
         choice,
         theme,
         generation,
@@ -161,10 +162,14 @@ type PointsKey = (u64, DimKey, Vec<DimKey>, Option<DimKey>, MetricKey);
 type LayoutKey = (u64, DimKey, Option<Vec<DimKey>>, MetricKey);
 
 /// [`chart_contents`] keeping the point layout in `cache` for the next call on the same
-/// dataset generation.
+/// dataset generation. `selected`, when `indices` are a filter's rows: which configurations
+/// they are ([`crate::model::FilterPass::configurations`]), so that points the filter leaves
+/// whole are not summed again ([`charts::build_series_selected`]).
+#[allow(clippy::too_many_arguments)] // each is one thing the contents depend on
 pub fn chart_contents_cached(
     ds: &Dataset,
     indices: &[usize],
+    selected: Option<&[bool]>,
     choice: &ChartChoice,
     theme: Theme,
     generation: u64,
@@ -228,9 +233,12 @@ pub fn chart_contents_cached(
         }
         _ => None,
     };
-    let series = Arc::new(match points {
-        Some(p) => charts::build_series_indexed(ds, indices, &spec, &p),
-        None => charts::build_series(ds, indices, &spec),
+    let series = Arc::new(match (points, selected) {
+        (Some(p), Some(selected)) => {
+            charts::build_series_selected(ds, indices, selected, &spec, &p)
+        }
+        (Some(p), None) => charts::build_series_indexed(ds, indices, &spec, &p),
+        (None, _) => charts::build_series(ds, indices, &spec),
     });
     Some(ChartContents {
         spec,

@@ -22,8 +22,8 @@ pub use comparison::{comparison_table, ComparisonRow, ComparisonTable};
 pub use figure::{plot, MAX_PANELS, MAX_RICH_POINTS};
 pub use improvement::{improvement_bars_plot, improvement_heatmap_plot};
 pub use series::{
-    build_series, build_series_indexed, build_series_with_records, facets, series_names, ChartKind,
-    ChartSpec, PointIndex, Series, SeriesPoint,
+    build_series, build_series_indexed, build_series_selected, build_series_with_records, facets,
+    series_names, ChartKind, ChartSpec, PointIndex, Series, SeriesPoint,
 };
 pub use style::{
     base_layout, escape_html, format_value, series_title, Theme, ThemeColors, NO_VALUE, PALETTE,

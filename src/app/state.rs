@@ -211,13 +211,18 @@ impl AppState {
     pub fn chart_contents(&self) -> Option<ChartContents> {
         let key: ChartKey = (self.chart.get(), self.theme(), self.filter.get());
         let generation = self.dataset.with(|h| h.generation);
-        let rows = self.matching.get().0;
-        self.chart_for(generation, key, &rows.rows)
+        let pass = self.matching.get().0;
+        self.chart_for(generation, key, &pass)
     }
 
     /// The chart for `key` over the filtered `rows` of dataset `generation`: kept, or made and
     /// kept. Untracked.
-    fn chart_for(&self, generation: u64, key: ChartKey, rows: &[usize]) -> Option<ChartContents> {
+    fn chart_for(
+        &self,
+        generation: u64,
+        key: ChartKey,
+        pass: &FilterPass,
+    ) -> Option<ChartContents> {
         let kept = self.prepared.with_value(|p| match &p.chart {
             Some((k, c)) if p.generation == generation && *k == key => Some(c.clone()),
             _ => None,
@@ -232,7 +237,8 @@ impl AppState {
                     let (choice, theme, _) = &key;
                     let contents = chart_contents_cached(
                         &h.dataset,
-                        rows,
+                        &pass.rows,
+                        Some(&pass.configurations),
                         choice,
                         *theme,
                         generation,
@@ -279,7 +285,7 @@ impl AppState {
             } else {
                 Theme::Light
             };
-            self.chart_for(generation, (choice, theme, filter), &pass.rows);
+            self.chart_for(generation, (choice, theme, filter), &pass);
             yield_to_browser().await;
         }
         self.dataset.notify();

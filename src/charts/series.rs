@@ -265,6 +265,13 @@ pub struct PointIndex {
     first_row: Vec<usize>,
     /// Per point: how many rows are drawn on it (those whose value is not NaN).
     rows: Vec<usize>,
+    /// Per point: the sum of all its drawn values, added in row order (as
+    /// [`build_series_indexed`] adds them), and its first drawn row.
+    whole: Vec<(f64, usize)>,
+    /// Per configuration: whether a row of it is drawn (on its point, with a value).
+    drawn: Vec<bool>,
+    /// Per point: how many configurations have a row drawn on it.
+    drawn_configurations: Vec<usize>,
     /// Per point: what it merges when all its rows are drawn (as an unfiltered chart, or one
     /// filtered on what it draws, draws them), worked out the first time.
     merges: Vec<OnceLock<PointMerge>>,
@@ -283,6 +290,9 @@ impl PointIndex {
             point: vec![Self::NOT_DRAWN; configurations.len()],
             first_row: Vec::new(),
             rows: Vec::new(),
+            whole: Vec::new(),
+            drawn: vec![false; configurations.len()],
+            drawn_configurations: Vec::new(),
             merges: Vec::new(),
         };
         let (Some(x_col), Some(values)) = (ds.column(&spec.x), ds.metric_values(&spec.metric))
@@ -302,6 +312,7 @@ impl PointIndex {
             *slot = p;
         }
         index.rows = vec![0; index.first_row.len()];
+        index.whole = vec![(0.0, 0); index.first_row.len()];
         let column = values.column();
         ds.each_configuration(None, |row, c| {
             let p = index
@@ -309,12 +320,31 @@ impl PointIndex {
                 .get(c as usize)
                 .copied()
                 .unwrap_or(Self::NOT_DRAWN);
-            if column.get(row).is_some_and(|y| !y.is_nan()) {
-                if let Some(n) = index.rows.get_mut(p as usize) {
-                    *n += 1;
-                }
+            let (Some(n), Some(whole), Some(&y)) = (
+                index.rows.get_mut(p as usize),
+                index.whole.get_mut(p as usize),
+                column.get(row),
+            ) else {
+                return;
+            };
+            if y.is_nan() {
+                return;
+            }
+            if *n == 0 {
+                whole.1 = row;
+            }
+            whole.0 += y;
+            *n += 1;
+            if let Some(d) = index.drawn.get_mut(c as usize) {
+                *d = true;
             }
         });
+        index.drawn_configurations = vec![0; index.first_row.len()];
+        for (&d, &p) in index.drawn.iter().zip(&index.point) {
+            if let (true, Some(n)) = (d, index.drawn_configurations.get_mut(p as usize)) {
+                *n += 1;
+            }
+        }
         index.merges = index.rows.iter().map(|_| OnceLock::new()).collect();
         index
     }
@@ -389,6 +419,75 @@ pub fn build_series_indexed(
                 first,
                 merge: MergeOf { rows, kept },
             }
+        })
+        .collect();
+    series_of_points(ds, spec, x_col, drawn)
+        .into_iter()
+        .map(|(s, _)| s)
+        .collect()
+}
+
+/// [`build_series_indexed`] for the rows of whole configurations: `selected` says, per
+/// configuration of `ds` ([`Dataset::configurations`]), whether all its rows are in `indices`
+/// (as [`crate::model::FilterPass`] gives them), and `indices` are those rows. A point every
+/// configuration of which is selected is taken whole from `points`, its sum added in row order
+/// when the index was made, as [`build_series_indexed`] would add it now: a filter that leaves
+/// each point whole or empty (one on any dimension the chart draws apart) sums no rows. A
+/// filter that splits a point is summed over `indices` ([`build_series_indexed`]).
+pub fn build_series_selected(
+    ds: &Dataset,
+    indices: &[usize],
+    selected: &[bool],
+    spec: &ChartSpec,
+    points: &PointIndex,
+) -> Vec<Series> {
+    let (Some(x_col), Some(_)) = (ds.column(&spec.x), ds.metric_values(&spec.metric)) else {
+        return Vec::new();
+    };
+    if selected.len() != points.drawn.len() {
+        return build_series_indexed(ds, indices, spec, points);
+    }
+    // Per point: its selected configurations with a row drawn, and one row of each.
+    let mut chosen = vec![0usize; points.first_row.len()];
+    let mut standing: Vec<Vec<usize>> = vec![Vec::new(); points.first_row.len()];
+    let configurations = ds.configurations();
+    for (((&s, &d), &p), &row) in selected
+        .iter()
+        .zip(&points.drawn)
+        .zip(&points.point)
+        .zip(configurations.iter())
+    {
+        if let (true, true, Some(n), Some(rows)) = (
+            s,
+            d,
+            chosen.get_mut(p as usize),
+            standing.get_mut(p as usize),
+        ) {
+            *n += 1;
+            rows.push(row);
+        }
+    }
+    let split = chosen
+        .iter()
+        .zip(&points.drawn_configurations)
+        .any(|(&n, &all)| n != 0 && n != all);
+    if split {
+        return build_series_indexed(ds, indices, spec, points);
+    }
+    let drawn = chosen
+        .iter()
+        .zip(standing)
+        .zip(points.whole.iter().zip(&points.rows))
+        .zip(&points.merges)
+        .filter(|(((&n, _), _), _)| n > 0)
+        .map(|(((_, rows), (&(sum, first), &records)), kept)| Gathered {
+            sum,
+            records,
+            first,
+            merge: MergeOf {
+                rows,
+                kept: Some(kept),
+            },
         })
         .collect();
     series_of_points(ds, spec, x_col, drawn)

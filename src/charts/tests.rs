@@ -2,7 +2,9 @@
 
 use super::*;
 use crate::analysis::points::PointMerge;
-use crate::model::{Dataset, Dim, DimKey, DimValue, LatencyMetric, MetricKey, Record, Stat};
+use crate::model::{
+    Dataset, Dim, DimKey, DimValue, Filter, LatencyMetric, MetricKey, Record, Stat,
+};
 
 fn rec(engine: &str, rate: f64, ttft: f64) -> Record {
     let mut r = Record {
@@ -407,4 +409,88 @@ fn points_looked_up_give_the_series_grouped_directly() {
         }
     }
     assert!(!PointIndex::new(&ds, &spec()).fits(&sample()));
+}
+
+#[test]
+fn points_a_filter_leaves_whole_give_the_series_grouped_directly() {
+    // As above, with repeats (the same configuration several times) and a filter pass's rows:
+    // points taken whole from the index, or summed again when the filter splits them.
+    let mut records = Vec::new();
+    for i in 0..90u32 {
+        let engine = ["vllm", "sgl", "tgi"][(i % 3) as usize];
+        let mut r = len_rec(
+            engine,
+            [128.0, 512.0][(i / 3 % 2) as usize],
+            [64.0, 256.0, 1024.0][(i / 7 % 3) as usize],
+            f64::from(i) * 1.5 + 0.1,
+        );
+        match i {
+            5 => r.input_len = None,
+            11 => r.metrics = Default::default(),
+            17 | 47 => r.set_metric(
+                MetricKey::latency(LatencyMetric::Tpot, Stat::Mean),
+                f64::NAN,
+            ),
+            _ => {}
+        }
+        records.push(r);
+    }
+    let ds = Dataset::new(records);
+    let engine = |names: &[&str]| {
+        names.iter().fold(Filter::all(), |f, n| {
+            f.select(Dim::Engine, Some(DimValue::from(*n)))
+        })
+    };
+    let filters = [
+        Filter::all(),
+        engine(&["vllm"]),
+        engine(&["vllm", "tgi"]),
+        engine(&["none of them"]),
+        engine(&["sgl"]).select(Dim::OutputLen, Some(DimValue::from(256.0))),
+    ];
+    for s in [
+        len_spec(vec![Dim::Engine.into()], Some(Dim::OutputLen.into())),
+        len_spec(vec![], None),
+        len_spec(vec![Dim::Engine.into(), Dim::OutputLen.into()], None),
+    ] {
+        let points = PointIndex::new(&ds, &s);
+        for f in &filters {
+            let pass = ds.filter_pass(f);
+            let direct = build_series(&ds, &pass.rows, &s);
+            assert_eq!(
+                build_series_selected(&ds, &pass.rows, &pass.configurations, &s, &points),
+                direct,
+                "{s:?} {f:?}"
+            );
+            // The sums bit for bit, not only equal as numbers.
+            let bits = |series: &[Series]| -> Vec<u64> {
+                series
+                    .iter()
+                    .flat_map(|x| x.points.iter().map(|p| p.y.to_bits()))
+                    .collect()
+            };
+            assert_eq!(
+                bits(&build_series_selected(
+                    &ds,
+                    &pass.rows,
+                    &pass.configurations,
+                    &s,
+                    &points
+                )),
+                bits(&direct)
+            );
+        }
+    }
+    // Each filter above gives points: the comparison is not of empty charts.
+    let s = len_spec(vec![Dim::Engine.into()], Some(Dim::OutputLen.into()));
+    let pass = ds.filter_pass(&engine(&["vllm"]));
+    let series = build_series_selected(
+        &ds,
+        &pass.rows,
+        &pass.configurations,
+        &s,
+        &PointIndex::new(&ds, &s),
+    );
+    assert_eq!(series.len(), 3);
+    assert!(series.iter().all(|x| x.name == "vllm"));
 }

@@ -171,6 +171,9 @@ pub struct FilterPass {
     pub rows: Vec<usize>,
     /// Every dimension's values with counts ([`Dataset::facets`]).
     pub facets: Vec<Facet>,
+    /// Per configuration ([`Dataset::configurations`]): whether it matches. A filter keeps or
+    /// drops a configuration's rows together, so `rows` are every row of these.
+    pub configurations: Vec<bool>,
 }
 
 /// Consecutive rows kept the same way.
@@ -601,9 +604,9 @@ impl Dataset {
         let mut counts: Vec<Vec<usize>> =
             columns.iter().map(|c| vec![0; c.dict.len() + 1]).collect();
         let mut rows = Vec::new();
+        let configs = self.configuration_index();
+        let mut selected = vec![false; configs.firsts.len()];
         if !impossible {
-            let configs = self.configuration_index();
-            let mut selected = vec![false; configs.firsts.len()];
             // One match on the width for the whole pass when every column is a byte a row
             // (dictionaries below 256 values, the usual case), else one a code read.
             let bytes: Option<Vec<&[u8]>> = columns
@@ -627,7 +630,11 @@ impl Dataset {
             };
         }
         let facets = self.facets_of(filter, counts);
-        FilterPass { rows, facets }
+        FilterPass {
+            rows,
+            facets,
+            configurations: selected,
+        }
     }
 
     /// Every dimension's values with their `counts` (per column, by code).
@@ -1049,7 +1056,17 @@ mod tests {
             }
         }
         let facets = ds.facets_of(filter, counts);
-        FilterPass { rows, facets }
+        // A configuration matches when its first row does (its rows go together).
+        let configurations = ds
+            .configurations()
+            .iter()
+            .map(|first| rows.binary_search(first).is_ok())
+            .collect();
+        FilterPass {
+            rows,
+            facets,
+            configurations,
+        }
     }
 
     /// Records from `(engine, gpu, batch, site, metric)` choices.

@@ -191,7 +191,19 @@ try {
       const load = await dropTidy(p, 'tidy-1m.csv', 1_000_000);
       const count = await p.textContent('#match-count');
       const rssLoaded = await rendererRss();
+      // How much of each click is plotly.js redrawing the chart (`Plotly.react`, synchronous).
+      await p.evaluate(() => {
+        const react = Plotly.react;
+        window.__reactMs = [];
+        Plotly.react = function (...args) {
+          const t0 = performance.now();
+          const drawn = react.apply(this, args);
+          window.__reactMs.push(performance.now() - t0);
+          return drawn;
+        };
+      });
       const clicks = await filterClicks(p, 'engine', 10);
+      const reactMs = (await p.evaluate(() => window.__reactMs)).sort((a, b) => a - b);
       const rssAfter = await rendererRss();
       // What the page holds once garbage is collected: the generated text, the file's bytes
       // and the worker's messages are garbage by then, but a collection may not have run.
@@ -199,7 +211,7 @@ try {
       await cdp.send('HeapProfiler.collectGarbage');
       await new Promise((r) => setTimeout(r, 1000));
       const heapCollected = await p.evaluate(() => performance.memory?.usedJSHeapSize ?? 0);
-      return { ...load, count, rssEmpty, rssLoaded, rssAfter, rssCollected: await rendererRss(), heapCollected, clicks, wasmEmpty, wasm: await wasmBytes(), startTasks };
+      return { ...load, count, rssEmpty, rssLoaded, rssAfter, rssCollected: await rendererRss(), heapCollected, clicks, reactMs, wasmEmpty, wasm: await wasmBytes(), startTasks };
     } finally {
       await b.close();
     }
@@ -213,6 +225,8 @@ try {
     console.log(`  10^6-row tidy CSV (${fileMb.toFixed(1)} MB, ${m.count}):`);
     console.log(`    drop -> first chart ${m.ms.toFixed(0)} ms (${(fileMb / (m.ms / 1000)).toFixed(1)} MB/s end to end); longest main-thread task from drop to chart ${m.longest.toFixed(0)} ms`);
     console.log(`    filter click -> redrawn chart: median ${c[Math.floor(c.length / 2)].toFixed(1)} ms, max ${c.at(-1).toFixed(1)} ms over ${c.length} clicks`);
+    const r = m.reactMs;
+    if (r.length) console.log(`      of which plotly.js redrawing (Plotly.react): median ${r[Math.floor(r.length / 2)].toFixed(1)} ms, max ${r.at(-1).toFixed(1)} ms`);
     console.log(`    page memory: renderer process ${(m.rssLoaded / 1e6).toFixed(0)} MB resident after the first chart (${(m.rssLoaded / m.size).toFixed(2)}x the file), ${(m.rssAfter / 1e6).toFixed(0)} MB after the clicks; JS heap ${(m.heap / 1e6).toFixed(0)} MB`);
     console.log(`    after a garbage collection: renderer process ${(m.rssCollected / 1e6).toFixed(0)} MB resident (${(m.rssCollected / m.size).toFixed(2)}x the file), JS heap ${(m.heapCollected / 1e6).toFixed(0)} MB; the page before the drop ${(m.rssEmpty / 1e6).toFixed(0)} MB`);
     console.log(`    before the drop, while the empty page starts: tasks over 50 ms: ${m.startTasks.map((d) => d.toFixed(0)).join(", ") || "none"} ms (loading plotly.js and the app, drawing the empty page, plotly.js's warm-up)`);
