@@ -4,7 +4,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::words::{gpu_display, is_gpu_word};
+use super::words::{gpu_display, is_gpu_word, ENGINES};
 use super::{ColumnMapping, Table};
 use crate::ingest::text::{parse_quantity, snake, to_ms_factor};
 use crate::model::{DimKey, LatencyMetric, MetricKey, Percentile, Stat};
@@ -326,10 +326,40 @@ pub(crate) fn auto_mapping(t: &Table) -> Vec<ColumnMapping> {
                     }
                     m
                 }
-                _ => guess_column(h, numeric),
+                _ => {
+                    let m = guess_column(h, numeric);
+                    if !numeric
+                        && m.target.as_deref().is_some_and(|t| t.starts_with("tag."))
+                        && engine_column(t, i)
+                    {
+                        ColumnMapping::new(
+                            h,
+                            Some("engine".to_string()),
+                            1.0,
+                            "every value names an engine",
+                        )
+                    } else {
+                        m
+                    }
+                }
             }
         })
         .collect()
+}
+
+/// Whether every value of a column (of the first 200 rows) is an engine name (`vllm`,
+/// `TRT-LLM`): a column whose name says nothing (`框架`, "framework" in Chinese) still holds
+/// the engine, and the engine of the heading above must not replace it.
+fn engine_column(t: &Table, col: usize) -> bool {
+    let mut any = false;
+    for (_, cells) in t.rows.iter().take(200) {
+        match cells.get(col).map(str::trim) {
+            Some("") | None => {}
+            Some(c) if ENGINES.contains(&c.to_ascii_lowercase().as_str()) => any = true,
+            Some(_) => return false,
+        }
+    }
+    any
 }
 
 /// The user's mapping where it names a column, the automatic one elsewhere.
