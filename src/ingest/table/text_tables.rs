@@ -48,6 +48,7 @@ pub(crate) fn markdown_tables(text: &str) -> Vec<Table> {
     let mut model: Option<(String, usize, usize)> = None;
     let mut gpu: Option<(String, usize, usize)> = None;
     let mut engine: Option<(String, Option<String>, usize, usize)> = None;
+    let mut section: Option<(String, usize)> = None;
     let mut in_fence = false;
     let mut i = 0;
     while i < lines.len() {
@@ -65,6 +66,7 @@ pub(crate) fn markdown_tables(text: &str) -> Vec<Table> {
             model = model.filter(|m| m.2 <= level);
             gpu = gpu.filter(|g| g.2 <= level);
             engine = engine.filter(|e| e.3 <= level);
+            section = None;
             if is_gpu_word(first) {
                 gpu = Some((title.to_string(), i + 1, level));
             } else if ENGINES.contains(&first.to_ascii_lowercase().as_str()) {
@@ -83,6 +85,11 @@ pub(crate) fn markdown_tables(text: &str) -> Vec<Table> {
                 && !TITLE_WORDS.contains(&title.to_ascii_lowercase().as_str())
             {
                 model = Some((title.to_string(), i + 1, level));
+            } else {
+                let text = title.trim_end_matches('#').trim();
+                if !text.is_empty() {
+                    section = Some((text.to_string(), i + 1));
+                }
             }
             i += 1;
             continue;
@@ -90,6 +97,7 @@ pub(crate) fn markdown_tables(text: &str) -> Vec<Table> {
         if line.starts_with('|') && i + 1 < lines.len() && is_md_separator(lines[i + 1]) {
             let mut t = Table {
                 headers: split_md_row(line),
+                section: section.clone(),
                 ..Table::default()
             };
             if let Some((m, l, _)) = &model {
@@ -98,7 +106,10 @@ pub(crate) fn markdown_tables(text: &str) -> Vec<Table> {
             if let Some((g, l, _)) = &gpu {
                 t.context.push((Dim::Gpu, g.clone(), *l));
             }
-            if let Some((e, v, l, _)) = &engine {
+            if super::columns::is_llama_bench(&t.headers) {
+                // Its `backend` column is ggml's backend; the engine is llama.cpp itself.
+                t.context.push((Dim::Engine, "llama.cpp".to_string(), 0));
+            } else if let Some((e, v, l, _)) = &engine {
                 t.context.push((Dim::Engine, e.clone(), *l));
                 if let Some(v) = v {
                     t.context.push((Dim::EngineVersion, v.clone(), *l));
