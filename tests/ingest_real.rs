@@ -241,3 +241,68 @@ fn perf_suite_markdown_of_three_deployments() {
     close(metric(&got.records[0], "mean_ttft_ms"), 65.2578);
     close(metric(&got.records[0], "p99_itl_ms"), 42.9578);
 }
+
+/// vLLM summaries pasted into a shell script as comments (`# Mean TTFT (ms): ...`): read as
+/// the plain ones (no record was read before), with the rate, burstiness and concurrency
+/// printed above each.
+#[test]
+fn console_summaries_pasted_as_comments() {
+    let got = read_fixture("real/vllm-fork-console-as-comments.sh");
+    assert_eq!(got.format, Format::VllmConsole);
+    assert_eq!(got.records.len(), 2, "{:?}", got.warnings);
+    for r in &got.records {
+        assert_eq!(r.request_rate, Some(f64::INFINITY));
+        assert_eq!(r.max_concurrency, Some(32));
+        assert_eq!(r.burstiness, Some(1.0));
+        assert_eq!((r.input_len, r.output_len), (Some(2048.0), Some(2048.0)));
+    }
+    close(metric(&got.records[0], "mean_ttft_ms"), 7279.56);
+    close(metric(&got.records[1], "median_itl_ms"), 91.76);
+    close(metric(&got.records[1], "total_token_throughput"), 659.72);
+}
+
+/// llama-bench's markdown, three tables (`### GPU 0 ONLY ###`, `### GPU 1 ONLY ###`, `### DUAL
+/// GPU ###`) of the same columns: the heading of each and the `fa` column are what tell the
+/// twelve runs apart, so both are dimensions (they were a metric and nothing, and the runs
+/// looked like four configurations measured three times); `backend` is ggml's backend and
+/// the engine llama.cpp.
+#[test]
+fn llama_bench_tables_keep_their_gpu_sections_and_settings() {
+    let got = read_fixture("real/llama-bench-vulkan-two-gpus.txt");
+    assert_eq!(got.format, Format::MarkdownTable);
+    assert_eq!(got.records.len(), 12);
+    let mut configs: Vec<_> = got
+        .records
+        .iter()
+        .map(|r| {
+            (
+                tag(r, "section").unwrap().to_string(),
+                tag(r, "fa").unwrap().to_string(),
+                r.label.as_deref().unwrap().to_string(),
+            )
+        })
+        .collect();
+    configs.sort();
+    configs.dedup();
+    assert_eq!(configs.len(), 12, "every run its own configuration");
+    for r in &got.records {
+        assert_eq!(r.model.as_deref(), Some("llama 7B Q4_0"));
+        assert_eq!(r.engine.as_deref(), Some("llama.cpp"));
+        assert_eq!(tag(r, "backend"), Some("Vulkan"));
+        assert_eq!(tag(r, "ngl"), Some("100"));
+        assert_eq!(r.batch_size, Some(256));
+    }
+    let dual_fa1_pp = got
+        .records
+        .iter()
+        .find(|r| {
+            tag(r, "section") == Some("DUAL GPU")
+                && tag(r, "fa") == Some("1")
+                && r.label.as_deref() == Some("pp512")
+        })
+        .unwrap();
+    close(metric(dual_fa1_pp, "extra.t_s"), 2043.45);
+    let gpu1_fa0_tg = &got.records[5];
+    assert_eq!(tag(gpu1_fa0_tg, "section"), Some("GPU 1 ONLY"));
+    close(metric(gpu1_fa0_tg, "extra.t_s"), 32.03);
+}
