@@ -15,7 +15,8 @@ fn tag<'a>(r: &'a Record, key: &str) -> Option<&'a str> {
 
 /// SGLang `bench_serving` summaries pasted into a README: "Traffic request rate" is the
 /// run's rate (it was dropped, so the three rates' runs could not be told apart), "Max
-/// request concurrency: not set" is no value, and SGLang's own figures keep their names.
+/// request concurrency: not set" is no value, SGLang's own figures keep their names, and
+/// the HTML table's header cell over each block is `tag.column`.
 #[test]
 fn sglang_console_blocks_keep_their_request_rate() {
     let got = read_fixture("real/kvcached-sglang-console-overhead.md");
@@ -33,6 +34,13 @@ fn sglang_console_blocks_keep_their_request_rate() {
         assert_eq!(r.max_concurrency, None);
         assert!(!r.is_inferred("request_rate"));
     }
+    // The blocks stand side by side in an HTML table headed "with kvcached" / "without
+    // kvcached": that header is what tells the two runs of a rate apart.
+    let columns: Vec<_> = got.records.iter().map(|r| tag(r, "column")).collect();
+    assert_eq!(
+        columns,
+        [Some("with kvcached"), Some("without kvcached")].repeat(3)
+    );
     let first = &got.records[0];
     assert_eq!(tag(first, "section"), Some("Request rate = 32"));
     close(metric(first, "mean_ttft_ms"), 112043.40);

@@ -121,6 +121,9 @@ pub(crate) fn read(text: &str, out: &mut Ingested) {
     // The nearest markdown heading above that names no setting ("## Test 1: 2 GPU pods ..."):
     // it stays until the next heading, as `tag.section`.
     let mut section: Option<(String, usize)> = None;
+    // Blocks laid side by side in an HTML table (`<tr><th>with kvcached</th><th>without
+    // kvcached</th></tr>`, then one `<td>` a block): the header cells and the cell we are in.
+    let mut html = HtmlCells::default();
     let mut group: Vec<ContextValue> = Vec::new();
     let mut group_open = false; // context lines seen since the last block
     let mut index_in_group = 0usize;
@@ -144,6 +147,13 @@ pub(crate) fn read(text: &str, out: &mut Ingested) {
                 index_in_group = 0;
             }
             let mut r = Record::default();
+            if let Some((text, at)) = html.header() {
+                r.tags.insert("column".to_string(), text.to_string());
+                r.inferred.insert(
+                    "tag.column".to_string(),
+                    format!("HTML table header line {at}"),
+                );
+            }
             if let Some((text, at)) = &section {
                 r.tags.insert("section".to_string(), text.clone());
                 r.inferred
@@ -266,6 +276,9 @@ pub(crate) fn read(text: &str, out: &mut Ingested) {
         if !group_open {
             group.clear();
             group_open = true;
+        }
+        if html.read(line, n) {
+            continue;
         }
         let flags = command_flags(line);
         if !flags.is_empty() {
@@ -399,6 +412,48 @@ fn without_html_tags(line: &str) -> String {
     }
     out.push_str(rest);
     out
+}
+
+/// The header cells of an HTML table and which data cell of its row the text is in.
+#[derive(Default)]
+struct HtmlCells {
+    headers: Vec<String>,
+    line: usize,
+    cell: Option<usize>,
+}
+
+impl HtmlCells {
+    /// Takes a line of the table's markup; false for any other line.
+    fn read(&mut self, line: &str, n: usize) -> bool {
+        let lower = line.to_ascii_lowercase();
+        if lower.contains("<th>") {
+            self.headers = lower
+                .match_indices("<th>")
+                .filter_map(|(i, _)| {
+                    let rest = &line[i + 4..];
+                    let end = rest.to_ascii_lowercase().find("</th>")?;
+                    Some(without_html_tags(&rest[..end]).trim().to_string())
+                })
+                .collect();
+            self.line = n;
+            self.cell = None;
+        } else if lower.starts_with("<td") {
+            self.cell = Some(self.cell.map_or(0, |c| c + 1));
+        } else if lower.starts_with("<tr") {
+            self.cell = None;
+        } else if lower.starts_with("</table") {
+            *self = HtmlCells::default();
+        } else {
+            return matches!(lower.as_str(), "<table>" | "</td>" | "</tr>");
+        }
+        true
+    }
+
+    /// The header of the cell the text is in, with its line.
+    fn header(&self) -> Option<(&str, usize)> {
+        let h = self.headers.get(self.cell?)?;
+        (!h.is_empty()).then_some((h.as_str(), self.line))
+    }
 }
 
 /// A markdown heading that names no setting, as its text without marks and emoji
