@@ -68,8 +68,18 @@ pub(crate) fn read_object(
             "total_throughput" => {
                 set_metric_json(&mut r, MetricKey::TotalTokenThroughput, v, 1.0, &here, out)
             }
+            // Older SGLang `bench_serving` lines say `total_generated_tokens`: the same total.
+            "total_generated_tokens" if !o.contains_key("total_output_tokens") => set_metric_json(
+                &mut r,
+                MetricKey::Extra("total_output_tokens".into()),
+                v,
+                1.0,
+                &here,
+                out,
+            ),
             "total_input_tokens"
             | "total_output_tokens"
+            | "total_generated_tokens"
             | "max_output_tokens_per_s"
             | "max_concurrent_requests"
             | "total_output_tokens_retokenized"
@@ -84,6 +94,13 @@ pub(crate) fn read_object(
             _ => {
                 if let Some(metric) = serving_metric_name(key) {
                     set_metric_json(&mut r, metric, v, 1.0, &here, out);
+                } else if run_clock(key, v) {
+                    // A start time differs from run to run: as a tag it would make each run a
+                    // configuration of its own, so repeated runs never compare.
+                    out.warnings.push(Warning::at(
+                        here,
+                        "a clock reading of the run, not a setting: ignored",
+                    ));
                 } else if scalar_text(v).is_some() {
                     set_named(&mut r, key, v, &here, out);
                 } else if !v.is_null() {
@@ -154,6 +171,20 @@ pub(crate) fn read_object(
         ["total_input_tokens", "total_output_tokens", "completed"],
     );
     out.records.push(r);
+}
+
+/// Whether an unknown field is a wall-clock reading of the run (`"global_start_timestamp":
+/// 1758040937.14`, `"unified_start_time": "1758040929.12"`): named as a time and holding Unix
+/// seconds (2001 to 2286).
+fn run_clock(key: &str, v: &Value) -> bool {
+    let k = key.to_ascii_lowercase();
+    let named = k.ends_with("timestamp") || k.ends_with("_time") || k.ends_with("_ts");
+    let seconds = match v {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => s.trim().parse::<f64>().ok(),
+        _ => None,
+    };
+    named && seconds.is_some_and(|s| (1e9..1e10).contains(&s))
 }
 
 /// Whether the run carries per-request arrays beside `latencies` (vLLM's `--save-detailed`).

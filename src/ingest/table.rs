@@ -83,8 +83,12 @@ pub(crate) struct Table {
     pub headers: Vec<String>,
     /// (1-based line, cells)
     pub rows: Vec<(usize, csv::StringRecord)>,
-    /// Dimensions from headings above the table: (dimension, value, heading line).
+    /// Dimensions from headings above the table: (dimension, value, heading line; 0 when the
+    /// table's own columns tell it, as a llama-bench table's engine).
     pub context: Vec<(Dim, String, usize)>,
+    /// The heading right above the table when it names no model, GPU or engine
+    /// (`### GPU 0 ONLY ###`): (text, heading line).
+    pub section: Option<(String, usize)>,
 }
 
 fn note_scales(mapping: &[ColumnMapping], out: &mut Ingested) {
@@ -143,18 +147,45 @@ pub(crate) fn read_table(
             Vec::new()
         }
     };
-    for t in &tables {
+    let sections = distinguishing_sections(&tables);
+    for (t, section) in tables.iter().zip(&sections) {
+        let tags: Vec<(&str, &str)> = section.iter().map(|s| ("section", *s)).collect();
         let ctx = RowsContext {
             context: &t.context,
-            tags: &[],
+            tags: &tags,
             at: "",
         };
         table_with_mapping(t, mapping, &ctx, out);
+    }
+    if sections.iter().any(Option::is_some) {
+        super::fields::note(out, "tag.section from the heading above each table");
     }
     if out.records.is_empty() && out.note.is_none() {
         out.note = Some("no records: no row of the table held a measured value".into());
     }
     Ok(())
+}
+
+/// Each table's section heading, kept only where it tells tables apart: when tables of the
+/// same columns stand under different headings (llama-bench's `### GPU 0 ONLY ###`, `### DUAL
+/// GPU ###`), the heading is the one thing that says which run a row is, and without it their
+/// rows would look like repeats of one configuration. Headings over tables of different
+/// columns (`### Throughput`, `### Latency`) are left out, so those tables' rows still meet.
+fn distinguishing_sections(tables: &[Table]) -> Vec<Option<&str>> {
+    tables
+        .iter()
+        .map(|t| {
+            let mine = t.section.as_ref().map(|(s, _)| s.as_str());
+            let differs = tables.iter().any(|o| {
+                o.headers == t.headers && o.section.as_ref().map(|(s, _)| s.as_str()) != mine
+            });
+            if differs {
+                mine
+            } else {
+                None
+            }
+        })
+        .collect()
 }
 
 /// Canonical CSV, through [`canonical::from_csv`].

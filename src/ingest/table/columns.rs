@@ -4,7 +4,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::words::{gpu_display, is_gpu_word};
+use super::words::{gpu_display, is_gpu_word, ENGINES};
 use super::{ColumnMapping, Table};
 use crate::ingest::text::{parse_quantity, snake, to_ms_factor};
 use crate::model::{DimKey, LatencyMetric, MetricKey, Percentile, Stat};
@@ -42,7 +42,18 @@ fn dim_synonym(n: &str) -> Option<&'static str> {
         | "input_tokens_per_request" => "input_len",
         "output_len" | "output_length" | "output_tokens" | "osl" | "max_tokens" | "gen_len"
         | "output" | "max_new_tokens" | "out_len" | "output_size" => "output_len",
-        "batch" | "bs" | "batch_size" | "batchsize" | "max_batch_size" => "batch_size",
+        "batch" | "bs" | "batch_size" | "batchsize" | "max_batch_size" | "n_batch" => "batch_size",
+        // llama-bench's settings: runs differ by them (`fa` 0 and 1), so they are dimensions.
+        "ngl" | "n_gpu_layers" => "tag.ngl",
+        "n_ubatch" => "tag.n_ubatch",
+        "fa" | "flash_attn" => "tag.fa",
+        "threads" | "n_threads" => "tag.threads",
+        "type_k" | "cache_type_k" => "tag.type_k",
+        "type_v" | "cache_type_v" => "tag.type_v",
+        "sm" | "split_mode" => "tag.split_mode",
+        "mmap" | "use_mmap" => "tag.mmap",
+        "nkvo" | "no_kv_offload" => "tag.no_kv_offload",
+        "n_cpu_moe" => "tag.n_cpu_moe",
         "concurrency"
         | "max_concurrency"
         | "users"
@@ -309,6 +320,7 @@ pub(crate) fn auto_mapping(t: &Table) -> Vec<ColumnMapping> {
             multi_stems.insert(stem);
         }
     }
+    let llama_bench = is_llama_bench(&t.headers);
     t.headers
         .iter()
         .enumerate()
@@ -326,10 +338,53 @@ pub(crate) fn auto_mapping(t: &Table) -> Vec<ColumnMapping> {
                     }
                     m
                 }
-                _ => guess_column(h, numeric),
+                _ if llama_bench && h.eq_ignore_ascii_case("backend") => ColumnMapping::new(
+                    h,
+                    Some("tag.backend".to_string()),
+                    1.0,
+                    "llama-bench's ggml backend (CUDA, Vulkan, CPU), not the engine",
+                ),
+                _ => {
+                    let m = guess_column(h, numeric);
+                    if !numeric
+                        && m.target.as_deref().is_some_and(|t| t.starts_with("tag."))
+                        && engine_column(t, i)
+                    {
+                        ColumnMapping::new(
+                            h,
+                            Some("engine".to_string()),
+                            1.0,
+                            "every value names an engine",
+                        )
+                    } else {
+                        m
+                    }
+                }
             }
         })
         .collect()
+}
+
+/// Whether a table is llama.cpp's `llama-bench` markdown (`| model | size | params | backend
+/// | ... | test | t/s |`).
+pub(crate) fn is_llama_bench(headers: &[String]) -> bool {
+    let has = |n: &str| headers.iter().any(|h| h.trim() == n);
+    has("test") && has("t/s") && has("backend")
+}
+
+/// Whether every value of a column (of the first 200 rows) is an engine name (`vllm`,
+/// `TRT-LLM`): a column whose name says nothing (`框架`, "framework" in Chinese) still holds
+/// the engine, and the engine of the heading above must not replace it.
+fn engine_column(t: &Table, col: usize) -> bool {
+    let mut any = false;
+    for (_, cells) in t.rows.iter().take(200) {
+        match cells.get(col).map(str::trim) {
+            Some("") | None => {}
+            Some(c) if ENGINES.contains(&c.to_ascii_lowercase().as_str()) => any = true,
+            Some(_) => return false,
+        }
+    }
+    any
 }
 
 /// The user's mapping where it names a column, the automatic one elsewhere.

@@ -334,7 +334,13 @@ impl<'a> RowMapper<'a> {
                     parse_quantity(v)
                         .map_or_else(|| DimValue::Text(v.clone()), |(n, _)| DimValue::Num(n))
                 };
-                (*d, value, format!("heading line {l}"))
+                // Line 0: known from the table's own columns (a llama-bench table), no heading.
+                let from = if *l == 0 {
+                    "llama-bench table".to_string()
+                } else {
+                    format!("heading line {l}")
+                };
+                (*d, value, from)
             })
             .collect();
         let metric_columns = targets

@@ -20,22 +20,55 @@ fn is_md_separator(line: &str) -> bool {
             .all(|b| matches!(b, b'|' | b'-' | b':' | b' ' | b'\t'))
 }
 
+/// Words a document's title often is that name no model (`# Benchmark`).
+const TITLE_WORDS: &[&str] = &[
+    "benchmark",
+    "benchmarks",
+    "benchmarking",
+    "result",
+    "results",
+    "summary",
+    "report",
+    "readme",
+    "performance",
+    "overview",
+    "notes",
+];
+
 /// Markdown tables in `text`, each with the heading context above it.
+///
+/// A heading's context (model, GPU, engine) lasts until a heading of the same kind replaces it
+/// or a heading of a higher level (fewer `#`) closes its section: under `## Comparison`, the
+/// engine of an earlier `### TRT-LLM` no longer applies. Lines inside code fences are not
+/// headings (`# lmdeploy serve ...` in a shell snippet).
 pub(crate) fn markdown_tables(text: &str) -> Vec<Table> {
     let lines: Vec<&str> = text.lines().collect();
     let mut tables = Vec::new();
-    let mut model: Option<(String, usize)> = None;
-    let mut gpu: Option<(String, usize)> = None;
-    let mut engine: Option<(String, Option<String>, usize)> = None;
+    // Each with the line and the level of the heading that named it.
+    let mut model: Option<(String, usize, usize)> = None;
+    let mut gpu: Option<(String, usize, usize)> = None;
+    let mut engine: Option<(String, Option<String>, usize, usize)> = None;
+    let mut section: Option<(String, usize)> = None;
+    let mut in_fence = false;
     let mut i = 0;
     while i < lines.len() {
         let line = lines[i].trim();
-        if let Some(h) = line.strip_prefix('#') {
+        if line.starts_with("```") || line.starts_with("~~~") {
+            in_fence = !in_fence;
+            i += 1;
+            continue;
+        }
+        if let Some(h) = line.strip_prefix('#').filter(|_| !in_fence) {
             let level = 1 + h.bytes().take_while(|b| *b == b'#').count();
             let title = h.trim_start_matches('#').trim();
             let first = title.split_whitespace().next().unwrap_or("");
+            // This heading closes the sections below its level.
+            model = model.filter(|m| m.2 <= level);
+            gpu = gpu.filter(|g| g.2 <= level);
+            engine = engine.filter(|e| e.3 <= level);
+            section = None;
             if is_gpu_word(first) {
-                gpu = Some((title.to_string(), i + 1));
+                gpu = Some((title.to_string(), i + 1, level));
             } else if ENGINES.contains(&first.to_ascii_lowercase().as_str()) {
                 let version = title
                     .split_whitespace()
@@ -45,9 +78,18 @@ pub(crate) fn markdown_tables(text: &str) -> Vec<Table> {
                             .starts_with(|c: char| c.is_ascii_digit())
                     })
                     .map(str::to_string);
-                engine = Some((first.to_ascii_lowercase(), version, i + 1));
-            } else if level == 1 && !title.is_empty() && !title.contains(' ') {
-                model = Some((title.to_string(), i + 1));
+                engine = Some((first.to_ascii_lowercase(), version, i + 1, level));
+            } else if level == 1
+                && !title.is_empty()
+                && !title.contains(' ')
+                && !TITLE_WORDS.contains(&title.to_ascii_lowercase().as_str())
+            {
+                model = Some((title.to_string(), i + 1, level));
+            } else {
+                let text = title.trim_end_matches('#').trim();
+                if !text.is_empty() {
+                    section = Some((text.to_string(), i + 1));
+                }
             }
             i += 1;
             continue;
@@ -55,15 +97,19 @@ pub(crate) fn markdown_tables(text: &str) -> Vec<Table> {
         if line.starts_with('|') && i + 1 < lines.len() && is_md_separator(lines[i + 1]) {
             let mut t = Table {
                 headers: split_md_row(line),
+                section: section.clone(),
                 ..Table::default()
             };
-            if let Some((m, l)) = &model {
+            if let Some((m, l, _)) = &model {
                 t.context.push((Dim::Model, m.clone(), *l));
             }
-            if let Some((g, l)) = &gpu {
+            if let Some((g, l, _)) = &gpu {
                 t.context.push((Dim::Gpu, g.clone(), *l));
             }
-            if let Some((e, v, l)) = &engine {
+            if super::columns::is_llama_bench(&t.headers) {
+                // Its `backend` column is ggml's backend; the engine is llama.cpp itself.
+                t.context.push((Dim::Engine, "llama.cpp".to_string(), 0));
+            } else if let Some((e, v, l, _)) = &engine {
                 t.context.push((Dim::Engine, e.clone(), *l));
                 if let Some(v) = v {
                     t.context.push((Dim::EngineVersion, v.clone(), *l));

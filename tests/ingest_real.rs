@@ -1,0 +1,316 @@
+//! Result files from public repositories nobody here wrote (tests/fixtures/real/README.md says
+//! where each comes from), read with exact values: the format, the record count, the
+//! dimensions that tell the configurations apart and two metric values each.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
+
+mod common;
+
+use benchlens::ingest::Format;
+use benchlens::model::Record;
+use common::{close, metric, read_fixture};
+
+fn tag<'a>(r: &'a Record, key: &str) -> Option<&'a str> {
+    r.tags.get(key).map(String::as_str)
+}
+
+/// SGLang `bench_serving` summaries pasted into a README: "Traffic request rate" is the
+/// run's rate (it was dropped, so the three rates' runs could not be told apart), "Max
+/// request concurrency: not set" is no value, SGLang's own figures keep their names, and
+/// the HTML table's header cell over each block is `tag.column`.
+#[test]
+fn sglang_console_blocks_keep_their_request_rate() {
+    let got = read_fixture("real/kvcached-sglang-console-overhead.md");
+    assert_eq!(got.format, Format::VllmConsole);
+    assert_eq!(got.records.len(), 6);
+    let rates: Vec<_> = got.records.iter().map(|r| r.request_rate).collect();
+    assert_eq!(
+        rates,
+        [32.0, 32.0, 16.0, 16.0, 8.0, 8.0].map(Some).to_vec(),
+        "{:?}",
+        got.warnings
+    );
+    for r in &got.records {
+        assert_eq!(r.engine.as_deref(), Some("sglang-oai"));
+        assert_eq!(r.max_concurrency, None);
+        assert!(!r.is_inferred("request_rate"));
+    }
+    // The blocks stand side by side in an HTML table headed "with kvcached" / "without
+    // kvcached": that header is what tells the two runs of a rate apart.
+    let columns: Vec<_> = got.records.iter().map(|r| tag(r, "column")).collect();
+    assert_eq!(
+        columns,
+        [Some("with kvcached"), Some("without kvcached")].repeat(3)
+    );
+    let first = &got.records[0];
+    assert_eq!(tag(first, "section"), Some("Request rate = 32"));
+    close(metric(first, "mean_ttft_ms"), 112043.40);
+    close(metric(first, "p95_itl_ms"), 561.59);
+    close(metric(first, "extra.max_itl_ms"), 151008.49);
+    close(metric(first, "extra.concurrency"), 1418.05);
+    close(
+        metric(first, "extra.total_output_tokens_retokenized"),
+        156230.0,
+    );
+    let last = &got.records[5];
+    close(metric(last, "total_token_throughput"), 8554.30);
+    close(metric(last, "median_e2el_ms"), 864.35);
+    // Every line of every block is understood now.
+    assert!(
+        got.warnings
+            .iter()
+            .all(|w| !w.message.contains("unknown summary line")),
+        "{:?}",
+        got.warnings
+    );
+}
+
+/// The older SGLang summary: "Total throughput (tok/s)" is the total token throughput; the
+/// block's own rate wins over the heading's and is not marked inferred.
+#[test]
+fn older_sglang_console_total_throughput() {
+    let got = read_fixture("real/sglang-dlora-console-results.md");
+    assert_eq!(got.format, Format::VllmConsole);
+    assert_eq!(got.records.len(), 2);
+    let r = &got.records[1];
+    assert_eq!(r.engine.as_deref(), Some("sglang"));
+    assert_eq!(r.request_rate, Some(4.0));
+    assert!(!r.is_inferred("request_rate"));
+    close(metric(r, "total_token_throughput"), 2155.46);
+    close(metric(r, "p99_ttft_ms"), 12291.71);
+    close(metric(&got.records[0], "mean_e2el_ms"), 2098.07);
+}
+
+/// An SGLang JSON line with `total_generated_tokens`: a token total (the output length comes
+/// from it), not a tag that would make the run a configuration of its own.
+#[test]
+fn sglang_total_generated_tokens_is_the_output_total() {
+    let got = read_fixture("real/sglang-dlora-static-rate8.jsonl");
+    assert_eq!(got.format, Format::SglangServing);
+    assert_eq!(got.records.len(), 1);
+    let r = &got.records[0];
+    assert!(!r.tags.contains_key("total_generated_tokens"));
+    close(metric(r, "extra.total_output_tokens"), 173506.0);
+    close(r.output_len, 173506.0 / 797.0);
+    assert_eq!(r.request_rate, Some(8.0));
+    assert_eq!(tag(r, "routing_strategy"), Some("static"));
+    close(metric(r, "median_ttft_ms"), 21039.79084896855);
+    close(metric(r, "request_throughput"), 4.103260084117425);
+}
+
+/// A vLLM serving JSON with ramp-up settings and two wall-clock readings: the settings are
+/// tags, the clock readings are not (each run would be its own configuration).
+#[test]
+fn vllm_serving_clock_readings_are_not_dimensions() {
+    let got = read_fixture("real/kvcached-vllm-ramp-up-down.json");
+    assert_eq!(got.format, Format::VllmServing);
+    assert_eq!(got.records.len(), 1);
+    let r = &got.records[0];
+    assert_eq!(r.model.as_deref(), Some("meta-llama/Llama-3.1-8B-Instruct"));
+    assert_eq!(r.request_rate, Some(f64::INFINITY));
+    assert_eq!(r.num_prompts, Some(198));
+    assert_eq!(tag(r, "ramp_up_strategy"), Some("ramp-up-down"));
+    assert_eq!(tag(r, "ramp_peak_rps"), Some("12"));
+    assert!(!r.tags.contains_key("unified_start_time"));
+    assert!(!r.tags.contains_key("global_start_timestamp"));
+    close(metric(r, "p99_ttft_ms"), 94.61940753215458);
+    close(metric(r, "mean_e2el_ms"), 4766.761600499681);
+}
+
+/// Markdown tables of four engines, each under its engine's heading, then a comparison table
+/// whose first column (`框架`, "framework") names the engine of each row: those rows keep
+/// their own engines instead of the last heading's, and `# lmdeploy serve ...` inside a code
+/// fence and the title `# Benchmark` are not headings that name anything.
+#[test]
+fn markdown_engine_sections_close_and_an_engine_column_wins() {
+    let got = read_fixture("real/zhjunqin-engines-comparison.md");
+    assert_eq!(got.format, Format::MarkdownTable);
+    assert_eq!(got.records.len(), 17, "{:?}", got.warnings);
+    assert!(got.records.iter().all(|r| r.model.is_none()));
+    let engines: Vec<_> = got.records[13..]
+        .iter()
+        .map(|r| r.engine.as_deref().unwrap())
+        .collect();
+    assert_eq!(engines, ["vllm", "lmdeploy", "mlc-llm", "TRT-LLM"]);
+    assert!(got.records[13..].iter().all(|r| !r.is_inferred("engine")));
+    // The lmdeploy rows: their engine from the `### lmdeploy` heading, not the fenced line.
+    let lmdeploy: Vec<_> = got
+        .records
+        .iter()
+        .filter(|r| r.engine.as_deref() == Some("lmdeploy"))
+        .collect();
+    assert_eq!(lmdeploy.len(), 5);
+    assert_eq!(lmdeploy[0].inferred["engine"], "heading line 43");
+    let trt8 = got
+        .records
+        .iter()
+        .find(|r| r.engine.as_deref() == Some("trt-llm") && r.request_rate == Some(8.0))
+        .unwrap();
+    close(metric(trt8, "p99_ttft_ms"), 67850.86);
+    close(metric(trt8, "p50_tpot_ms"), 45.30);
+    let mlc = &got.records[15];
+    assert_eq!(mlc.num_prompts, Some(1000));
+    close(metric(mlc, "p90_ttft_ms"), 6156.20);
+}
+
+/// vLLM summaries in a README, each after the `benchmark_serving.py` command that ran it:
+/// the command's flags give model, dataset, lengths and prompt count; the `####` heading of
+/// each test stays as `tag.section` over all its runs; log lines and links are no settings.
+#[test]
+fn console_blocks_take_settings_from_the_command_above() {
+    let got = read_fixture("real/vllm-benchmarking-console-commands.md");
+    assert_eq!(got.format, Format::VllmConsole);
+    assert_eq!(got.records.len(), 3);
+    for r in &got.records {
+        assert_eq!(r.model.as_deref(), Some("Qwen2-7B-Instruct"));
+        assert_eq!(r.dataset.as_deref(), Some("random"));
+        assert_eq!(
+            r.tags.keys().collect::<Vec<_>>(),
+            ["section"],
+            "{:?}",
+            r.tags
+        );
+    }
+    let lens: Vec<_> = got
+        .records
+        .iter()
+        .map(|r| (r.input_len, r.output_len, r.num_prompts))
+        .collect();
+    assert_eq!(
+        lens,
+        [
+            (Some(1024.0), Some(1024.0), Some(10)),
+            (Some(4096.0), Some(4096.0), Some(10)),
+            (Some(1024.0), Some(1024.0), Some(1)),
+        ]
+    );
+    let test1 = "Test 1: 2 GPU pods host 7B model in 2 different nodes \
+                 (Available KV cache memory in each GPU: 11.03 GiB)";
+    assert_eq!(tag(&got.records[0], "section"), Some(test1));
+    assert_eq!(tag(&got.records[1], "section"), Some(test1));
+    assert!(tag(&got.records[2], "section")
+        .unwrap()
+        .starts_with("Test 2: 2 GPU pods host 7B model in the same node"));
+    close(metric(&got.records[1], "mean_ttft_ms"), 5713.39);
+    close(metric(&got.records[1], "p99_itl_ms"), 53.34);
+    close(metric(&got.records[2], "output_throughput"), 113.07);
+}
+
+/// Files read correctly before: the vLLM performance suite's `benchmark_results.json` of one
+/// deployment (GPU text `1xStandard_ND96asr_v4 x 1`) ...
+#[test]
+fn perf_suite_json_of_one_deployment() {
+    let got = read_fixture("real/llm-k8s-tp8-benchmark_results.json");
+    assert_eq!(got.format, Format::VllmPerfSuite);
+    assert_eq!(got.records.len(), 4);
+    let rates: Vec<_> = got.records.iter().map(|r| r.request_rate).collect();
+    assert_eq!(rates, [1.0, 4.0, 16.0, f64::INFINITY].map(Some).to_vec());
+    for r in &got.records {
+        assert_eq!(r.gpu.as_deref(), Some("Standard_ND96asr_v4 x 1"));
+        assert_eq!(r.gpu_count, Some(1));
+        assert_eq!((r.tp, r.pp), (Some(8), Some(1)));
+        assert_eq!(r.num_prompts, Some(200));
+    }
+    close(metric(&got.records[1], "mean_ttft_ms"), 50.32546663501307);
+    close(metric(&got.records[2], "p99_tpot_ms"), 36.510955727119054);
+}
+
+/// ... and a markdown table of three deployments, told apart by test name (tp, pp) and GPU.
+#[test]
+fn perf_suite_markdown_of_three_deployments() {
+    let got = read_fixture("real/llm-k8s-cumulative_results.md");
+    assert_eq!(got.format, Format::VllmPerfSuite);
+    assert_eq!(got.records.len(), 12);
+    let mut configs: Vec<_> = got
+        .records
+        .iter()
+        .map(|r| {
+            (
+                r.gpu.as_deref().unwrap().to_string(),
+                r.tp,
+                r.pp,
+                r.request_rate.map(|x| x.to_string()),
+            )
+        })
+        .collect();
+    configs.sort();
+    configs.dedup();
+    assert_eq!(configs.len(), 12, "every record its own configuration");
+    let ib_inf = got
+        .records
+        .iter()
+        .find(|r| r.label.as_deref() == Some("tp4_pp2_IB_qps_inf"))
+        .unwrap();
+    assert_eq!(
+        ib_inf.gpu.as_deref(),
+        Some("Standard_ND96asr_v4-GPUDirect-RDMA-Infiniband x 2")
+    );
+    assert_eq!((ib_inf.tp, ib_inf.pp), (Some(4), Some(2)));
+    assert_eq!(ib_inf.request_rate, Some(f64::INFINITY));
+    close(metric(&got.records[0], "mean_ttft_ms"), 65.2578);
+    close(metric(&got.records[0], "p99_itl_ms"), 42.9578);
+}
+
+/// vLLM summaries pasted into a shell script as comments (`# Mean TTFT (ms): ...`): read as
+/// the plain ones (no record was read before), with the rate, burstiness and concurrency
+/// printed above each.
+#[test]
+fn console_summaries_pasted_as_comments() {
+    let got = read_fixture("real/vllm-fork-console-as-comments.sh");
+    assert_eq!(got.format, Format::VllmConsole);
+    assert_eq!(got.records.len(), 2, "{:?}", got.warnings);
+    for r in &got.records {
+        assert_eq!(r.request_rate, Some(f64::INFINITY));
+        assert_eq!(r.max_concurrency, Some(32));
+        assert_eq!(r.burstiness, Some(1.0));
+        assert_eq!((r.input_len, r.output_len), (Some(2048.0), Some(2048.0)));
+    }
+    close(metric(&got.records[0], "mean_ttft_ms"), 7279.56);
+    close(metric(&got.records[1], "median_itl_ms"), 91.76);
+    close(metric(&got.records[1], "total_token_throughput"), 659.72);
+}
+
+/// llama-bench's markdown, three tables (`### GPU 0 ONLY ###`, `### GPU 1 ONLY ###`, `### DUAL
+/// GPU ###`) of the same columns: the heading of each and the `fa` column are what tell the
+/// twelve runs apart, so both are dimensions (they were a metric and nothing, and the runs
+/// looked like four configurations measured three times); `backend` is ggml's backend and
+/// the engine llama.cpp.
+#[test]
+fn llama_bench_tables_keep_their_gpu_sections_and_settings() {
+    let got = read_fixture("real/llama-bench-vulkan-two-gpus.txt");
+    assert_eq!(got.format, Format::MarkdownTable);
+    assert_eq!(got.records.len(), 12);
+    let mut configs: Vec<_> = got
+        .records
+        .iter()
+        .map(|r| {
+            (
+                tag(r, "section").unwrap().to_string(),
+                tag(r, "fa").unwrap().to_string(),
+                r.label.as_deref().unwrap().to_string(),
+            )
+        })
+        .collect();
+    configs.sort();
+    configs.dedup();
+    assert_eq!(configs.len(), 12, "every run its own configuration");
+    for r in &got.records {
+        assert_eq!(r.model.as_deref(), Some("llama 7B Q4_0"));
+        assert_eq!(r.engine.as_deref(), Some("llama.cpp"));
+        assert_eq!(tag(r, "backend"), Some("Vulkan"));
+        assert_eq!(tag(r, "ngl"), Some("100"));
+        assert_eq!(r.batch_size, Some(256));
+    }
+    let dual_fa1_pp = got
+        .records
+        .iter()
+        .find(|r| {
+            tag(r, "section") == Some("DUAL GPU")
+                && tag(r, "fa") == Some("1")
+                && r.label.as_deref() == Some("pp512")
+        })
+        .unwrap();
+    close(metric(dual_fa1_pp, "extra.t_s"), 2043.45);
+    let gpu1_fa0_tg = &got.records[5];
+    assert_eq!(tag(gpu1_fa0_tg, "section"), Some("GPU 1 ONLY"));
+    close(metric(gpu1_fa0_tg, "extra.t_s"), 32.03);
+}
