@@ -56,9 +56,9 @@ use routes::handle;
 /// `net.core.somaxconn`, 4096 by default). `TcpListener::bind` listens with 128, the standard
 /// library's value: a client opening its 256 connections at once then had some of its
 /// connection requests dropped while the mock accepted, each retried by the kernel a second
-/// later (`benchlens run` saw requests that waited 1.02-1.04 s to be written, and held the
-/// requests that ended meanwhile to write its rows in order: 87 MB rather than 75 MB at
-/// 20,000 requests, in about half the runs of `scripts/bench-loadgen.sh`'s part 3).
+/// later (`benchlens run` saw requests that waited a second to be written, and held the
+/// requests that ended meanwhile to write its rows in order: the high peaks of about half the
+/// 20,000-request runs of `scripts/bench-loadgen.sh`'s part 3).
 const LISTEN_BACKLOG: u32 = 4096;
 
 /// A listener on the first of `addr`'s addresses that binds, with [`LISTEN_BACKLOG`] (and, as

@@ -140,9 +140,8 @@ impl StreamedSummary {
         }
         // Each wanted bucket's samples in a vector of exactly their number (the first pass
         // counted them): one bucket can hold a large share of the samples (a zero-delay server's
-        // reads give the same tiny gap to many tokens: 18% of 2.5 million in one bucket), and a
-        // vector grown by doubling would hold up to twice that and leave the smaller copies it
-        // went through resident.
+        // reads give the same tiny gap to many tokens), and a vector grown by doubling would hold
+        // up to twice that and leave the smaller copies it went through resident.
         let mut kept: BTreeMap<usize, Vec<f64>> = wanted
             .values()
             .map(|&(b, _)| (b, Vec::with_capacity(counts[b] as usize)))
