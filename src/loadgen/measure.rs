@@ -434,7 +434,8 @@ impl MetricsTally {
         // requests do not overlap), then starts, then the ends of requests that took no time
         // at all (a zero-delay server, in seconds since the epoch as an f64): those ran, alone
         // they are one request in flight, and the count never goes below zero.
-        edges.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        // Unstable (in place, no scratch buffer): edges equal under this order are the same.
+        edges.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
         let mut live = 0u64;
         for (_, kind) in edges {
             if kind == EDGE_START {
@@ -455,7 +456,7 @@ impl MetricsTally {
             m.mean_input_len = Some(m.total_input as f64 / m.completed as f64);
             m.mean_output_len = Some(m.total_output as f64 / m.completed as f64);
         }
-        sends.sort_by(f64::total_cmp);
+        sends.sort_unstable_by(f64::total_cmp);
         if let (Some(first), Some(last)) = (sends.first(), sends.last()) {
             if sends.len() > 1 && last > first {
                 m.achieved_rate = Some((sends.len() - 1) as f64 / (last - first));

@@ -52,6 +52,42 @@ pub use config::MockOpts;
 use faults::ResetOnDrop;
 use routes::handle;
 
+/// Connections the listening socket queues before they are accepted (the kernel caps it at
+/// `net.core.somaxconn`, 4096 by default). `TcpListener::bind` listens with 128, the standard
+/// library's value: a client opening its 256 connections at once then had some of its
+/// connection requests dropped while the mock accepted, each retried by the kernel a second
+/// later (`benchlens run` saw requests that waited a second to be written, and held the
+/// requests that ended meanwhile to write its rows in order: the high peaks of about half the
+/// 20,000-request runs of `scripts/bench-loadgen.sh`'s part 3).
+const LISTEN_BACKLOG: u32 = 4096;
+
+/// A listener on the first of `addr`'s addresses that binds, with [`LISTEN_BACKLOG`] (and, as
+/// `TcpListener::bind`, `SO_REUSEADDR`).
+async fn bind(addr: &str) -> std::io::Result<TcpListener> {
+    let mut last = None;
+    for a in tokio::net::lookup_host(addr).await? {
+        let socket = match a {
+            SocketAddr::V4(_) => tokio::net::TcpSocket::new_v4(),
+            SocketAddr::V6(_) => tokio::net::TcpSocket::new_v6(),
+        };
+        let listener = socket.and_then(|s| {
+            s.set_reuseaddr(true)?;
+            s.bind(a)?;
+            s.listen(LISTEN_BACKLOG)
+        });
+        match listener {
+            Ok(l) => return Ok(l),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "the address resolves to no address",
+        )
+    }))
+}
+
 /// A running mock server; dropping it without [`shutdown`](MockServer::shutdown) stops
 /// accepting when the runtime ends.
 #[derive(Debug)]
@@ -77,12 +113,10 @@ impl MockServer {
             }
         };
         let addr = format!("{}:{}", opts.host, opts.port);
-        let listener = TcpListener::bind(&addr)
-            .await
-            .map_err(|source| LoadgenError::Bind {
-                addr: addr.clone(),
-                source,
-            })?;
+        let listener = bind(&addr).await.map_err(|source| LoadgenError::Bind {
+            addr: addr.clone(),
+            source,
+        })?;
         let bound = listener
             .local_addr()
             .map_err(|source| LoadgenError::Bind { addr, source })?;

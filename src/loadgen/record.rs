@@ -7,7 +7,7 @@ mod chunk_log;
 mod spool;
 
 pub use chunk_log::{ChunkLog, Iter as ChunkLogIter};
-pub use spool::{EachRequest, RecordSpool, SpooledRecords};
+pub use spool::{decode_record, encode_record, EachRequest, RecordSpool, SpooledRecords};
 
 /// Why a request failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -36,7 +36,9 @@ pub fn summarize_owned(mut sorted: Vec<f64>, percentiles: &[f64]) -> Option<Summ
     if sorted.is_empty() {
         return None;
     }
-    sorted.sort_by(f64::total_cmp);
+    // Unstable: in place, where a stable sort allocates a scratch buffer of up to the samples'
+    // size. Samples equal under `total_cmp` have the same bits, so the order is the same.
+    sorted.sort_unstable_by(f64::total_cmp);
     let n = sorted.len() as f64;
     let mean = sorted.iter().sum::<f64>() / n;
     let var = sorted.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n;
@@ -136,9 +138,15 @@ impl StreamedSummary {
             }
             *slot = (b, below);
         }
+        // Each wanted bucket's samples in a vector of exactly their number (the first pass
+        // counted them): one bucket can hold a large share of the samples (a zero-delay server's
+        // reads give the same tiny gap to many tokens), and a vector grown by doubling would hold
+        // up to twice that and leave the smaller copies it went through resident.
+        let mut kept: BTreeMap<usize, Vec<f64>> = wanted
+            .values()
+            .map(|&(b, _)| (b, Vec::with_capacity(counts[b] as usize)))
+            .collect();
         drop(counts);
-        let mut kept: BTreeMap<usize, Vec<f64>> =
-            wanted.values().map(|&(b, _)| (b, Vec::new())).collect();
         let mut var_sum = 0.0f64;
         each(&mut |v| {
             if !v.is_nan() {
@@ -149,7 +157,8 @@ impl StreamedSummary {
             }
         });
         for k in kept.values_mut() {
-            k.sort_by(f64::total_cmp);
+            // In place, no scratch buffer (see `summarize_owned`).
+            k.sort_unstable_by(f64::total_cmp);
         }
         let at = |rank: usize| {
             let &(b, first) = wanted.get(&rank)?;

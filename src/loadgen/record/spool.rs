@@ -169,6 +169,19 @@ impl EachRequest for SpooledRecords {
     }
 }
 
+/// Appends a record to `out` in the spool's form, for a scratch file of one's own; read back
+/// with [`decode_record`].
+pub fn encode_record(out: &mut Vec<u8>, r: &RequestRecord) {
+    encode(out, r);
+}
+
+/// The record [`encode_record`] wrote at the start of `input`.
+pub fn decode_record(input: &mut impl Read) -> std::io::Result<RequestRecord> {
+    let mut r = RequestRecord::default();
+    decode(input, &mut r)?;
+    Ok(r)
+}
+
 fn put_u64(out: &mut Vec<u8>, v: u64) {
     out.extend_from_slice(&v.to_le_bytes());
 }

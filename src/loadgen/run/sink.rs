@@ -14,14 +14,14 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use crate::loadgen::conversation::{self, Turn};
-use crate::loadgen::record::{FailureKind, RequestRecord};
+use crate::loadgen::record::{decode_record, encode_record, FailureKind, RequestRecord};
 use crate::loadgen::report;
 use crate::loadgen::tokenizer::Tokenizer;
 use crate::loadgen::LoadgenError;
@@ -188,7 +188,7 @@ fn work(
     let keep = tally.is_none();
     let mut records = Vec::with_capacity(if keep { expected.min(1 << 20) } else { 0 });
     // Requests that ended before one sent earlier, until it ends.
-    let mut waiting: BTreeMap<usize, RequestRecord> = BTreeMap::new();
+    let mut waiting = Reorder::new(REORDER_HELD);
     let mut next = 0usize;
     let mut histories = Histories::default();
     let mut failed: Option<std::io::Error> = None;
@@ -230,14 +230,16 @@ fn work(
             rec.generated_text = String::new();
         }
         waiting.insert(seq, rec);
-        while let Some(rec) = waiting.remove(&next) {
+        while let Some(rec) = waiting.take(next).map_err(|e| waiting.error(e))? {
             next += 1;
             take(rec, &mut failed);
         }
     }
     // Requests whose predecessors never came (a dispatch dropped unsent), in order.
-    for rec in std::mem::take(&mut waiting).into_values() {
-        take(rec, &mut failed);
+    while let Some(seq) = waiting.first() {
+        if let Some(rec) = waiting.take(seq).map_err(|e| waiting.error(e))? {
+            take(rec, &mut failed);
+        }
     }
     if let Some(file) = config.file.as_mut() {
         let written = match failed {
@@ -253,6 +255,133 @@ fn work(
         tally,
         cancelled,
     })
+}
+
+/// Requests the reorder buffer holds as they are; those beyond go to its scratch file.
+const REORDER_HELD: usize = 1024;
+
+/// Requests that ended before one sent earlier, until it ends (rows and tally go in send
+/// order). Up to `held` of them are kept as they are, a few hundred at most while requests end
+/// about in the order sent; beyond that (one request far slower than those sent after it: a
+/// connection whose SYN the server dropped, retried by the kernel a second later; a stall)
+/// each is written to an unnamed scratch file in the record spool's form and read back in its
+/// turn. So a straggler holds a few bytes for each request that ends meanwhile rather than the
+/// request (at thousands of requests a second, a one-second straggler held some 20 MB).
+struct Reorder {
+    held: BTreeMap<usize, RequestRecord>,
+    limit: usize,
+    /// Each spilled request's place in the scratch file: offset and length.
+    spilled: BTreeMap<usize, (u64, usize)>,
+    /// Created when first needed.
+    scratch: Option<ScratchFile>,
+    /// The scratch file's length.
+    end: u64,
+    buf: Vec<u8>,
+}
+
+/// A scratch file in the system's temporary folder, removed when dropped.
+struct ScratchFile {
+    path: PathBuf,
+    file: File,
+}
+
+impl ScratchFile {
+    fn create() -> std::io::Result<ScratchFile> {
+        let nonce = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let path = std::env::temp_dir().join(format!(
+            "benchlens-reorder-{}-{nonce}.tmp",
+            std::process::id()
+        ));
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&path)?;
+        Ok(ScratchFile { path, file })
+    }
+}
+
+impl Drop for ScratchFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+impl Reorder {
+    fn new(limit: usize) -> Reorder {
+        Reorder {
+            held: BTreeMap::new(),
+            limit,
+            spilled: BTreeMap::new(),
+            scratch: None,
+            end: 0,
+            buf: Vec::new(),
+        }
+    }
+
+    /// Holds request `seq` until [`take`](Reorder::take)n (kept as it is when it cannot be
+    /// written to the scratch file).
+    fn insert(&mut self, seq: usize, rec: RequestRecord) {
+        if self.held.len() < self.limit || self.spill(seq, &rec).is_err() {
+            self.held.insert(seq, rec);
+        }
+    }
+
+    fn spill(&mut self, seq: usize, rec: &RequestRecord) -> std::io::Result<()> {
+        let scratch = match &mut self.scratch {
+            Some(s) => s,
+            None => self.scratch.insert(ScratchFile::create()?),
+        };
+        self.buf.clear();
+        encode_record(&mut self.buf, rec);
+        // The file's position is always its end.
+        scratch.file.write_all(&self.buf)?;
+        self.spilled.insert(seq, (self.end, self.buf.len()));
+        self.end += self.buf.len() as u64;
+        Ok(())
+    }
+
+    /// Request `seq`, if it is held.
+    fn take(&mut self, seq: usize) -> std::io::Result<Option<RequestRecord>> {
+        if let Some(rec) = self.held.remove(&seq) {
+            return Ok(Some(rec));
+        }
+        let (Some((at, len)), Some(scratch)) = (self.spilled.remove(&seq), self.scratch.as_mut())
+        else {
+            return Ok(None);
+        };
+        let file = &mut scratch.file;
+        file.seek(SeekFrom::Start(at))?;
+        self.buf.resize(len, 0);
+        file.read_exact(&mut self.buf)?;
+        if self.spilled.is_empty() {
+            // Nothing left in it: the file starts again from empty.
+            file.set_len(0)?;
+            self.end = 0;
+        }
+        file.seek(SeekFrom::Start(self.end))?;
+        decode_record(&mut self.buf.as_slice()).map(Some)
+    }
+
+    /// The earliest request held.
+    fn first(&self) -> Option<usize> {
+        let held = self.held.keys().next().copied();
+        let spilled = self.spilled.keys().next().copied();
+        held.into_iter().chain(spilled).min()
+    }
+
+    /// A failure of the scratch file, as the run reports it.
+    fn error(&self, source: std::io::Error) -> LoadgenError {
+        LoadgenError::Write {
+            path: self
+                .scratch
+                .as_ref()
+                .map_or_else(std::env::temp_dir, |s| s.path.clone()),
+            source,
+        }
+    }
 }
 
 /// `--multi-turn`: the replies so far of each conversation in progress, to count the prompt of
@@ -357,6 +486,48 @@ mod tests {
                 }
             })
             .collect()
+    }
+
+    /// Requests beyond the held ones go to the scratch file and come back equal, in the order
+    /// asked for; the file is emptied when none is left in it and removed with the buffer.
+    #[test]
+    fn reorder_buffer_spills_beyond_its_limit_and_gives_requests_back_equal() {
+        let all = recorded(9, true);
+        let mut waiting = Reorder::new(2);
+        for seq in [8, 3, 5, 1, 7, 2] {
+            waiting.insert(seq, all[seq].clone());
+        }
+        assert_eq!(waiting.held.keys().copied().collect::<Vec<_>>(), [3, 8]);
+        assert_eq!(
+            waiting.spilled.keys().copied().collect::<Vec<_>>(),
+            [1, 2, 5, 7]
+        );
+        let path = waiting.scratch.as_ref().unwrap().path.clone();
+        assert!(path.exists());
+        assert_eq!(waiting.first(), Some(1));
+        assert_eq!(waiting.take(0).unwrap(), None);
+        for seq in [1, 2, 3] {
+            assert_eq!(waiting.take(seq).unwrap().as_ref(), Some(&all[seq]));
+        }
+        // Held again, then spilled after some were read back: at the file's end.
+        waiting.insert(4, all[4].clone());
+        waiting.insert(6, all[6].clone());
+        assert_eq!(waiting.held.keys().copied().collect::<Vec<_>>(), [4, 8]);
+        assert_eq!(
+            waiting.spilled.keys().copied().collect::<Vec<_>>(),
+            [5, 6, 7]
+        );
+        assert_eq!(waiting.first(), Some(4));
+        for seq in [4, 5, 6, 7] {
+            assert_eq!(waiting.take(seq).unwrap().as_ref(), Some(&all[seq]));
+        }
+        assert_eq!((waiting.end, waiting.spilled.len()), (0, 0));
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), 0);
+        assert_eq!(waiting.first(), Some(8));
+        assert_eq!(waiting.take(8).unwrap().as_ref(), Some(&all[8]));
+        assert_eq!(waiting.first(), None);
+        drop(waiting);
+        assert!(!path.exists());
     }
 
     fn conversations() -> Vec<Conversation> {
