@@ -184,3 +184,38 @@ fn quote_free_csv_reads_the_same_by_hand_and_through_the_csv_crate() {
         }
     }
 }
+
+/// Many markdown tables of the same columns: under one heading their rows meet (no section
+/// tag), under headings of their own the heading tells them apart. Which headings do that is
+/// decided in one pass over the tables (comparing each table with every other made the time
+/// grow with the square of their number).
+#[test]
+fn many_tables_of_the_same_columns_are_told_apart_by_their_headings_only_when_those_differ() {
+    let tables = |heading: &dyn Fn(usize) -> String| -> String {
+        (0..20_000)
+            .map(|i| {
+                format!(
+                    "{}\n\n| model | batch | throughput |\n|---|---|---|\n| m{} | {} | {} |\n",
+                    heading(i),
+                    i % 7,
+                    i % 5 + 1,
+                    i as f64 * 1.5
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let same = ingest::read("same.md", tables(&|_| "### Section".into()).as_bytes()).unwrap();
+    assert_eq!(same.records.len(), 20_000, "{:?}", same.warnings);
+    assert!(same.records.iter().all(|r| !r.tags.contains_key("section")));
+    let r = &same.records[19_999];
+    assert_eq!(r.model.as_deref(), Some("m0"));
+    assert_eq!(r.batch_size, Some(5));
+    close(metric(r, "extra.throughput"), 29_998.5);
+
+    let apart = ingest::read("apart.md", tables(&|i| format!("### Run {i}")).as_bytes()).unwrap();
+    assert_eq!(apart.records.len(), 20_000, "{:?}", apart.warnings);
+    let r = &apart.records[123];
+    assert_eq!(r.tags.get("section").map(String::as_str), Some("Run 123"));
+    close(metric(r, "extra.throughput"), 184.5);
+}

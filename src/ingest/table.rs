@@ -172,15 +172,27 @@ pub(crate) fn read_table(
 /// rows would look like repeats of one configuration. Headings over tables of different
 /// columns (`### Throughput`, `### Latency`) are left out, so those tables' rows still meet.
 fn distinguishing_sections(tables: &[Table]) -> Vec<Option<&str>> {
+    // Per set of columns: the first section seen, and whether another one differs from it
+    // (one pass, so a file of many small tables stays linear).
+    fn section(t: &Table) -> Option<&str> {
+        t.section.as_ref().map(|(s, _)| s.as_str())
+    }
+    let mut seen: std::collections::HashMap<&[String], (Option<&str>, bool)> =
+        std::collections::HashMap::new();
+    for t in tables {
+        let entry = seen
+            .entry(t.headers.as_slice())
+            .or_insert((section(t), false));
+        if entry.0 != section(t) {
+            entry.1 = true;
+        }
+    }
     tables
         .iter()
         .map(|t| {
-            let mine = t.section.as_ref().map(|(s, _)| s.as_str());
-            let differs = tables.iter().any(|o| {
-                o.headers == t.headers && o.section.as_ref().map(|(s, _)| s.as_str()) != mine
-            });
+            let differs = seen.get(t.headers.as_slice()).is_some_and(|e| e.1);
             if differs {
-                mine
+                section(t)
             } else {
                 None
             }
