@@ -270,10 +270,11 @@ fn console_summaries_pasted_as_comments() {
 }
 
 /// llama-bench's markdown, three tables (`### GPU 0 ONLY ###`, `### GPU 1 ONLY ###`, `### DUAL
-/// GPU ###`) of the same columns: the heading of each and the `fa` column are what tell the
-/// twelve runs apart, so both are dimensions (they were a metric and nothing, and the runs
-/// looked like four configurations measured three times); `backend` is ggml's backend and
-/// the engine llama.cpp.
+/// GPU ###`) of the same columns: the heading of each, the `fa` column and the test (pp512,
+/// tg128) are what tell the twelve runs apart, so all three are dimensions (they were nothing,
+/// a metric and the label, and the runs looked like four configurations measured three
+/// times, the two tests averaged into one point); `backend` is ggml's backend and the engine
+/// llama.cpp; `size` and `params` describe the model; `t/s` is tokens a second.
 #[test]
 fn llama_bench_tables_keep_their_gpu_sections_and_settings() {
     let got = read_fixture("real/llama-bench-vulkan-two-gpus.txt");
@@ -286,7 +287,7 @@ fn llama_bench_tables_keep_their_gpu_sections_and_settings() {
             (
                 tag(r, "section").unwrap().to_string(),
                 tag(r, "fa").unwrap().to_string(),
-                r.label.as_deref().unwrap().to_string(),
+                tag(r, "test").unwrap().to_string(),
             )
         })
         .collect();
@@ -299,6 +300,13 @@ fn llama_bench_tables_keep_their_gpu_sections_and_settings() {
         assert_eq!(tag(r, "backend"), Some("Vulkan"));
         assert_eq!(tag(r, "ngl"), Some("100"));
         assert_eq!(r.batch_size, Some(256));
+        // What the model is, as written, not a metric to chart.
+        assert_eq!(tag(r, "size"), Some("3.56 GiB"));
+        assert_eq!(tag(r, "params"), Some("6.74 B"));
+        assert_eq!(
+            r.metrics.keys().map(|k| k.to_string()).collect::<Vec<_>>(),
+            ["extra.tokens_per_s"]
+        );
     }
     let dual_fa1_pp = got
         .records
@@ -306,11 +314,11 @@ fn llama_bench_tables_keep_their_gpu_sections_and_settings() {
         .find(|r| {
             tag(r, "section") == Some("DUAL GPU")
                 && tag(r, "fa") == Some("1")
-                && r.label.as_deref() == Some("pp512")
+                && tag(r, "test") == Some("pp512")
         })
         .unwrap();
-    close(metric(dual_fa1_pp, "extra.t_s"), 2043.45);
+    close(metric(dual_fa1_pp, "extra.tokens_per_s"), 2043.45);
     let gpu1_fa0_tg = &got.records[5];
     assert_eq!(tag(gpu1_fa0_tg, "section"), Some("GPU 1 ONLY"));
-    close(metric(gpu1_fa0_tg, "extra.t_s"), 32.03);
+    close(metric(gpu1_fa0_tg, "extra.tokens_per_s"), 32.03);
 }

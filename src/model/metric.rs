@@ -298,8 +298,9 @@ impl MetricKey {
 
 /// Human names of `extra.*` metrics the readers produce, with units. Names not listed here are
 /// spelled out by [`extra_label`]'s word rules.
-const EXTRA_LABELS: [(&str, &str); 11] = [
+const EXTRA_LABELS: [(&str, &str); 12] = [
     ("throughput", "Throughput (unit not given in the file)"),
+    ("tokens_per_s", "Tokens per second (tok/s)"),
     (
         "reported_improvement_pct",
         "Improvement printed in the file (%)",

@@ -344,6 +344,24 @@ pub(crate) fn auto_mapping(t: &Table) -> Vec<ColumnMapping> {
                     1.0,
                     "llama-bench's ggml backend (CUDA, Vulkan, CPU), not the engine",
                 ),
+                _ if llama_bench && h.trim() == "test" => ColumnMapping::new(
+                    h,
+                    Some("tag.test".to_string()),
+                    1.0,
+                    "llama-bench's test (pp512: a 512-token prompt processed, tg128: 128 tokens generated): different work, so runs apart",
+                ),
+                _ if llama_bench && h.trim() == "t/s" => ColumnMapping::new(
+                    h,
+                    Some("extra.tokens_per_s".to_string()),
+                    1.0,
+                    "llama-bench's tokens a second (of the prompt in a pp test, generated in a tg test); the ± spread is not kept",
+                ),
+                _ if llama_bench && ["size", "params"].contains(&h.trim()) => ColumnMapping::new(
+                    h,
+                    Some(format!("tag.{}", h.trim())),
+                    1.0,
+                    "llama-bench's model file size or parameter count: what the model is, not a measurement",
+                ),
                 _ => {
                     let m = guess_column(h, numeric);
                     if !numeric
