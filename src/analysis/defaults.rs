@@ -251,13 +251,19 @@ pub fn default_compare_metric(present: &[MetricKey]) -> Option<MetricKey> {
 
 /// The x dimension when the user has not chosen one: the first of [`X_CANDIDATES`] that
 /// varies over the whole dataset (so narrowing a filter never changes it) and is not a
-/// measured length.
+/// measured length; when none varies, the first the records have at all (one x value, the
+/// runs side by side at it, rather than an axis no record has); else request rate.
 pub fn default_x(ds: &Dataset) -> DimKey {
     let measured = measured_dims(ds);
-    X_CANDIDATES
-        .iter()
-        .map(|d| DimKey::Known(*d))
-        .find(|k| ds.distinct_len(k) > 1 && !measured.contains(k))
+    let candidates = || {
+        X_CANDIDATES
+            .iter()
+            .map(|d| DimKey::Known(*d))
+            .filter(|k| !measured.contains(k))
+    };
+    candidates()
+        .find(|k| ds.distinct_len(k) > 1)
+        .or_else(|| candidates().find(|k| ds.distinct_len(k) == 1))
         .unwrap_or(DimKey::Known(Dim::RequestRate))
 }
 
@@ -317,7 +323,8 @@ pub fn default_layout(
 ) -> PointLayout {
     // One row of each configuration answers which dimensions merge as every row would.
     let rows = ds.configurations();
-    let series_by = series_by.unwrap_or_else(|| {
+    let chosen = series_by.is_some();
+    let mut series_by = series_by.unwrap_or_else(|| {
         let merged = merged_dims(ds, &rows, std::slice::from_ref(&x), metric);
         pick(ds, &merged, MAX_SERIES).into_iter().collect()
     });
@@ -325,6 +332,25 @@ pub fn default_layout(
     group.extend(series_by.iter().cloned());
     let merged = merged_dims(ds, &rows, &group, metric);
     let facet_by = pick(ds, &merged, MAX_PANELS);
+    // An x axis of one value tells no runs apart: dimensions that still merge join the series
+    // (their values combined), while the series stay few (llama-bench's runs: flash attention
+    // and the test side by side in each GPU's panel, rather than both tests averaged).
+    if !chosen && ds.distinct_len(&x) <= 1 {
+        loop {
+            let mut group = vec![x.clone()];
+            group.extend(series_by.iter().cloned());
+            group.extend(facet_by.iter().cloned());
+            let merged = merged_dims(ds, &rows, &group, metric);
+            let series: usize = series_by
+                .iter()
+                .map(|k| ds.distinct_len(k).max(1))
+                .product();
+            match pick(ds, &merged, MAX_SERIES / series.max(1)) {
+                Some(next) if !series_by.contains(&next) => series_by.push(next),
+                _ => break,
+            }
+        }
+    }
     PointLayout {
         x,
         series_by,
@@ -543,6 +569,57 @@ mod tests {
         r.set_metric(ttft(), ttft_ms);
         r.set_metric(MetricKey::OutputThroughput, 100.0 * rate);
         r
+    }
+
+    #[test]
+    fn an_x_axis_no_record_varies_is_one_the_records_have() {
+        // llama-bench's runs: one batch size, no request rate, settings apart in tags.
+        let run = |section: &str, fa: &str, test: &str, tps: f64| {
+            let mut r = Record {
+                batch_size: Some(256),
+                ..Record::default()
+            };
+            r.tags.insert("section".into(), section.into());
+            r.tags.insert("fa".into(), fa.into());
+            r.tags.insert("test".into(), test.into());
+            r.set_metric(MetricKey::Extra("t_s".into()), tps);
+            r
+        };
+        let mut runs = Vec::new();
+        for section in ["GPU 0", "GPU 1"] {
+            runs.push(run(section, "0", "pp512", 758.55));
+            runs.push(run(section, "0", "tg128", 86.29));
+            runs.push(run(section, "1", "pp512", 1029.28));
+            runs.push(run(section, "1", "tg128", 129.21));
+        }
+        let ds = Dataset::new(runs);
+        assert_eq!(default_x(&ds), k(Dim::BatchSize));
+        // The one batch size tells no runs apart: a panel per section and both settings
+        // combined in the series, so no point averages the two tests.
+        let layout = default_layout(&ds, k(Dim::BatchSize), None, None);
+        assert_eq!(
+            layout.series_by,
+            [DimKey::Tag("fa".into()), DimKey::Tag("test".into())]
+        );
+        assert_eq!(layout.facet_by, Some(DimKey::Tag("section".into())));
+        // An x axis that varies keeps one series dimension and says what still merges.
+        let mut varying: Vec<Record> = ds.records().map(|r| r.into_owned()).collect();
+        varying[0].batch_size = Some(512);
+        let layout = default_layout(&Dataset::new(varying), k(Dim::BatchSize), None, None);
+        assert_eq!(layout.series_by.len(), 1);
+        // Nothing at all: request rate, as before.
+        assert_eq!(
+            default_x(&Dataset::new(
+                vec![run("a", "0", "pp512", 1.0)]
+                    .into_iter()
+                    .map(|mut r| {
+                        r.batch_size = None;
+                        r
+                    })
+                    .collect()
+            )),
+            k(Dim::RequestRate)
+        );
     }
 
     #[test]
