@@ -108,8 +108,12 @@ fn assert_streamed(out: &RunOutcome, n: u64) {
         .count();
     assert_eq!((ttft.count, itl.count), (n as usize, observed * 15));
     assert!(observed * 2 > n as usize, "{observed} of {n}");
+    // The 5 ms are scheduled from the request's kernel arrival stamp, converted to the
+    // monotonic clock by two clock reads (src/loadgen/mock.rs); on a busy machine a thread
+    // preempted between them shifts the schedule by that long (a median of 4.40 ms was seen
+    // in a CI run), so the bound leaves 2 ms for it.
     assert!(
-        ttft.median >= 4.5 && ttft.median < 2000.0,
+        ttft.median >= 3.0 && ttft.median < 2000.0,
         "{}",
         ttft.median
     );
