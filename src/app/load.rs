@@ -8,11 +8,10 @@ use leptos::task::spawn_local;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
-use super::browser::{human_size, js_error_text, yield_to_browser};
+use super::browser::{human_size, js_error_text};
 use super::state::{AppState, FileStatus, Origin, View};
 use crate::chart_view::ChartChoice;
 use crate::improvement_view::ImproveChoice;
-use crate::ingest;
 use crate::share::{self, file_name_of, raw_url, ViewState};
 
 /// A bundled sample: file under `samples/` and what it shows.
@@ -60,35 +59,28 @@ pub const SAMPLES: [Sample; 6] = [
     },
 ];
 
-/// Parses `data` as file `name` and records the outcome on file `id`: in a parse worker
-/// ([`super::worker`]), or on the page where workers are unavailable.
+/// Parses `data` as file `name` in the parse worker ([`super::worker`]) and records the outcome
+/// on file `id`. The page carries no reader of its own: every file, pasted text and fetched URL
+/// is read by the worker, so where no worker can start the file is marked failed, saying why.
 pub async fn parse_into(state: AppState, id: u32, name: &str, data: js_sys::ArrayBuffer) {
-    if super::worker::parse_in_worker(state, id, name, super::worker::Job::Bytes(&data))
+    let job = super::worker::Job::Bytes(&data);
+    if super::worker::parse_in_worker(state, id, name, job)
         .await
-        .is_ok()
+        .is_err()
     {
-        return;
+        no_worker(state, id, name);
     }
-    parse_here(state, id, name, js_sys::Uint8Array::new(&data).to_vec()).await;
 }
 
-/// Parses `bytes` on the page's thread (the fallback without workers).
-async fn parse_here(state: AppState, id: u32, name: &str, bytes: Vec<u8>) {
+/// Marks file `id` failed because no parse worker could be started.
+fn no_worker(state: AppState, id: u32, name: &str) {
     state.set_status(
         id,
-        FileStatus::Loading(format!("parsing {}", human_size(bytes.len() as u64))),
+        FileStatus::Failed(format!(
+            "{name}: this browser could not start the parse worker (benchlens reads files \
+             in a Web Worker running WebAssembly)"
+        )),
     );
-    yield_to_browser().await;
-    match ingest::read(name, &bytes) {
-        Ok(done) => state.finish(
-            id,
-            done.format.label().to_string(),
-            done.records,
-            done.warnings.iter().map(ToString::to_string).collect(),
-            done.note,
-        ),
-        Err(e) => state.set_status(id, FileStatus::Failed(e.to_string())),
-    }
 }
 
 /// Reads and parses files the user picked or dropped, one after the other.
@@ -110,27 +102,13 @@ pub async fn load_named_files(state: AppState, files: Vec<(String, web_sys::File
             id,
             FileStatus::Loading(format!("reading {}", human_size(file.size() as u64))),
         );
-        // The file itself to the worker, which reads it a slice at a time; read whole here
-        // only where workers are unavailable.
+        // The file itself to the worker, which reads it a slice at a time.
         let job = super::worker::Job::File(&file);
         if super::worker::parse_in_worker(state, id, &name, job)
             .await
-            .is_ok()
+            .is_err()
         {
-            continue;
-        }
-        match JsFuture::from(file.array_buffer()).await {
-            Ok(buf) => {
-                let bytes = js_sys::Uint8Array::new(&buf).to_vec();
-                parse_here(state, id, &name, bytes).await
-            }
-            Err(e) => state.set_status(
-                id,
-                FileStatus::Failed(format!(
-                    "{name}: the browser could not read the file ({})",
-                    js_error_text(&e)
-                )),
-            ),
+            no_worker(state, id, &name);
         }
     }
 }

@@ -113,18 +113,6 @@ async function dropAndWatch(page, csv) {
 test('a 100k-row CSV is parsed off the page\'s thread, and every record arrives', async (t) => {
   const rows = 100_000;
   const csv = tidyCsv(rows);
-  // The page's own parse (no Worker), then the worker's, on the same machine under the same load.
-  const alone = await newPage(app.browser, t);
-  await alone.addInitScript(() => {
-    delete window.Worker;
-  });
-  await alone.goto(app.server.url);
-  await alone.waitForSelector('#empty-state');
-  const onPage = await dropAndWatch(alone, csv);
-  t.diagnostic(`parsed on the page: ${JSON.stringify(onPage)}`);
-  assert.equal(onPage.count, `${rows} records`);
-  await alone.close();
-
   const page = await newPage(app.browser, t);
   await page.addInitScript(countWorkerMessages);
   await page.goto(app.server.url);
@@ -142,15 +130,13 @@ test('a 100k-row CSV is parsed off the page\'s thread, and every record arrives'
   // Real stages were shown on the way.
   assert.ok(result.stages.some((s) => s.startsWith('parsing')), result.stages.join(' | '));
   assert.ok(result.stages.some((s) => s.startsWith('receiving N records')), result.stages.join(' | '));
-  // The page's thread stayed free meanwhile. Compared with the page parsing the same file
-  // under the same load, not with a fixed number of ms: a busy 2-core machine stretches both.
-  // Measured here in three runs at load average 15 (other builds on the two cores): one long
-  // task of 1,256-3,196 ms when the page parses; with the worker one or two, the longest
-  // 59-99 ms (decoding a batch, drawing the file row), 13 to 54 times shorter.
-  assert.ok(onPage.longestMs > 0, 'the page\'s own parse is one long task');
+  // The page's thread stayed free meanwhile. When the page itself parsed the same file (before
+  // the readers moved to the worker alone) that was one task of 1,256-3,196 ms here at load
+  // average 15; with the worker one or two tasks, the longest 59-99 ms (decoding a batch,
+  // drawing the file row). The bound leaves a busy 2-core machine room.
   assert.ok(
-    result.longestMs < onPage.longestMs / 2,
-    `longest task on the page's thread: ${result.longestMs.toFixed(0)} ms with the worker, ${onPage.longestMs.toFixed(0)} ms without`,
+    result.longestMs < 600,
+    `longest task on the page's thread while the worker parsed: ${result.longestMs.toFixed(0)} ms`,
   );
   await waitForTraces(page, 1);
   await screenshot(page, 'worker-100k-csv');
@@ -205,16 +191,18 @@ test('a worker whose wasm cannot be loaded gives the file an error saying so', a
   assert.match(await page.textContent('#file-list > li.failed'), /any\.csv: the parser could not start/);
 });
 
-test('without Worker the page parses files itself', async (t) => {
+test('without Worker a file is marked failed, saying why, and the page carries on', async (t) => {
   const page = await newPage(app.browser, t);
   await page.addInitScript(() => {
     delete window.Worker;
   });
   await page.goto(app.server.url);
-  await page.click('button[data-sample="001_b815cef7710eda19.txt"]');
-  await waitForTraces(page, 2);
+  await page.waitForSelector('#empty-state');
   await drop(page, 'tidy.csv', tidyCsv(300));
-  await waitSettled(page, 2);
-  assert.match(await page.textContent('#file-list'), /300 records/);
+  await waitSettled(page, 1);
+  assert.match(
+    await page.textContent('#file-list > li.failed'),
+    /tidy\.csv: this browser could not start the parse worker/,
+  );
   assert.deepEqual(page.errors, []);
 });
