@@ -303,17 +303,24 @@ impl Contents {
 
 /// Detects the format of `bytes` (the content of the file named `source`) and reads it into
 /// columns where its reader can (generic CSV/TSV tables whose every cell the row reader would
-/// take as it is; see `table::columnar`), into records otherwise. Either way the rows are the
+/// take as it is, and benchlens's canonical CSV; see `table::columnar`), into records
+/// otherwise. Either way the rows are the
 /// records [`read`] gives, with the same warnings, mapping and note.
 pub fn read_columnar(source: &str, bytes: &[u8]) -> Result<Contents, IngestError> {
     let decoded = text::decode(source, bytes)?;
+    if json::looks_json(&decoded.text) {
+        if let Some(c) = read_json_columns(source, &decoded)? {
+            return Ok(Contents::Columns(Box::new(c)));
+        }
+    }
     let sniffed = sniff(source, &decoded.text)?;
-    if sniffed.format == Format::GenericCsv
+    if matches!(sniffed.format, Format::GenericCsv | Format::CanonicalCsv)
         && matches!(sniffed.body, Body::Text)
         && names::parse_file_name(source).values.is_empty()
     {
         if let Some(c) = table::read_csv_columns(
             source,
+            sniffed.format,
             &decoded.text,
             sniffed.newlines,
             decoded.warnings.clone(),
@@ -322,6 +329,17 @@ pub fn read_columnar(source: &str, bytes: &[u8]) -> Result<Contents, IngestError
         }
     }
     read_sniffed(source, decoded, sniffed, None).map(Contents::Records)
+}
+
+/// Whether a file whose first bytes are `head` starts a JSON object: `{` after a byte-order
+/// mark and whitespace, or only whitespace so far. The streaming JSON readers
+/// ([`read_json_stream`]) are tried on such a file first, by the command line and the worker
+/// alike.
+pub fn starts_an_object(head: &[u8]) -> bool {
+    let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
+    head.iter()
+        .find(|b| !b.is_ascii_whitespace())
+        .is_none_or(|b| *b == b'{')
 }
 
 /// Detects the format of `bytes` (the content of the file named `source`) and reads it.
@@ -378,13 +396,12 @@ enum Body {
 }
 
 fn sniff(source: &str, text: &str) -> Result<Sniffed, IngestError> {
-    let trimmed = text.trim_start();
-    if trimmed.is_empty() {
+    if text.trim_start().is_empty() {
         return Err(IngestError::Empty {
             file: source.to_string(),
         });
     }
-    if trimmed.starts_with('{') || trimmed.starts_with('[') {
+    if json::looks_json(text) {
         let docs = json::parse_docs(source, text, 1)?;
         let (format, reason) = json::classify(&docs).ok_or_else(|| IngestError::Unrecognised {
             file: source.to_string(),
@@ -456,7 +473,7 @@ fn forced(source: &str, text: &str, format: Format) -> Result<Sniffed, IngestErr
             file: source.to_string(),
         });
     }
-    let looks_json = t.starts_with('{') || t.starts_with('[');
+    let looks_json = json::looks_json(t);
     let body = if format.is_json() || (format == Format::VllmPerfSuite && looks_json) {
         if looks_json {
             Body::Json(json::parse_docs(source, text, 1)?)
@@ -530,40 +547,139 @@ fn read_sniffed(
 
 /// Stamps `source` and `format` and fills dimensions from the file name where missing.
 fn finish(source: &str, out: &mut Ingested) {
-    let format = out.format.name();
-    let from_name = names::parse_file_name(source);
-    let mut inferred: std::collections::BTreeMap<(String, String), usize> = Default::default();
-    let source_text: Arc<str> = source.into();
-    let format_text: Arc<str> = format.into();
-    // Records their reader stamped, with nothing inferred and nothing from the file name
-    // to add, are done.
-    let records: &mut [Record] = if out.stamped && from_name.values.is_empty() {
-        &mut []
-    } else {
-        &mut out.records
-    };
-    for r in records {
-        r.source = Some(Arc::clone(&source_text));
-        r.format = Some(Arc::clone(&format_text));
-        from_name.apply(r, "file name");
-        for (field, from) in &r.inferred {
-            if inferred.len() < 64 || inferred.contains_key(&(field.clone(), from.clone())) {
-                *inferred.entry((field.clone(), from.clone())).or_default() += 1;
+    let mut stamp = Stamp::new(source, out.format);
+    stamp.records(out.stamped, &mut out.records);
+    stamp.end(out.records.is_empty(), out);
+}
+
+/// What [`finish`] does, a batch of records at a time: each record stamped with the file and
+/// format and given the dimensions its file name tells, the inferred fields counted, and at
+/// the end the counts as warnings and the note for a file without records.
+struct Stamp {
+    from_name: names::FromName,
+    source: Arc<str>,
+    format: Arc<str>,
+    inferred: std::collections::BTreeMap<(String, String), usize>,
+}
+
+impl Stamp {
+    fn new(source: &str, format: Format) -> Stamp {
+        Stamp {
+            from_name: names::parse_file_name(source),
+            source: source.into(),
+            format: format.name().into(),
+            inferred: Default::default(),
+        }
+    }
+
+    /// Stamps `records`; `stamped`: their reader stamped them itself and inferred nothing.
+    fn records(&mut self, stamped: bool, records: &mut [Record]) {
+        // Records their reader stamped, with nothing inferred and nothing from the file name
+        // to add, are done.
+        if stamped && self.from_name.values.is_empty() {
+            return;
+        }
+        let inferred = &mut self.inferred;
+        for r in records {
+            r.source = Some(Arc::clone(&self.source));
+            r.format = Some(Arc::clone(&self.format));
+            self.from_name.apply(r, "file name");
+            for (field, from) in &r.inferred {
+                if inferred.len() < 64 || inferred.contains_key(&(field.clone(), from.clone())) {
+                    *inferred.entry((field.clone(), from.clone())).or_default() += 1;
+                }
             }
         }
     }
-    if out.records.is_empty() && out.note.is_none() {
-        out.note = Some(format!(
-            "no records: this {} holds no benchmark point",
-            out.format.label()
-        ));
+
+    /// The note for a file without records (`empty`) and the warnings for inferred fields.
+    fn end(self, empty: bool, out: &mut Ingested) {
+        if empty && out.note.is_none() {
+            out.note = Some(format!(
+                "no records: this {} holds no benchmark point",
+                out.format.label()
+            ));
+        }
+        for ((field, from), n) in self.inferred {
+            let plural = if n == 1 { "" } else { "s" };
+            out.warnings.push(Warning::file(format!(
+                "{field} inferred from {from} ({n} record{plural})"
+            )));
+        }
     }
-    for ((field, from), n) in inferred {
-        let plural = if n == 1 { "" } else { "s" };
-        out.warnings.push(Warning::file(format!(
-            "{field} inferred from {from} ({n} record{plural})"
-        )));
+}
+
+/// Documents read a batch at a time into columns ([`read_json_columns`]).
+const JSON_BATCH: usize = 1024;
+
+/// Reads JSON text (one document, a list, JSON Lines) as [`read`] does, into columns a batch of
+/// [`JSON_BATCH`] documents at a time when there are more than that, so that a file of a
+/// million JSON lines is never held parsed whole nor as a million records; `Ok(None)` for text
+/// [`read`] should read (fewer documents, or a format whose documents are read together).
+fn read_json_columns(
+    source: &str,
+    decoded: &text::Decoded<'_>,
+) -> Result<Option<IngestedColumns>, IngestError> {
+    let mut docs = json::DocStream::new(source, &decoded.text, 1);
+    let mut batch = json::Docs {
+        values: Vec::with_capacity(JSON_BATCH),
+        arrays: Vec::with_capacity(JSON_BATCH),
+        warnings: Vec::new(),
+    };
+    while batch.values.len() <= JSON_BATCH {
+        let Some((line, doc)) = docs.next_doc() else {
+            return Ok(None);
+        };
+        batch.values.push((line, doc.value));
+        batch.arrays.push(doc.arrays);
     }
+    let Some((format, _)) = json::classify_values(&batch.values) else {
+        return Ok(None);
+    };
+    if format == Format::AiperfRecords {
+        return Ok(None);
+    }
+    let mut out = Ingested::new(format);
+    let mut stamp = Stamp::new(source, format);
+    let mut columns = Columns::default();
+    loop {
+        let full = std::mem::replace(
+            &mut batch,
+            json::Docs {
+                values: Vec::with_capacity(JSON_BATCH),
+                arrays: Vec::with_capacity(JSON_BATCH),
+                warnings: Vec::new(),
+            },
+        );
+        json::read_docs_of_many(source, format, full, true, &mut out)?;
+        stamp.records(out.stamped, &mut out.records);
+        columns.extend_records(&out.records);
+        out.records.clear();
+        while batch.values.len() < JSON_BATCH {
+            let Some((line, doc)) = docs.next_doc() else {
+                break;
+            };
+            batch.values.push((line, doc.value));
+            batch.arrays.push(doc.arrays);
+        }
+        if batch.values.is_empty() {
+            break;
+        }
+    }
+    // The order `read` gives: decoding, then skipped documents, then the reader's own.
+    let mut warnings = decoded.warnings.clone();
+    warnings.append(&mut docs.warnings);
+    warnings.append(&mut out.warnings);
+    out.warnings = warnings;
+    stamp.end(columns.is_empty(), &mut out);
+    columns.finish_rows_without_requests();
+    Ok(Some(IngestedColumns {
+        format,
+        columns,
+        warnings: out.warnings,
+        mapping: out.mapping,
+        note: out.note,
+    }))
 }
 
 #[cfg(test)]

@@ -24,6 +24,7 @@ pub use dim::{format_number, natural_cmp, Dim, DimKey, DimKind, DimValue};
 pub use gaps::{BadExponent, Gaps, GapsIter, GapsParts};
 pub use metric::{Direction, LatencyMetric, MetricKey, Percentile, Stat};
 pub use metrics::Metrics;
+pub(crate) use record::parse_number;
 pub use record::{BorrowedDim, Record, RequestDetail, SetDimError};
 pub(crate) use store::Column as IndexColumn;
 pub use store::{

@@ -381,3 +381,174 @@ fn mutated_rows_after_the_sample_read_the_same_either_way() {
     });
     assert!(same("keys.csv", t.as_bytes()));
 }
+
+/// benchlens's canonical header, as `convert --to csv` writes it (source and format included).
+const CANONICAL: &str = "source,format,model,engine,gpu,batch_size,request_rate,tag.node,\
+mean_ttft_ms,p99_ttft_ms,mean_itl_ms,output_throughput,extra.queue";
+
+fn canonical_cell(r: usize, c: usize) -> String {
+    match c {
+        0 => "old.json".into(),
+        1 => "vllm_serving".into(),
+        2 => format!("llama-{}", r % 3),
+        3 => ["vllm", "sglang"][r % 2].to_string(),
+        4 => ["H100", "A100", "8xH100"][r % 3].to_string(),
+        5 => (1 << (r % 6)).to_string(),
+        6 => ["1", "4", "inf", "0.5"][r % 4].to_string(),
+        7 => format!("n{}", r % 2),
+        8 => format!("{}.{}", 40 + r % 17, r % 10),
+        9 => format!("{}.{}", 90 + r % 17, r % 10),
+        10 => format!("0.00{}", r % 9 + 1),
+        11 => format!("{}", 1500 + r),
+        _ => format!("{}", r % 4),
+    }
+}
+
+#[test]
+fn canonical_csv_reads_into_columns_as_the_canonical_reader_reads_it() {
+    // Plain, and with quotes, CRLF, a cell of spaces: into columns.
+    let plain = table(CANONICAL, 500, canonical_cell);
+    assert!(same("canonical.csv", plain.as_bytes()));
+    let quoted = table(CANONICAL, 200, |r, c| format!("\"{}\"", canonical_cell(r, c)));
+    assert!(same("canonical-quoted.csv", quoted.as_bytes()));
+    assert!(same(
+        "canonical-crlf.csv",
+        plain.replace('\n', "\r\n").as_bytes()
+    ));
+    // Cells a generic table would read otherwise: kept as the canonical reader keeps them
+    // (placeholders as text, `8xH100` as a GPU name, padded cells trimmed, NaN and inf
+    // metrics, a row with no metric kept).
+    for odd in [
+        "none", "-", "n/a", " padded ", "8xH100", "NaN", "inf", "-inf", "1e3", "",
+    ] {
+        let t = table(CANONICAL, 40, |r, c| {
+            if r == 17 && (c == 2 || c == 4 || c == 8 || c == 12) {
+                odd.to_string()
+            } else if r == 23 && c >= 8 {
+                String::new()
+            } else {
+                canonical_cell(r, c)
+            }
+        });
+        assert!(same(&format!("canonical-odd-{odd}.csv"), t.as_bytes()), "{odd:?}");
+    }
+    // Cells the canonical reader warns about, an `inferred` column with values, ragged rows,
+    // unknown and doubled columns: the row way, the same.
+    for odd in ["abc", "12 ms", "1.5x"] {
+        for col in [5, 6, 8] {
+            let t = table(CANONICAL, 30, |r, c| {
+                if r == 9 && c == col {
+                    odd.to_string()
+                } else {
+                    canonical_cell(r, c)
+                }
+            });
+            same(&format!("canonical-bad-{odd}-{col}.csv"), t.as_bytes());
+        }
+    }
+    let inferred = table(&format!("{CANONICAL},inferred"), 30, |r, c| {
+        if c == 13 {
+            if r == 5 {
+                "gpu=file name".into()
+            } else {
+                String::new()
+            }
+        } else {
+            canonical_cell(r, c)
+        }
+    });
+    same("canonical-inferred.csv", inferred.as_bytes());
+    let empty_inferred = table(&format!("{CANONICAL},inferred"), 30, |r, c| {
+        if c == 13 {
+            String::new()
+        } else {
+            canonical_cell(r, c)
+        }
+    });
+    assert!(same("canonical-inferred-empty.csv", empty_inferred.as_bytes()));
+    let mut ragged = format!("{CANONICAL}\n");
+    for r in 0..40 {
+        let mut cells: Vec<String> = (0..13).map(|c| canonical_cell(r, c)).collect();
+        if r % 7 == 3 {
+            cells.truncate(10);
+        }
+        ragged.push_str(&cells.join(","));
+        ragged.push('\n');
+    }
+    same("canonical-ragged.csv", ragged.as_bytes());
+    let unknown = table(&format!("{CANONICAL},mean_ttft_ms"), 20, |r, c| {
+        canonical_cell(r, c % 13)
+    });
+    same("canonical-doubled.csv", unknown.as_bytes());
+    // An unknown column: still a canonical file only when every column is known, so this
+    // is a generic table; read the same either way all the same.
+    same(
+        "canonical-unknown.csv",
+        table(&format!("{CANONICAL},whatever"), 20, |r, c| canonical_cell(r, c % 13)).as_bytes(),
+    );
+    // Only a header.
+    same("canonical-header.csv", format!("{CANONICAL}\n").as_bytes());
+}
+
+/// `n` SGLang-style JSON lines; `odd(i)` may replace line `i`.
+fn json_lines(n: usize, odd: impl Fn(usize) -> Option<String>) -> String {
+    let mut s = String::new();
+    for i in 0..n {
+        if let Some(line) = odd(i) {
+            s.push_str(&line);
+        } else {
+            s.push_str(&format!(
+                "{{\"backend\": \"{}\", \"dataset_name\": \"random\", \"request_rate\": {}, \
+                 \"max_concurrency\": {}, \"random_input_len\": 1024, \"random_output_len\": 128, \
+                 \"completed\": 500, \"request_throughput\": {}.25, \"mean_ttft_ms\": {}.5, \
+                 \"p99_ttft_ms\": {}.75}}",
+                ["sglang", "vllm"][i % 2],
+                i % 9 + 1,
+                1 << (i % 7),
+                7 + i % 13,
+                40 + i % 17,
+                90 + i % 17,
+            ));
+        }
+        s.push('\n');
+    }
+    s
+}
+
+#[test]
+fn json_lines_past_a_batch_read_into_columns_as_the_row_reader_reads_them() {
+    // Fewer lines than a batch: the row way, the same.
+    assert!(!same("few.jsonl", json_lines(1024, |_| None).as_bytes()));
+    // More: into columns, a batch at a time, at and across the batch's edges.
+    for n in [1025, 2048, 3001] {
+        assert!(same(&format!("runs-{n}.jsonl"), json_lines(n, |_| None).as_bytes()));
+    }
+    // Keys that first appear late (a metric, a tag-like field, a dimension), bare
+    // Infinity/NaN, a broken line (skipped with a warning naming it), a list on one line,
+    // per-request arrays, blank lines.
+    let odd = json_lines(2600, |i| match i {
+        1500 => Some("{\"backend\": \"sglang\", \"request_rate\": Infinity, \"completed\": 3, \
+                       \"mean_e2e_latency_ms\": 12.5, \"accept_length\": NaN, \"mean_ttft_ms\": 1}"
+            .into()),
+        1700 => Some("{\"backend\": \"sglang\", \"request_rate\": 2, broken".into()),
+        1800 => Some(String::new()),
+        2100 => Some(
+            "[{\"backend\": \"sglang\", \"random_input_len\": 7, \"mean_ttft_ms\": 3}, \
+             {\"backend\": \"sglang\", \"random_input_len\": 8, \"mean_ttft_ms\": 4}]"
+                .into(),
+        ),
+        2200 => Some(
+            "{\"backend\": \"vllm\", \"model_id\": \"m\", \"request_rate\": 4, \
+             \"completed\": 3, \"mean_ttft_ms\": 5, \"ttfts\": [0.1, 0.2, 0.3], \
+             \"input_lens\": [10, 11, 12], \"output_lens\": [4, 5, 6]}"
+                .into(),
+        ),
+        _ => None,
+    });
+    assert!(same("odd.jsonl", odd.as_bytes()));
+    // A file whose first line is broken: the same error or the same warnings either way.
+    let first_broken = json_lines(1500, |i| (i == 0).then(|| "{\"backend\": ".into()));
+    same("first-broken.jsonl", first_broken.as_bytes());
+    // Not one JSON document: the same error either way.
+    same("none.jsonl", b"{ nope\n{ nope\n");
+}

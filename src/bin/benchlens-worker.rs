@@ -199,15 +199,9 @@ mod worker {
             Ok(self.range(0.0, self.len)?.to_vec())
         }
 
-        /// Whether the file's first 4 KiB start a JSON object (`{` after a byte-order mark
-        /// and whitespace, or only whitespace so far), as the command line judges it.
+        /// Whether the file's first 4 KiB start a JSON object ([`ingest::starts_an_object`]).
         fn starts_an_object(&self) -> std::io::Result<bool> {
-            let head = self.range(0.0, 4096.0)?.to_vec();
-            let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&head);
-            Ok(head
-                .iter()
-                .find(|b| !b.is_ascii_whitespace())
-                .is_none_or(|b| *b == b'{'))
+            Ok(ingest::starts_an_object(&self.range(0.0, 4096.0)?.to_vec()))
         }
     }
 

@@ -109,12 +109,7 @@ fn starts_an_object(file: &mut std::fs::File) -> std::io::Result<bool> {
         }
     }
     file.rewind()?;
-    let head = &head[..got];
-    let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
-    Ok(head
-        .iter()
-        .find(|b| !b.is_ascii_whitespace())
-        .is_none_or(|b| *b == b'{'))
+    Ok(ingest::starts_an_object(&head[..got]))
 }
 
 /// Reads and ingests one result file (`-` is stdin), into columns where its reader can. A large

@@ -102,84 +102,140 @@ pub(crate) fn rewrite_non_finite(text: &str) -> Cow<'_, str> {
     }
 }
 
+/// Whether `text` is JSON to parse (its first non-blank byte opens an object or a list).
+pub(crate) fn looks_json(text: &str) -> bool {
+    matches!(text.trim_start().as_bytes().first(), Some(b'{' | b'['))
+}
+
 /// Parses every JSON document in `text` (one, or several: JSON Lines / concatenated).
 /// A bad document after good ones is skipped with a warning naming its line; the reader then
 /// resumes at the next line that starts with `{` or `[`. `base_line` is the line of `text`'s
 /// first line in the file.
 pub(crate) fn parse_docs(source: &str, text: &str, base_line: usize) -> Result<Docs, IngestError> {
-    let cleaned = rewrite_non_finite(text);
-    let bytes = cleaned.as_bytes();
+    let mut stream = DocStream::new(source, text, base_line);
     let mut docs = Docs {
         values: Vec::new(),
         arrays: Vec::new(),
         warnings: Vec::new(),
     };
-    let mut pos = 0usize;
-    let mut line = base_line; // line number at `pos`
-    let mut first_error: Option<IngestError> = None;
-    loop {
-        // Skip whitespace, counting lines.
-        while pos < bytes.len() && bytes[pos].is_ascii_whitespace() {
-            if bytes[pos] == b'\n' {
-                line += 1;
-            }
-            pos += 1;
-        }
-        if pos >= bytes.len() {
-            break;
-        }
-        let mut stream = serde_json::Deserializer::from_slice(&bytes[pos..]).into_iter::<Doc>();
-        match stream.next() {
-            Some(Ok(doc)) => {
-                let end = pos + stream.byte_offset();
-                docs.values.push((line, doc.value));
-                docs.arrays.push(doc.arrays);
-                line += memchr::memchr_iter(b'\n', &bytes[pos..end]).count();
-                pos = end;
-            }
-            Some(Err(e)) => {
-                let err_line = line + e.line().saturating_sub(1);
-                let message = e.to_string();
-                let message = match message.rfind(" at line ") {
-                    Some(i) => message[..i].to_string(),
-                    None => message,
-                };
-                if docs.values.is_empty() && first_error.is_none() {
-                    first_error = Some(IngestError::Json {
-                        file: source.to_string(),
-                        line: err_line,
-                        column: e.column(),
-                        message: message.clone(),
-                    });
-                }
-                let detail = if err_line == line {
-                    format!("{message} at column {}", e.column())
-                } else {
-                    format!("{message} at line {err_line}, column {}", e.column())
-                };
-                docs.warnings.push(Warning::line(
-                    line,
-                    format!("invalid JSON ({detail}), skipped to the next document"),
-                ));
-                // Resume at the next line starting with '{' or '['.
-                let next = next_doc_start(bytes, pos + 1);
-                match next {
-                    Some(n) => {
-                        line += memchr::memchr_iter(b'\n', &bytes[pos..n]).count();
-                        pos = n;
-                    }
-                    None => break,
-                }
-            }
-            None => break,
-        }
+    while let Some((line, doc)) = stream.next_doc() {
+        docs.values.push((line, doc.value));
+        docs.arrays.push(doc.arrays);
     }
     if docs.values.is_empty() {
-        return Err(first_error.unwrap_or_else(|| IngestError::Empty {
-            file: source.to_string(),
-        }));
+        return Err(stream.error());
     }
+    docs.warnings = stream.warnings;
     Ok(docs)
+}
+
+/// The JSON documents of a text parsed one at a time, as [`parse_docs`] parses them all: so a
+/// file of a million JSON lines is read a batch of documents at a time, never held parsed whole.
+pub(crate) struct DocStream<'t> {
+    source: &'t str,
+    text: Cow<'t, str>,
+    /// Where the next document (or the whitespace before it) starts.
+    pos: usize,
+    /// The 1-based line at `pos`.
+    line: usize,
+    /// Documents given so far.
+    given: usize,
+    /// The parse error of the first document, when none parsed before it.
+    first_error: Option<IngestError>,
+    /// Documents skipped, with their lines.
+    pub warnings: Vec<Warning>,
+}
+
+impl<'t> DocStream<'t> {
+    /// The documents of `text` (of the file `source`), whose first line is line `base_line`.
+    pub(crate) fn new(source: &'t str, text: &'t str, base_line: usize) -> DocStream<'t> {
+        DocStream {
+            source,
+            text: rewrite_non_finite(text),
+            pos: 0,
+            line: base_line,
+            given: 0,
+            first_error: None,
+            warnings: Vec::new(),
+        }
+    }
+
+    /// The next document with the line it starts on; `None` at the end of the text.
+    pub(crate) fn next_doc(&mut self) -> Option<(usize, Doc)> {
+        let bytes = self.text.as_bytes();
+        loop {
+            // Skip whitespace, counting lines.
+            while self.pos < bytes.len() && bytes[self.pos].is_ascii_whitespace() {
+                if bytes[self.pos] == b'\n' {
+                    self.line += 1;
+                }
+                self.pos += 1;
+            }
+            if self.pos >= bytes.len() {
+                return None;
+            }
+            let pos = self.pos;
+            let mut stream = serde_json::Deserializer::from_slice(&bytes[pos..]).into_iter::<Doc>();
+            match stream.next() {
+                Some(Ok(doc)) => {
+                    let end = pos + stream.byte_offset();
+                    let line = self.line;
+                    self.line += memchr::memchr_iter(b'\n', &bytes[pos..end]).count();
+                    self.pos = end;
+                    self.given += 1;
+                    return Some((line, doc));
+                }
+                Some(Err(e)) => {
+                    let line = self.line;
+                    let err_line = line + e.line().saturating_sub(1);
+                    let message = e.to_string();
+                    let message = match message.rfind(" at line ") {
+                        Some(i) => message[..i].to_string(),
+                        None => message,
+                    };
+                    if self.given == 0 && self.first_error.is_none() {
+                        self.first_error = Some(IngestError::Json {
+                            file: self.source.to_string(),
+                            line: err_line,
+                            column: e.column(),
+                            message: message.clone(),
+                        });
+                    }
+                    let detail = if err_line == line {
+                        format!("{message} at column {}", e.column())
+                    } else {
+                        format!("{message} at line {err_line}, column {}", e.column())
+                    };
+                    self.warnings.push(Warning::line(
+                        line,
+                        format!("invalid JSON ({detail}), skipped to the next document"),
+                    ));
+                    // Resume at the next line starting with '{' or '['.
+                    match next_doc_start(bytes, pos + 1) {
+                        Some(n) => {
+                            self.line += memchr::memchr_iter(b'\n', &bytes[pos..n]).count();
+                            self.pos = n;
+                        }
+                        None => {
+                            self.pos = bytes.len();
+                            return None;
+                        }
+                    }
+                }
+                None => {
+                    self.pos = bytes.len();
+                    return None;
+                }
+            }
+        }
+    }
+
+    /// Why the text gave no document: its first parse error, or that it is empty.
+    pub(crate) fn error(self) -> IngestError {
+        self.first_error.unwrap_or_else(|| IngestError::Empty {
+            file: self.source.to_string(),
+        })
+    }
 }
 
 fn next_doc_start(bytes: &[u8], from: usize) -> Option<usize> {
@@ -238,8 +294,7 @@ pub(crate) fn fenced_docs(source: &str, text: &str) -> Option<Docs> {
 /// Adds a fence body's documents to `all` when the body is JSON (starts with `{`/`[` and
 /// parses); whether it did.
 fn absorb_fence(all: &mut Docs, source: &str, body: &str, body_line: usize) -> bool {
-    let t = body.trim_start();
-    if !(t.starts_with('{') || t.starts_with('[')) {
+    if !looks_json(body) {
         return false;
     }
     let Ok(d) = parse_docs(source, body, body_line) else {
@@ -365,7 +420,12 @@ fn canonical_record_keys(o: &Map<String, Value>) -> bool {
 
 /// What format the parsed documents are, and the evidence.
 pub(crate) fn classify(docs: &Docs) -> Option<(Format, String)> {
-    for (_, v) in docs.values.iter().take(8) {
+    classify_values(&docs.values)
+}
+
+/// [`classify`] of the documents `values` (with their lines): the first eight decide.
+pub(crate) fn classify_values(values: &[(usize, Value)]) -> Option<(Format, String)> {
+    for (_, v) in values.iter().take(8) {
         let found = match v {
             Value::Object(o) => classify_object(v, o),
             Value::Array(items) => items.iter().take(8).find_map(|item| {
@@ -403,6 +463,19 @@ pub(crate) fn read_docs(
         return Ok(());
     }
     let many = docs.values.len() > 1;
+    read_docs_of_many(source, format, docs, many, out)
+}
+
+/// [`read_docs`] for a format read a document at a time (any but [`Format::AiperfRecords`]),
+/// of a batch of a file's documents: `many` when the file has more than one (each warning then
+/// names its document's line).
+pub(crate) fn read_docs_of_many(
+    source: &str,
+    format: Format,
+    docs: Docs,
+    many: bool,
+    out: &mut Ingested,
+) -> Result<(), IngestError> {
     let arrays = docs
         .arrays
         .into_iter()

@@ -121,6 +121,15 @@ impl DimData {
         }
     }
 
+    /// Appends a row without a value.
+    pub fn push_none(&mut self) {
+        match self {
+            DimData::Text(c) => c.push(None),
+            DimData::Count(c) => c.push(None),
+            DimData::Real(c) => c.push(None),
+        }
+    }
+
     /// Room for `n` more rows.
     pub fn reserve(&mut self, n: usize) {
         match self {
@@ -236,6 +245,48 @@ impl Columns {
             c.push_record(r);
         }
         c
+    }
+
+    /// Appends `records`, adding a column (empty on the rows before) for each dimension or
+    /// metric they bring that has none yet: so a reader can hand its records on a batch at a
+    /// time and drop them, never holding a file's records whole. The columns come out as
+    /// [`from_records`](Columns::from_records) of all the records would make them.
+    pub fn extend_records(&mut self, records: &[Record]) {
+        for r in records {
+            for d in Dim::ALL {
+                if r.has_known(*d) {
+                    self.ensure_dim(DimKey::Known(*d));
+                }
+            }
+            for k in r.tags.keys() {
+                if !self.dims.iter().any(|c| matches!(&c.key, DimKey::Tag(t) if t == k)) {
+                    self.ensure_dim(DimKey::Tag(k.clone()));
+                }
+            }
+            for k in r.metrics.keys() {
+                if let Err(at) = self.metrics.binary_search_by(|c| c.key.cmp(k)) {
+                    let mut col = MetricColumn::new(k.clone());
+                    col.reserve(self.len);
+                    for _ in 0..self.len {
+                        col.push(None);
+                    }
+                    self.metrics.insert(at, col);
+                }
+            }
+            self.push_record(r);
+        }
+    }
+
+    /// A column for dimension `key`, empty on the rows so far, unless it has one.
+    fn ensure_dim(&mut self, key: DimKey) {
+        if let Err(at) = self.dims.binary_search_by(|c| c.key.cmp(&key)) {
+            let mut data = DimData::for_key(&key);
+            data.reserve(self.len);
+            for _ in 0..self.len {
+                data.push_none();
+            }
+            self.dims.insert(at, DimColumn { key, data });
+        }
     }
 
     /// Appends a record whose every dimension and metric has a column.

@@ -146,7 +146,7 @@ fn count_from(dim: Dim, v: f64) -> Result<u64, SetDimError> {
 }
 
 /// Parses a number as written in a dimension cell: `inf`, `Infinity`, `1,024`, `8`.
-fn parse_number(text: &str) -> Option<f64> {
+pub(crate) fn parse_number(text: &str) -> Option<f64> {
     let t = text.trim();
     match t.to_ascii_lowercase().as_str() {
         "inf" | "+inf" | "infinity" | "+infinity" => return Some(f64::INFINITY),

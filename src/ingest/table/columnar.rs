@@ -6,6 +6,12 @@
 //! column, a cell the row reader would warn about or convert (units, `8xH100`). So a file read
 //! either way gives the same records, warnings and mapping.
 //!
+//! Canonical CSV (benchlens's own column names, as `convert --to csv` writes them) takes the same
+//! path under the canonical reader's rules ([`Rules::Canonical`]): each column is the field it
+//! names, cells are trimmed and kept as written (no units, no placeholders), a row measuring
+//! nothing is kept, and `inferred` cells, ragged rows or a cell the canonical reader would warn
+//! about send the file to that reader, so either way gives the same records and warnings.
+//!
 //! Text without quotes, past the sampled rows, is read a row at a time in one pass over its
 //! bytes ([`FastRows`]: cells split and read together, a dimension cell seen before appended by
 //! its dictionary code), falling back to the general split-then-read way for any row that pass
@@ -19,7 +25,8 @@ use super::{auto_mapping, note_scales, push_mapping, ColumnMapping, Table};
 use crate::ingest::text::snake;
 use crate::ingest::{Format, Ingested, IngestedColumns, Warning};
 use crate::model::columns::{Columns, DimData, TextColumn};
-use crate::model::{Dim, DimKey, DimKind, MetricKey};
+use crate::model::canonical::parse_number_text;
+use crate::model::{parse_number, Dim, DimKey, DimKind, MetricKey};
 
 /// Tables at least this wide are read the row way: a column costs a few allocations here,
 /// which two rows of 100,000 columns do not repay.
@@ -40,6 +47,19 @@ enum Slot {
     Count(usize),
     /// A real-valued dimension column.
     Real(usize),
+    /// A column whose cells this path does not read (canonical `inferred`): any value in it
+    /// sends the file to the row reader.
+    Refuse,
+}
+
+/// Whose rules a table is read by.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Rules {
+    /// A generic table: columns mapped by name and unit hints ([`auto_mapping`]), placeholders
+    /// (`-`, `n/a`) read as no value, rows measuring nothing skipped with a warning.
+    Table,
+    /// benchlens's canonical CSV: as `model::canonical::from_csv` reads it.
+    Canonical,
 }
 
 /// One parsed cell, held until the row is known to measure something (text is read again
@@ -70,9 +90,10 @@ const MAX_COUNT: f64 = 9.007_199_254_740_992e15;
 
 /// The columns and the slot of each source column, or `None` when the mapping needs the row
 /// reader.
-fn plan(mapping: &[ColumnMapping]) -> Option<(Columns, Vec<Slot>)> {
+fn plan(mapping: &[ColumnMapping], rules: Rules) -> Option<(Columns, Vec<Slot>)> {
     enum Target {
         Skip,
+        Refuse,
         Metric(MetricKey, f64),
         Dim(DimKey),
     }
@@ -85,6 +106,20 @@ fn plan(mapping: &[ColumnMapping]) -> Option<(Columns, Vec<Slot>)> {
             targets.push(Target::Skip);
             continue;
         };
+        if rules == Rules::Canonical {
+            // The file and format are stamped over whatever a canonical file says.
+            match DimKey::from_name(target) {
+                Some(DimKey::Known(Dim::Source | Dim::Format)) => {
+                    targets.push(Target::Skip);
+                    continue;
+                }
+                None if target == "inferred" => {
+                    targets.push(Target::Refuse);
+                    continue;
+                }
+                _ => {}
+            }
+        }
         if let Some(key) = MetricKey::from_name(target) {
             targets.push(Target::Metric(key, m.scale));
             continue;
@@ -99,7 +134,7 @@ fn plan(mapping: &[ColumnMapping]) -> Option<(Columns, Vec<Slot>)> {
     let mut metrics: Vec<MetricKey> = Vec::new();
     for t in &targets {
         match t {
-            Target::Skip => {}
+            Target::Skip | Target::Refuse => {}
             Target::Metric(k, _) => metrics.push(k.clone()),
             Target::Dim(k) => dims.push(k.clone()),
         }
@@ -114,6 +149,7 @@ fn plan(mapping: &[ColumnMapping]) -> Option<(Columns, Vec<Slot>)> {
         .iter()
         .map(|t| match t {
             Target::Skip => Some(Slot::Skip),
+            Target::Refuse => Some(Slot::Refuse),
             Target::Metric(k, scale) => Some(Slot::Metric(columns.metric_position(k)?, *scale)),
             Target::Dim(k) => {
                 let at = columns.dim_position(k)?;
@@ -143,6 +179,7 @@ struct Appender<'s> {
     unstamped: usize,
     source: &'s str,
     format: &'static str,
+    rules: Rules,
 }
 
 /// The row reader would do something this path does not: warn about a cell or convert it.
@@ -173,6 +210,35 @@ fn text_column(columns: &mut Columns, at: usize) -> Option<&mut TextColumn> {
     }
 }
 
+/// One cell read as `model::canonical::from_csv` reads it: trimmed, empty for no value, numbers
+/// as [`parse_number_text`] (metrics) and [`parse_number`] (dimensions) read them; `Err` where
+/// that reader would warn (a cell that is not a number, a count that is not whole) or read
+/// what this path does not (an `inferred` cell).
+#[inline]
+fn canonical_cell(slot: Slot, cell: &str) -> Result<Val, GiveUp> {
+    if let (Slot::Metric(..) | Slot::Real(_), Some(v)) = (slot, plain_decimal(cell)) {
+        return Ok(Val::Num(v));
+    }
+    let t = cell.trim();
+    if t.is_empty() {
+        return Ok(Val::None);
+    }
+    Ok(match slot {
+        Slot::Skip => Val::None,
+        Slot::Refuse => return Err(GiveUp),
+        Slot::Metric(..) => Val::Num(parse_number_text(t).ok_or(GiveUp)?),
+        Slot::Text(_) | Slot::Gpu(_) => Val::Text,
+        Slot::Real(_) => Val::Num(parse_number(t).ok_or(GiveUp)?),
+        Slot::Count(_) => {
+            let v = parse_number(t).ok_or(GiveUp)?;
+            if !(v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v <= MAX_COUNT) {
+                return Err(GiveUp);
+            }
+            Val::Count(v as u64)
+        }
+    })
+}
+
 impl Appender<'_> {
     /// Parses one row's cells; `Ok(false)` when it measured nothing.
     #[inline]
@@ -184,8 +250,14 @@ impl Appender<'_> {
                 self.vals.push(Val::None);
                 continue;
             };
+            if self.rules == Rules::Canonical {
+                let v = canonical_cell(*slot, cell)?;
+                measured |= matches!((slot, v), (Slot::Metric(..), Val::Num(_)));
+                self.vals.push(v);
+                continue;
+            }
             let v = match *slot {
-                Slot::Skip => Val::None,
+                Slot::Skip | Slot::Refuse => Val::None,
                 Slot::Metric(_, scale) => {
                     let v = match plain_decimal(cell) {
                         Some(v) => Some(v),
@@ -246,7 +318,7 @@ impl Appender<'_> {
     fn commit<C: Cells + ?Sized>(&mut self, cells: &C) {
         for (i, (slot, v)) in self.slots.iter().zip(&self.vals).enumerate() {
             match (*slot, *v) {
-                (Slot::Skip, _) => {}
+                (Slot::Skip | Slot::Refuse, _) => {}
                 (Slot::Metric(at, _), v) => {
                     if let Some(c) = self.columns.metrics_mut().get_mut(at) {
                         c.push(match v {
@@ -256,8 +328,9 @@ impl Appender<'_> {
                     }
                 }
                 (Slot::Text(at) | Slot::Gpu(at), v) => {
-                    let text = match v {
-                        Val::Text => cells.cell(i).and_then(text_of),
+                    let text = match (v, self.rules) {
+                        (Val::Text, Rules::Table) => cells.cell(i).and_then(text_of),
+                        (Val::Text, Rules::Canonical) => cells.cell(i).map(str::trim),
                         _ => None,
                     };
                     if let Some(c) = text_column(&mut self.columns, at) {
@@ -319,7 +392,7 @@ impl Appender<'_> {
         cells: &C,
         warnings: &mut Vec<Warning>,
     ) -> Result<(), GiveUp> {
-        if self.parse(cells)? {
+        if self.parse(cells)? || self.rules == Rules::Canonical {
             self.commit(cells);
         } else {
             let at = if line > 0 {
@@ -462,7 +535,7 @@ impl FastRows {
                     Slot::Text(_) | Slot::Gpu(_) | Slot::Count(_) | Slot::Real(_) => {
                         Some(KeyCache::new())
                     }
-                    Slot::Skip | Slot::Metric(..) => None,
+                    Slot::Skip | Slot::Refuse | Slot::Metric(..) => None,
                 })
                 .collect(),
         }
@@ -530,7 +603,7 @@ impl FastRows {
                         _ => return None,
                     }
                 }
-                Slot::Text(_) | Slot::Gpu(_) | Slot::Skip => {
+                Slot::Text(_) | Slot::Gpu(_) | Slot::Skip | Slot::Refuse => {
                     let start = at;
                     while let Some(&c) = b.get(at) {
                         if c == self.delimiter || c == b'\n' || c == b'\r' || c == b'"' {
@@ -538,7 +611,10 @@ impl FastRows {
                         }
                         at += 1;
                     }
-                    if matches!(slot, Slot::Skip) || at == start {
+                    if matches!(slot, Slot::Refuse) && at != start {
+                        return None;
+                    }
+                    if matches!(slot, Slot::Skip | Slot::Refuse) || at == start {
                         Fast::None
                     } else {
                         match cache.as_mut().and_then(|c| c.get(cell_key(b, start, at))) {
@@ -546,7 +622,9 @@ impl FastRows {
                             None => {
                                 let cell = text.get(start..at)?;
                                 if !plain_text(cell)
-                                    || (matches!(slot, Slot::Gpu(_)) && gpu_with_count(cell))
+                                    || (matches!(slot, Slot::Gpu(_))
+                                        && app.rules == Rules::Table
+                                        && gpu_with_count(cell))
                                 {
                                     return None;
                                 }
@@ -588,7 +666,7 @@ impl FastRows {
         let columns = &mut app.columns;
         for ((slot, cell), cache) in app.slots.iter().zip(&self.cells).zip(&mut self.caches) {
             match (*slot, *cell) {
-                (Slot::Skip, _) => {}
+                (Slot::Skip | Slot::Refuse, _) => {}
                 (Slot::Metric(at, _), v) => {
                     if let Some(c) = columns.metrics_mut().get_mut(at) {
                         c.push(match v {
@@ -668,7 +746,7 @@ fn read_plain(
     text: &str,
     newlines: usize,
     delimiter: u8,
-    format: &'static str,
+    rules: Rules,
     mut out: Ingested,
 ) -> Plain {
     let quoted = |t: &str| memchr::memchr(b'"', t.as_bytes()).is_some();
@@ -687,7 +765,7 @@ fn read_plain(
     if quoted(text.get(..text.len() - rows.rest.len()).unwrap_or(text)) {
         return Plain::Quoted;
     }
-    let Some(mut app) = start(&t, newlines, source, format, &mut out) else {
+    let Some(mut app) = start(&t, newlines, source, rules, &mut out) else {
         return stop();
     };
     let mut fast = (width == app.slots.len()).then(|| FastRows::new(&app.slots, delimiter));
@@ -722,30 +800,62 @@ fn read_plain(
     Plain::Read(Box::new(finish(app, out)))
 }
 
-/// Reads a generic CSV/TSV (already decoded; `warnings` are the decoding's) into columns, or
+/// Reads a generic CSV/TSV (`format` [`Format::GenericCsv`]) or benchlens's canonical CSV
+/// ([`Format::CanonicalCsv`]), already decoded (`warnings` are the decoding's), into columns, or
 /// `None` when it needs the row reader (see the [module](self) docs). `newlines` is the
 /// text's count of `\n` bytes when detection made it (counted here otherwise): the columns
 /// make room for that many rows up front.
 pub(crate) fn read_csv_columns(
     source: &str,
+    format: Format,
     text: &str,
     newlines: Option<usize>,
     warnings: Vec<Warning>,
 ) -> Option<IngestedColumns> {
+    let rules = match format {
+        Format::GenericCsv => Rules::Table,
+        Format::CanonicalCsv => Rules::Canonical,
+        _ => return None,
+    };
     let newlines = newlines.unwrap_or_else(|| memchr::memchr_iter(b'\n', text.as_bytes()).count());
-    let mut out = Ingested::new(Format::GenericCsv);
+    let mut out = Ingested::new(format);
     out.warnings = warnings.clone();
     let header_line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
     let delimiter = csv_delimiter(header_line).unwrap_or(b',');
-    let format = Format::GenericCsv.name();
-    match read_plain(source, text, newlines, delimiter, format, out) {
-        Plain::Read(c) => return Some(*c),
-        Plain::GiveUp => return None,
+    let read = match read_plain(source, text, newlines, delimiter, rules, out) {
+        Plain::Read(c) => Some(*c),
+        Plain::GiveUp => None,
         Plain::Quoted => {
-            out = Ingested::new(Format::GenericCsv);
-            out.warnings = warnings;
+            let mut out = Ingested::new(format);
+            out.warnings = warnings.clone();
+            read_quoted(source, text, newlines, delimiter, rules, out)
         }
+    }?;
+    // The canonical reader's own warnings (unknown columns, said by `start`) are the only
+    // ones its rules allow: anything else this path noticed (a ragged row, say) is for that
+    // reader to word.
+    if rules == Rules::Canonical {
+        let unknown = read.mapping.iter().filter(|m| m.target.is_none()).count();
+        if read.warnings.len() != warnings.len() + unknown || read.columns.is_empty() {
+            return None;
+        }
+        return Some(IngestedColumns {
+            mapping: Vec::new(),
+            ..read
+        });
     }
+    Some(read)
+}
+
+/// Reads text with quotes, split by the `csv` crate.
+fn read_quoted(
+    source: &str,
+    text: &str,
+    newlines: usize,
+    delimiter: u8,
+    rules: Rules,
+    mut out: Ingested,
+) -> Option<IngestedColumns> {
     let mut rdr = csv_reader(text, delimiter);
     let mut rec = csv::StringRecord::new();
     let (t, width, mut ragged) = sample_rows(source, &mut out.warnings, |have_header, warnings| {
@@ -753,7 +863,7 @@ pub(crate) fn read_csv_columns(
         Ok(line.map(|line| (line, rec.clone())))
     })
     .ok()?;
-    let mut app = start(&t, newlines, source, format, &mut out)?;
+    let mut app = start(&t, newlines, source, rules, &mut out)?;
     loop {
         match next_row(&mut rdr, &mut rec, source, true, &mut out.warnings) {
             Ok(Some(line)) => {
@@ -774,14 +884,17 @@ fn start<'s>(
     t: &Table,
     newlines: usize,
     source: &'s str,
-    format: &'static str,
+    rules: Rules,
     out: &mut Ingested,
 ) -> Option<Appender<'s>> {
     if t.headers.len() >= MAX_COLUMNS {
         return None;
     }
-    let mapping = auto_mapping(t);
-    let (mut columns, slots) = plan(&mapping)?;
+    let mapping = match rules {
+        Rules::Table => auto_mapping(t),
+        Rules::Canonical => canonical_mapping(t, &mut out.warnings),
+    };
+    let (mut columns, slots) = plan(&mapping, rules)?;
     columns.reserve(newlines.saturating_add(1).min(1 << 24));
     note_scales(&mapping, out);
     let stamp_at = (
@@ -795,13 +908,38 @@ fn start<'s>(
         stamp_at,
         unstamped: 0,
         source,
-        format,
+        format: out.format.name(),
+        rules,
     };
     for (line, cells) in &t.rows {
         app.row(*line, cells, &mut out.warnings).ok()?;
     }
     out.mapping = mapping;
     Some(app)
+}
+
+/// A canonical CSV's columns: each the field it names (`inferred` as itself), with the canonical
+/// reader's warning for a column it does not know.
+fn canonical_mapping(t: &Table, warnings: &mut Vec<Warning>) -> Vec<ColumnMapping> {
+    t.headers
+        .iter()
+        .map(|h| {
+            let name = h.trim();
+            let known = name == "inferred"
+                || DimKey::from_name(name).is_some()
+                || MetricKey::from_name(name).is_some();
+            if !known {
+                warnings.push(Warning::at("line 1", format!("unknown column {name:?}, ignored")));
+            }
+            ColumnMapping {
+                column: name.to_string(),
+                target: known.then(|| name.to_string()),
+                scale: 1.0,
+                gpu: None,
+                reason: "benchlens column name".into(),
+            }
+        })
+        .collect()
 }
 
 fn finish(mut app: Appender<'_>, mut out: Ingested) -> IngestedColumns {
