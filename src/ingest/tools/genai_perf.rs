@@ -39,16 +39,21 @@ fn genai_target(name: &str) -> GenaiTarget {
     }
 }
 
+/// Sets `metric`'s statistic `stat` (`avg`, `p99`, `Value`) from `value` in `unit`; `target`
+/// is [`genai_target`] of the metric (worked out once a row, not once a cell), `here` where it
+/// stands (made only for a warning).
+#[allow(clippy::too_many_arguments)]
 fn set_genai_stat(
     r: &mut Record,
     metric: &str,
+    target: &GenaiTarget,
     stat: &str,
     value: f64,
     unit: &str,
-    here: &str,
+    here: impl FnOnce() -> String,
     out: &mut Ingested,
 ) {
-    match genai_target(metric) {
+    match target {
         GenaiTarget::Latency(f) => {
             let scale = match to_ms_factor(unit) {
                 Some(s) => s,
@@ -65,6 +70,7 @@ fn set_genai_stat(
             if scale != 1.0 {
                 crate::ingest::fields::note(out, format!("{metric}: converted from {unit} to ms"));
             }
+            let f = *f;
             match stat_name(stat) {
                 Some(s) => r.set_metric(MetricKey::Latency(f, s), value * scale),
                 None => r.set_metric(
@@ -75,18 +81,18 @@ fn set_genai_stat(
         }
         GenaiTarget::Fixed(k) => {
             if matches!(stat, "avg" | "value" | "Value") {
-                r.set_metric(k, value);
+                r.set_metric(k.clone(), value);
             }
         }
         GenaiTarget::Dim(d) => {
             if matches!(stat, "avg" | "value" | "Value") {
-                let _ = r.set_known(d, Some(DimValue::Num(value)));
+                let _ = r.set_known(*d, Some(DimValue::Num(value)));
             }
         }
         GenaiTarget::Extra(n) => {
             if n.is_empty() {
                 out.warnings
-                    .push(Warning::at(here, "metric without a name, ignored"));
+                    .push(Warning::at(here(), "metric without a name, ignored"));
                 return;
             }
             let suffix = if matches!(stat, "avg" | "value" | "Value") {
@@ -150,12 +156,15 @@ pub(crate) fn read_genai_perf(o: &Map<String, Value>, at: &str, out: &mut Ingest
             continue;
         }
         let unit = m.get("unit").and_then(Value::as_str).unwrap_or("");
+        let target = genai_target(k);
         for (stat, sv) in m {
             if stat == "unit" {
                 continue;
             }
             match number_from_json(sv) {
-                Some(x) => set_genai_stat(&mut r, k, stat, x, unit, &place(&here, stat), out),
+                Some(x) => {
+                    set_genai_stat(&mut r, k, &target, stat, x, unit, || place(&here, stat), out)
+                }
                 None if sv.is_null() => {}
                 None => out
                     .warnings
@@ -195,6 +204,7 @@ pub(crate) fn read_genai_csv(text: &str, out: &mut Ingested) {
             Some(p) => (name[..p].trim(), name[p + 1..].trim_end_matches(')').trim()),
             None => (name.as_str(), ""),
         };
+        let target = genai_target(metric);
         for (j, cell) in cells.iter().enumerate().skip(1) {
             let Some(stat) = header.get(j) else {
                 out.warnings.push(Warning::line(
@@ -204,7 +214,7 @@ pub(crate) fn read_genai_csv(text: &str, out: &mut Ingested) {
                 break;
             };
             if let Some((v, _)) = parse_quantity(cell) {
-                set_genai_stat(&mut r, metric, stat, v, unit, &format!("line {n}"), out);
+                set_genai_stat(&mut r, metric, &target, stat, v, unit, || format!("line {n}"), out);
             }
         }
     }
@@ -216,6 +226,11 @@ pub(crate) fn read_genai_csv(text: &str, out: &mut Ingested) {
 }
 
 fn split_csv_line(line: &str) -> Vec<String> {
+    // Most lines hold no quote: split them here rather than start a CSV reader (and its
+    // buffer) for each of them.
+    if memchr::memchr(b'"', line.as_bytes()).is_none() {
+        return line.split(',').map(|c| c.trim().to_string()).collect();
+    }
     let mut rdr = csv::ReaderBuilder::new()
         .has_headers(false)
         .flexible(true)
