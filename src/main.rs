@@ -3,8 +3,8 @@
 /// The native binary's allocator. Set here and not in the library, so tests, benches and crates
 /// that depend on the library keep their own choice. Against the system allocator with
 /// huge-page advice it replaced, `benchlens inspect` of a 1,000,000-row CSV took the same wall
-/// time (1.00 of it, 0.63–1.55 over nine alternating runs) and 1.04 of its CPU time (README,
-/// "Measured here").
+/// time (1.00 of it, 0.63–1.55 over nine alternating runs) and 1.04 of its CPU time
+/// (docs/design-notes.md).
 #[cfg(not(target_arch = "wasm32"))]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;

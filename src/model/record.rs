@@ -68,7 +68,7 @@ pub struct Record {
     /// column per quantity (`sent`, `in_flight`, `output_tokens`, `ttft_p50_ms`, …,
     /// `server.<name>`), each as long as `t_s`; NaN where a second has no value. Inline: boxed
     /// (`Option<Box<…>>`, 8 bytes instead of 24) a million-row read held 16 MiB less but took
-    /// 12–17 % more CPU here (README, "Measured here").
+    /// 12–17 % more CPU here (docs/design-notes.md).
     pub series: SeriesColumns,
 }
 

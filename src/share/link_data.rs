@@ -15,7 +15,7 @@ use crate::model::Record;
 ///
 /// 32,000 fits the places links are pasted: Slack truncates messages at 40,000 characters,
 /// GitHub comments hold at most 65,536, and Chromium shows at most 32 KiB of an address in its
-/// address bar (it keeps up to 2 MiB). Sources are in the README ("Links carry the data").
+/// address bar (it keeps up to 2 MiB). Sources are in docs/sharing.md.
 pub const SAFE_LINK_CHARS: usize = 32_000;
 
 /// The longest data fragment a link may carry when opened (Chromium's own address limit,
