@@ -56,6 +56,7 @@ bench: setup-test build
 	cargo bench --locked --bench wire
 	cargo bench --locked --bench timeline
 	bash scripts/bench-ingest-cli.sh
+	bash scripts/bench-shapes.sh
 	bash scripts/bench-ingest-json.sh
 	node tests/browser/bench.mjs
 	$(WASM_ENV) python3 scripts/wasm-sizes.py
