@@ -60,37 +60,63 @@ fn requests(path: &Path) -> BTreeMap<u64, (u64, f64)> {
         .collect()
 }
 
+/// The result files (not the per-request files) in `dir`, sorted.
+fn result_files(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".json"))
+        .collect();
+    names.sort();
+    names
+}
+
 #[test]
 fn four_shards_merge_to_the_single_run() {
     let dir = std::env::temp_dir().join(format!("benchlens-shards-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let (_mock, url) = spawn_mock(&["--ttft-ms", "5", "--itl-ms", "1"], "http");
-    let run = |extra: &[&str], name: &str| {
+    let run = |extra: &[&str], dir: &Path| {
         Command::new(BIN)
             .args(RUN)
-            .args([
-                "--base-url",
-                &url,
-                "--result-filename",
-                name,
-                "--result-dir",
-            ])
-            .arg(&dir)
+            .args(["--base-url", &url, "--result-dir"])
+            .arg(dir)
             .args(extra)
             .stdout(Stdio::null())
             .spawn()
             .unwrap()
     };
-    assert!(run(&[], "single.json").wait().unwrap().success());
+    assert!(run(&["--result-filename", "single.json"], &dir)
+        .wait()
+        .unwrap()
+        .success());
+    // The four shards started together, as an Indexed Job starts them, into one folder with
+    // their default names: each keeps its own files.
+    let shard_dir = dir.join("shards");
     let shards: Vec<_> = (0..4)
         .map(|i| {
             let shard = format!("{i}/4");
-            run(&["--shard", shard.as_str()], &format!("shard-{i}.json"))
+            run(&["--shard", shard.as_str()], &shard_dir)
         })
         .collect();
     for mut s in shards {
         assert!(s.wait().unwrap().success());
+    }
+    let names = result_files(&shard_dir);
+    assert_eq!(names.len(), 4, "{names:?}");
+    for i in 0..4 {
+        let name = names
+            .iter()
+            .find(|n| n.ends_with(&format!("-shard{i}of4.json")))
+            .unwrap_or_else(|| panic!("no shard {i} in {names:?}"));
+        std::fs::rename(shard_dir.join(name), dir.join(format!("shard-{i}.json"))).unwrap();
+        let rows = name.replace(".json", ".requests.jsonl");
+        std::fs::rename(
+            shard_dir.join(rows),
+            dir.join(format!("shard-{i}.requests.jsonl")),
+        )
+        .unwrap();
     }
     let out = Command::new(BIN)
         .arg("merge")
@@ -203,4 +229,70 @@ fn merge_names_what_is_missing() {
         "{err}"
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A quick run against its own mock, with `extra` options, into `dir`.
+fn quick_run(dir: &Path, extra: &[&str]) -> std::process::Child {
+    Command::new(BIN)
+        .args(["run", "--mock", "--mock-ttft-ms", "2", "--mock-itl-ms", "1"])
+        .args(["--model", "m", "--tokenizer", "words", "--num-prompts", "8"])
+        .args(["--input-len", "4", "--output-len", "2", "--no-progress"])
+        .arg("--result-dir")
+        .arg(dir)
+        .args(extra)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn succeeded(child: std::process::Child) {
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Two runs started together into one folder each keep their files, whole.
+#[test]
+fn runs_started_together_keep_their_own_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let runs: Vec<_> = (0..2).map(|_| quick_run(dir.path(), &[])).collect();
+    runs.into_iter().for_each(succeeded);
+    let names = result_files(dir.path());
+    assert_eq!(names.len(), 2, "{names:?}");
+    for name in names {
+        assert_eq!(
+            record(&dir.path().join(&name)).metrics[&MetricKey::Completed],
+            8.0
+        );
+        let rows = requests(&dir.path().join(name.replace(".json", ".requests.jsonl")));
+        assert_eq!(rows.len(), 8, "{name}");
+    }
+}
+
+/// A result file that exists is kept, the run refused before any load, unless `--overwrite`.
+#[test]
+fn an_existing_result_file_is_kept_unless_overwrite() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("r.json");
+    std::fs::write(&p, "mine").unwrap();
+    let out = quick_run(dir.path(), &["--result-filename", "r.json"])
+        .wait_with_output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("r.json exists") && err.contains("--overwrite"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&p).unwrap(), "mine");
+    assert!(!dir.path().join("r.requests.jsonl").exists());
+    succeeded(quick_run(
+        dir.path(),
+        &["--result-filename", "r.json", "--overwrite"],
+    ));
+    assert_eq!(record(&p).metrics[&MetricKey::Completed], 8.0);
 }

@@ -1,7 +1,8 @@
 //! `benchlens run`: the pipeline that turns the options into stages, drives each stage's
 //! schedule through the client, measures, prints vLLM's summary and writes the result files
 //! after every stage (so an interrupted run keeps what it measured, marked partial), and the
-//! Ctrl-C handling around it. Must not import app code.
+//! signal handling around it ([`interrupt`](super::interrupt): SIGINT, SIGTERM, SIGHUP). Must not
+//! import app code.
 //!
 //! The parts, each in its own file: [`opts`] (the command-line options), [`prepare`] (their
 //! checks), `setup` (the model probe, the prompts, the result paths), `stage` (one stage on the
@@ -19,6 +20,7 @@ use tokio::sync::watch;
 use super::body::{request_body, Sampling};
 use super::capacity::{RequestSpan, SteadyWindow};
 use super::client::{Client, Transport};
+use super::interrupt::{self, Interrupt};
 use super::measure::{compute, StageMetrics};
 use super::mock::{MockOpts, MockServer};
 use super::record::{EachRequest, FailureKind, RecordSpool, RequestRecord};
@@ -73,6 +75,8 @@ pub struct RunOutcome {
     pub partial: bool,
     /// Requests cancelled by the interrupt (in the JSON Lines only, as `cancelled`).
     pub cancelled: u64,
+    /// The signal that interrupted the run, when one did ([`run`] only).
+    pub interrupt: Option<Interrupt>,
 }
 
 impl RunOutcome {
@@ -104,30 +108,22 @@ impl RunOutcome {
     }
 }
 
-/// Longest wait of a second Ctrl-C for the partial files of the first one.
-const SECOND_INTERRUPT_WAIT: Duration = Duration::from_secs(1);
-
-/// Runs the benchmark until done or Ctrl-C. The first Ctrl-C stops sending, cancels the
-/// requests in flight (recorded as `cancelled`) and writes what was measured, marked partial,
-/// whatever the server does; a second one exits with 130 as soon as those files are written
-/// (at most [`SECOND_INTERRUPT_WAIT`] later).
+/// Runs the benchmark until done or a signal (SIGINT, SIGTERM, SIGHUP: see
+/// [`interrupt`](super::interrupt)). The first stops sending, cancels the requests in flight
+/// (recorded as `cancelled`) and writes what was measured, marked partial with the signal's
+/// name, whatever the server does; a second one exits with the signal's code as soon as those
+/// files are written (at most [`SECOND_SIGNAL_WAIT`](super::interrupt::SECOND_SIGNAL_WAIT)
+/// later).
 pub async fn run(opts: RunOpts) -> Result<RunOutcome, LoadgenError> {
     let (tx, rx) = watch::channel(false);
-    let (written_tx, mut written_rx) = watch::channel(false);
-    let ctrl_c = tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            eprintln!("interrupted: writing what was measured (Ctrl-C again to quit at once)");
-            let _ = tx.send(true);
-            if tokio::signal::ctrl_c().await.is_ok() {
-                let _ =
-                    tokio::time::timeout(SECOND_INTERRUPT_WAIT, written_rx.wait_for(|w| *w)).await;
-                std::process::exit(130);
-            }
-        }
-    });
-    let out = run_inner(opts, rx, Some(written_tx), false).await;
-    ctrl_c.abort();
-    out
+    let (written_tx, written_rx) = watch::channel(false);
+    let (listener, taken) = interrupt::listen(tx, Some(written_rx));
+    let out = run_inner(opts, rx, Some(written_tx), false, &taken).await;
+    listener.abort();
+    out.map(|mut o| {
+        o.interrupt = taken.get().copied();
+        o
+    })
 }
 
 /// The steady-state window of a stage's requests (see
@@ -146,7 +142,7 @@ pub async fn run_with_stop(
     opts: RunOpts,
     stop: watch::Receiver<bool>,
 ) -> Result<RunOutcome, LoadgenError> {
-    run_inner(opts, stop, None, true).await
+    run_inner(opts, stop, None, true, &interrupt::Taken::default()).await
 }
 
 /// [`run_with_stop`], saying on `written` when the files of an interrupted run are written.
@@ -164,6 +160,7 @@ async fn run_inner(
     mut stop: watch::Receiver<bool>,
     written: Option<watch::Sender<bool>>,
     detail_in_records: bool,
+    taken: &interrupt::Taken,
 ) -> Result<RunOutcome, LoadgenError> {
     let settled = || {
         if let Some(w) = &written {
@@ -408,7 +405,7 @@ async fn run_inner(
             opts.write_files,
             requests_file.is_none(),
         ) {
-            requests_file = Some(RequestsFile::create(rp)?);
+            requests_file = Some(RequestsFile::create(rp, opts.overwrite)?);
         }
         let tally = match lean {
             true => Some(StageTally::new(
@@ -576,6 +573,11 @@ async fn run_inner(
         );
         if let Some(s) = opts.shard {
             record.tags.insert("shard".into(), s.to_string());
+        }
+        if let Some(signal) = taken.get().filter(|_| stopped) {
+            record
+                .tags
+                .insert("interrupted_by".into(), signal.name().into());
         }
         if let Some((list, _)) = workload
             .conversations
