@@ -101,10 +101,15 @@ pub fn main() -> ExitCode {
                 Ok(run_exit_code(&outcome, fail_on_error))
             }),
             Command::Merge(args) => match crate::loadgen::merge::run_merge(&args) {
-                Ok((stages, requests)) => {
+                Ok(merged) => {
+                    for w in &merged.warnings {
+                        eprintln!("warning: {w}");
+                    }
                     crate::stdout::println(&format!(
-                        "merged {} files: {stages} stage(s), {requests} requests, into {}",
+                        "merged {} files: {} stage(s), {} requests, into {}",
                         args.files.len(),
+                        merged.stages,
+                        merged.requests,
                         args.output.display()
                     ));
                     ExitCode::SUCCESS

@@ -26,6 +26,7 @@ use super::mock::{MockOpts, MockServer};
 use super::record::{EachRequest, FailureKind, RecordSpool, RequestRecord};
 use super::report::{self, StageInfo, SummaryView};
 use super::schedule::{arrivals, ramp_arrivals, stop_requested, Arrivals, StageSize};
+use super::shard::{REQUEST_ROWS_METRIC, RUN_FINGERPRINT_TAG};
 use super::target::Target;
 use super::telemetry;
 use super::timeline;
@@ -272,6 +273,11 @@ async fn run_inner(
     });
     let conversational = workload.conversations.is_some();
 
+    // A shard's fingerprint, for `merge` to check that shards are one run.
+    let fingerprint = opts.shard.map(|_| {
+        let f = prepare::run_fingerprint(&opts, &model, &given_url, &endpoint);
+        serde_json::to_string(&f).unwrap_or_default()
+    });
     let mut tags = prep.tags.clone();
     tags.insert("server_url".into(), base_url.clone());
     tags.insert("endpoint".into(), endpoint.clone());
@@ -434,6 +440,7 @@ async fn run_inner(
         };
         // Replies are counted and rows written by the sink's worker as requests end, off the
         // tasks that measure.
+        let rows_before = requests_file.as_ref().map_or(0, RequestsFile::rows);
         let StageRun {
             records: mut reqs,
             tallied,
@@ -458,6 +465,9 @@ async fn run_inner(
         )
         .await?;
         requests_file = file;
+        let rows = requests_file
+            .as_ref()
+            .map(|f| f.rows().saturating_sub(rows_before));
         if let Some(pb) = pb {
             pb.finish_and_clear();
         }
@@ -573,6 +583,16 @@ async fn run_inner(
         );
         if let Some(s) = opts.shard {
             record.tags.insert("shard".into(), s.to_string());
+            if let Some(f) = &fingerprint {
+                record.tags.insert(RUN_FINGERPRINT_TAG.into(), f.clone());
+            }
+            if let Some(rows) = rows {
+                // How many rows the stage wrote to the per-request file: `merge` tells a file
+                // cut short by it.
+                record
+                    .metrics
+                    .insert(MetricKey::Extra(REQUEST_ROWS_METRIC.into()), rows as f64);
+            }
         }
         if let Some(signal) = taken.get().filter(|_| stopped) {
             record

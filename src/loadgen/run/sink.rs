@@ -37,6 +37,7 @@ pub(super) struct RequestsFile {
     path: PathBuf,
     out: BufWriter<File>,
     clock: FlushClock,
+    rows: u64,
 }
 
 /// Longest time a finished request's row waits in the buffer before it is written to the file.
@@ -75,12 +76,19 @@ impl RequestsFile {
             path: path.into(),
             out: BufWriter::with_capacity(1 << 16, file),
             clock: FlushClock::default(),
+            rows: 0,
         })
+    }
+
+    /// Rows written so far (over every stage).
+    pub(super) fn rows(&self) -> u64 {
+        self.rows
     }
 
     fn line(&mut self, line: &str) -> std::io::Result<()> {
         self.out.write_all(line.as_bytes())?;
         self.out.write_all(b"\n")?;
+        self.rows += 1;
         let now = Instant::now();
         self.clock.wrote(now);
         self.flush_if_due(now)
@@ -547,7 +555,8 @@ mod tests {
         let rt = tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap();
-        rt.block_on(sink.finish()).unwrap();
+        let (_, file) = rt.block_on(sink.finish()).unwrap();
+        assert_eq!(file.unwrap().rows(), 3);
     }
 
     struct Turns(Vec<Conversation>);
