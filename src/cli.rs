@@ -31,7 +31,7 @@ Exit codes: 0 success; 1 an unreadable input (convert, inspect), a regression be
 level (compare --trend), a failed or unusable run, a mock that cannot serve; 2 bad
 arguments (compare: also unreadable files, no dated results or nothing to compare;
 convert: an unwritable output; site: no explorer build or an unwritable output);
-130 an interrupted run.";
+130 an interrupted run. A run ended by SIGTERM exits 143, by SIGHUP 129.";
 
 /// `compare`'s exit codes, shown at the end of `benchlens compare --help`.
 const COMPARE_EXIT_CODES: &str = "Exit codes: 0 success (no regression); 1 a regression beyond
@@ -101,10 +101,15 @@ pub fn main() -> ExitCode {
                 Ok(run_exit_code(&outcome, fail_on_error))
             }),
             Command::Merge(args) => match crate::loadgen::merge::run_merge(&args) {
-                Ok((stages, requests)) => {
+                Ok(merged) => {
+                    for w in &merged.warnings {
+                        eprintln!("warning: {w}");
+                    }
                     crate::stdout::println(&format!(
-                        "merged {} files: {stages} stage(s), {requests} requests, into {}",
+                        "merged {} files: {} stage(s), {} requests, into {}",
                         args.files.len(),
+                        merged.stages,
+                        merged.requests,
                         args.output.display()
                     ));
                     ExitCode::SUCCESS
@@ -118,7 +123,7 @@ pub fn main() -> ExitCode {
                 without_huge_pages();
                 let outcome = crate::loadgen::sweep::sweep_until_ctrl_c(*opts).await?;
                 Ok(if outcome.interrupted {
-                    ExitCode::from(130)
+                    ExitCode::from(outcome.signal.map_or(130, |s| s.exit_code()))
                 } else if outcome.capacity.is_none() {
                     eprintln!("error: the search ended without a capacity (see --max-probes)");
                     ExitCode::FAILURE
@@ -160,11 +165,12 @@ fn run_flag_names() -> Vec<String> {
         .collect()
 }
 
-/// `run`'s exit code: 130 when interrupted, 1 when no request succeeded or more failed than
+/// `run`'s exit code: the signal's when interrupted (130 SIGINT, 143 SIGTERM, 129 SIGHUP), 1
+/// when no request succeeded or more failed than
 /// `--fail-on-error` allows (the reason goes to stderr), else 0.
 fn run_exit_code(outcome: &crate::loadgen::RunOutcome, fail_on_error: Option<f64>) -> ExitCode {
     if outcome.partial {
-        return ExitCode::from(130);
+        return ExitCode::from(outcome.interrupt.map_or(130, |s| s.exit_code()));
     }
     match outcome.failure_verdict(fail_on_error) {
         Some(why) => {

@@ -41,6 +41,7 @@ pub mod conversation;
 pub mod dataset;
 mod deadline;
 mod exchange;
+pub mod interrupt;
 pub mod measure;
 pub mod merge;
 pub mod mock;
@@ -132,6 +133,12 @@ pub enum LoadgenError {
     /// Shard files could not be merged.
     #[error("cannot merge the shards")]
     Merge(#[source] merge::MergeError),
+    /// A result file exists and `--overwrite` was not given.
+    #[error("{path} exists: not replaced (pass --overwrite to replace it, or choose another --result-filename or --result-dir)")]
+    Exists {
+        /// The file.
+        path: PathBuf,
+    },
     /// A result file could not be written.
     #[error("cannot write {path}")]
     Write {

@@ -1,6 +1,8 @@
 //! Ctrl-C against a server that accepts connections and never answers: the first SIGINT
 //! cancels what is in flight (recorded as `cancelled`, not as server errors) and writes the
 //! partial files within a second; a second SIGINT exits at once, the files already written.
+//! SIGTERM (a pod stopped) and SIGHUP (a terminal closed) do the same, with their own exit codes
+//! (143, 129) and their names in the file; a SIGKILL loses at most the last second's rows.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
 use std::io::Read;
@@ -62,9 +64,13 @@ fn spawn_run(url: &str, dir: &std::path::Path, model: bool) -> Killed {
 }
 
 fn sigint(child: &Killed) {
+    signal(child, "INT");
+}
+
+fn signal(child: &Killed, name: &str) {
     let pid = child.0.id().to_string();
     assert!(Command::new("kill")
-        .args(["-INT", &pid])
+        .args([&format!("-{name}"), &pid])
         .status()
         .unwrap()
         .success());
@@ -97,18 +103,23 @@ fn wait_for_requests(requested: &AtomicUsize, n: usize) {
 
 /// Waits until the run says on stderr that it took the first interrupt, at most 20 s.
 fn wait_for_interrupt_notice(child: &mut Killed) {
+    let line = interrupt_notice(child);
+    assert!(line.contains("Ctrl-C again"), "{line}");
+}
+
+/// The line with which the run says on stderr that it took the first signal (20 s at most).
+fn interrupt_notice(child: &mut Killed) -> String {
     let stderr = child.0.stderr.take().unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         for line in std::io::BufRead::lines(std::io::BufReader::new(stderr)) {
             let Ok(line) = line else { break };
-            if line.starts_with("interrupted:") {
+            if line.starts_with("interrupted") {
                 let _ = tx.send(line);
             }
         }
     });
-    let line = rx.recv_timeout(Duration::from_secs(20)).unwrap();
-    assert!(line.contains("Ctrl-C again"), "{line}");
+    rx.recv_timeout(Duration::from_secs(20)).unwrap()
 }
 
 fn check_partial_files(dir: &std::path::Path) {
@@ -197,4 +208,137 @@ fn sigint_during_the_model_probe_ends_the_run() {
         .read_to_string(&mut stderr)
         .unwrap();
     assert!(stderr.contains("nothing was measured"), "{stderr}");
+}
+
+/// The files of a run interrupted by `name`, and nothing else: no scratch file left behind.
+fn check_signal_files(dir: &std::path::Path, name: &str) {
+    check_partial_files(dir);
+    let text = std::fs::read_to_string(dir.join("r.json")).unwrap();
+    let r = &canonical::from_json(&text).unwrap().records[0];
+    assert_eq!(r.tags["interrupted_by"], name);
+    let mut left: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, vec!["r.json", "r.requests.jsonl"]);
+}
+
+#[test]
+fn sigterm_writes_the_partial_files_within_a_second_and_exits_143() {
+    let (url, requested) = hanging_server();
+    let dir = tempfile::tempdir().unwrap();
+    let mut run = spawn_run(&url, dir.path(), true);
+    wait_for_requests(&requested, 4);
+    signal(&run, "TERM");
+    let sent = Instant::now();
+    let (code, exited) = wait_exit(&mut run, Duration::from_secs(5));
+    assert_eq!(code, Some(143));
+    let took = exited - sent;
+    assert!(
+        took < Duration::from_secs(1),
+        "exited {took:?} after SIGTERM"
+    );
+    check_signal_files(dir.path(), "SIGTERM");
+}
+
+#[test]
+fn sighup_writes_the_partial_files_and_exits_129() {
+    let (url, requested) = hanging_server();
+    let dir = tempfile::tempdir().unwrap();
+    let mut run = spawn_run(&url, dir.path(), true);
+    wait_for_requests(&requested, 4);
+    signal(&run, "HUP");
+    let sent = Instant::now();
+    let (code, exited) = wait_exit(&mut run, Duration::from_secs(5));
+    assert_eq!(code, Some(129));
+    assert!(exited - sent < Duration::from_secs(1));
+    check_signal_files(dir.path(), "SIGHUP");
+}
+
+#[test]
+fn second_sigterm_exits_at_once_after_the_files_are_written() {
+    let (url, requested) = hanging_server();
+    let dir = tempfile::tempdir().unwrap();
+    let mut run = spawn_run(&url, dir.path(), true);
+    wait_for_requests(&requested, 4);
+    signal(&run, "TERM");
+    let line = interrupt_notice(&mut run);
+    assert!(line.contains("interrupted by SIGTERM"), "{line}");
+    signal(&run, "TERM");
+    let sent = Instant::now();
+    let (code, exited) = wait_exit(&mut run, Duration::from_secs(5));
+    assert_eq!(code, Some(143));
+    assert!(exited - sent < Duration::from_secs(1));
+    check_partial_files(dir.path());
+}
+
+/// A run killed outright (SIGKILL: nothing can be written then) has on disk the row of every
+/// request that finished more than a second before: rows are written out within half a second
+/// of finishing, not in 64 KB blocks.
+#[test]
+fn sigkill_loses_at_most_the_last_second_of_rows() {
+    let (_mock, url) = support::spawn_mock(&["--ttft-ms", "5", "--itl-ms", "1"], "http");
+    let dir = tempfile::tempdir().unwrap();
+    // 50 requests a second, evenly spaced (burstiness 100): ~125 short rows by the kill, well
+    // under one 64 KB block.
+    let mut run = Killed(
+        Command::new(BIN)
+            .args([
+                "run",
+                "--base-url",
+                &url,
+                "--model",
+                "m",
+                "--tokenizer",
+                "words",
+            ])
+            .args([
+                "--num-prompts",
+                "400",
+                "--request-rate",
+                "50",
+                "--burstiness",
+                "100",
+            ])
+            .args(["--input-len", "4", "--output-len", "4", "--ignore-eos"])
+            .args(["--result-filename", "r.json", "--no-progress"])
+            .current_dir(dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let rows = dir.path().join("r.requests.jsonl");
+    let start = Instant::now();
+    while !rows.exists() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "no per-request file"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // The stage started at most now.
+    let stage_start = Instant::now();
+    std::thread::sleep(Duration::from_millis(2500));
+    signal(&run, "KILL");
+    let killed = stage_start.elapsed().as_secs_f64();
+    let (code, _) = wait_exit(&mut run, Duration::from_secs(5));
+    assert_eq!(code, None, "killed by the signal");
+    let text = std::fs::read_to_string(&rows).unwrap();
+    // Whole rows only (the kill may cut one).
+    let whole = &text[..text.rfind('\n').map_or(0, |i| i + 1)];
+    let intended: Vec<f64> = whole
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            v["intended_send_s"].as_f64().unwrap()
+        })
+        .collect();
+    let last = intended.last().copied().unwrap_or(0.0);
+    assert!(
+        last >= killed - 1.5,
+        "{} rows on disk, the last sent at {last:.2} s; killed at {killed:.2} s",
+        intended.len()
+    );
 }

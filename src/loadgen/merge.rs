@@ -5,7 +5,9 @@
 //! computed again from all the requests together: the duration is the merged span, throughput
 //! is over it, and percentiles are over every request (never averaged across shards). The
 //! merged record keeps the shards' dimensions, without `tag.shard`, with the concurrency caps
-//! and prompt counts added up.
+//! and prompt counts added up. Before that the files are checked to be one run: equal run
+//! fingerprints, starts close together, each per-request file as long as its result file says,
+//! and `-o` none of the inputs.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -16,7 +18,7 @@ use thiserror::Error;
 use super::measure::compute;
 use super::record::{ChunkArrival, Failure, FailureKind, RequestRecord};
 use super::report::{self, PercentileMetric, StageInfo, SummaryView};
-use super::shard::Shard;
+use super::shard::{Shard, REQUEST_ROWS_METRIC, RUN_FINGERPRINT_TAG};
 use super::timeline;
 use super::LoadgenError;
 use crate::model::{canonical, MetricKey, Record};
@@ -63,6 +65,64 @@ pub enum MergeError {
     /// The files do not make one whole run.
     #[error("the files are not the shards of one run: {0}")]
     Incomplete(String),
+    /// Two shards were run with different options (their run fingerprints differ).
+    #[error(
+        "the files are not the shards of one run: {field} is {value} in {path} but {first_value} in {first}"
+    )]
+    Mismatch {
+        /// The option that differs (a key of `tag.run_fingerprint`).
+        field: String,
+        /// The file that differs from the first.
+        path: PathBuf,
+        /// Its value.
+        value: String,
+        /// The first file with a fingerprint.
+        first: PathBuf,
+        /// Its value.
+        first_value: String,
+    },
+    /// Two shards started too far apart to be one run.
+    #[error(
+        "the files are not the shards of one run: stage_start_unix_s of {path} is {gap_s:.1} s after that of {first} (more than --max-start-skew {limit_s} s)"
+    )]
+    Skew {
+        /// The shard that started last.
+        path: PathBuf,
+        /// The shard that started first.
+        first: PathBuf,
+        /// Seconds between their starts.
+        gap_s: f64,
+        /// The largest gap allowed.
+        limit_s: f64,
+    },
+    /// A per-request file with fewer (or more) rows than its result file records.
+    #[error(
+        "{path}: stage {stage} has {rows} request rows but the result file records {recorded} ({field}): the per-request file was cut short or is not this result's"
+    )]
+    CutShort {
+        /// The per-request file.
+        path: PathBuf,
+        /// The stage.
+        stage: usize,
+        /// Rows found.
+        rows: usize,
+        /// Rows the result file records.
+        recorded: u64,
+        /// The field that records them.
+        field: &'static str,
+    },
+    /// A `tag.run_fingerprint` that is not a JSON object.
+    #[error("{path}: tag.run_fingerprint is not a JSON object")]
+    BadFingerprint {
+        /// The file.
+        path: PathBuf,
+    },
+    /// `-o` names one of the inputs (or its per-request file).
+    #[error("-o {path} is one of the files merged: choose another output")]
+    OutputIsInput {
+        /// The output named.
+        path: PathBuf,
+    },
 }
 
 /// Options of `benchlens merge`.
@@ -71,23 +131,83 @@ pub struct MergeArgs {
     /// The shards' canonical result files (each with its `.requests.jsonl` beside it).
     #[arg(required = true, num_args = 1..)]
     pub files: Vec<PathBuf>,
-    /// The merged result file; its per-request file is written beside it.
+    /// The merged result file; its per-request file is written beside it. Never one of the
+    /// inputs.
     #[arg(short, long)]
     pub output: PathBuf,
+    /// Largest gap, in seconds, between the shards' starts: shards started further apart are
+    /// not one run (their requests would not overlap as planned).
+    #[arg(long, value_name = "SECONDS", default_value_t = 2.0)]
+    pub max_start_skew: f64,
 }
 
-/// Merges the files and writes the merged result and per-request files; returns the stages
-/// and requests merged.
-pub fn run_merge(args: &MergeArgs) -> Result<(usize, usize), LoadgenError> {
-    let (records, lines) = merge_files(&args.files).map_err(LoadgenError::Merge)?;
+/// What [`run_merge`] did: the stages and requests merged, and its warnings (files written
+/// before shards recorded their run fingerprint).
+#[derive(Debug, Default)]
+pub struct Merged {
+    /// Stages merged.
+    pub stages: usize,
+    /// Requests merged.
+    pub requests: usize,
+    /// Things to tell the user, one line each.
+    pub warnings: Vec<String>,
+}
+
+/// Merges the files and writes the merged result and per-request files.
+pub fn run_merge(args: &MergeArgs) -> Result<Merged, LoadgenError> {
     let stem = args
         .output
         .file_stem()
         .map_or_else(|| "merged".into(), |s| s.to_string_lossy().into_owned());
     let requests_path = args.output.with_file_name(format!("{stem}.requests.jsonl"));
+    check_output(&args.files, &[&args.output, &requests_path]).map_err(LoadgenError::Merge)?;
+    let (records, lines, warnings) =
+        merge_files(&args.files, args.max_start_skew).map_err(LoadgenError::Merge)?;
     report::write_atomic(&args.output, &report::canonical_text(&records))?;
     report::write_atomic(&requests_path, &lines)?;
-    Ok((records.len(), lines.lines().count()))
+    Ok(Merged {
+        stages: records.len(),
+        requests: lines.lines().count(),
+        warnings,
+    })
+}
+
+/// The per-request file beside a result file.
+fn requests_path_of(path: &Path) -> PathBuf {
+    let stem = path
+        .file_stem()
+        .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
+    path.with_file_name(format!("{stem}.requests.jsonl"))
+}
+
+/// A path made absolute and free of `.`, `..` and links where it exists (its folder, when the
+/// file does not), to compare with another.
+fn same_file_key(path: &Path) -> PathBuf {
+    if let Ok(p) = std::fs::canonicalize(path) {
+        return p;
+    }
+    let parent = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    match (std::fs::canonicalize(parent), path.file_name()) {
+        (Ok(dir), Some(name)) => dir.join(name),
+        _ => path.to_path_buf(),
+    }
+}
+
+/// Refuses outputs that are one of the inputs or an input's per-request file.
+fn check_output(inputs: &[PathBuf], outputs: &[&Path]) -> Result<(), MergeError> {
+    let taken: Vec<PathBuf> = inputs
+        .iter()
+        .flat_map(|p| [same_file_key(p), same_file_key(&requests_path_of(p))])
+        .collect();
+    match outputs.iter().find(|o| taken.contains(&same_file_key(o))) {
+        Some(o) => Err(MergeError::OutputIsInput {
+            path: o.to_path_buf(),
+        }),
+        None => Ok(()),
+    }
 }
 
 /// One shard's stage: its record and its requests.
@@ -97,11 +217,34 @@ struct ShardStage {
     start_unix_s: f64,
 }
 
-/// Merges the shard result files into one record per stage and the merged per-request lines.
-pub fn merge_files(paths: &[PathBuf]) -> Result<(Vec<Record>, String), MergeError> {
+/// One stage of a shard: the stage's number, its `tag.shard` and what it holds.
+type StageOfShard = (usize, String, ShardStage);
+
+/// One shard file read: its stages, its fingerprint (`None` in files written before shards
+/// recorded one) and the wall-clock start of its first stage.
+struct ShardFile {
+    path: PathBuf,
+    stages: Vec<StageOfShard>,
+    fingerprint: Option<BTreeMap<String, String>>,
+    start_unix_s: f64,
+}
+
+/// Merges the shard result files after checking that they are one run: equal run fingerprints
+/// (the first field that differs is named), starts at most `max_start_skew_s` apart, and every
+/// per-request file as long as its result file records. Files without a fingerprint (written
+/// before shards recorded one) are merged with a warning.
+pub fn merge_files(
+    paths: &[PathBuf],
+    max_start_skew_s: f64,
+) -> Result<(Vec<Record>, String, Vec<String>), MergeError> {
+    let files = paths
+        .iter()
+        .map(|p| read_shard(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    let warnings = check_one_run(&files, max_start_skew_s)?;
     let mut stages: BTreeMap<usize, Vec<(String, ShardStage)>> = BTreeMap::new();
-    for path in paths {
-        for (stage, shard, s) in read_shard(path)? {
+    for file in files {
+        for (stage, shard, s) in file.stages {
             stages.entry(stage).or_default().push((shard, s));
         }
     }
@@ -116,7 +259,77 @@ pub fn merge_files(paths: &[PathBuf]) -> Result<(Vec<Record>, String), MergeErro
         }
         records.push(record);
     }
-    Ok((records, lines))
+    Ok((records, lines, warnings))
+}
+
+/// The first field in which two fingerprints differ, with both values (`(none)` for a field
+/// one of them lacks).
+fn first_difference(
+    a: &BTreeMap<String, String>,
+    b: &BTreeMap<String, String>,
+) -> Option<(String, String, String)> {
+    let none = || "(none)".to_string();
+    a.keys()
+        .chain(b.keys())
+        .find(|k| a.get(*k) != b.get(*k))
+        .map(|k| {
+            (
+                k.clone(),
+                a.get(k).cloned().unwrap_or_else(none),
+                b.get(k).cloned().unwrap_or_else(none),
+            )
+        })
+}
+
+/// Checks that the files are one run (see [`merge_files`]); returns the warnings.
+fn check_one_run(files: &[ShardFile], max_start_skew_s: f64) -> Result<Vec<String>, MergeError> {
+    let mut warnings = Vec::new();
+    let mut first: Option<&ShardFile> = None;
+    for f in files {
+        let Some(fp) = &f.fingerprint else {
+            warnings.push(format!(
+                "{}: no run fingerprint (written by an older benchlens): its options, seed and \
+                 start are not checked against the other shards",
+                f.path.display()
+            ));
+            continue;
+        };
+        match first {
+            None => first = Some(f),
+            Some(a) => {
+                let afp = a.fingerprint.as_ref().unwrap_or(fp);
+                if let Some((field, first_value, value)) = first_difference(afp, fp) {
+                    return Err(MergeError::Mismatch {
+                        field,
+                        path: f.path.clone(),
+                        value,
+                        first: a.path.clone(),
+                        first_value,
+                    });
+                }
+            }
+        }
+    }
+    let earliest = files
+        .iter()
+        .filter(|f| f.start_unix_s.is_finite())
+        .min_by(|a, b| a.start_unix_s.total_cmp(&b.start_unix_s));
+    let latest = files
+        .iter()
+        .filter(|f| f.start_unix_s.is_finite())
+        .max_by(|a, b| a.start_unix_s.total_cmp(&b.start_unix_s));
+    if let (Some(a), Some(b)) = (earliest, latest) {
+        let gap_s = b.start_unix_s - a.start_unix_s;
+        if gap_s > max_start_skew_s {
+            return Err(MergeError::Skew {
+                path: b.path.clone(),
+                first: a.path.clone(),
+                gap_s,
+                limit_s: max_start_skew_s,
+            });
+        }
+    }
+    Ok(warnings)
 }
 
 /// Every shard `0/N` … `N−1/N` exactly once.
@@ -140,7 +353,7 @@ fn check_complete(stage: usize, shards: &[(String, ShardStage)]) -> Result<(), M
     Ok(())
 }
 
-fn read_shard(path: &Path) -> Result<Vec<(usize, String, ShardStage)>, MergeError> {
+fn read_shard(path: &Path) -> Result<ShardFile, MergeError> {
     let read = |p: &Path| {
         std::fs::read_to_string(p).map_err(|source| MergeError::Read {
             path: p.to_path_buf(),
@@ -151,23 +364,26 @@ fn read_shard(path: &Path) -> Result<Vec<(usize, String, ShardStage)>, MergeErro
         path: path.to_path_buf(),
         source,
     })?;
-    let stem = path
-        .file_stem()
-        .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
-    let jsonl = path.with_file_name(format!("{stem}.requests.jsonl"));
+    let jsonl = requests_path_of(path);
+    let text = read(&jsonl)?;
     let mut by_stage: BTreeMap<usize, Vec<RequestRecord>> = BTreeMap::new();
-    for (i, line) in read(&jsonl)?.lines().enumerate() {
+    let count = text.lines().count();
+    for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
         let (stage, r) = parse_request_line(line).map_err(|message| MergeError::Line {
             path: jsonl.clone(),
             line: i + 1,
-            message,
+            message: match i + 1 == count && !text.ends_with('\n') {
+                true => format!("cut short (the file ends inside this row): {message}"),
+                false => message,
+            },
         })?;
         by_stage.entry(stage).or_default().push(r);
     }
     let mut out = Vec::new();
+    let mut fingerprint = None;
     for record in decoded.records {
         let stage: usize = record
             .tags
@@ -189,7 +405,15 @@ fn read_shard(path: &Path) -> Result<Vec<(usize, String, ShardStage)>, MergeErro
             .get(&MetricKey::Extra("stage_start_unix_s".into()))
             .copied()
             .ok_or_else(|| missing("stage_start_unix_s"))?;
+        if let Some(f) = record.tags.get(RUN_FINGERPRINT_TAG) {
+            fingerprint.get_or_insert(parse_fingerprint(f).ok_or_else(|| {
+                MergeError::BadFingerprint {
+                    path: path.to_path_buf(),
+                }
+            })?);
+        }
         let requests = by_stage.remove(&stage).unwrap_or_default();
+        check_rows(&jsonl, stage, &record, requests.len())?;
         out.push((
             stage,
             shard,
@@ -200,7 +424,67 @@ fn read_shard(path: &Path) -> Result<Vec<(usize, String, ShardStage)>, MergeErro
             },
         ));
     }
-    Ok(out)
+    let start_unix_s = out
+        .iter()
+        .map(|(_, _, s)| s.start_unix_s)
+        .fold(f64::INFINITY, f64::min);
+    Ok(ShardFile {
+        path: path.to_path_buf(),
+        stages: out,
+        fingerprint,
+        start_unix_s,
+    })
+}
+
+/// A `tag.run_fingerprint` read back: each field's value as text.
+fn parse_fingerprint(text: &str) -> Option<BTreeMap<String, String>> {
+    let Value::Object(map) = serde_json::from_str(text).ok()? else {
+        return None;
+    };
+    Some(
+        map.into_iter()
+            .map(|(k, v)| match v {
+                Value::String(s) => (k, s),
+                v => (k, v.to_string()),
+            })
+            .collect(),
+    )
+}
+
+/// A stage's rows against what its record says it wrote: `request_rows` exactly when recorded
+/// (shards written since it is), else at least the completed and failed requests it counts.
+fn check_rows(jsonl: &Path, stage: usize, record: &Record, rows: usize) -> Result<(), MergeError> {
+    let metric = |k: &str| record.metrics.get(&MetricKey::Extra(k.into())).copied();
+    let (recorded, exact, field) = match metric(REQUEST_ROWS_METRIC) {
+        Some(n) => (n, true, REQUEST_ROWS_METRIC),
+        None => {
+            let m = |k: &MetricKey| record.metrics.get(k).copied().unwrap_or(0.0);
+            (
+                m(&MetricKey::Completed) + m(&MetricKey::Failed),
+                false,
+                "completed + failed",
+            )
+        }
+    };
+    let recorded = if recorded.is_finite() && recorded >= 0.0 {
+        recorded as u64
+    } else {
+        0
+    };
+    let fits = match exact {
+        true => rows as u64 == recorded,
+        false => rows as u64 >= recorded,
+    };
+    match fits {
+        true => Ok(()),
+        false => Err(MergeError::CutShort {
+            path: jsonl.to_path_buf(),
+            stage,
+            rows,
+            recorded,
+            field,
+        }),
+    }
 }
 
 /// A per-request line (see [`report::request_line`]) read back. A chunk stamped like the one

@@ -381,3 +381,79 @@ mod header_timeout_tests {
         mock.shutdown().await;
     }
 }
+
+#[cfg(test)]
+mod body_limit_tests {
+    use super::*;
+    use std::time::Duration;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    /// Sends `head` then `body` (stopping when the server stops reading) while reading the
+    /// answer; returns its status line, within 10 s.
+    async fn status_of(mock: &MockServer, head: &str, body: Vec<u8>) -> String {
+        let s = TcpStream::connect(mock.addr()).await.unwrap();
+        let (mut rd, mut wr) = s.into_split();
+        wr.write_all(head.as_bytes()).await.unwrap();
+        let writer = tokio::spawn(async move {
+            for piece in body.chunks(64 << 10) {
+                if wr.write_all(piece).await.is_err() {
+                    break;
+                }
+            }
+            wr
+        });
+        let mut answer = Vec::new();
+        let mut buf = [0u8; 1024];
+        let read = tokio::time::timeout(Duration::from_secs(10), async {
+            while !answer.windows(2).any(|w| w == b"\r\n") {
+                match rd.read(&mut buf).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => answer.extend_from_slice(&buf[..n]),
+                }
+            }
+        })
+        .await;
+        writer.abort();
+        assert!(read.is_ok(), "no answer in 10 s");
+        let text = String::from_utf8_lossy(&answer).into_owned();
+        text.lines().next().unwrap_or_default().to_string()
+    }
+
+    #[tokio::test]
+    async fn bodies_over_the_limit_are_answered_413() {
+        assert_eq!(MockOpts::default().max_body_bytes, 8 << 20);
+        let mock = MockServer::start(MockOpts {
+            max_body_bytes: 1 << 20,
+            ttft_ms: 1.0,
+            itl_ms: 1.0,
+            ..MockOpts::default()
+        })
+        .await
+        .unwrap();
+        // Declared too long: refused before the body is read.
+        let big = (1 << 20) + 1;
+        let head =
+            format!("POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: {big}\r\n\r\n");
+        let status = status_of(&mock, &head, vec![b'x'; big]).await;
+        assert_eq!(status, "HTTP/1.1 413 Payload Too Large");
+        // Chunked, no length: refused once the limit is passed.
+        let head = "POST /v1/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n";
+        let mut body = Vec::new();
+        for _ in 0..8 {
+            body.extend_from_slice(format!("{:x}\r\n", 256 << 10).as_bytes());
+            body.extend(std::iter::repeat_n(b'x', 256 << 10));
+            body.extend_from_slice(b"\r\n");
+        }
+        body.extend_from_slice(b"0\r\n\r\n");
+        let status = status_of(&mock, head, body).await;
+        assert_eq!(status, "HTTP/1.1 413 Payload Too Large");
+        // A request within the limit is served.
+        let ok = r#"{"model":"m","prompt":"hi","max_tokens":2}"#;
+        let head = format!(
+            "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{ok}",
+            ok.len()
+        );
+        assert_eq!(status_of(&mock, &head, Vec::new()).await, "HTTP/1.1 200 OK");
+        mock.shutdown().await;
+    }
+}

@@ -53,6 +53,31 @@ pub fn format_date(unix_s: u64) -> String {
     )
 }
 
+/// `%Y%m%d-%H%M%S-mmm` in UTC (the date to the millisecond) for milliseconds since the Unix
+/// epoch.
+pub fn format_date_ms(unix_ms: u64) -> String {
+    format!("{}-{:03}", format_date(unix_ms / 1000), unix_ms % 1000)
+}
+
+/// Creates the result file `path` for writing: a new file, or with `overwrite` one emptied if
+/// it exists. Without `overwrite` an existing file is left as it is ([`LoadgenError::Exists`]);
+/// the check and the creation are one step, so of two runs naming one file only one gets it.
+pub fn create_file(path: &Path, overwrite: bool) -> Result<std::fs::File, LoadgenError> {
+    let mut open = std::fs::OpenOptions::new();
+    open.write(true);
+    match overwrite {
+        true => open.create(true).truncate(true),
+        false => open.create_new(true),
+    };
+    open.open(path).map_err(|source| match source.kind() {
+        std::io::ErrorKind::AlreadyExists => LoadgenError::Exists { path: path.into() },
+        _ => LoadgenError::Write {
+            path: path.into(),
+            source,
+        },
+    })
+}
+
 /// The current UTC date as vLLM writes it.
 pub fn now_date() -> String {
     let secs = std::time::SystemTime::now()
@@ -113,6 +138,25 @@ mod tests {
         assert_eq!(format_date(0), "19700101-000000");
         // 2024-02-29 12:34:56 UTC
         assert_eq!(format_date(1_709_210_096), "20240229-123456");
+    }
+
+    #[test]
+    fn dates_to_the_millisecond() {
+        assert_eq!(format_date_ms(1_709_210_096_007), "20240229-123456-007");
+    }
+
+    #[test]
+    fn result_files_are_created_new_unless_overwrite() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("r.requests.jsonl");
+        std::fs::write(&p, "kept\n").unwrap();
+        let err = create_file(&p, false).unwrap_err();
+        assert!(matches!(err, LoadgenError::Exists { .. }), "{err}");
+        assert!(err.to_string().contains("r.requests.jsonl exists"), "{err}");
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "kept\n");
+        create_file(&p, true).unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "");
+        assert!(create_file(&dir.path().join("new.jsonl"), false).is_ok());
     }
 
     #[test]

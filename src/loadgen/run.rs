@@ -1,7 +1,8 @@
 //! `benchlens run`: the pipeline that turns the options into stages, drives each stage's
 //! schedule through the client, measures, prints vLLM's summary and writes the result files
 //! after every stage (so an interrupted run keeps what it measured, marked partial), and the
-//! Ctrl-C handling around it. Must not import app code.
+//! signal handling around it ([`interrupt`](super::interrupt): SIGINT, SIGTERM, SIGHUP). Must not
+//! import app code.
 //!
 //! The parts, each in its own file: [`opts`] (the command-line options), [`prepare`] (their
 //! checks), `setup` (the model probe, the prompts, the result paths), `stage` (one stage on the
@@ -19,11 +20,13 @@ use tokio::sync::watch;
 use super::body::{request_body, Sampling};
 use super::capacity::{RequestSpan, SteadyWindow};
 use super::client::{Client, Transport};
+use super::interrupt::{self, Interrupt};
 use super::measure::{compute, StageMetrics};
 use super::mock::{MockOpts, MockServer};
 use super::record::{EachRequest, FailureKind, RecordSpool, RequestRecord};
 use super::report::{self, StageInfo, SummaryView};
 use super::schedule::{arrivals, ramp_arrivals, stop_requested, Arrivals, StageSize};
+use super::shard::{REQUEST_ROWS_METRIC, RUN_FINGERPRINT_TAG};
 use super::target::Target;
 use super::telemetry;
 use super::timeline;
@@ -73,6 +76,8 @@ pub struct RunOutcome {
     pub partial: bool,
     /// Requests cancelled by the interrupt (in the JSON Lines only, as `cancelled`).
     pub cancelled: u64,
+    /// The signal that interrupted the run, when one did ([`run`] only).
+    pub interrupt: Option<Interrupt>,
 }
 
 impl RunOutcome {
@@ -104,30 +109,22 @@ impl RunOutcome {
     }
 }
 
-/// Longest wait of a second Ctrl-C for the partial files of the first one.
-const SECOND_INTERRUPT_WAIT: Duration = Duration::from_secs(1);
-
-/// Runs the benchmark until done or Ctrl-C. The first Ctrl-C stops sending, cancels the
-/// requests in flight (recorded as `cancelled`) and writes what was measured, marked partial,
-/// whatever the server does; a second one exits with 130 as soon as those files are written
-/// (at most [`SECOND_INTERRUPT_WAIT`] later).
+/// Runs the benchmark until done or a signal (SIGINT, SIGTERM, SIGHUP: see
+/// [`interrupt`](super::interrupt)). The first stops sending, cancels the requests in flight
+/// (recorded as `cancelled`) and writes what was measured, marked partial with the signal's
+/// name, whatever the server does; a second one exits with the signal's code as soon as those
+/// files are written (at most [`SECOND_SIGNAL_WAIT`](super::interrupt::SECOND_SIGNAL_WAIT)
+/// later).
 pub async fn run(opts: RunOpts) -> Result<RunOutcome, LoadgenError> {
     let (tx, rx) = watch::channel(false);
-    let (written_tx, mut written_rx) = watch::channel(false);
-    let ctrl_c = tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            eprintln!("interrupted: writing what was measured (Ctrl-C again to quit at once)");
-            let _ = tx.send(true);
-            if tokio::signal::ctrl_c().await.is_ok() {
-                let _ =
-                    tokio::time::timeout(SECOND_INTERRUPT_WAIT, written_rx.wait_for(|w| *w)).await;
-                std::process::exit(130);
-            }
-        }
-    });
-    let out = run_inner(opts, rx, Some(written_tx), false).await;
-    ctrl_c.abort();
-    out
+    let (written_tx, written_rx) = watch::channel(false);
+    let (listener, taken) = interrupt::listen(tx, Some(written_rx));
+    let out = run_inner(opts, rx, Some(written_tx), false, &taken).await;
+    listener.abort();
+    out.map(|mut o| {
+        o.interrupt = taken.get().copied();
+        o
+    })
 }
 
 /// The steady-state window of a stage's requests (see
@@ -146,7 +143,7 @@ pub async fn run_with_stop(
     opts: RunOpts,
     stop: watch::Receiver<bool>,
 ) -> Result<RunOutcome, LoadgenError> {
-    run_inner(opts, stop, None, true).await
+    run_inner(opts, stop, None, true, &interrupt::Taken::default()).await
 }
 
 /// [`run_with_stop`], saying on `written` when the files of an interrupted run are written.
@@ -164,6 +161,7 @@ async fn run_inner(
     mut stop: watch::Receiver<bool>,
     written: Option<watch::Sender<bool>>,
     detail_in_records: bool,
+    taken: &interrupt::Taken,
 ) -> Result<RunOutcome, LoadgenError> {
     let settled = || {
         if let Some(w) = &written {
@@ -275,6 +273,11 @@ async fn run_inner(
     });
     let conversational = workload.conversations.is_some();
 
+    // A shard's fingerprint, for `merge` to check that shards are one run.
+    let fingerprint = opts.shard.map(|_| {
+        let f = prepare::run_fingerprint(&opts, &model, &given_url, &endpoint);
+        serde_json::to_string(&f).unwrap_or_default()
+    });
     let mut tags = prep.tags.clone();
     tags.insert("server_url".into(), base_url.clone());
     tags.insert("endpoint".into(), endpoint.clone());
@@ -408,7 +411,7 @@ async fn run_inner(
             opts.write_files,
             requests_file.is_none(),
         ) {
-            requests_file = Some(RequestsFile::create(rp)?);
+            requests_file = Some(RequestsFile::create(rp, opts.overwrite)?);
         }
         let tally = match lean {
             true => Some(StageTally::new(
@@ -437,6 +440,7 @@ async fn run_inner(
         };
         // Replies are counted and rows written by the sink's worker as requests end, off the
         // tasks that measure.
+        let rows_before = requests_file.as_ref().map_or(0, RequestsFile::rows);
         let StageRun {
             records: mut reqs,
             tallied,
@@ -461,6 +465,9 @@ async fn run_inner(
         )
         .await?;
         requests_file = file;
+        let rows = requests_file
+            .as_ref()
+            .map(|f| f.rows().saturating_sub(rows_before));
         if let Some(pb) = pb {
             pb.finish_and_clear();
         }
@@ -576,6 +583,21 @@ async fn run_inner(
         );
         if let Some(s) = opts.shard {
             record.tags.insert("shard".into(), s.to_string());
+            if let Some(f) = &fingerprint {
+                record.tags.insert(RUN_FINGERPRINT_TAG.into(), f.clone());
+            }
+            if let Some(rows) = rows {
+                // How many rows the stage wrote to the per-request file: `merge` tells a file
+                // cut short by it.
+                record
+                    .metrics
+                    .insert(MetricKey::Extra(REQUEST_ROWS_METRIC.into()), rows as f64);
+            }
+        }
+        if let Some(signal) = taken.get().filter(|_| stopped) {
+            record
+                .tags
+                .insert("interrupted_by".into(), signal.name().into());
         }
         if let Some((list, _)) = workload
             .conversations

@@ -4,11 +4,15 @@
 //! Splitting: every shard builds the same seeded schedule and prompts, then keeps the requests
 //! whose index is I modulo N, at their original times, and the I-th share of
 //! `--max-concurrency`: started together, the N shards send exactly the whole run. Each shard's
-//! stages record `tag.shard` and the wall-clock start of the stage (`stage_start_unix_ms`).
+//! stages record `tag.shard`, the wall-clock start of the stage (`stage_start_unix_s`), the
+//! run's fingerprint ([`RUN_FINGERPRINT_TAG`]: the options that define the run, the seed) and
+//! how many per-request rows the stage wrote ([`REQUEST_ROWS_METRIC`]).
 //!
 //! Merging: the per-request files of the shards are read back, their times put on one clock
 //! by the stages' wall-clock starts, and every figure is computed again from the merged
 //! requests — throughput over the merged span, percentiles over all requests (never averaged).
+//! Shards that are not one run (fingerprints that differ, starts too far apart, a per-request
+//! file cut short) are refused, the field named.
 
 use std::fmt;
 use std::str::FromStr;
@@ -16,6 +20,13 @@ use std::str::FromStr;
 use thiserror::Error;
 
 use super::schedule::Arrivals;
+
+/// The tag holding a shard's run fingerprint: a JSON object of the options that define the
+/// run (see `run`'s `run_fingerprint`), equal in every shard of one run.
+pub const RUN_FINGERPRINT_TAG: &str = "run_fingerprint";
+
+/// The metric holding how many rows a shard's stage wrote to its per-request file.
+pub const REQUEST_ROWS_METRIC: &str = "request_rows";
 
 /// This process's part of a sharded run: shard `index` (from 0) of `count`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

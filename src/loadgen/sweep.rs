@@ -87,6 +87,8 @@ pub struct SweepOutcome {
     pub result_path: Option<PathBuf>,
     /// Interrupted (Ctrl-C): the last probe was cut short and not judged.
     pub interrupted: bool,
+    /// The signal that interrupted the search, when one did ([`sweep_until_ctrl_c`] only).
+    pub signal: Option<super::interrupt::Interrupt>,
 }
 
 /// Default probe length, seconds.
@@ -165,22 +167,19 @@ fn probe_opts(opts: &SweepOpts, slo: &CapacitySlo, k: usize, load: f64) -> RunOp
     run
 }
 
-/// [`sweep`] until done or Ctrl-C: the first stops the probe in flight and keeps what was
-/// measured (the file is written after every probe); a second exits with 130 at once.
+/// [`sweep`] until done or a signal (SIGINT, SIGTERM, SIGHUP: see
+/// [`interrupt`](super::interrupt)): the first stops the probe in flight and keeps what was
+/// measured (the file is written after every probe); a second exits at once with the signal's
+/// code.
 pub async fn sweep_until_ctrl_c(opts: SweepOpts) -> Result<SweepOutcome, LoadgenError> {
     let (tx, rx) = watch::channel(false);
-    let ctrl_c = tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            eprintln!("interrupted: writing what was measured (Ctrl-C again to quit at once)");
-            let _ = tx.send(true);
-            if tokio::signal::ctrl_c().await.is_ok() {
-                std::process::exit(130);
-            }
-        }
-    });
+    let (listener, taken) = super::interrupt::listen(tx, None);
     let out = sweep(opts, rx).await;
-    ctrl_c.abort();
-    out
+    listener.abort();
+    out.map(|mut o| {
+        o.signal = taken.get().copied();
+        o
+    })
 }
 
 /// Runs the search until it has an answer, `--max-probes` is reached or `stop` turns true.

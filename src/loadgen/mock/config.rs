@@ -72,7 +72,14 @@ pub struct MockOpts {
     /// connection closes after this long). Slower connections are closed. 0 = no limit.
     #[arg(long, default_value_t = 30.0)]
     pub header_timeout_s: f64,
+    /// Largest request body accepted, in bytes; a larger one is answered 413 without being
+    /// read whole (by its `Content-Length`, or once that many bytes have come).
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_BODY_BYTES)]
+    pub max_body_bytes: u64,
 }
+
+/// The default request-body limit: 8 MiB, far above any prompt a benchmark sends.
+pub const DEFAULT_MAX_BODY_BYTES: u64 = 8 << 20;
 
 impl Default for MockOpts {
     fn default() -> Self {
@@ -94,6 +101,7 @@ impl Default for MockOpts {
             tls_cert: None,
             tls_key: None,
             header_timeout_s: 30.0,
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
         }
     }
 }
@@ -124,6 +132,8 @@ pub(super) struct Config {
     pub(super) header_timeout: Option<Duration>,
     /// Connections closed by that limit before their first request.
     pub(super) header_timeouts: AtomicU64,
+    /// The largest request body read.
+    pub(super) max_body_bytes: u64,
 }
 
 /// Continuous batching (`--max-batch`): slots and the running count.
@@ -178,6 +188,7 @@ impl Config {
             // Zero means no limit.
             header_timeout: (!header_timeout.is_zero()).then_some(header_timeout),
             header_timeouts: AtomicU64::new(0),
+            max_body_bytes: o.max_body_bytes,
             batch: o.max_batch.filter(|m| *m > 0).map(|max| Batch {
                 max,
                 slots: Arc::new(Semaphore::new(max as usize)),

@@ -81,6 +81,21 @@ fn metrics_response(cfg: &Config) -> Response<MockBody> {
     r
 }
 
+/// Whether a request's `Content-Length` says its body is over `limit` bytes (a length that does
+/// not read is left to the body's own count).
+fn declared_too_large(headers: &hyper::HeaderMap, limit: u64) -> bool {
+    headers
+        .get(hyper::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .is_some_and(|n| n > limit)
+}
+
+/// A byte limit as a `usize` (the largest one on a 32-bit target).
+fn limit_usize(limit: u64) -> usize {
+    usize::try_from(limit).unwrap_or(usize::MAX)
+}
+
 /// Answers one request: authorisation, route, request body, fault, batch slot, reply.
 pub(super) async fn handle(
     req: Request<Incoming>,
@@ -119,8 +134,19 @@ pub(super) async fn handle(
             return Ok(error_response(StatusCode::NOT_FOUND, &msg));
         }
     };
-    let Ok(body) = req.into_body().collect().await else {
-        return Ok(error_response(StatusCode::BAD_REQUEST, "body not readable"));
+    let limit = cfg.max_body_bytes;
+    let too_large = || {
+        let msg = format!("request body larger than {limit} bytes (--max-body-bytes)");
+        Ok(error_response(StatusCode::PAYLOAD_TOO_LARGE, &msg))
+    };
+    if declared_too_large(req.headers(), limit) {
+        return too_large();
+    }
+    let limited = http_body_util::Limited::new(req.into_body(), limit_usize(limit));
+    let body = match limited.collect().await {
+        Ok(b) => b,
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => return too_large(),
+        Err(_) => return Ok(error_response(StatusCode::BAD_REQUEST, "body not readable")),
     };
     // The whole request is in: the configured TTFT counts from its arrival at the socket.
     let now = Instant::now();

@@ -288,11 +288,17 @@ pub struct RunOpts {
     /// Folder for result files.
     #[arg(long, default_value = ".")]
     pub result_dir: PathBuf,
-    /// Result file name (`-` for stdout; default `benchlens-{backend}-{model}-{date}.json`).
+    /// Result file name (`-` for stdout; default
+    /// `benchlens-{backend}-{model}-{date}-{ms}-{run id}[-shard{I}of{N}].json`, unique to the
+    /// run: the date to the millisecond, a random run id and the shard).
     /// With `--vllm-compatible` it names the vLLM-format file instead, as in vLLM (several
     /// stages: `NAME-stageN.json`), and the canonical file keeps its default name.
     #[arg(long)]
     pub result_filename: Option<String>,
+    /// Replace result files that exist (without it a run refuses, before any load, to write
+    /// over a file: another run's, or one started at the same moment).
+    #[arg(long)]
+    pub overwrite: bool,
     /// Also write one file per stage with exactly vLLM's serving keys and file names.
     #[arg(long)]
     pub vllm_compatible: bool,

@@ -281,9 +281,107 @@ pub(super) fn prepare(opts: &RunOpts) -> Result<Prepared, LoadgenError> {
     })
 }
 
+/// The run fingerprint a shard records (`tag.run_fingerprint`, a JSON object): the options
+/// that decide which requests are sent, when and how (the server's model and address, the
+/// prompts, the schedule, the seed, the number of shards), and none that only name or place
+/// the files (`--shard`'s index, `--result-filename`, labels). Shards of one run have equal
+/// fingerprints; `benchlens merge` names the first field in which two differ.
+pub(super) fn run_fingerprint(
+    opts: &RunOpts,
+    model: &str,
+    server: &str,
+    endpoint: &str,
+) -> BTreeMap<&'static str, String> {
+    let list = |v: &[String]| v.join(",");
+    let opt = |v: Option<String>| v.unwrap_or_default();
+    BTreeMap::from([
+        ("model", model.to_string()),
+        ("backend", opts.backend.name().to_string()),
+        ("server_url", server.to_string()),
+        ("endpoint", endpoint.to_string()),
+        ("dataset", format!("{:?}", opts.dataset).to_lowercase()),
+        (
+            "dataset_path",
+            opt(opts.dataset_path.as_ref().map(|p| p.display().to_string())),
+        ),
+        ("trace_speed", opts.trace_speed.to_string()),
+        ("trace_sample", opts.trace_sample.to_string()),
+        ("input_len", opts.input_len.to_string()),
+        ("output_len", opt(opts.output_len.map(|n| n.to_string()))),
+        ("range_ratio", opts.range_ratio.to_string()),
+        ("prefix_len", opts.prefix_len.to_string()),
+        ("prefix_groups", opts.prefix_groups.to_string()),
+        (
+            "prefix_order",
+            format!("{:?}", opts.prefix_order).to_lowercase(),
+        ),
+        ("tokenizer", opts.tokenizer.clone()),
+        ("ignore_eos", opts.ignore_eos.to_string()),
+        ("extra_body", opt(opts.extra_body.clone())),
+        ("request_rate", list(&opts.request_rate)),
+        ("burstiness", opts.burstiness.to_string()),
+        (
+            "ramp_up",
+            opt(opts.ramp_up_strategy.map(|s| {
+                format!(
+                    "{s:?}:{}:{}",
+                    opt(opts.ramp_up_start_rps.map(|r| r.to_string())),
+                    opt(opts.ramp_up_end_rps.map(|r| r.to_string()))
+                )
+            })),
+        ),
+        (
+            "max_concurrency",
+            opts.max_concurrency
+                .iter()
+                .map(u64::to_string)
+                .collect::<Vec<_>>()
+                .join(","),
+        ),
+        ("num_prompts", opts.num_prompts.to_string()),
+        ("duration", opt(opts.duration.map(|d| d.to_string()))),
+        ("warmup", opts.warmup.to_string()),
+        ("seed", opts.seed.to_string()),
+        ("shards", opt(opts.shard.map(|s| s.count.to_string()))),
+    ])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shards_of_one_run_share_a_fingerprint() {
+        let base = RunOpts {
+            shard: "0/4".parse().ok(),
+            result_filename: Some("s0.json".into()),
+            ..RunOpts::default()
+        };
+        let other = RunOpts {
+            shard: "3/4".parse().ok(),
+            result_filename: Some("s3.json".into()),
+            label: Some("x".into()),
+            ..RunOpts::default()
+        };
+        let f = |o: &RunOpts| run_fingerprint(o, "m", "http://h:1", "/v1/completions");
+        assert_eq!(f(&base), f(&other));
+        let longer = RunOpts {
+            input_len: 2048,
+            ..base.clone()
+        };
+        let differ: Vec<&str> = f(&base)
+            .iter()
+            .filter(|(k, v)| f(&longer).get(*k) != Some(v))
+            .map(|(k, _)| *k)
+            .collect();
+        assert_eq!(differ, vec!["input_len"]);
+        let reseeded = RunOpts {
+            seed: 9,
+            ..base.clone()
+        };
+        assert_eq!(f(&reseeded)["seed"], "9");
+        assert_eq!(f(&base)["shards"], "4");
+    }
     use crate::loadgen::client::Timeouts;
 
     #[test]

@@ -13,6 +13,7 @@ use crate::loadgen::conversation::{self, Conversation, Dist, SyntheticSpec};
 use crate::loadgen::dataset::{self, Prompt, RandomSpec};
 use crate::loadgen::record::FailureKind;
 use crate::loadgen::report;
+use crate::loadgen::shard::Shard;
 use crate::loadgen::tokenizer::Tokenizer;
 use crate::loadgen::trace;
 use crate::loadgen::{DatasetError, LoadgenError, RequestFailed, SetupError};
@@ -285,9 +286,32 @@ pub(super) struct ResultPaths {
     pub(super) requests: Option<PathBuf>,
 }
 
-/// The result file's path (`--result-dir`, `--result-filename` or
-/// `benchlens-{backend}-{model}-{date}.json`) and the JSON Lines beside it, with the folder
-/// created.
+/// The default result file name of a run: `benchlens-{backend}-{model}-{date}-{ms}-{run
+/// id}.json`, and `-shard{I}of{N}` before `.json` for a shard. Unique to the run: runs started in
+/// the same millisecond have different run ids, and shards of one run different indices.
+pub(super) fn default_result_name(
+    backend: &str,
+    model: &str,
+    unix_ms: u64,
+    run_id: &str,
+    shard: Option<Shard>,
+) -> String {
+    let m = model.rsplit('/').next().unwrap_or(model);
+    let shard = shard.map_or_else(String::new, |s| format!("-shard{}of{}", s.index, s.count));
+    format!(
+        "benchlens-{backend}-{m}-{}-{run_id}{shard}.json",
+        report::format_date_ms(unix_ms)
+    )
+}
+
+/// A short random run id: six hexadecimal digits.
+pub(super) fn run_id() -> String {
+    format!("{:06x}", rand::random::<u32>() & 0xff_ffff)
+}
+
+/// The result file's path (`--result-dir`, `--result-filename` or [`default_result_name`]) and
+/// the JSON Lines beside it, with the folder created. Without `--overwrite`, either file
+/// existing is refused here, before any load.
 pub(super) fn result_paths(opts: &RunOpts, model: &str) -> Result<ResultPaths, LoadgenError> {
     // With --vllm-compatible, --result-filename names the vLLM file, as in vLLM.
     let own_name = opts
@@ -295,12 +319,10 @@ pub(super) fn result_paths(opts: &RunOpts, model: &str) -> Result<ResultPaths, L
         .clone()
         .filter(|_| !opts.vllm_compatible);
     let file_name = own_name.unwrap_or_else(|| {
-        let m = model.rsplit('/').next().unwrap_or(model);
-        format!(
-            "benchlens-{}-{m}-{}.json",
-            opts.backend.name(),
-            report::now_date()
-        )
+        let unix_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        default_result_name(opts.backend.name(), model, unix_ms, &run_id(), opts.shard)
     });
     let result = (file_name != "-").then(|| opts.result_dir.join(&file_name));
     let requests = result.as_ref().map(|p| {
@@ -319,5 +341,37 @@ pub(super) fn result_paths(opts: &RunOpts, model: &str) -> Result<ResultPaths, L
             source,
         })?;
     }
+    if !opts.overwrite && opts.write_files {
+        if let Some(p) = result.iter().chain(&requests).find(|p| p.exists()) {
+            return Err(LoadgenError::Exists { path: p.clone() });
+        }
+    }
     Ok(ResultPaths { result, requests })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_names_carry_milliseconds_run_id_and_shard() {
+        let t = 1_709_210_096_007;
+        assert_eq!(
+            default_result_name("openai", "org/m", t, "a1b2c3", None),
+            "benchlens-openai-m-20240229-123456-007-a1b2c3.json"
+        );
+        let shard = Some(Shard { index: 2, count: 4 });
+        assert_eq!(
+            default_result_name("openai", "m", t, "a1b2c3", shard),
+            "benchlens-openai-m-20240229-123456-007-a1b2c3-shard2of4.json"
+        );
+        let id = run_id();
+        assert!(
+            id.len() == 6 && id.chars().all(|c| c.is_ascii_hexdigit()),
+            "{id}"
+        );
+        // Two runs in one millisecond: told apart by the run id (a collision of 2^-24).
+        let ids: std::collections::BTreeSet<String> = (0..64).map(|_| run_id()).collect();
+        assert!(ids.len() > 60);
+    }
 }

@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use crate::loadgen::conversation::{self, Turn};
 use crate::loadgen::record::{decode_record, encode_record, FailureKind, RequestRecord};
@@ -28,28 +29,82 @@ use crate::loadgen::LoadgenError;
 
 use super::tally::StageTally;
 
-/// The per-request JSON Lines file of a run, written as requests end.
+/// The per-request JSON Lines file of a run, written as requests end. Rows are buffered, and
+/// the buffer goes to the file at most [`FLUSH_INTERVAL`] after its first row (the worker
+/// flushes when no request ends meanwhile), so a process killed at once (SIGKILL, a pod's
+/// grace period over) loses only the rows of its last moments.
 pub(super) struct RequestsFile {
     path: PathBuf,
     out: BufWriter<File>,
+    clock: FlushClock,
+    rows: u64,
+}
+
+/// Longest time a finished request's row waits in the buffer before it is written to the file.
+pub(super) const FLUSH_INTERVAL: Duration = Duration::from_millis(500);
+
+/// When buffered rows are due to be written: [`FLUSH_INTERVAL`] after the first row written
+/// since the last flush.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct FlushClock {
+    since: Option<Instant>,
+}
+
+impl FlushClock {
+    /// A row was buffered at `now`.
+    pub(super) fn wrote(&mut self, now: Instant) {
+        self.since.get_or_insert(now);
+    }
+
+    /// The buffer was written out.
+    pub(super) fn flushed(&mut self) {
+        self.since = None;
+    }
+
+    /// How long until buffered rows are due: `None` with nothing buffered, zero when due.
+    pub(super) fn wait(&self, now: Instant) -> Option<Duration> {
+        self.since
+            .map(|t| (t + FLUSH_INTERVAL).saturating_duration_since(now))
+    }
 }
 
 impl RequestsFile {
-    /// Creates (or empties) the file at `path`.
-    pub(super) fn create(path: &Path) -> Result<RequestsFile, LoadgenError> {
-        let file = File::create(path).map_err(|source| LoadgenError::Write {
-            path: path.into(),
-            source,
-        })?;
+    /// Creates the file at `path`: a new file, or with `overwrite` one emptied if it exists.
+    pub(super) fn create(path: &Path, overwrite: bool) -> Result<RequestsFile, LoadgenError> {
+        let file = report::create_file(path, overwrite)?;
         Ok(RequestsFile {
             path: path.into(),
             out: BufWriter::with_capacity(1 << 16, file),
+            clock: FlushClock::default(),
+            rows: 0,
         })
+    }
+
+    /// Rows written so far (over every stage).
+    pub(super) fn rows(&self) -> u64 {
+        self.rows
     }
 
     fn line(&mut self, line: &str) -> std::io::Result<()> {
         self.out.write_all(line.as_bytes())?;
-        self.out.write_all(b"\n")
+        self.out.write_all(b"\n")?;
+        self.rows += 1;
+        let now = Instant::now();
+        self.clock.wrote(now);
+        self.flush_if_due(now)
+    }
+
+    /// Writes the buffered rows out if they are due.
+    fn flush_if_due(&mut self, now: Instant) -> std::io::Result<()> {
+        match self.clock.wait(now) {
+            Some(w) if w.is_zero() => self.flush(),
+            _ => Ok(()),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.clock.flushed();
+        self.out.flush()
     }
 
     fn error(&self, source: std::io::Error) -> LoadgenError {
@@ -193,10 +248,14 @@ fn work(
     let mut histories = Histories::default();
     let mut failed: Option<std::io::Error> = None;
     let mut cancelled = 0usize;
+    let mut file = config.file.take();
+    let stage = config.stage;
     // Rows and tally in send order; the record then kept or let go.
-    let mut take = |rec: RequestRecord, failed: &mut Option<std::io::Error>| {
-        if let (Some(file), None) = (config.file.as_mut(), failed.as_ref()) {
-            if let Err(e) = file.line(&report::request_line(config.stage, &rec)) {
+    let mut take = |rec: RequestRecord,
+                    failed: &mut Option<std::io::Error>,
+                    file: &mut Option<RequestsFile>| {
+        if let (Some(file), None) = (file.as_mut(), failed.as_ref()) {
+            if let Err(e) = file.line(&report::request_line(stage, &rec)) {
                 *failed = Some(e);
             }
         }
@@ -219,7 +278,28 @@ fn work(
             }
         }
     };
-    while let Ok((seq, mut rec)) = rx.recv() {
+    loop {
+        // Buffered rows go out when due even if no request ends meanwhile.
+        let wait = match (file.as_ref(), failed.is_none()) {
+            (Some(f), true) => f.clock.wait(Instant::now()),
+            _ => None,
+        };
+        let got = match wait {
+            None => rx.recv().map_err(|_| mpsc::RecvTimeoutError::Disconnected),
+            Some(w) => rx.recv_timeout(w),
+        };
+        let (seq, mut rec) = match got {
+            Ok(ended) => ended,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                if let Some(f) = file.as_mut() {
+                    if let Err(e) = f.flush_if_due(Instant::now()) {
+                        failed = Some(e);
+                    }
+                }
+                continue;
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        };
         if let Some(tok) = &config.tokenizer {
             if rec.failure.is_none() {
                 rec.output_tokens_text = Some(tok.count(&rec.generated_text));
@@ -232,26 +312,26 @@ fn work(
         waiting.insert(seq, rec);
         while let Some(rec) = waiting.take(next).map_err(|e| waiting.error(e))? {
             next += 1;
-            take(rec, &mut failed);
+            take(rec, &mut failed, &mut file);
         }
     }
     // Requests whose predecessors never came (a dispatch dropped unsent), in order.
     while let Some(seq) = waiting.first() {
         if let Some(rec) = waiting.take(seq).map_err(|e| waiting.error(e))? {
-            take(rec, &mut failed);
+            take(rec, &mut failed, &mut file);
         }
     }
-    if let Some(file) = config.file.as_mut() {
+    if let Some(f) = file.as_mut() {
         let written = match failed {
             Some(e) => Err(e),
-            None => file.out.flush(),
+            None => f.flush(),
         };
-        written.map_err(|e| file.error(e))?;
+        written.map_err(|e| f.error(e))?;
     }
     records.sort_by_key(|r| r.index);
     Ok(Worked {
         records,
-        file: config.file,
+        file,
         tally,
         cancelled,
     })
@@ -420,6 +500,64 @@ mod tests {
     use crate::loadgen::report::{
         stage_record, write_doc, PercentileMetric, StageInfo, StageOut, SummaryView,
     };
+
+    #[test]
+    fn buffered_rows_are_due_one_interval_after_the_first() {
+        let t0 = Instant::now();
+        let mut clock = FlushClock::default();
+        assert_eq!(clock.wait(t0), None, "nothing buffered");
+        clock.wrote(t0);
+        clock.wrote(t0 + Duration::from_millis(300));
+        assert_eq!(
+            clock.wait(t0 + Duration::from_millis(100)),
+            Some(FLUSH_INTERVAL - Duration::from_millis(100))
+        );
+        assert_eq!(clock.wait(t0 + FLUSH_INTERVAL * 2), Some(Duration::ZERO));
+        clock.flushed();
+        assert_eq!(clock.wait(t0 + FLUSH_INTERVAL * 2), None);
+        assert!(FLUSH_INTERVAL < Duration::from_secs(1));
+    }
+
+    /// A finished request's row is in the file within a second even when no other request
+    /// ends and the stage goes on (its sender alive).
+    #[test]
+    fn rows_reach_the_file_while_the_stage_goes_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.requests.jsonl");
+        let (sink, tx) = Sink::start(
+            Arc::new(Turns(vec![])),
+            SinkConfig {
+                tokenizer: None,
+                stage: 0,
+                keep_text: false,
+                file: Some(RequestsFile::create(&path, false).unwrap()),
+            },
+            4,
+        );
+        for r in recorded(3, false) {
+            tx.send((r.index, r)).unwrap();
+        }
+        let start = Instant::now();
+        let rows = loop {
+            let text = std::fs::read_to_string(&path).unwrap();
+            if text.lines().count() == 3 || start.elapsed() > Duration::from_secs(3) {
+                break text.lines().count();
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        assert_eq!(rows, 3);
+        assert!(
+            start.elapsed() < Duration::from_secs(1),
+            "{:?}",
+            start.elapsed()
+        );
+        drop(tx);
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let (_, file) = rt.block_on(sink.finish()).unwrap();
+        assert_eq!(file.unwrap().rows(), 3);
+    }
 
     struct Turns(Vec<Conversation>);
 
@@ -593,7 +731,7 @@ mod tests {
                 tokenizer: Some(tok.clone()),
                 stage: 0,
                 keep_text: false,
-                file: Some(RequestsFile::create(&path).unwrap()),
+                file: Some(RequestsFile::create(&path, false).unwrap()),
             },
             all.len(),
         );
