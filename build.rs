@@ -45,7 +45,11 @@ fn main() {
         .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | '+'))
         .take(40)
         .collect();
-    let commit = if commit.is_empty() { "unknown".into() } else { commit };
+    let commit = if commit.is_empty() {
+        "unknown".into()
+    } else {
+        commit
+    };
     println!("cargo:rustc-env=BENCHLENS_COMMIT={commit}");
 }
 

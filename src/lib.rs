@@ -43,7 +43,12 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 pub const COMMIT: &str = env!("BENCHLENS_COMMIT");
 
 /// What `benchlens --version` prints after the name: the version and the commit.
-pub const VERSION_TEXT: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("BENCHLENS_COMMIT"), ")");
+pub const VERSION_TEXT: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (",
+    env!("BENCHLENS_COMMIT"),
+    ")"
+);
 
 #[cfg(target_arch = "wasm32")]
 pub mod app;

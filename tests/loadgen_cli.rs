@@ -135,9 +135,12 @@ fn version_names_the_commit() {
         .args(["rev-parse", "--short", "HEAD"])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output();
-    if let Ok(head) = head.filter(|h| h.status.success()) {
+    if let Some(head) = head.ok().filter(|h| h.status.success()) {
         if std::env::var_os("BENCHLENS_COMMIT").is_none() {
-            assert_eq!(benchlens::COMMIT, String::from_utf8_lossy(&head.stdout).trim());
+            assert_eq!(
+                benchlens::COMMIT,
+                String::from_utf8_lossy(&head.stdout).trim()
+            );
         }
     }
 }
