@@ -32,9 +32,12 @@ fail() { printf '\033[1;31m[package-test] FAILED:\033[0m %s\n' "$*" >&2; exit 1;
 work="$(mktemp -d)"
 mock_pid=""
 mounted=""
+built=""
 cleanup() {
   if [[ -n "$mock_pid" ]]; then kill "$mock_pid" 2>/dev/null || true; wait "$mock_pid" 2>/dev/null || true; fi
   if [[ -n "$mounted" ]]; then podman image unmount "$IMAGE" >/dev/null 2>&1 || true; fi
+  # The image is rebuilt each time (seconds): none is left behind to pile up.
+  if [[ -n "$built" ]]; then podman rmi "$IMAGE" >/dev/null 2>&1 || true; fi
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -107,6 +110,7 @@ ctx="$work/context"
 mkdir -p "$ctx/rootfs/tmp" "$ctx/rootfs/results"
 chmod 1777 "$ctx/rootfs/tmp" "$ctx/rootfs/results"
 cp "$BIN" "$ctx/benchlens-linux-amd64"
+built=1
 podman build --quiet --platform linux/amd64 -f Containerfile -t "$IMAGE" "$ctx" > "$work/podman-build.out" 2>&1 \
   || { cat "$work/podman-build.out" >&2; fail "podman build"; }
 entrypoint="$(podman image inspect "$IMAGE" --format '{{json .Config.Entrypoint}}')"
