@@ -12,7 +12,7 @@ WASM_ENV := CARGO_PROFILE_RELEASE_OPT_LEVEL=z CARGO_PROFILE_RELEASE_LTO=true \
 # The sub-path the GitHub Pages build is served under (see .github/workflows/pages.yml).
 PAGES_PATH ?= /benchlens/
 
-.PHONY: serve build build-subpath test lint unit browser-test bench setup setup-test clean
+.PHONY: serve build build-subpath test lint unit browser-test package-test bench setup setup-test clean
 
 setup:
 	bash scripts/setup.sh build
@@ -46,8 +46,15 @@ unit:
 browser-test: setup-test build build-subpath
 	PAGES_PATH=$(PAGES_PATH) node --test --test-concurrency=1 tests/browser/
 
+## What a release ships (scripts/package-test.sh): the static musl binary, the wheel installed
+## into a fresh venv, the container image (built and inspected, not run), and the offline
+## checks of the workflows (actionlint) and the Kubernetes manifests (kubernetes-validate)
+package-test:
+	bash scripts/setup.sh package
+	bash scripts/package-test.sh
+
 ## Everything CI checks
-test: setup-test lint unit browser-test
+test: setup-test lint unit browser-test package-test
 
 ## Speed, printed as rates (no verdicts): store, ingest, browser, wasm size per crate, load generator
 bench: setup-test build

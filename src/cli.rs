@@ -40,7 +40,7 @@ regressed level; 2 bad arguments, unreadable files, no dated results or nothing 
 
 /// benchlens: explore and produce LLM inference benchmark results.
 #[derive(Debug, Parser)]
-#[command(name = "benchlens", version, about, long_about = None, after_help = ERRORS_AND_EXIT_CODES)]
+#[command(name = "benchlens", version = crate::VERSION_TEXT, about, long_about = None, after_help = ERRORS_AND_EXIT_CODES)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]

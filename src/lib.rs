@@ -35,6 +35,21 @@ pub mod model;
 pub mod share;
 pub mod wire;
 
+/// This build's version (Cargo.toml's).
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The commit this build was made from: `git rev-parse --short HEAD` at build time, or the
+/// `BENCHLENS_COMMIT` environment variable, or `unknown` (see build.rs).
+pub const COMMIT: &str = env!("BENCHLENS_COMMIT");
+
+/// What `benchlens --version` prints after the name: the version and the commit.
+pub const VERSION_TEXT: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (",
+    env!("BENCHLENS_COMMIT"),
+    ")"
+);
+
 #[cfg(target_arch = "wasm32")]
 pub mod app;
 

@@ -123,6 +123,29 @@ fn errors_print_as_one_error_line_with_their_causes() {
 }
 
 #[test]
+fn version_names_the_commit() {
+    let out = Command::new(BIN).arg("--version").output().unwrap();
+    assert!(out.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("benchlens {} ({})\n", benchlens::VERSION, benchlens::COMMIT)
+    );
+    // A checkout's build names its commit (build.rs); "unknown" is for builds without .git.
+    let head = Command::new("git")
+        .args(["rev-parse", "--short", "HEAD"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output();
+    if let Some(head) = head.ok().filter(|h| h.status.success()) {
+        if std::env::var_os("BENCHLENS_COMMIT").is_none() {
+            assert_eq!(
+                benchlens::COMMIT,
+                String::from_utf8_lossy(&head.stdout).trim()
+            );
+        }
+    }
+}
+
+#[test]
 fn mock_prints_the_address_it_bound() {
     let (_mock, url) = spawn_mock(&[], "http");
     let port = url.rsplit(':').next().unwrap_or("");

@@ -141,6 +141,12 @@ fn four_shards_merge_to_the_single_run() {
     let single = record(&dir.join("single.json"));
     let merged = record(&dir.join("merged.json"));
     assert!(!merged.tags.contains_key("shard"));
+    // The merged file names the build that wrote it; the shards were the same build.
+    for r in [&shard0, &merged] {
+        assert_eq!(r.tags["benchlens_version"], benchlens::VERSION);
+        assert_eq!(r.tags["benchlens_commit"], benchlens::COMMIT);
+    }
+    assert!(!merged.tags.contains_key("shards_benchlens"));
     for key in [
         MetricKey::Completed,
         MetricKey::Failed,

@@ -52,12 +52,13 @@ const PROBE_TAGS: [&str; 3] = [VERDICT_TAG, PARTIAL_TAG, STEADY_WINDOW_TAG];
 
 /// Tags that say how or where a sweep was run rather than what was measured: they name a
 /// sweep only when nothing else tells two apart.
-const RUN_TAGS: [&str; 6] = [
+const RUN_TAGS: [&str; 7] = [
     CAPACITY_TAG,
     "command_line",
     "server_url",
     "seed",
     "benchlens_version",
+    "benchlens_commit",
     "stage",
 ];
 

@@ -114,11 +114,13 @@ fn copy_tree(from: &Path, to: &Path) -> Result<(), SiteError> {
     Ok(())
 }
 
-/// The explorer's `index.html` with a script that, when the page has no query, switches
-/// to [`START_QUERY`] before the app starts (so a plain link opens on the trends).
+/// The explorer's `index.html` with a `generator` meta naming this benchlens build and a
+/// script that, when the page has no query, switches to [`START_QUERY`] before the app starts
+/// (so a plain link opens on the trends).
 pub fn start_page(explorer_index: &str) -> String {
     let script = format!(
-        "<script>if(!location.search&&!location.hash){{history.replaceState(null,\"\",\"?{START_QUERY}\")}}</script>"
+        "<meta name=\"generator\" content=\"benchlens {}\"><script>if(!location.search&&!location.hash){{history.replaceState(null,\"\",\"?{START_QUERY}\")}}</script>",
+        crate::VERSION_TEXT
     );
     // Right after `<head …>`, so it runs before any of the page's own scripts.
     let head_end = explorer_index
@@ -224,12 +226,14 @@ mod tests {
     #[test]
     fn start_page_switches_to_the_trends_before_the_app() {
         let page = start_page("<html><head><link rel=x></head><body></body></html>");
-        assert!(page.starts_with("<html><head><script>if(!location.search"));
+        assert!(page.starts_with("<html><head><meta name=\"generator\" content=\"benchlens "));
+        assert!(page.contains(crate::VERSION_TEXT));
+        assert!(page.contains("\"><script>if(!location.search"));
         assert!(page.contains(START_QUERY));
         assert!(page.ends_with("<link rel=x></head><body></body></html>"));
         let with_attrs = start_page("<html><head lang=en><title>t</title></head></html>");
         assert!(
-            with_attrs.starts_with("<html><head lang=en><script>"),
+            with_attrs.starts_with("<html><head lang=en><meta name=\"generator\""),
             "{with_attrs}"
         );
     }

@@ -554,6 +554,12 @@ fn parse_request_line(line: &str) -> Result<(usize, RequestRecord), String> {
     Ok((stage, r))
 }
 
+/// The benchlens build a record's tags name, as `version (commit)` (`?` for a missing part).
+fn build_of(tags: &BTreeMap<String, String>) -> String {
+    let get = |k: &str| tags.get(k).map_or("?", String::as_str);
+    format!("{} ({})", get("benchlens_version"), get("benchlens_commit"))
+}
+
 /// Percentiles of the merged record: `run`'s defaults.
 const PERCENTILES: [f64; 4] = [50.0, 90.0, 95.0, 99.0];
 
@@ -567,6 +573,8 @@ fn merge_stage(stage: usize, shards: Vec<(String, ShardStage)>) -> (Record, Vec<
     let mut num_prompts = 0u64;
     let mut concurrency: Option<u64> = None;
     let mut partial = false;
+    // The benchlens builds that measured the shards, as `version (commit)`.
+    let mut shard_builds: Vec<String> = Vec::new();
     let template = shards
         .first()
         .map(|(_, s)| s.record.clone())
@@ -586,6 +594,10 @@ fn merge_stage(stage: usize, shards: Vec<(String, ShardStage)>) -> (Record, Vec<
             (a, None) => a,
         };
         partial |= s.record.tags.get("partial").is_some_and(|p| p == "true");
+        let build = build_of(&s.record.tags);
+        if !shard_builds.contains(&build) {
+            shard_builds.push(build);
+        }
         for mut r in s.requests {
             r.intended_at_s += offset;
             r.dispatched_at_s += offset;
@@ -611,6 +623,13 @@ fn merge_stage(stage: usize, shards: Vec<(String, ShardStage)>) -> (Record, Vec<
     let mut tags = template.tags.clone();
     tags.remove("shard");
     tags.remove("partial");
+    // The merged file records the build that wrote it, like every file benchlens writes; the
+    // shards' builds are kept beside it when they were other ones.
+    tags.insert("benchlens_version".into(), crate::VERSION.into());
+    tags.insert("benchlens_commit".into(), crate::COMMIT.into());
+    if shard_builds != [build_of(&tags)] {
+        tags.insert("shards_benchlens".into(), shard_builds.join(", "));
+    }
     let text = |s: &Option<std::sync::Arc<str>>| s.as_deref().map(str::to_string);
     let info = StageInfo {
         stage,

@@ -4,8 +4,12 @@
 //! Schema (version 1):
 //!
 //! ```json
-//! {"benchlens_index": 1, "files": ["2026-11-01/result.json", "2026-11-02/result.json"]}
+//! {"benchlens_index": 1, "generator": "benchlens 0.1.0 (a8cd967)",
+//!  "files": ["2026-11-01/result.json", "2026-11-02/result.json"]}
 //! ```
+//!
+//! `generator` names the benchlens build that wrote the index (`benchlens site`); readers
+//! ignore it.
 //!
 //! `files` are URL references relative to the index file's own address (percent-encoded, `/`
 //! separated; `../` allowed) or absolute `http(s)://` addresses. An object with `files` as its
@@ -75,10 +79,12 @@ pub fn parse_index(bytes: &[u8]) -> Option<Result<Vec<String>, IndexError>> {
     )
 }
 
-/// The index file's text for `files` (already relative references).
+/// The index file's text for `files` (already relative references), naming this build as
+/// its generator.
 pub fn index_json(files: &[String]) -> String {
     let mut s = serde_json::to_string_pretty(&serde_json::json!({
         "benchlens_index": INDEX_VERSION,
+        "generator": concat!("benchlens ", env!("CARGO_PKG_VERSION"), " (", env!("BENCHLENS_COMMIT"), ")"),
         "files": files,
     }))
     .unwrap_or_default();
@@ -150,6 +156,7 @@ mod tests {
         let files = vec!["2026-11-01/a b.json".to_string(), "x.json".to_string()];
         let text = index_json(&files);
         assert_eq!(parse_index(text.as_bytes()), Some(Ok(files)));
+        assert!(text.contains(&format!("\"generator\": \"benchlens {}", crate::VERSION)));
         assert_eq!(
             parse_index(br#"{"files": ["r.json"]}"#),
             Some(Ok(vec!["r.json".to_string()]))

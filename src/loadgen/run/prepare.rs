@@ -248,7 +248,8 @@ pub(super) fn prepare(opts: &RunOpts) -> Result<Prepared, LoadgenError> {
         },
     };
     let mut tags: BTreeMap<String, String> = parse_pairs(&opts.tags, "tag")?.into_iter().collect();
-    tags.insert("benchlens_version".into(), env!("CARGO_PKG_VERSION").into());
+    tags.insert("benchlens_version".into(), crate::VERSION.into());
+    tags.insert("benchlens_commit".into(), crate::COMMIT.into());
     tags.insert(
         "command_line".into(),
         std::env::args().collect::<Vec<_>>().join(" "),
