@@ -409,7 +409,9 @@ fn canonical_csv_reads_into_columns_as_the_canonical_reader_reads_it() {
     // Plain, and with quotes, CRLF, a cell of spaces: into columns.
     let plain = table(CANONICAL, 500, canonical_cell);
     assert!(same("canonical.csv", plain.as_bytes()));
-    let quoted = table(CANONICAL, 200, |r, c| format!("\"{}\"", canonical_cell(r, c)));
+    let quoted = table(CANONICAL, 200, |r, c| {
+        format!("\"{}\"", canonical_cell(r, c))
+    });
     assert!(same("canonical-quoted.csv", quoted.as_bytes()));
     assert!(same(
         "canonical-crlf.csv",
@@ -430,7 +432,10 @@ fn canonical_csv_reads_into_columns_as_the_canonical_reader_reads_it() {
                 canonical_cell(r, c)
             }
         });
-        assert!(same(&format!("canonical-odd-{odd}.csv"), t.as_bytes()), "{odd:?}");
+        assert!(
+            same(&format!("canonical-odd-{odd}.csv"), t.as_bytes()),
+            "{odd:?}"
+        );
     }
     // Cells the canonical reader warns about, an `inferred` column with values, ragged rows,
     // unknown and doubled columns: the row way, the same.
@@ -465,7 +470,10 @@ fn canonical_csv_reads_into_columns_as_the_canonical_reader_reads_it() {
             canonical_cell(r, c)
         }
     });
-    assert!(same("canonical-inferred-empty.csv", empty_inferred.as_bytes()));
+    assert!(same(
+        "canonical-inferred-empty.csv",
+        empty_inferred.as_bytes()
+    ));
     let mut ragged = format!("{CANONICAL}\n");
     for r in 0..40 {
         let mut cells: Vec<String> = (0..13).map(|c| canonical_cell(r, c)).collect();
@@ -484,7 +492,10 @@ fn canonical_csv_reads_into_columns_as_the_canonical_reader_reads_it() {
     // is a generic table; read the same either way all the same.
     same(
         "canonical-unknown.csv",
-        table(&format!("{CANONICAL},whatever"), 20, |r, c| canonical_cell(r, c % 13)).as_bytes(),
+        table(&format!("{CANONICAL},whatever"), 20, |r, c| {
+            canonical_cell(r, c % 13)
+        })
+        .as_bytes(),
     );
     // Only a header.
     same("canonical-header.csv", format!("{CANONICAL}\n").as_bytes());
@@ -521,15 +532,20 @@ fn json_lines_past_a_batch_read_into_columns_as_the_row_reader_reads_them() {
     assert!(!same("few.jsonl", json_lines(1024, |_| None).as_bytes()));
     // More: into columns, a batch at a time, at and across the batch's edges.
     for n in [1025, 2048, 3001] {
-        assert!(same(&format!("runs-{n}.jsonl"), json_lines(n, |_| None).as_bytes()));
+        assert!(same(
+            &format!("runs-{n}.jsonl"),
+            json_lines(n, |_| None).as_bytes()
+        ));
     }
     // Keys that first appear late (a metric, a tag-like field, a dimension), bare
     // Infinity/NaN, a broken line (skipped with a warning naming it), a list on one line,
     // per-request arrays, blank lines.
     let odd = json_lines(2600, |i| match i {
-        1500 => Some("{\"backend\": \"sglang\", \"request_rate\": Infinity, \"completed\": 3, \
+        1500 => Some(
+            "{\"backend\": \"sglang\", \"request_rate\": Infinity, \"completed\": 3, \
                        \"mean_e2e_latency_ms\": 12.5, \"accept_length\": NaN, \"mean_ttft_ms\": 1}"
-            .into()),
+                .into(),
+        ),
         1700 => Some("{\"backend\": \"sglang\", \"request_rate\": 2, broken".into()),
         1800 => Some(String::new()),
         2100 => Some(

@@ -259,7 +259,11 @@ impl Columns {
                 }
             }
             for k in r.tags.keys() {
-                if !self.dims.iter().any(|c| matches!(&c.key, DimKey::Tag(t) if t == k)) {
+                if !self
+                    .dims
+                    .iter()
+                    .any(|c| matches!(&c.key, DimKey::Tag(t) if t == k))
+                {
                     self.ensure_dim(DimKey::Tag(k.clone()));
                 }
             }

@@ -24,8 +24,8 @@ use super::rows::Cells;
 use super::{auto_mapping, note_scales, push_mapping, ColumnMapping, Table};
 use crate::ingest::text::snake;
 use crate::ingest::{Format, Ingested, IngestedColumns, Warning};
-use crate::model::columns::{Columns, DimData, TextColumn};
 use crate::model::canonical::parse_number_text;
+use crate::model::columns::{Columns, DimData, TextColumn};
 use crate::model::{parse_number, Dim, DimKey, DimKind, MetricKey};
 
 /// Tables at least this wide are read the row way: a column costs a few allocations here,
@@ -929,7 +929,10 @@ fn canonical_mapping(t: &Table, warnings: &mut Vec<Warning>) -> Vec<ColumnMappin
                 || DimKey::from_name(name).is_some()
                 || MetricKey::from_name(name).is_some();
             if !known {
-                warnings.push(Warning::at("line 1", format!("unknown column {name:?}, ignored")));
+                warnings.push(Warning::at(
+                    "line 1",
+                    format!("unknown column {name:?}, ignored"),
+                ));
             }
             ColumnMapping {
                 column: name.to_string(),

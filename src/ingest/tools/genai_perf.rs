@@ -162,9 +162,16 @@ pub(crate) fn read_genai_perf(o: &Map<String, Value>, at: &str, out: &mut Ingest
                 continue;
             }
             match number_from_json(sv) {
-                Some(x) => {
-                    set_genai_stat(&mut r, k, &target, stat, x, unit, || place(&here, stat), out)
-                }
+                Some(x) => set_genai_stat(
+                    &mut r,
+                    k,
+                    &target,
+                    stat,
+                    x,
+                    unit,
+                    || place(&here, stat),
+                    out,
+                ),
                 None if sv.is_null() => {}
                 None => out
                     .warnings
@@ -214,7 +221,16 @@ pub(crate) fn read_genai_csv(text: &str, out: &mut Ingested) {
                 break;
             };
             if let Some((v, _)) = parse_quantity(cell) {
-                set_genai_stat(&mut r, metric, &target, stat, v, unit, || format!("line {n}"), out);
+                set_genai_stat(
+                    &mut r,
+                    metric,
+                    &target,
+                    stat,
+                    v,
+                    unit,
+                    || format!("line {n}"),
+                    out,
+                );
             }
         }
     }
