@@ -23,9 +23,11 @@
 //! | JSON (`{`/`[`, one document, a list, JSON Lines): by its keys  | see below                   |
 //! | the performance-suite template placeholders                    | [`Format::VllmPerfSuite`]   |
 //! | `Serving Benchmark Result` blocks                              | [`Format::VllmConsole`]     |
+//! | `:::MLLOG` lines, or `MLPerf Results Summary` at the top       | [`Format::MlperfLog`]       |
 //! | a fenced code block holding JSON (a report): by its keys       | see below                   |
 //! | markdown tables with `Test name` / `Step`+`Batch Size` / other | perf suite / TGI / markdown |
 //! | CSV starting `Metric` / with canonical names / other           | genai-perf / canonical / CSV|
+//! | CSV or SQL `INSERT`s with llama-bench's `avg_ts`, `n_prompt`   | [`Format::LlamaBench`]      |
 //! | a fixed-width table whose rows start with an index             | [`Format::PandasText`]      |
 //!
 //! JSON keys: `schema_version`+`records` → canonical; `latency`/`throughput`/`serving` column
@@ -36,6 +38,7 @@
 //! `random_input_len` → SGLang; `request_throughput`, `mean_ttft_ms`, `model_id` → vLLM serving;
 //! asked last, per-request exports: `metadata`+`metrics` lines → AIPerf `profile_export.jsonl`,
 //! `experiments` with `requests` → genai-perf's raw `profile_export.json`.
+//! Asked first: llama-bench's test objects (`avg_ts` with `n_prompt`/`n_gen`).
 //!
 //! Dimensions the content lacks are then filled from the file name (`..._tp8_pp1_qps_16.json`,
 //! `{label}-{rate}qps-concurrency{N}-{model}-{date}.json`, `<model>_<in>_<out>_summary.json`)
@@ -46,6 +49,7 @@ mod fields;
 mod format;
 mod json;
 mod json_number;
+mod mlperf;
 mod names;
 mod perfsuite;
 mod requests;
@@ -436,6 +440,14 @@ fn sniff(source: &str, text: &str) -> Result<Sniffed, IngestError> {
             newlines: None,
         });
     }
+    if let Some(reason) = mlperf::detect(text) {
+        return Ok(Sniffed {
+            format: Format::MlperfLog,
+            reason: reason.into(),
+            body: Body::Text,
+            newlines: None,
+        });
+    }
     if let Some(docs) = marked.then(|| json::fenced_docs(source, text)).flatten() {
         if let Some((format, reason)) = json::classify(&docs) {
             return Ok(Sniffed {
@@ -474,7 +486,8 @@ fn forced(source: &str, text: &str, format: Format) -> Result<Sniffed, IngestErr
         });
     }
     let looks_json = json::looks_json(t);
-    let body = if format.is_json() || (format == Format::VllmPerfSuite && looks_json) {
+    let json_too = matches!(format, Format::VllmPerfSuite | Format::LlamaBench);
+    let body = if format.is_json() || (json_too && looks_json) {
         if looks_json {
             Body::Json(json::parse_docs(source, text, 1)?)
         } else {
@@ -528,6 +541,8 @@ fn read_sniffed(
             Format::VllmConsole => console::read(text, &mut out),
             Format::VllmPerfSuite => perfsuite::read_text(source, text, mapping, &mut out)?,
             Format::TgiBenchmark => table::read_tgi(text, &mut out),
+            Format::MlperfLog => mlperf::read(source, text, &mut out),
+            Format::LlamaBench => table::read_llama_bench_text(source, text, mapping, &mut out)?,
             Format::GenaiPerfCsv => tools::read_genai_csv(text, &mut out),
             Format::CanonicalCsv => table::read_canonical_csv(source, text, &mut out)?,
             Format::PandasText | Format::GenericCsv | Format::MarkdownTable => {

@@ -59,6 +59,28 @@ const EXPECTED: &[(&str, Format)] = &[
     ("tables/tidy.csv", Format::GenericCsv),
     ("tables/wide.csv", Format::GenericCsv),
     ("tables/results.md", Format::MarkdownTable),
+    ("real/llama-bench-readme-rtx4080.csv", Format::LlamaBench),
+    (
+        "real/llama-bench-powerinfer-rtx4080.csv",
+        Format::LlamaBench,
+    ),
+    ("real/llama-bench-readme-rtx4080.json", Format::LlamaBench),
+    (
+        "real/llama-bench-powerinfer-rtx4080.jsonl",
+        Format::LlamaBench,
+    ),
+    (
+        "real/llama-bench-powerinfer-rtx4080.sql",
+        Format::LlamaBench,
+    ),
+    (
+        "real/mlperf-v4.1-nvidia-h100x8-mixtral-server-summary.txt",
+        Format::MlperfLog,
+    ),
+    (
+        "real/mlperf-v4.1-nvidia-h100x8-mixtral-server-detail.txt",
+        Format::MlperfLog,
+    ),
 ];
 
 #[test]

@@ -305,7 +305,7 @@ fn llama_bench_tables_keep_their_gpu_sections_and_settings() {
         assert_eq!(tag(r, "params"), Some("6.74 B"));
         assert_eq!(
             r.metrics.keys().map(|k| k.to_string()).collect::<Vec<_>>(),
-            ["extra.tokens_per_s"]
+            ["extra.tokens_per_s", "extra.tokens_per_s_stddev"]
         );
     }
     let dual_fa1_pp = got
@@ -318,7 +318,177 @@ fn llama_bench_tables_keep_their_gpu_sections_and_settings() {
         })
         .unwrap();
     close(metric(dual_fa1_pp, "extra.tokens_per_s"), 2043.45);
+    close(metric(dual_fa1_pp, "extra.tokens_per_s_stddev"), 19.39);
     let gpu1_fa0_tg = &got.records[5];
     assert_eq!(tag(gpu1_fa0_tg, "section"), Some("GPU 1 ONLY"));
     close(metric(gpu1_fa0_tg, "extra.tokens_per_s"), 32.03);
+    close(metric(gpu1_fa0_tg, "extra.tokens_per_s_stddev"), 0.02);
+}
+
+/// One llama-bench run (prompt processing, then generation) as each of its machine-readable
+/// outputs writes it: the same records as its markdown would give (the test as a dimension,
+/// t/s with its spread, the settings as tags), whatever the output.
+fn llama_bench_rtx4080(path: &str, ngl: &str, tps: [(f64, f64); 2]) {
+    let got = read_fixture(path);
+    assert_eq!(got.format, Format::LlamaBench, "{path}");
+    assert_eq!(got.records.len(), 2, "{path}: {:?}", got.warnings);
+    let tests: Vec<_> = got
+        .records
+        .iter()
+        .map(|r| tag(r, "test").unwrap())
+        .collect();
+    assert_eq!(tests, ["pp512", "tg128"], "{path}");
+    for (r, (mean, spread)) in got.records.iter().zip(tps) {
+        assert_eq!(r.model.as_deref(), Some("qwen2 7B Q4_K - Medium"));
+        assert_eq!(r.gpu.as_deref(), Some("NVIDIA GeForce RTX 4080"));
+        assert_eq!(r.engine.as_deref(), Some("llama.cpp"));
+        assert_eq!(r.batch_size, Some(2048));
+        assert_eq!(tag(r, "backend"), Some("CUDA"));
+        assert_eq!(tag(r, "build_commit"), Some("8cf427ff"));
+        assert_eq!(tag(r, "build_number"), Some("5163"));
+        assert_eq!(tag(r, "threads"), Some("8"));
+        assert_eq!(tag(r, "ngl"), Some(ngl));
+        assert_eq!(tag(r, "n_ubatch"), Some("512"));
+        assert_eq!(
+            tag(r, "cpu_info"),
+            Some("AMD Ryzen 7 7800X3D 8-Core Processor")
+        );
+        assert_eq!(tag(r, "model_size"), Some("4677120000"));
+        assert_eq!(
+            r.metrics.keys().map(|k| k.to_string()).collect::<Vec<_>>(),
+            ["extra.tokens_per_s", "extra.tokens_per_s_stddev"],
+            "{path}: only t/s is measured"
+        );
+        close(metric(r, "extra.tokens_per_s"), mean);
+        close(metric(r, "extra.tokens_per_s_stddev"), spread);
+    }
+}
+
+#[test]
+fn llama_bench_csv_json_jsonl_and_sql_read_alike() {
+    llama_bench_rtx4080(
+        "real/llama-bench-powerinfer-rtx4080.csv",
+        "99",
+        [(7285.676949, 100.064434), (119.915244, 0.430617)],
+    );
+    llama_bench_rtx4080(
+        "real/llama-bench-readme-rtx4080.json",
+        "-1",
+        [(7100.002165, 140.341520), (118.881588, 1.041811)],
+    );
+    llama_bench_rtx4080(
+        "real/llama-bench-powerinfer-rtx4080.jsonl",
+        "99",
+        [(7263.609157, 90.940578), (119.844681, 0.699739)],
+    );
+    llama_bench_rtx4080(
+        "real/llama-bench-powerinfer-rtx4080.sql",
+        "99",
+        [(7324.546977, 54.032613), (120.346696, 0.504647)],
+    );
+    // The settings the newer JSON adds stay settings: a flag of 0 is not a measured zero.
+    let json = read_fixture("real/llama-bench-readme-rtx4080.json");
+    assert_eq!(tag(&json.records[0], "fa"), Some("-1"));
+    assert_eq!(tag(&json.records[0], "n_cpu_moe"), Some("0"));
+    assert_eq!(tag(&json.records[0], "fit_min_ctx"), Some("0"));
+    // llama.cpp's README shows the newer CSV header over rows of the older schema, one cell
+    // short: read, but every row says its values may stand under the wrong names.
+    let ragged = read_fixture("real/llama-bench-readme-rtx4080.csv");
+    assert_eq!(ragged.format, Format::LlamaBench);
+    let said: Vec<String> = ragged.warnings.iter().map(|w| w.to_string()).collect();
+    for line in [2, 3] {
+        assert!(
+            said.contains(&format!(
+                "line {line}: 41 cells under 42 column names: values may stand under the wrong names"
+            )),
+            "{said:?}"
+        );
+    }
+}
+
+/// MLPerf LoadGen summaries: the scenario, mode and validity as tags, samples and tokens a
+/// second as the request and output throughputs, TTFT and TPOT (ns in the file) in ms.
+#[test]
+fn mlperf_server_summary_with_token_latencies() {
+    let got = read_fixture("real/mlperf-v4.1-nvidia-h100x8-mixtral-server-summary.txt");
+    assert_eq!(got.format, Format::MlperfLog);
+    assert_eq!(got.records.len(), 1);
+    let r = &got.records[0];
+    assert_eq!(tag(r, "sut"), Some("mixtral-8x7b-Server-SUT"));
+    assert_eq!(tag(r, "scenario"), Some("Server"));
+    assert_eq!(tag(r, "mode"), Some("PerformanceOnly"));
+    assert_eq!(tag(r, "validity"), Some("VALID"));
+    assert_eq!(r.request_rate, Some(348.0));
+    close(metric(r, "request_throughput"), 348.06);
+    close(metric(r, "output_throughput"), 50795.57);
+    close(metric(r, "mean_ttft_ms"), 180.021403);
+    close(metric(r, "p50_ttft_ms"), 154.281665);
+    close(metric(r, "p99_ttft_ms"), 628.885054);
+    close(metric(r, "p99.9_ttft_ms"), 1940.936589);
+    close(metric(r, "mean_tpot_ms"), 102.590339);
+    close(metric(r, "p50_tpot_ms"), 102.777619);
+    close(metric(r, "p90_tpot_ms"), 112.472224);
+    close(metric(r, "p99_tpot_ms"), 123.136641);
+    close(metric(r, "mean_e2el_ms"), 15015.963772);
+    close(metric(r, "p99_e2el_ms"), 61040.681082);
+    // Six statistics of three families, two throughputs; min and max have no canonical name.
+    assert_eq!(r.metrics.len(), 3 * 7 + 2);
+    // Read at its place in a submission, the path names the benchmark and the system.
+    let text = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/real/mlperf-v4.1-nvidia-h100x8-mixtral-server-summary.txt"
+    ))
+    .unwrap();
+    let at = "closed/NVIDIA/results/DGX-H100_H100-SXM-80GBx8_TRT/mixtral-8x7b/Server/performance/run_1/mlperf_log_summary.txt";
+    let placed = benchlens::ingest::read(at, &text).unwrap();
+    let r = &placed.records[0];
+    assert_eq!(r.model.as_deref(), Some("mixtral-8x7b"));
+    assert_eq!(tag(r, "system"), Some("DGX-H100_H100-SXM-80GBx8_TRT"));
+}
+
+#[test]
+fn mlperf_detail_log_reads_as_its_summary() {
+    let got = read_fixture("real/mlperf-v4.1-nvidia-h100x8-mixtral-server-detail.txt");
+    assert_eq!(got.format, Format::MlperfLog);
+    assert_eq!(got.records.len(), 1, "{:?}", got.warnings);
+    assert!(got.warnings.is_empty(), "{:?}", got.warnings);
+    let d = &got.records[0];
+    let s = &read_fixture("real/mlperf-v4.1-nvidia-h100x8-mixtral-server-summary.txt").records[0];
+    assert_eq!(d.tags.get("validity"), s.tags.get("validity"));
+    assert_eq!(d.tags.get("scenario"), s.tags.get("scenario"));
+    assert_eq!(d.date.as_deref(), Some("2024-07-23T17:57:59Z"));
+    assert_eq!(d.request_rate, Some(348.0));
+    // The detail log keeps more digits of the throughputs than the summary prints.
+    close(metric(d, "request_throughput"), 348.059);
+    close(metric(d, "output_throughput"), 50795.6);
+    for k in [
+        "mean_ttft_ms",
+        "p99.9_ttft_ms",
+        "mean_tpot_ms",
+        "p97_tpot_ms",
+        "p95_e2el_ms",
+    ] {
+        close(metric(d, k), metric(s, k).unwrap());
+    }
+    assert_eq!(d.metrics.len(), s.metrics.len());
+}
+
+#[test]
+fn mlperf_offline_summaries_leave_the_one_query_latency_out() {
+    let got = read_fixture("real/mlperf-v4.1-amd-mi300x8-llama2-70b-offline-summary.txt");
+    let r = &got.records[0];
+    assert_eq!(tag(r, "scenario"), Some("Offline"));
+    assert_eq!(tag(r, "sut"), Some("PySUT"));
+    assert_eq!(tag(r, "validity"), Some("VALID"));
+    close(metric(r, "request_throughput"), 80.15);
+    close(metric(r, "output_throughput"), 23514.8);
+    // 900 s is how long the run's one query took, not a request's latency; target_qps sizes
+    // that query, it is no arrival rate.
+    assert_eq!(r.metrics.len(), 2);
+    assert_eq!(r.request_rate, None);
+    let got = read_fixture("real/mlperf-cm-example-offline-summary.txt");
+    let r = &got.records[0];
+    assert_eq!(tag(r, "scenario"), Some("Offline"));
+    close(metric(r, "request_throughput"), 0.165037);
+    assert_eq!(r.metrics.len(), 1);
 }

@@ -38,6 +38,11 @@ pub enum Format {
     Trtllm,
     /// TGI `text-generation-benchmark` markdown tables.
     TgiBenchmark,
+    /// llama.cpp's `llama-bench` as `-o json`, `jsonl`, `csv` or `sql` (its `-o md` tables are
+    /// [`Format::MarkdownTable`], read by the same column mapping).
+    LlamaBench,
+    /// MLPerf LoadGen's `mlperf_log_summary.txt` or `mlperf_log_detail.txt` (`:::MLLOG` lines).
+    MlperfLog,
     /// A pandas DataFrame printed as text (fixed-width, index first), possibly wide.
     PandasText,
     /// Any other CSV/TSV table, one row per point (or wide, one column group per GPU).
@@ -68,6 +73,8 @@ impl Format {
         Format::HfBenchmarker,
         Format::Trtllm,
         Format::TgiBenchmark,
+        Format::LlamaBench,
+        Format::MlperfLog,
         Format::PandasText,
         Format::GenericCsv,
         Format::MarkdownTable,
@@ -93,6 +100,8 @@ impl Format {
             Format::HfBenchmarker => "hf_inference_benchmarker",
             Format::Trtllm => "trtllm_bench",
             Format::TgiBenchmark => "tgi_benchmark",
+            Format::LlamaBench => "llama_bench",
+            Format::MlperfLog => "mlperf_loadgen",
             Format::PandasText => "pandas_text",
             Format::GenericCsv => "generic_csv",
             Format::MarkdownTable => "markdown_table",
@@ -119,6 +128,8 @@ impl Format {
             Format::HfBenchmarker => "HF inference-benchmarker JSON",
             Format::Trtllm => "trtllm-bench report JSON",
             Format::TgiBenchmark => "TGI benchmark tables",
+            Format::LlamaBench => "llama-bench output",
+            Format::MlperfLog => "MLPerf LoadGen log",
             Format::PandasText => "pandas text table",
             Format::GenericCsv => "CSV table",
             Format::MarkdownTable => "markdown tables",

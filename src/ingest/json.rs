@@ -316,6 +316,12 @@ fn is_column_dict(v: &Value) -> bool {
 }
 
 fn classify_object(v: &Value, o: &Map<String, Value>) -> Option<(Format, &'static str)> {
+    if o.contains_key("avg_ts") && has_any(o, &["n_prompt", "n_gen"]) {
+        return Some((
+            Format::LlamaBench,
+            "llama-bench's \"avg_ts\" and \"n_prompt\"",
+        ));
+    }
     if canonical::looks_canonical(v) {
         return Some((
             Format::CanonicalJson,
@@ -457,6 +463,10 @@ pub(crate) fn read_docs(
     docs: Docs,
     out: &mut Ingested,
 ) -> Result<(), IngestError> {
+    if format == Format::LlamaBench {
+        super::table::read_llama_bench_json(&docs.values, out);
+        return Ok(());
+    }
     if format == Format::AiperfRecords {
         // One request per line: every line goes into the one record.
         tools::read_aiperf_records(&docs.values, out);

@@ -29,6 +29,7 @@ mod columnar;
 mod columns;
 mod delimited;
 mod detect;
+mod llama_bench;
 #[cfg(not(target_arch = "wasm32"))]
 mod parallel;
 mod plain_rows;
@@ -43,6 +44,9 @@ pub(crate) use columns::auto_mapping;
 use columns::merge_mapping;
 use delimited::read_csv;
 pub(crate) use detect::classify_text;
+pub(crate) use llama_bench::{
+    read_json as read_llama_bench_json, read_text as read_llama_bench_text,
+};
 pub(crate) use rows::{rows_to_records, RowsContext};
 pub(crate) use text_tables::markdown_tables;
 use text_tables::pandas_table;

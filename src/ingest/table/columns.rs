@@ -338,30 +338,7 @@ pub(crate) fn auto_mapping(t: &Table) -> Vec<ColumnMapping> {
                     }
                     m
                 }
-                _ if llama_bench && h.eq_ignore_ascii_case("backend") => ColumnMapping::new(
-                    h,
-                    Some("tag.backend".to_string()),
-                    1.0,
-                    "llama-bench's ggml backend (CUDA, Vulkan, CPU), not the engine",
-                ),
-                _ if llama_bench && h.trim() == "test" => ColumnMapping::new(
-                    h,
-                    Some("tag.test".to_string()),
-                    1.0,
-                    "llama-bench's test (pp512: a 512-token prompt processed, tg128: 128 tokens generated): different work, so runs apart",
-                ),
-                _ if llama_bench && h.trim() == "t/s" => ColumnMapping::new(
-                    h,
-                    Some("extra.tokens_per_s".to_string()),
-                    1.0,
-                    "llama-bench's tokens a second (of the prompt in a pp test, generated in a tg test); the ± spread is not kept",
-                ),
-                _ if llama_bench && ["size", "params"].contains(&h.trim()) => ColumnMapping::new(
-                    h,
-                    Some(format!("tag.{}", h.trim())),
-                    1.0,
-                    "llama-bench's model file size or parameter count: what the model is, not a measurement",
-                ),
+                _ if llama_bench => super::llama_bench::map_column(h, guess_column(h, numeric)),
                 _ => {
                     let m = guess_column(h, numeric);
                     if !numeric
@@ -383,11 +360,9 @@ pub(crate) fn auto_mapping(t: &Table) -> Vec<ColumnMapping> {
         .collect()
 }
 
-/// Whether a table is llama.cpp's `llama-bench` markdown (`| model | size | params | backend
-/// | ... | test | t/s |`).
+/// Whether a table is llama.cpp's `llama-bench` output (its markdown or field names).
 pub(crate) fn is_llama_bench(headers: &[String]) -> bool {
-    let has = |n: &str| headers.iter().any(|h| h.trim() == n);
-    has("test") && has("t/s") && has("backend")
+    super::llama_bench::is_llama_bench(headers)
 }
 
 /// Whether every value of a column (of the first 200 rows) is an engine name (`vllm`,

@@ -40,6 +40,12 @@ pub(crate) fn classify_text(text: &str, may_have_tables: bool) -> Option<(Format
             ),
         ));
     }
+    if super::llama_bench::is_sql(text) {
+        return Some((
+            Format::LlamaBench,
+            "llama-bench's SQL (\"INSERT INTO test\" with \"avg_ts\")".into(),
+        ));
+    }
     let header = text.lines().find(|l| !l.trim().is_empty())?.trim();
     if let Some(d) = csv_delimiter(header) {
         let first = header
@@ -62,6 +68,12 @@ pub(crate) fn classify_text(text: &str, may_have_tables: bool) -> Option<(Format
             return Some((
                 Format::CanonicalCsv,
                 "CSV with benchlens column names".into(),
+            ));
+        }
+        if super::llama_bench::is_llama_bench(&cols) {
+            return Some((
+                Format::LlamaBench,
+                "CSV with llama-bench's \"n_prompt\", \"n_gen\" and \"avg_ts\"".into(),
             ));
         }
         let data_lines = text

@@ -106,7 +106,8 @@ pub(crate) fn markdown_tables(text: &str) -> Vec<Table> {
             if let Some((g, l, _)) = &gpu {
                 t.context.push((Dim::Gpu, g.clone(), *l));
             }
-            if super::columns::is_llama_bench(&t.headers) {
+            let llama_bench = super::columns::is_llama_bench(&t.headers);
+            if llama_bench {
                 // Its `backend` column is ggml's backend; the engine is llama.cpp itself.
                 t.context.push((Dim::Engine, "llama.cpp".to_string(), 0));
             } else if let Some((e, v, l, _)) = &engine {
@@ -120,6 +121,9 @@ pub(crate) fn markdown_tables(text: &str) -> Vec<Table> {
                 t.rows
                     .push((i + 1, csv::StringRecord::from(split_md_row(lines[i]))));
                 i += 1;
+            }
+            if llama_bench {
+                super::llama_bench::split_spread(&mut t);
             }
             tables.push(t);
             continue;

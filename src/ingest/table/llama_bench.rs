@@ -1,0 +1,389 @@
+//! llama.cpp's `llama-bench`: its machine-readable outputs (`-o json`, `jsonl`, `csv`, `sql`)
+//! made into a [`Table`] of the tool's own field names and read by the same column mapping
+//! as its markdown (`-o md`), so every output of one run gives the same records.
+//!
+//! The mapping ([`map_column`]): the test (`pp512`, `tg128`, `pp512+tg128`, `… @ d4096`;
+//! made from `n_prompt`, `n_gen` and `n_depth` where the output has no `test` column, as
+//! llama-bench names it) is a dimension, so prompt processing and generation never look
+//! alike; `t/s` or `avg_ts` is `extra.tokens_per_s` (higher is better) with its spread
+//! (`± 0.41` in markdown, `stddev_ts`) as `extra.tokens_per_s_stddev`; the model
+//! (`model_type`), the GPU (`gpu_info`) and the settings (`ngl`/`n_gpu_layers`,
+//! `threads`/`n_threads`, `backend`/`backends`, `build_commit` as text) are dimensions or
+//! tags; every other column is a setting too, never a metric. The engine is llama.cpp.
+
+use serde_json::Value;
+
+use super::delimited::{csv_reader, next_row};
+use super::{table_with_mapping, ColumnMapping, RowsContext, Table};
+use crate::ingest::fields::{note, scalar_text};
+use crate::ingest::text::snake;
+use crate::ingest::{IngestError, Ingested, Warning};
+use crate::model::{Dim, MetricKey};
+
+/// The column a run's spread is put in when a markdown `t/s` cell carries it (`43.09 ± 0.41`).
+const SPREAD: &str = "stddev_ts";
+
+/// Whether a table of these columns is llama-bench's: its markdown (`backend`, `test`,
+/// `t/s`) or its CSV/JSON/SQL field names (`n_prompt`, `n_gen`, `avg_ts`).
+pub(crate) fn is_llama_bench(headers: &[impl AsRef<str>]) -> bool {
+    let has = |n: &str| headers.iter().any(|h| h.as_ref().trim() == n);
+    (has("test") && has("t/s") && has("backend"))
+        || (has("avg_ts") && has("n_prompt") && has("n_gen"))
+}
+
+/// Whether the text is llama-bench's `-o sql`: `INSERT INTO test (...)` statements (the
+/// table is `llama_bench` in newer versions).
+pub(crate) fn is_sql(text: &str) -> bool {
+    text.lines().take(200).any(|l| insert_body(l).is_some()) && text.contains("avg_ts")
+}
+
+/// How a llama-bench column maps, given what the generic guess (`guessed`) made of it.
+pub(super) fn map_column(h: &str, guessed: ColumnMapping) -> ColumnMapping {
+    let to = |target: &str, why: &str| ColumnMapping::new(h, Some(target.to_string()), 1.0, why);
+    let name = h.trim();
+    match name {
+        "backend" | "backends" => to(
+            "tag.backend",
+            "llama-bench's ggml backend (CUDA, Vulkan, CPU), not the engine",
+        ),
+        "test" => to(
+            "tag.test",
+            "llama-bench's test (pp512: a 512-token prompt processed, tg128: 128 tokens generated): different work, so runs apart",
+        ),
+        "t/s" | "avg_ts" => to(
+            "extra.tokens_per_s",
+            "llama-bench's tokens a second (of the prompt in a pp test, generated in a tg test), the mean of its repetitions",
+        ),
+        SPREAD => to(
+            "extra.tokens_per_s_stddev",
+            "the standard deviation of llama-bench's tokens a second over its repetitions",
+        ),
+        "model_type" => to("model", "llama-bench's model description, as its markdown shows it"),
+        "gpu_info" => to("gpu", "llama-bench's GPU"),
+        "size" | "params" | "model_size" | "model_n_params" => ColumnMapping::new(
+            h,
+            Some(format!("tag.{name}")),
+            1.0,
+            "llama-bench's model file size or parameter count: what the model is, not a measurement",
+        ),
+        "n_prompt" | "n_gen" | "n_depth" => ColumnMapping::new(
+            h,
+            None,
+            1.0,
+            "in the test column (pp512, tg128)",
+        ),
+        "avg_ns" | "stddev_ns" | "test_time" => ColumnMapping::new(
+            h,
+            None,
+            1.0,
+            "the time of one repetition (t/s says it as a rate) or when it ran",
+        ),
+        _ if guessed
+            .target
+            .as_deref()
+            .is_some_and(|t| MetricKey::from_name(t).is_some()) =>
+        {
+            ColumnMapping::new(
+                h,
+                Some(format!("tag.{}", snake(h))),
+                1.0,
+                "a llama-bench setting: llama-bench measures only t/s",
+            )
+        }
+        _ => guessed,
+    }
+}
+
+/// Splits a markdown `t/s` column's `mean ± spread` cells into `t/s` and [`SPREAD`].
+pub(super) fn split_spread(t: &mut Table) {
+    let Some(col) = t.headers.iter().position(|h| h.trim() == "t/s") else {
+        return;
+    };
+    if t.headers.iter().any(|h| h == SPREAD) {
+        return;
+    }
+    t.headers.push(SPREAD.to_string());
+    for (_, row) in &mut t.rows {
+        let cell = row.get(col).unwrap_or("").to_string();
+        let (mean, spread) = cell.split_once('±').unwrap_or((&cell, ""));
+        let mut cells: Vec<&str> = row.iter().collect();
+        if col < cells.len() {
+            cells[col] = mean.trim();
+        }
+        cells.resize(t.headers.len() - 1, "");
+        cells.push(spread.trim());
+        *row = csv::StringRecord::from(cells);
+    }
+}
+
+/// `-o csv` or `-o sql`.
+pub(crate) fn read_text(
+    source: &str,
+    text: &str,
+    mapping: Option<&[ColumnMapping]>,
+    out: &mut Ingested,
+) -> Result<(), IngestError> {
+    let t = if is_sql(text) {
+        sql_table(text, out)
+    } else {
+        csv_table(source, text, out)?
+    };
+    read_table(t, mapping, out);
+    Ok(())
+}
+
+/// `-o json` (one array) or `-o jsonl` (one object a line): `(line, document)`s.
+pub(crate) fn read_json(docs: &[(usize, Value)], out: &mut Ingested) {
+    let mut t = Table::default();
+    let mut index: std::collections::HashMap<String, usize> = Default::default();
+    for (line, doc) in docs {
+        let items = match doc {
+            Value::Array(items) => items.as_slice(),
+            one => std::slice::from_ref(one),
+        };
+        for item in items {
+            let Some(o) = item.as_object() else {
+                out.warnings.push(Warning::line(
+                    *line,
+                    "not a llama-bench test object, skipped",
+                ));
+                continue;
+            };
+            let mut cells: Vec<String> = vec![String::new(); t.headers.len()];
+            for (k, v) in o {
+                // The per-repetition lists (`samples_ns`, `samples_ts`) are summed up by
+                // the mean and spread beside them.
+                let Some(text) = scalar_text(v) else { continue };
+                let col = *index.entry(k.clone()).or_insert_with(|| {
+                    t.headers.push(k.clone());
+                    t.headers.len() - 1
+                });
+                if cells.len() <= col {
+                    cells.resize(col + 1, String::new());
+                }
+                cells[col] = text;
+            }
+            t.rows.push((*line, csv::StringRecord::from(cells)));
+        }
+    }
+    read_table(t, None, out);
+}
+
+fn csv_table(source: &str, text: &str, out: &mut Ingested) -> Result<Table, IngestError> {
+    let mut rdr = csv_reader(text, b',');
+    let mut rec = csv::StringRecord::new();
+    let mut t = Table::default();
+    if next_row(&mut rdr, &mut rec, source, false, &mut out.warnings)?.is_some() {
+        t.headers = rec.iter().map(|h| h.trim().to_string()).collect();
+    }
+    while let Some(line) = next_row(&mut rdr, &mut rec, source, true, &mut out.warnings)? {
+        // A repeated header (outputs of two runs appended) is not a row.
+        if rec.iter().zip(&t.headers).all(|(c, h)| c.trim() == h) {
+            continue;
+        }
+        if rec.len() != t.headers.len() {
+            out.warnings.push(Warning::line(
+                line,
+                format!(
+                    "{} cells under {} column names: values may stand under the wrong names",
+                    rec.len(),
+                    t.headers.len()
+                ),
+            ));
+        }
+        t.rows.push((line, rec.clone()));
+    }
+    Ok(t)
+}
+
+/// `INSERT INTO test (a, b) VALUES ('1', '2');` lines; the `CREATE TABLE` before them is
+/// skipped.
+fn sql_table(text: &str, out: &mut Ingested) -> Table {
+    let mut t = Table::default();
+    for (i, line) in text.lines().enumerate() {
+        let Some(rest) = insert_body(line) else {
+            continue;
+        };
+        let parsed = rest.split_once(") VALUES (").and_then(|(names, values)| {
+            let names: Vec<String> = names.split(',').map(|n| n.trim().to_string()).collect();
+            let values = sql_values(values.trim_end().trim_end_matches(';').strip_suffix(')')?)?;
+            (names.len() == values.len()).then_some((names, values))
+        });
+        let Some((names, values)) = parsed else {
+            out.warnings
+                .push(Warning::line(i + 1, "unreadable INSERT statement, skipped"));
+            continue;
+        };
+        if t.headers.is_empty() {
+            t.headers = names;
+        } else if t.headers != names {
+            out.warnings.push(Warning::line(
+                i + 1,
+                "columns differ from the first INSERT's, skipped",
+            ));
+            continue;
+        }
+        t.rows.push((i + 1, csv::StringRecord::from(values)));
+    }
+    t
+}
+
+/// What follows `INSERT INTO <table> (` in a line that starts so.
+fn insert_body(line: &str) -> Option<&str> {
+    let rest = line.trim_start().strip_prefix("INSERT INTO ")?;
+    let (table, body) = rest.split_once(" (")?;
+    (!table.is_empty() && !table.contains(' ')).then_some(body)
+}
+
+/// `'a', '1', 'it''s'` → its values; `None` when a quote is left open.
+fn sql_values(s: &str) -> Option<Vec<String>> {
+    let mut values = Vec::new();
+    let mut chars = s.chars().peekable();
+    loop {
+        while chars.peek().is_some_and(|c| c.is_whitespace()) {
+            chars.next();
+        }
+        let mut v = String::new();
+        if chars.peek() == Some(&'\'') {
+            chars.next();
+            loop {
+                match chars.next()? {
+                    '\'' if chars.peek() == Some(&'\'') => {
+                        chars.next();
+                        v.push('\'');
+                    }
+                    '\'' => break,
+                    c => v.push(c),
+                }
+            }
+            while chars.peek().is_some_and(|c| *c != ',') {
+                chars.next();
+            }
+        } else {
+            while let Some(c) = chars.next_if(|c| *c != ',') {
+                v.push(c);
+            }
+            v = v.trim().to_string();
+        }
+        values.push(v);
+        if chars.next().is_none() {
+            return Some(values);
+        }
+    }
+}
+
+/// Adds the test column where the output has none, then reads the rows.
+fn read_table(mut t: Table, mapping: Option<&[ColumnMapping]>, out: &mut Ingested) {
+    if !t.headers.iter().any(|h| h == "test") {
+        let col = |n: &str| t.headers.iter().position(|h| h == n);
+        let (p, g, d) = (col("n_prompt"), col("n_gen"), col("n_depth"));
+        t.headers.push("test".to_string());
+        let width = t.headers.len() - 1;
+        for (_, row) in &mut t.rows {
+            let num = |c: Option<usize>| {
+                c.and_then(|c| row.get(c))
+                    .and_then(|v| v.trim().parse::<u64>().ok())
+                    .unwrap_or(0)
+            };
+            let (p, g, d) = (num(p), num(g), num(d));
+            let mut test = match (p, g) {
+                (p, 0) => format!("pp{p}"),
+                (0, g) => format!("tg{g}"),
+                (p, g) => format!("pp{p}+tg{g}"),
+            };
+            if d > 0 {
+                test.push_str(&format!(" @ d{d}"));
+            }
+            let mut cells: Vec<String> = row.iter().map(str::to_string).collect();
+            cells.resize(width, String::new());
+            cells.push(test);
+            *row = csv::StringRecord::from(cells);
+        }
+        note(
+            out,
+            "tag.test made from n_prompt, n_gen and n_depth, as llama-bench names tests",
+        );
+    }
+    t.context.push((Dim::Engine, "llama.cpp".to_string(), 0));
+    let ctx = RowsContext {
+        context: &t.context,
+        tags: &[],
+        at: "",
+    };
+    table_with_mapping(&t, mapping, &ctx, out);
+    if out.records.is_empty() && out.note.is_none() {
+        out.note = Some("no records: no llama-bench test with a t/s".into());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ingest::{read, Format};
+    use crate::model::Record;
+
+    fn tag<'a>(r: &'a Record, k: &str) -> Option<&'a str> {
+        r.tags.get(k).map(String::as_str)
+    }
+
+    #[test]
+    fn a_csv_keeps_a_hex_build_commit_as_text_and_the_tests_apart() {
+        let csv = "\"build_commit\",\"n_threads\",\"model_type\",\"n_prompt\",\"n_gen\",\"avg_ts\",\"stddev_ts\"\n\
+\"0c1e570\",\"8\",\"llama 7B Q4_0\",\"512\",\"0\",\"2410.97\",\"11.16\"\n\
+\"0c1e570\",\"8\",\"llama 7B Q4_0\",\"0\",\"128\",\"43.09\",\"0.41\"\n\
+\"1e5\",\"8\",\"llama 7B Q4_0\",\"512\",\"128\",\"449.72\",\"1.27\"\n";
+        let got = read("bench.csv", csv.as_bytes()).unwrap();
+        assert_eq!(got.format, Format::LlamaBench);
+        let tests: Vec<_> = got
+            .records
+            .iter()
+            .map(|r| tag(r, "test").unwrap())
+            .collect();
+        assert_eq!(tests, ["pp512", "tg128", "pp512+tg128"]);
+        let r = &got.records[0];
+        assert_eq!(tag(r, "build_commit"), Some("0c1e570"));
+        assert_eq!(tag(&got.records[2], "build_commit"), Some("1e5"));
+        assert_eq!(tag(r, "threads"), Some("8"));
+        assert_eq!(r.model.as_deref(), Some("llama 7B Q4_0"));
+        assert_eq!(r.engine.as_deref(), Some("llama.cpp"));
+        let m = |r: &Record, k: &str| r.metric(&MetricKey::Extra(k.into()));
+        assert_eq!(m(r, "tokens_per_s"), Some(2410.97));
+        assert_eq!(m(r, "tokens_per_s_stddev"), Some(11.16));
+        assert_eq!(r.metrics.len(), 2);
+    }
+
+    #[test]
+    fn sql_and_bad_rows_never_panic_and_warnings_name_the_line() {
+        let sql = "CREATE TABLE IF NOT EXISTS test (\n  build_commit TEXT,\n  avg_ts REAL\n);\n\n\
+INSERT INTO test (build_commit, n_prompt, n_gen, avg_ts, stddev_ts) VALUES ('abc', '0', '128', '43.5', '0.5');\n\
+INSERT INTO test (build_commit, n_prompt, n_gen, avg_ts, stddev_ts) VALUES ('abc', '512', '0', '2000\n";
+        let got = read("b.sql", sql.as_bytes()).unwrap();
+        assert_eq!(got.format, Format::LlamaBench);
+        assert_eq!(got.records.len(), 1);
+        assert_eq!(tag(&got.records[0], "test"), Some("tg128"));
+        assert!(got
+            .warnings
+            .iter()
+            .any(|w| w.to_string() == "line 7: unreadable INSERT statement, skipped"));
+        assert_eq!(sql_values("'it''s', 3 ,'x'").unwrap(), ["it's", "3", "x"]);
+        assert_eq!(sql_values("'open"), None);
+        for cut in 0..sql.len() {
+            let _ = read("b.sql", &sql.as_bytes()[..cut]);
+        }
+    }
+
+    #[test]
+    fn jsonl_with_depth_and_a_stray_line() {
+        let jsonl = "{\"n_prompt\": 0, \"n_gen\": 32, \"n_depth\": 4096, \"avg_ts\": 20.5, \"stddev_ts\": 0.1, \"samples_ts\": [20.4, 20.6], \"gpu_info\": \"Apple M2\"}\n\
+[1, 2]\n";
+        let got = read("b.jsonl", jsonl.as_bytes()).unwrap();
+        assert_eq!(got.format, Format::LlamaBench);
+        let r = &got.records[0];
+        assert_eq!(tag(r, "test"), Some("tg32 @ d4096"));
+        assert_eq!(r.gpu.as_deref(), Some("Apple M2"));
+        assert!(got
+            .warnings
+            .iter()
+            .any(|w| w.to_string().starts_with("line 2: ")));
+    }
+}
