@@ -419,21 +419,37 @@ fn canonical_csv_reads_into_columns_as_the_canonical_reader_reads_it() {
     ));
     // Cells a generic table would read otherwise: kept as the canonical reader keeps them
     // (placeholders as text, `8xH100` as a GPU name, padded cells trimmed, NaN and inf
-    // metrics, a row with no metric kept).
-    for odd in [
-        "none", "-", "n/a", " padded ", "8xH100", "NaN", "inf", "-inf", "1e3", "",
-    ] {
-        let t = table(CANONICAL, 40, |r, c| {
-            if r == 17 && (c == 2 || c == 4 || c == 8 || c == 12) {
+    // metrics, a row with no metric kept), all into columns.
+    let odd_table = |odd: &str, cols: [usize; 2]| {
+        table(CANONICAL, 40, |r, c| {
+            if r == 17 && cols.contains(&c) {
                 odd.to_string()
             } else if r == 23 && c >= 8 {
                 String::new()
             } else {
                 canonical_cell(r, c)
             }
-        });
+        })
+    };
+    for odd in ["none", "-", "n/a", " padded ", "8xH100", ""] {
+        let t = odd_table(odd, [2, 4]);
         assert!(
-            same(&format!("canonical-odd-{odd}.csv"), t.as_bytes()),
+            same(&format!("canonical-text-{odd}.csv"), t.as_bytes()),
+            "{odd:?}"
+        );
+    }
+    for odd in ["NaN", "inf", "-inf", "1e3", " 7 ", "\"1,024\"", ""] {
+        let t = odd_table(odd, [8, 12]);
+        assert!(
+            same(&format!("canonical-number-{odd}.csv"), t.as_bytes()),
+            "{odd:?}"
+        );
+    }
+    // Placeholders in a metric column: the canonical reader warns, so the row way, the same.
+    for odd in ["none", "-", "n/a"] {
+        let t = odd_table(odd, [8, 12]);
+        assert!(
+            !same(&format!("canonical-metric-{odd}.csv"), t.as_bytes()),
             "{odd:?}"
         );
     }
