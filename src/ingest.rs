@@ -313,9 +313,7 @@ impl Contents {
 pub fn read_columnar(source: &str, bytes: &[u8]) -> Result<Contents, IngestError> {
     let decoded = text::decode(source, bytes)?;
     if json::looks_json(&decoded.text) {
-        if let Some(c) = read_json_columns(source, &decoded)? {
-            return Ok(Contents::Columns(Box::new(c)));
-        }
+        return read_json(source, decoded);
     }
     let sniffed = sniff(source, &decoded.text)?;
     if matches!(sniffed.format, Format::GenericCsv | Format::CanonicalCsv)
@@ -627,32 +625,47 @@ impl Stamp {
 /// Documents read a batch at a time into columns ([`read_json_columns`]).
 const JSON_BATCH: usize = 1024;
 
-/// Reads JSON text (one document, a list, JSON Lines) as [`read`] does, into columns a batch of
-/// [`JSON_BATCH`] documents at a time when there are more than that, so that a file of a
-/// million JSON lines is never held parsed whole nor as a million records; `Ok(None)` for text
-/// [`read`] should read (fewer documents, or a format whose documents are read together).
-fn read_json_columns(
-    source: &str,
-    decoded: &text::Decoded<'_>,
-) -> Result<Option<IngestedColumns>, IngestError> {
+/// Reads JSON text (one document, a list, JSON Lines) as [`read`] does, parsing it once: into
+/// columns a batch of [`JSON_BATCH`] documents at a time when there are more than that, so that
+/// a file of a million JSON lines is never held parsed whole nor as a million records; as
+/// records otherwise (fewer documents, or a format whose documents are read together).
+fn read_json(source: &str, decoded: text::Decoded<'_>) -> Result<Contents, IngestError> {
     let mut docs = json::DocStream::new(source, &decoded.text, 1);
     let mut batch = json::Docs {
         values: Vec::with_capacity(JSON_BATCH),
         arrays: Vec::with_capacity(JSON_BATCH),
         warnings: Vec::new(),
     };
-    while batch.values.len() <= JSON_BATCH {
-        let Some((line, doc)) = docs.next_doc() else {
-            return Ok(None);
-        };
-        batch.values.push((line, doc.value));
-        batch.arrays.push(doc.arrays);
-    }
-    let Some((format, _)) = json::classify_values(&batch.values) else {
-        return Ok(None);
+    let fill = |batch: &mut json::Docs, docs: &mut json::DocStream<'_>, up_to: usize| {
+        while batch.values.len() < up_to {
+            let Some((line, doc)) = docs.next_doc() else {
+                break;
+            };
+            batch.values.push((line, doc.value));
+            batch.arrays.push(doc.arrays);
+        }
     };
-    if format == Format::AiperfRecords {
-        return Ok(None);
+    fill(&mut batch, &mut docs, JSON_BATCH + 1);
+    if batch.values.is_empty() {
+        return Err(docs.error());
+    }
+    let (format, reason) =
+        json::classify_values(&batch.values).ok_or_else(|| IngestError::Unrecognised {
+            file: source.to_string(),
+            why: "JSON without any known benchmark keys".into(),
+        })?;
+    if batch.values.len() <= JSON_BATCH || format == Format::AiperfRecords {
+        // Few documents, or documents read together: the parsed documents, read as `read` does.
+        fill(&mut batch, &mut docs, usize::MAX);
+        batch.warnings = std::mem::take(&mut docs.warnings);
+        drop(docs);
+        let sniffed = Sniffed {
+            format,
+            reason,
+            body: Body::Json(batch),
+            newlines: None,
+        };
+        return read_sniffed(source, decoded, sniffed, None).map(Contents::Records);
     }
     let mut out = Ingested::new(format);
     let mut stamp = Stamp::new(source, format);
@@ -670,13 +683,7 @@ fn read_json_columns(
         stamp.records(out.stamped, &mut out.records);
         columns.extend_records(&out.records);
         out.records.clear();
-        while batch.values.len() < JSON_BATCH {
-            let Some((line, doc)) = docs.next_doc() else {
-                break;
-            };
-            batch.values.push((line, doc.value));
-            batch.arrays.push(doc.arrays);
-        }
+        fill(&mut batch, &mut docs, JSON_BATCH);
         if batch.values.is_empty() {
             break;
         }
@@ -688,13 +695,13 @@ fn read_json_columns(
     out.warnings = warnings;
     stamp.end(columns.is_empty(), &mut out);
     columns.finish_rows_without_requests();
-    Ok(Some(IngestedColumns {
+    Ok(Contents::Columns(Box::new(IngestedColumns {
         format,
         columns,
         warnings: out.warnings,
         mapping: out.mapping,
         note: out.note,
-    }))
+    })))
 }
 
 #[cfg(test)]
