@@ -4,7 +4,8 @@
 //! Owns matching records across a compared dimension ([`improvement`]: "how much faster is A100
 //! than Tesla, configuration by configuration?"), regression checks between two runs of the same
 //! configurations ([`regression`]), throughput/latency trade-offs with Pareto frontiers
-//! ([`tradeoff`]), SLO capacity ([`slo`]), the pure parts of `benchlens sweep`'s capacity
+//! ([`tradeoff`]), what a deployment costs per token and joule and what its frontier gives at a
+//! target interactivity ([`economics`]), SLO capacity ([`slo`]), the pure parts of `benchlens sweep`'s capacity
 //! search ([`capacity`]: objectives, steady window, bracket then bisect) and the curve of its
 //! result files ([`capacity_curve`], drawn by [`capacity_figure`]), per-request
 //! distributions and percentiles ([`distribution`], [`stats`]), data-quality flags
@@ -26,6 +27,7 @@ pub mod capacity_curve;
 pub mod capacity_figure;
 pub mod defaults;
 pub mod distribution;
+pub mod economics;
 pub mod export;
 pub mod improvement;
 mod matching;

@@ -1,6 +1,7 @@
 //! The trade-off, SLO and regression views' rules, shared and pure so they are tested
 //! natively: reading the typed SLO limits, the load an SLO is checked along, the frontier rows
-//! under the trade-off chart and which two files a regression check compares.
+//! under the trade-off chart, the numbers typed as its targets and which two files a
+//! regression check compares.
 
 use crate::analysis::slo::SloLimit;
 use crate::analysis::tradeoff::TradeoffSeries;
@@ -22,6 +23,20 @@ pub fn parse_slo_limits(text: &str) -> Result<Vec<SloLimit>, String> {
         return Err("give at least one limit, e.g. p99_ttft_ms<=500".to_string());
     }
     Ok(limits)
+}
+
+/// A number typed in a target box: `None` when empty, else a finite number or an error
+/// naming the box (`what`) and the text.
+pub fn parse_target(text: &str, what: &str) -> Result<Option<f64>, String> {
+    let t = text.trim();
+    if t.is_empty() {
+        return Ok(None);
+    }
+    t.parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite())
+        .map(Some)
+        .ok_or_else(|| format!("the {what} `{t}` is not a number"))
 }
 
 /// The load an SLO is checked along when the user has not chosen: the first of [`SLO_LOADS`]
@@ -113,6 +128,17 @@ mod tests {
             parse_slo_limits(" , ").unwrap_err(),
             "give at least one limit, e.g. p99_ttft_ms<=500"
         );
+    }
+
+    #[test]
+    fn targets_are_empty_or_finite_numbers() {
+        assert_eq!(parse_target("  ", "target"), Ok(None));
+        assert_eq!(parse_target(" 50 ", "target"), Ok(Some(50.0)));
+        assert_eq!(
+            parse_target("fast", "target"),
+            Err("the target `fast` is not a number".to_string())
+        );
+        assert!(parse_target("inf", "limit").is_err());
     }
 
     #[test]

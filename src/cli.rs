@@ -12,6 +12,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 pub mod compare;
+mod compare_at;
 pub mod convert;
 pub mod error;
 pub mod input;

@@ -290,3 +290,103 @@ fn help_says_how_errors_print_and_what_exit_codes_mean() {
     );
     assert!(help.contains("130 an interrupted run."), "{help}");
 }
+
+/// Two engines on H100s (one by `gpu_count`, one by `tp`), one sweep each, in benchlens's CSV.
+const DEPLOYMENTS: &str = "\
+engine,gpu,gpu_count,tp,max_concurrency,mean_tpot_ms,output_throughput
+vllm,NVIDIA H100 80GB HBM3,8,,1,10,800
+vllm,NVIDIA H100 80GB HBM3,8,,16,25,8000
+vllm,NVIDIA H100 80GB HBM3,8,,64,100,16000
+sglang,H100-SXM,,4,1,12.5,600
+sglang,H100-SXM,,4,32,40,6000
+";
+
+#[test]
+fn each_deployment_is_read_at_a_target_interactivity_with_its_cost() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("deployments.csv");
+    std::fs::write(&file, DEPLOYMENTS).unwrap();
+    let out = benchlens()
+        .args([
+            "compare",
+            file.to_str().unwrap(),
+            "--at-interactivity",
+            "25",
+        ])
+        .args(["--per-gpu", "--price", "H100=2", "--format", "json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(v["series_by"][0], "engine");
+    let rows = v["rows"].as_array().unwrap();
+    let row = |engine: &str| rows.iter().find(|r| r["series"] == engine).unwrap();
+    // vllm: between 10 tok/s/user (2,000 tok/s/GPU) and 40 (1,000): at 25, 1,500.
+    let vllm = row("vllm");
+    assert_eq!(vllm["throughput_at_target"], 1500.0);
+    // 8 × $2 an hour over 12,000 tok/s (interpolated on the cost frontier itself).
+    let usd = vllm["usd_per_million_output_tokens_at_target"]
+        .as_f64()
+        .unwrap();
+    let between = |tput: f64| 8.0 * 2.0 / 3600.0 / tput * 1e6;
+    assert!(usd > between(16_000.0) && usd < between(8_000.0), "{usd}");
+    // sglang (4 GPUs from tp) was measured at 25 and 80 tok/s per user: read at 25 exactly.
+    assert_eq!(row("sglang")["throughput_at_target"], 1500.0);
+    assert!(v["prices"][0]
+        .as_str()
+        .unwrap()
+        .contains("$2.00/GPU-hour (yours)"));
+
+    // Past every measured interactivity: not reached, never extrapolated.
+    benchlens()
+        .args([
+            "compare",
+            file.to_str().unwrap(),
+            "--at-interactivity",
+            "500",
+        ])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("not reached"))
+        .stdout(predicate::str::contains(
+            "at most 100.00 tok/s per user measured",
+        ));
+    // A bad price names itself; --per-gpu needs a target.
+    benchlens()
+        .args([
+            "compare",
+            file.to_str().unwrap(),
+            "--at-interactivity",
+            "25",
+        ])
+        .args(["--price", "H100"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "--price: `H100`: expected GPU=number",
+        ));
+    benchlens()
+        .args(["compare", file.to_str().unwrap(), "--per-gpu"])
+        .assert()
+        .code(2);
+}
+
+#[test]
+fn a_file_without_tpot_says_what_it_lacks() {
+    benchlens()
+        .args([
+            "compare",
+            &fixture(SEED_002),
+            "--at-interactivity",
+            "25",
+            "--per-gpu",
+        ])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("No frontier to read: of"))
+        .stdout(predicate::str::contains(
+            "a GPU count (gpu_count, or tp × pp",
+        ));
+}

@@ -94,6 +94,7 @@ fn seed_001_tradeoff_frontiers() {
         latency: LatencyAxis::TokensPerSPerUser,
         series_by: vec![Dim::Engine.into()],
         theme: Theme::Light,
+        assumptions: Default::default(),
     };
     let series = tradeoff(&ds, &all(&ds), &spec);
     // From the file's JSON lines, per engine ("framework"), in order of tokens per second per

@@ -1,45 +1,60 @@
-//! Trade-off: throughput against latency per series, and each series' Pareto frontier — the
-//! points no other point of the series beats on both axes at once — listed and drawn.
+//! Trade-off: throughput (or what it costs) against latency (or interactivity) per series, and
+//! each series' Pareto frontier — the points no other point of the series beats on both axes at
+//! once — listed, drawn and read at a target ([`at_target`]).
 //!
-//! Axes are chosen from [`ThroughputAxis`] (output or total tok/s, optionally per GPU when
-//! `gpu_count` is known) and [`LatencyAxis`] (p99 TTFT, mean TPOT, or tokens/s per user =
-//! 1000 / mean TPOT, where higher is better). A record lacking a value for either axis is
-//! left out of its series.
+//! Axes are chosen from [`ThroughputAxis`] (output or total tok/s, per GPU, or $ per million
+//! tokens and joules per token from the [`Assumptions`]) and [`LatencyAxis`] (p99 TTFT, mean
+//! TPOT, or tokens/s per user = 1000 / TPOT, where higher is better). A record lacking a value
+//! for either axis is left out of its series. GPUs are counted as [`economics::gpus_of`] says.
 
 use plotly::common::{HoverInfo, Line, LineShape, Marker, Mode, Title};
 use plotly::layout::Legend;
 use plotly::{Plot, Scatter};
 
+use super::economics::{self, Assumptions};
 use super::SeriesSlots;
 use crate::charts::style::base_layout;
 use crate::charts::style::{escape_html, format_value, series_title, Theme, PALETTE};
-use crate::model::{Dataset, Dim, DimKey, LatencyMetric, MetricKey, Percentile, Record, Stat};
+use crate::model::{
+    Dataset, Dim, DimKey, DimValue, LatencyMetric, MetricKey, Percentile, Record, Stat,
+};
 
 mod bins;
+mod target;
 
 use bins::{bin_hover, bin_marker_size};
 pub use bins::{bin_points, extent, PointBin, BIN_GRID, MAX_FRONTIER_DRAWN, MAX_POINT_MARKERS};
+pub use target::{assumptions_used, at_target, target_text_table, TargetRow};
 
-/// The throughput axis.
+/// The y axis: a throughput, per GPU or not, or what a token costs in dollars or energy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ThroughputAxis {
     /// `output_throughput` (tok/s).
     OutputTokensPerS,
     /// `total_token_throughput` (tok/s).
     TotalTokensPerS,
-    /// `output_throughput` / `gpu_count` (tok/s per GPU).
+    /// `output_throughput` / GPUs (tok/s per GPU).
     OutputTokensPerSPerGpu,
-    /// `total_token_throughput` / `gpu_count` (tok/s per GPU).
+    /// `total_token_throughput` / GPUs (tok/s per GPU).
     TotalTokensPerSPerGpu,
+    /// $ per million output tokens at the GPU's price per hour (lower is better).
+    UsdPerMillionOutputTokens,
+    /// $ per million tokens in and out (lower is better).
+    UsdPerMillionTotalTokens,
+    /// Joules of GPU power per output token (lower is better).
+    JoulesPerOutputToken,
 }
 
 impl ThroughputAxis {
     /// Every choice, for a selector.
-    pub const ALL: [ThroughputAxis; 4] = [
+    pub const ALL: [ThroughputAxis; 7] = [
         ThroughputAxis::OutputTokensPerS,
         ThroughputAxis::TotalTokensPerS,
         ThroughputAxis::OutputTokensPerSPerGpu,
         ThroughputAxis::TotalTokensPerSPerGpu,
+        ThroughputAxis::UsdPerMillionOutputTokens,
+        ThroughputAxis::UsdPerMillionTotalTokens,
+        ThroughputAxis::JoulesPerOutputToken,
     ];
 
     /// Axis title with unit.
@@ -49,61 +64,145 @@ impl ThroughputAxis {
             ThroughputAxis::TotalTokensPerS => "Total token throughput (tok/s)",
             ThroughputAxis::OutputTokensPerSPerGpu => "Output token throughput per GPU (tok/s/GPU)",
             ThroughputAxis::TotalTokensPerSPerGpu => "Total token throughput per GPU (tok/s/GPU)",
+            ThroughputAxis::UsdPerMillionOutputTokens => "Cost per million output tokens ($)",
+            ThroughputAxis::UsdPerMillionTotalTokens => {
+                "Cost per million tokens, input and output ($)"
+            }
+            ThroughputAxis::JoulesPerOutputToken => "Energy per output token (J, GPU power)",
         }
+    }
+
+    /// Whether larger values are better on this axis (throughput yes, cost and energy no).
+    pub fn higher_is_better(self) -> bool {
+        !matches!(
+            self,
+            ThroughputAxis::UsdPerMillionOutputTokens
+                | ThroughputAxis::UsdPerMillionTotalTokens
+                | ThroughputAxis::JoulesPerOutputToken
+        )
     }
 
     /// The metric the axis reads.
     fn metric(self) -> MetricKey {
         match self {
-            ThroughputAxis::OutputTokensPerS | ThroughputAxis::OutputTokensPerSPerGpu => {
-                MetricKey::OutputThroughput
-            }
-            ThroughputAxis::TotalTokensPerS | ThroughputAxis::TotalTokensPerSPerGpu => {
-                MetricKey::TotalTokenThroughput
-            }
+            ThroughputAxis::OutputTokensPerS
+            | ThroughputAxis::OutputTokensPerSPerGpu
+            | ThroughputAxis::UsdPerMillionOutputTokens
+            | ThroughputAxis::JoulesPerOutputToken => MetricKey::OutputThroughput,
+            ThroughputAxis::TotalTokensPerS
+            | ThroughputAxis::TotalTokensPerSPerGpu
+            | ThroughputAxis::UsdPerMillionTotalTokens => MetricKey::TotalTokenThroughput,
         }
     }
 
-    fn per_gpu(self) -> bool {
-        matches!(
+    /// Whether the axis needs the GPU count.
+    fn needs_gpus(self) -> bool {
+        !matches!(
             self,
-            ThroughputAxis::OutputTokensPerSPerGpu | ThroughputAxis::TotalTokensPerSPerGpu
+            ThroughputAxis::OutputTokensPerS | ThroughputAxis::TotalTokensPerS
         )
     }
 
-    /// The axis value from the metric's value and the GPU count.
-    fn of(self, metric: Option<f64>, gpus: Option<u64>) -> Option<f64> {
-        let v = if self.per_gpu() {
-            let gpus = gpus.filter(|&g| g > 0)? as f64;
-            metric.map(|v| v / gpus)
-        } else {
-            metric
+    /// What the axis needs beyond the metric, for the note shown when nothing can be drawn.
+    pub fn needs(self) -> &'static str {
+        match self {
+            ThroughputAxis::OutputTokensPerS | ThroughputAxis::TotalTokensPerS => "",
+            ThroughputAxis::OutputTokensPerSPerGpu | ThroughputAxis::TotalTokensPerSPerGpu => {
+                " and a GPU count (gpu_count, or tp × pp)"
+            }
+            ThroughputAxis::UsdPerMillionOutputTokens
+            | ThroughputAxis::UsdPerMillionTotalTokens => {
+                " and a GPU count and a GPU with a price per hour"
+            }
+            ThroughputAxis::JoulesPerOutputToken => " and a GPU count and a GPU with a power",
+        }
+    }
+
+    /// The axis value from the metric's value, the GPU count and the GPU's assumed price
+    /// (`$`/GPU-hour) or power (kW), whichever the axis uses.
+    fn of(
+        self,
+        metric: Option<f64>,
+        gpus: Option<u64>,
+        per_gpu_figure: Option<f64>,
+    ) -> Option<f64> {
+        let metric = metric.filter(|v| v.is_finite())?;
+        let gpus = || gpus.filter(|&g| g > 0);
+        let v = match self {
+            ThroughputAxis::OutputTokensPerS | ThroughputAxis::TotalTokensPerS => Some(metric),
+            ThroughputAxis::OutputTokensPerSPerGpu | ThroughputAxis::TotalTokensPerSPerGpu => {
+                Some(metric / gpus()? as f64)
+            }
+            ThroughputAxis::UsdPerMillionOutputTokens
+            | ThroughputAxis::UsdPerMillionTotalTokens => {
+                economics::usd_per_million_tokens(metric, gpus()?, per_gpu_figure?)
+            }
+            ThroughputAxis::JoulesPerOutputToken => {
+                economics::joules_per_token(metric, gpus()?, per_gpu_figure?)
+            }
         };
         v.filter(|v| v.is_finite())
     }
 
-    /// The value for a record; per-GPU axes need `gpu_count` > 0.
-    pub fn value(self, r: &Record) -> Option<f64> {
-        self.of(r.metric(&self.metric()), r.gpu_count)
+    /// The price or power per GPU the axis uses for a GPU name, if any.
+    fn figure(self, assumed: &Assumptions, gpu: &str) -> Option<f64> {
+        match self {
+            ThroughputAxis::UsdPerMillionOutputTokens
+            | ThroughputAxis::UsdPerMillionTotalTokens => assumed.price(gpu).map(|a| a.value),
+            ThroughputAxis::JoulesPerOutputToken => assumed.power(gpu).map(|a| a.value),
+            _ => None,
+        }
+    }
+
+    /// The value for a record.
+    pub fn value(self, r: &Record, assumed: &Assumptions) -> Option<f64> {
+        let gpus = economics::gpus_of(r.gpu_count, r.tp, r.pp).map(|(n, _)| n);
+        let figure = r.gpu.as_deref().and_then(|g| self.figure(assumed, g));
+        self.of(r.metric(&self.metric()), gpus, figure)
     }
 
     /// Each row's value ([`ThroughputAxis::value`] of its record), read from the dataset's
-    /// index.
-    fn reader(self, ds: &Dataset) -> impl Fn(usize) -> Option<f64> + '_ {
+    /// index; the price or power is looked up once per distinct GPU name.
+    fn reader<'a>(
+        self,
+        ds: &'a Dataset,
+        assumed: &Assumptions,
+    ) -> impl Fn(usize) -> Option<f64> + 'a {
         let values = ds.metric_values(&self.metric());
-        let gpus = if self.per_gpu() {
-            ds.column(&Dim::GpuCount.into())
-        } else {
-            None
-        };
+        let needs_gpus = self.needs_gpus();
+        let column = |d: Dim| needs_gpus.then(|| ds.column(&d.into())).flatten();
+        let (count, tp, pp, gpu) = (
+            column(Dim::GpuCount),
+            column(Dim::Tp),
+            column(Dim::Pp),
+            column(Dim::Gpu),
+        );
+        // Code c (1-based; 0 is "no GPU") → the figure for dict[c - 1].
+        let figures: Vec<Option<f64>> = gpu.map_or_else(Vec::new, |c| {
+            std::iter::once(None)
+                .chain(c.dict.iter().map(|v| match v {
+                    DimValue::Text(name) => self.figure(assumed, name),
+                    other => self.figure(assumed, &other.to_string()),
+                }))
+                .collect()
+        });
         move |row| {
             let metric = values.as_ref().and_then(|v| v.get(row));
-            // GPU counts are whole numbers (the dimension's kind).
-            let gpus = gpus
-                .and_then(|c| c.value(row))
-                .and_then(|v| v.as_f64())
-                .map(|g| g as u64);
-            self.of(metric, gpus)
+            // GPU counts are whole numbers (the dimensions' kind).
+            let whole = |c: Option<crate::model::ColumnRef<'_>>| {
+                c.and_then(|c| c.value(row))
+                    .and_then(|v| v.as_f64())
+                    .map(|g| g as u64)
+            };
+            let gpus = if needs_gpus {
+                economics::gpus_of(whole(count), whole(tp), whole(pp)).map(|(n, _)| n)
+            } else {
+                None
+            };
+            let figure = gpu
+                .and_then(|c| figures.get(c.codes.get(row) as usize).copied())
+                .flatten();
+            self.of(metric, gpus, figure)
         }
     }
 }
@@ -117,14 +216,18 @@ pub enum LatencyAxis {
     MeanTpotMs,
     /// 1000 / `mean_tpot_ms`: decode speed one user sees, tok/s (higher is better).
     TokensPerSPerUser,
+    /// 1000 / `p90_tpot_ms`: the slow user's decode speed (interactivity's p10: nine users in
+    /// ten see more), tok/s (higher is better).
+    SlowUserTokensPerS,
 }
 
 impl LatencyAxis {
     /// Every choice, for a selector.
-    pub const ALL: [LatencyAxis; 3] = [
+    pub const ALL: [LatencyAxis; 4] = [
         LatencyAxis::P99TtftMs,
         LatencyAxis::MeanTpotMs,
         LatencyAxis::TokensPerSPerUser,
+        LatencyAxis::SlowUserTokensPerS,
     ];
 
     /// Axis title with unit.
@@ -135,12 +238,18 @@ impl LatencyAxis {
             LatencyAxis::TokensPerSPerUser => {
                 "Tokens per second per user (tok/s, 1000 / mean TPOT)"
             }
+            LatencyAxis::SlowUserTokensPerS => {
+                "Tokens per second per user, p10: the slow user (tok/s, 1000 / p90 TPOT)"
+            }
         }
     }
 
     /// Whether larger values are better on this axis.
     pub fn higher_is_better(self) -> bool {
-        self == LatencyAxis::TokensPerSPerUser
+        matches!(
+            self,
+            LatencyAxis::TokensPerSPerUser | LatencyAxis::SlowUserTokensPerS
+        )
     }
 
     /// The metric the axis reads (`None`: one that cannot be named).
@@ -153,6 +262,10 @@ impl LatencyAxis {
             LatencyAxis::MeanTpotMs | LatencyAxis::TokensPerSPerUser => {
                 Some(MetricKey::latency(LatencyMetric::Tpot, Stat::Mean))
             }
+            LatencyAxis::SlowUserTokensPerS => {
+                let p90 = Percentile::new(90.0).map(Stat::P)?;
+                Some(MetricKey::latency(LatencyMetric::Tpot, p90))
+            }
         }
     }
 
@@ -160,7 +273,9 @@ impl LatencyAxis {
     fn of(self, metric: Option<f64>) -> Option<f64> {
         let v = match self {
             LatencyAxis::P99TtftMs | LatencyAxis::MeanTpotMs => metric,
-            LatencyAxis::TokensPerSPerUser => metric.filter(|t| *t > 0.0).map(|t| 1000.0 / t),
+            LatencyAxis::TokensPerSPerUser | LatencyAxis::SlowUserTokensPerS => {
+                metric.and_then(economics::interactivity)
+            }
         };
         v.filter(|v| v.is_finite())
     }
@@ -186,6 +301,8 @@ pub struct TradeoffSpec {
     pub latency: LatencyAxis,
     /// Dimensions whose combined values name a series (engine, gpu, ...). Empty: one series.
     pub series_by: Vec<DimKey>,
+    /// Prices and powers per GPU for the cost and energy axes.
+    pub assumptions: Assumptions,
     /// Page theme.
     pub theme: Theme,
 }
@@ -278,11 +395,11 @@ pub fn pareto_frontier(
     kept
 }
 
-/// Groups the records at `indices` into series and marks each series' Pareto frontier
-/// (throughput is always higher-is-better; the latency axis says its own direction).
+/// Groups the records at `indices` into series and marks each series' Pareto frontier (each
+/// axis says its own direction).
 pub fn tradeoff(ds: &Dataset, indices: &[usize], spec: &TradeoffSpec) -> Vec<TradeoffSeries> {
     let latency_of = spec.latency.reader(ds);
-    let throughput_of = spec.throughput.reader(ds);
+    let throughput_of = spec.throughput.reader(ds, &spec.assumptions);
     let mut series = SeriesSlots::new(ds, &spec.series_by);
     let mut groups: Vec<Vec<TradeoffPoint>> = Vec::new();
     for &i in indices {
@@ -306,7 +423,11 @@ pub fn tradeoff(ds: &Dataset, indices: &[usize], spec: &TradeoffSpec) -> Vec<Tra
                     .then(a.throughput.total_cmp(&b.throughput))
             });
             let xy: Vec<(f64, f64)> = points.iter().map(|p| (p.latency, p.throughput)).collect();
-            let frontier = pareto_frontier(&xy, spec.latency.higher_is_better(), true);
+            let frontier = pareto_frontier(
+                &xy,
+                spec.latency.higher_is_better(),
+                spec.throughput.higher_is_better(),
+            );
             for &f in &frontier {
                 points[f].on_frontier = true;
             }
@@ -420,22 +541,45 @@ pub fn tradeoff_plot(ds: &Dataset, series: &[TradeoffSeries], spec: &TradeoffSpe
             .into_iter()
             .filter_map(|i| s.points.get(i))
             .collect();
+        // The parallelism along a short frontier (TP8, TP4·PP2): which deployment each
+        // point of the curve is.
+        let labels: Vec<String> = if front.len() <= MAX_FRONTIER_LABELS {
+            front
+                .iter()
+                .map(|p| {
+                    ds.record(p.record)
+                        .and_then(|r| parallelism_label(&r))
+                        .unwrap_or_default()
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let labelled = labels.iter().any(|l| !l.is_empty());
         let front_mode = if s.frontier.len() > MAX_FRONTIER_DRAWN {
             Mode::Lines
+        } else if labelled {
+            Mode::LinesMarkersText
         } else {
             Mode::LinesMarkers
         };
+        let mut front_trace = Scatter::new(
+            front.iter().map(|p| p.latency).collect(),
+            front.iter().map(|p| p.throughput).collect(),
+        );
+        if labelled {
+            front_trace = front_trace
+                .text_array(labels.iter().map(|l| escape_html(l)).collect::<Vec<_>>())
+                .text_position(plotly::common::Position::TopCenter);
+        }
         plot.add_trace(
-            Scatter::new(
-                front.iter().map(|p| p.latency).collect(),
-                front.iter().map(|p| p.throughput).collect(),
-            )
-            .name(format!("{name} frontier"))
-            .legend_group(name)
-            .mode(front_mode)
-            .line(Line::new().color(color).width(2.0).shape(LineShape::Linear))
-            .marker(Marker::new().color(color).size(10))
-            .hover_info(HoverInfo::Skip),
+            front_trace
+                .name(format!("{name} frontier"))
+                .legend_group(name)
+                .mode(front_mode)
+                .line(Line::new().color(color).width(2.0).shape(LineShape::Linear))
+                .marker(Marker::new().color(color).size(10))
+                .hover_info(HoverInfo::Skip),
         );
     }
     let title = format!("{} vs {}", spec.throughput.label(), spec.latency.label());
@@ -450,16 +594,49 @@ pub fn tradeoff_plot(ds: &Dataset, series: &[TradeoffSeries], spec: &TradeoffSpe
             &spec.series_by,
         )))),
     );
+    let mut notes = Vec::new();
     if binned.is_some() {
+        notes.push(format!(
+            "{total} points drawn as {cells} grid cells (marker size: points in the cell)"
+        ));
+    }
+    let records: Vec<usize> = series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.record))
+        .collect();
+    let assumed = assumptions_used(ds, &records, spec);
+    if !assumed.is_empty() {
+        notes.push(format!("assuming {}", assumed.join("; ")));
+    }
+    if !notes.is_empty() {
         layout = layout.title(Title::with_text(format!(
-            "{}<br><sub>{} points drawn as {} grid cells (marker size: points in the cell)</sub>",
+            "{}<br><sub>{}</sub>",
             escape_html(&title),
-            total,
-            cells
+            notes
+                .iter()
+                .map(|n| escape_html(n))
+                .collect::<Vec<_>>()
+                .join("<br>")
         )));
     }
     plot.set_layout(layout);
     plot
+}
+
+/// Frontiers up to this many drawn points carry their parallelism as text labels.
+const MAX_FRONTIER_LABELS: usize = 24;
+
+/// The parallelism a record names, for labels along a frontier: `TP8`, `TP4·PP2`, `8 GPUs`.
+pub fn parallelism_label(r: &Record) -> Option<String> {
+    let parts: Vec<String> = [("TP", r.tp), ("PP", r.pp)]
+        .into_iter()
+        .filter_map(|(name, v)| v.map(|v| format!("{name}{v}")))
+        .collect();
+    if !parts.is_empty() {
+        return Some(parts.join("·"));
+    }
+    r.gpu_count
+        .map(|n| format!("{n} GPU{}", if n == 1 { "" } else { "s" }))
 }
 
 #[cfg(test)]

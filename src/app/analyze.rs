@@ -11,16 +11,18 @@ use crate::analysis::defaults::{default_layout, default_x};
 use crate::analysis::distribution::{
     cdf_plot, distributions, histogram_plot, percentile_text_table, RequestQuantity,
 };
+use crate::analysis::economics::Assumptions;
 use crate::analysis::export::TextTable;
 use crate::analysis::regression::{regression, RegressionSpec};
 use crate::analysis::slo::{
     limits_text as limits_text_of, slo, slo_coverage, slo_text_table, SloLimit, SloSpec,
 };
 use crate::analysis::tradeoff::{
-    tradeoff, tradeoff_plot, LatencyAxis, ThroughputAxis, TradeoffSpec, MAX_FRONTIER_DRAWN,
+    assumptions_used, at_target, target_text_table, tradeoff, tradeoff_plot, LatencyAxis,
+    ThroughputAxis, TradeoffSpec, MAX_FRONTIER_DRAWN,
 };
 use crate::analysis_views::{
-    default_slo_load, frontier_rows, parse_slo_limits, regression_pair, SLO_LOADS,
+    default_slo_load, frontier_rows, parse_slo_limits, parse_target, regression_pair, SLO_LOADS,
 };
 use crate::charts::format_value;
 use crate::model::{Dataset, DimKey, MetricKey};
@@ -82,30 +84,63 @@ pub fn text_table_view(table: TextTable, id: &'static str) -> impl IntoView {
     }
 }
 
-/// Throughput against latency per series, with each series' Pareto frontier.
+/// Throughput (or its cost) against latency (or interactivity) per series, with each series'
+/// Pareto frontier, the prices and powers it assumed, and the frontiers read at a target.
 #[component]
 pub fn TradeoffView() -> impl IntoView {
     let state = expect_context::<AppState>();
     let throughput =
         RwSignal::new(THROUGHPUT_MENU.initial(state, ThroughputAxis::OutputTokensPerS));
     let latency = RwSignal::new(LATENCY_MENU.initial(state, LatencyAxis::P99TtftMs));
+    let text_param = |name: &str| RwSignal::new(state.param(name).unwrap_or_default());
+    let (prices, powers, target, cap) = (
+        text_param("price"),
+        text_param("kw"),
+        text_param("at"),
+        text_param("cap"),
+    );
     let node = NodeRef::<leptos::html::Div>::new();
     let result = Memo::new(move |_| {
         let theme = state.theme();
-        state.with_filtered(|ds, indices| {
+        let assumptions = Assumptions {
+            prices: Assumptions::parse_list(&prices.get()).map_err(|e| e.to_string())?,
+            kw: Assumptions::parse_list(&powers.get()).map_err(|e| e.to_string())?,
+        };
+        let target = parse_target(&target.get(), "target")?;
+        let cap = parse_target(&cap.get(), "limit")?;
+        Ok::<_, String>(state.with_filtered(|ds, indices| {
             let spec = TradeoffSpec {
                 throughput: throughput.get(),
                 latency: latency.get(),
                 series_by: series_by(state, ds),
                 theme,
+                assumptions,
             };
             let series = tradeoff(ds, indices, &spec);
             let figure = (!series.is_empty()).then(|| tradeoff_plot(ds, &series, &spec).to_json());
             let frontier = frontier_rows(&series, MAX_FRONTIER_DRAWN);
-            (figure, frontier)
-        })
+            let assumed = assumptions_used(ds, indices, &spec);
+            let at = target
+                .map(|t| target_text_table(&at_target(&series, &spec, t, cap), &spec, t, cap));
+            (figure, frontier, assumed, at)
+        }))
     });
-    let chart_error = plotly::draw_when(node, move || result.get().0);
+    let figure = move || result.get().ok().and_then(|r| r.0);
+    let chart_error = plotly::draw_when(node, figure);
+    let text_box = move |id: &'static str,
+                         param: &'static str,
+                         size: &'static str,
+                         placeholder: &'static str,
+                         value: RwSignal<String>| {
+        view! {
+            <input id=id size=size placeholder=placeholder prop:value=move || value.get()
+                on:change=move |ev| {
+                    let v = event_target_value(&ev);
+                    state.set_param(param, v.clone());
+                    value.set(v);
+                }/>
+        }
+    };
     view! {
         <div class="controls">
             <label>"Throughput "
@@ -115,14 +150,38 @@ pub fn TradeoffView() -> impl IntoView {
                 {LATENCY_MENU.view(state, latency)}
             </label>
         </div>
-        {move || result.get().0.is_none().then(|| view! {
-            <p class="muted">"No filtered record has both axes' metrics (and a GPU count for per-GPU throughput)."</p>
+        <div class="controls">
+            <label title="Price of one GPU-hour, per GPU name or family; defaults fill the rest">"$/GPU-hour "
+                {text_box("tradeoff-price", "price", "24", "H100=2.95, B200=5.25", prices)}
+            </label>
+            <label title="Power per GPU in kW; defaults are board power (TDP)">"kW/GPU "
+                {text_box("tradeoff-kw", "kw", "16", "H100=0.7", powers)}
+            </label>
+            <label title="Read each frontier at this value of the x axis">"Read at x = "
+                {text_box("tradeoff-at", "at", "6", "50", target)}
+            </label>
+            <label title="Also give the best x with the y axis within this limit">"y limit "
+                {text_box("tradeoff-cap", "cap", "6", "2.0", cap)}
+            </label>
+        </div>
+        {move || result.get().err().map(|e| view! { <p class="error" id="tradeoff-error">{e}</p> })}
+        {move || (result.get().is_ok() && figure().is_none()).then(|| view! {
+            <p class="muted">{format!("No filtered record has both axes' metrics{}.", throughput.get().needs())}</p>
         })}
         {plotly::error_note(chart_error)}
         <div class="chart" id="tradeoff-chart" node_ref=node></div>
-        {move || {
-            let (_, (frontier, more)) = result.get();
-            (!frontier.is_empty()).then(|| view! {
+        {move || result.get().ok().map(|(_, (frontier, more), assumed, at)| view! {
+            {(!assumed.is_empty()).then(|| view! {
+                <ul class="muted" id="tradeoff-assumed">
+                    {assumed.into_iter().map(|a| view! { <li>{a}</li> }).collect_view()}
+                </ul>
+            })}
+            {at.map(|table| view! {
+                <h3>"Each frontier at the target"</h3>
+                <p class="muted">"Read between measured frontier points by linear interpolation, never extrapolated."</p>
+                {text_table_view(table, "tradeoff-at-table")}
+            })}
+            {(!frontier.is_empty()).then(|| view! {
                 <h3>"Pareto frontier points"</h3>
                 <table class="records" id="frontier-table">
                     <thead><tr><th>"Series"</th><th class="num">{latency.get().label()}</th><th class="num">{throughput.get().label()}</th><th class="num">"Records"</th></tr></thead>
@@ -133,8 +192,8 @@ pub fn TradeoffView() -> impl IntoView {
                 {(more > 0).then(|| view! {
                     <p class="muted" id="frontier-more">{format!("and {more} more frontier points (not listed)")}</p>
                 })}
-            })
-        }}
+            })}
+        })}
     }
 }
 

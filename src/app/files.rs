@@ -1,5 +1,6 @@
-//! The file list: each loaded, loading or failed file with its format, record count, warnings
-//! and a form to set a dimension the file lacks.
+//! The file list: each loaded, loading or failed file with its format, record count, the
+//! benchlens build that wrote it (when it says), warnings and a form to set a dimension the
+//! file lacks.
 
 use leptos::prelude::*;
 
@@ -28,13 +29,14 @@ pub fn FileList() -> impl IntoView {
                                     <span class="status">{what.clone()} "…"</span>
                                 }.into_any())
                             }
-                            FileStatus::Loaded { format, rows, warnings, note } => {
+                            FileStatus::Loaded { format, rows, warnings, note, written_by } => {
                                 let warnings = warnings.clone();
                                 let n_warn = warnings.len();
                                 ("loaded", view! {
                                     <span class="format">{format.clone()}</span>
                                     <span class="count">{format!("{} record{}", rows.len(), if rows.len() == 1 { "" } else { "s" })}</span>
                                     {note.clone().map(|n| view! { <span class="note">{n}</span> })}
+                                    {written_by.clone().map(|b| view! { <span class="build" title="The benchlens build that wrote this file">{b}</span> })}
                                     {(n_warn > 0).then(|| view! {
                                         <details class="warnings">
                                             <summary>{format!("{n_warn} warnings")}</summary>

@@ -12,7 +12,7 @@ use crate::analysis::defaults::default_view;
 use crate::chart_view::{chart_contents_cached, ChartChoice, ChartContents, LayoutCache};
 use crate::charts::Theme;
 use crate::improvement_view::ImproveChoice;
-use crate::model::{Dataset, DimKey, Facet, Filter, FilterPass, Index, Record};
+use crate::model::{provenance, Dataset, DimKey, Facet, Filter, FilterPass, Index, Record};
 use crate::share::ViewState;
 
 /// Where a file came from.
@@ -58,6 +58,9 @@ pub enum FileStatus {
         warnings: Vec<String>,
         /// A note such as "no records: this is a template".
         note: Option<String>,
+        /// The benchlens build(s) that wrote the file's records, when they say
+        /// ([`provenance::written_by`]).
+        written_by: Option<String>,
     },
     /// Could not be read; the message says why and what to do.
     Failed(String),
@@ -417,10 +420,12 @@ impl AppState {
             self.needed.update(|n| n.retain(|x| *x != name));
         }
         let mut rows = 0..0;
+        let mut written_by = None;
         let mut generation = 0;
         // The views are told in later tasks ([`AppState::publish`]).
         self.dataset.update_untracked(|h| {
             rows = add(&mut h.dataset);
+            written_by = provenance::written_by(&h.dataset, rows.clone());
             h.generation += 1;
             generation = h.generation;
         });
@@ -432,6 +437,7 @@ impl AppState {
                     rows,
                     warnings,
                     note,
+                    written_by,
                 };
                 f.revision = f.revision.wrapping_add(1);
             }

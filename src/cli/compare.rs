@@ -10,6 +10,10 @@
 //!   that changed by more than the threshold between two runs of the same configurations, and
 //!   with `--fail-on-regression P` exits 1 when any got worse by more than P %.
 //!
+//! - `benchlens compare FILE... --at-interactivity 50 [--per-gpu] [--price H100=2.95]` reads
+//!   every series' frontier at that interactivity: throughput and cost per million tokens
+//!   ([`super::compare_at`]).
+//!
 //! - `benchlens compare --trend DIR [--metric M]... [--noise-threshold 5]` follows every
 //!   configuration over the dates of the result files under DIR and exits 1 when one ends at a
 //!   regressed level ([`super::trend`]).
@@ -90,6 +94,20 @@ pub struct CompareArgs {
     /// Regression check: exit 1 when any matched metric got worse by more than this, in %.
     #[arg(long, value_name = "PCT")]
     pub fail_on_regression: Option<f64>,
+    /// Read every series' frontier at this many tokens per second per user (1000 / mean
+    /// TPOT): the output throughput (per GPU with `--per-gpu`) and the cost per million output
+    /// tokens there, interpolated between measured frontier points, never extrapolated. The
+    /// series are the values of `--by` (default: every configuration dimension that varies).
+    #[arg(long, value_name = "TOK_S", conflicts_with_all = ["trend", "baseline", "candidate", "fail_on_regression"])]
+    pub at_interactivity: Option<f64>,
+    /// With `--at-interactivity`: throughput per GPU (gpu_count, else tp × pp).
+    #[arg(long, requires = "at_interactivity")]
+    pub per_gpu: bool,
+    /// With `--at-interactivity`: a price per GPU-hour in US dollars for a GPU name or family
+    /// (`H100=2.95`; repeatable or comma-separated); GPUs not given use the defaults that
+    /// docs/economics.md cites, and the output names every price it used.
+    #[arg(long, value_name = "GPU=USD", requires = "at_interactivity")]
+    pub price: Vec<String>,
     /// Also print each file's ingest warnings on stderr.
     #[arg(short, long)]
     pub verbose: bool,
@@ -314,6 +332,12 @@ pub fn run(args: &CompareArgs) -> Result<ExitCode, CliError> {
     }
     if let Some(dir) = &args.trend {
         return super::trend::run(dir, args, ignore);
+    }
+    if let Some(target) = args.at_interactivity {
+        let ds = Dataset::new(read_every(&args.files, args.verbose)?);
+        let by = args.by.as_deref().map(parse_dim).transpose()?;
+        crate::stdout::print(&super::compare_at::run(&ds, target, by, args)?);
+        return Ok(ExitCode::SUCCESS);
     }
     if args.metric.len() > 1 {
         return Err(CliError::Usage("--metric is repeated only with --trend"));

@@ -65,6 +65,9 @@ pub enum CliError {
         /// The folder as given.
         dir: String,
     },
+    /// A `--price` that is not `GPU=number`.
+    #[error("--price: {0}")]
+    BadPrice(#[from] crate::analysis::economics::BadAssumption),
     /// The files hold no metric at all.
     #[error("the files have no metrics to compare")]
     NoMetrics,

@@ -21,6 +21,7 @@ use super::report::{self, PercentileMetric, StageInfo, SummaryView};
 use super::shard::{Shard, REQUEST_ROWS_METRIC, RUN_FINGERPRINT_TAG};
 use super::timeline;
 use super::LoadgenError;
+use crate::model::provenance;
 use crate::model::{canonical, MetricKey, Record};
 
 /// Why shard files cannot be merged. Each names the file (and line) at fault.
@@ -554,10 +555,9 @@ fn parse_request_line(line: &str) -> Result<(usize, RequestRecord), String> {
     Ok((stage, r))
 }
 
-/// The benchlens build a record's tags name, as `version (commit)` (`?` for a missing part).
+/// The benchlens build a record's tags name, as `version (commit)` (`? (?)` for none).
 fn build_of(tags: &BTreeMap<String, String>) -> String {
-    let get = |k: &str| tags.get(k).map_or("?", String::as_str);
-    format!("{} ({})", get("benchlens_version"), get("benchlens_commit"))
+    provenance::build_of_tags(tags).unwrap_or_else(|| "? (?)".into())
 }
 
 /// Percentiles of the merged record: `run`'s defaults.
@@ -625,8 +625,8 @@ fn merge_stage(stage: usize, shards: Vec<(String, ShardStage)>) -> (Record, Vec<
     tags.remove("partial");
     // The merged file records the build that wrote it, like every file benchlens writes; the
     // shards' builds are kept beside it when they were other ones.
-    tags.insert("benchlens_version".into(), crate::VERSION.into());
-    tags.insert("benchlens_commit".into(), crate::COMMIT.into());
+    tags.insert(provenance::VERSION_TAG.into(), crate::VERSION.into());
+    tags.insert(provenance::COMMIT_TAG.into(), crate::COMMIT.into());
     if shard_builds != [build_of(&tags)] {
         tags.insert("shards_benchlens".into(), shard_builds.join(", "));
     }

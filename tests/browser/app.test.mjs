@@ -68,5 +68,7 @@ test('files picked through the file input load beside the others, each with its 
     ['002_44f3a8b9f2336bbb.txt', '32 records'],
   ]);
   assert.equal(await page.textContent('#match-count'), '1446 of 1446 records');
+  // Files benchlens did not write name no build.
+  assert.equal(await page.$$eval('#file-list .build', (b) => b.length), 0);
   assert.deepEqual(page.errors, []);
 });

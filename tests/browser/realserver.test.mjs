@@ -14,6 +14,7 @@ test('a benchlens run against llama.cpp opens with one point per concurrency', a
   await pickFiles(page, ['tests/fixtures/real/llamacpp/llamacpp-tiny-chat.json']);
   await page.waitForSelector('#file-list > li.loaded');
   assert.match(await page.textContent('#file-list > li.loaded'), /2 records/);
+  assert.equal(await page.textContent('#file-list > li.loaded .build'), 'benchlens 0.1.0');
   await waitForTraces(page, 1);
   const traces = await chartTraces(page);
   assert.equal(traces.length, 1, JSON.stringify(traces));

@@ -59,6 +59,8 @@ test('a sweep stage shows its request bars, series panels and the shaded window'
   await page.goto(app.server.url);
   await pickFiles(page, ['tests/fixtures/loadgen/sweep-mock.json']);
   await page.waitForSelector('#file-list > li.loaded');
+  // The file's row names the benchlens build that wrote it (the fixture predates commits).
+  assert.equal(await page.textContent('#file-list > li.loaded .build'), 'benchlens 0.1.0');
   await clickRunAndTime(page);
   const fig = await runFigure(page);
   const names = fig.traces.map((tr) => tr.name);

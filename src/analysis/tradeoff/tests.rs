@@ -27,6 +27,7 @@ fn frontier_per_series() {
         latency: LatencyAxis::MeanTpotMs,
         series_by: vec![Dim::Engine.into()],
         theme: Theme::Light,
+        assumptions: Assumptions::default(),
     };
     let s = tradeoff(&ds, &[0, 1, 2, 3, 4], &spec);
     assert_eq!(s.len(), 2);
@@ -74,6 +75,7 @@ fn series_come_in_the_order_of_their_values() {
         latency: LatencyAxis::MeanTpotMs,
         series_by: vec![Dim::InputLen.into()],
         theme: Theme::Light,
+        assumptions: Assumptions::default(),
     };
     let names: Vec<String> = tradeoff(&ds, &[0, 1, 2, 3], &spec)
         .into_iter()
@@ -162,6 +164,7 @@ fn a_million_points_keep_an_exact_frontier_and_draw_bounded() {
         latency: LatencyAxis::P99TtftMs,
         series_by: vec![],
         theme: Theme::Light,
+        assumptions: Assumptions::default(),
     };
     let series = [s];
     let bins = bin_points(&series[0].points, (10.0, 509.5), (0.0, 2997.0), BIN_GRID);
@@ -302,6 +305,7 @@ fn a_long_frontier_is_drawn_through_evenly_spread_points() {
         latency: LatencyAxis::MeanTpotMs,
         series_by: vec![],
         theme: Theme::Light,
+        assumptions: Assumptions::default(),
     };
     let json: serde_json::Value =
         serde_json::from_str(&tradeoff_plot(&Dataset::new(vec![]), &series, &spec).to_json())
@@ -360,7 +364,10 @@ fn from_records(records: &[Record], spec: &TradeoffSpec) -> Drawn {
     let mut groups: std::collections::BTreeMap<String, Vec<(usize, f64, f64)>> =
         std::collections::BTreeMap::new();
     for (i, r) in records.iter().enumerate() {
-        if let (Some(l), Some(t)) = (spec.latency.value(r), spec.throughput.value(r)) {
+        if let (Some(l), Some(t)) = (
+            spec.latency.value(r),
+            spec.throughput.value(r, &spec.assumptions),
+        ) {
             groups
                 .entry(crate::analysis::series_name(r, &spec.series_by))
                 .or_default()
@@ -395,22 +402,29 @@ proptest! {
             prop::sample::select(vec![None, Some("vllm"), Some("sglang"), Some("")]),
             prop::sample::select(vec![None, Some(0u64), Some(1), Some(2), Some(8)]),
             odd_value(), odd_value(), odd_value(),
+            (
+                prop::sample::select(vec![None, Some("H100 80GB"), Some("GB200"), Some("MI300X"), Some("")]),
+                prop::sample::select(vec![None, Some(0u64), Some(4)]),
+            ),
         ), 0..40),
-        axes in (0usize..4, 0usize..3),
+        axes in (0usize..ThroughputAxis::ALL.len(), 0usize..LatencyAxis::ALL.len()),
         by in prop::sample::select(vec![vec![], vec![Dim::Engine], vec![Dim::GpuCount, Dim::Engine]]),
     ) {
         let records: Vec<Record> = rows
             .iter()
-            .map(|&(engine, gpus, tput, tpot, ttft)| {
+            .map(|&(engine, gpus, tput, tpot, ttft, (gpu, tp))| {
                 let mut r = Record {
                     engine: engine.map(Into::into),
                     gpu_count: gpus,
+                    gpu: gpu.map(Into::into),
+                    tp,
                     ..Record::default()
                 };
                 for (key, v) in [
                     (MetricKey::OutputThroughput, tput),
                     (MetricKey::TotalTokenThroughput, tput.map(|t| t * 2.0)),
                     (MetricKey::latency(LatencyMetric::Tpot, Stat::Mean), tpot),
+                    (MetricKey::latency(LatencyMetric::Tpot, Stat::P(Percentile::new(90.0).unwrap())), tpot.map(|t| t * 1.5)),
                     (MetricKey::latency(LatencyMetric::Ttft, Stat::P(Percentile::new(99.0).unwrap())), ttft),
                 ] {
                     if let Some(v) = v {
@@ -425,6 +439,10 @@ proptest! {
             latency: LatencyAxis::ALL[axes.1],
             series_by: by.into_iter().map(DimKey::from).collect(),
             theme: Theme::Light,
+            assumptions: Assumptions {
+                prices: vec![("mi300x".into(), 1.5)],
+                kw: vec![],
+            },
         };
         let want = from_records(&records, &spec);
         let all: Vec<usize> = (0..records.len()).collect();
@@ -438,4 +456,136 @@ proptest! {
             prop_assert_eq!(format!("{got:?}"), format!("{want:?}"));
         }
     }
+}
+
+/// Interactivity against cost: three H100 deployments of 8 GPUs, one of 4 B200 (by tp × pp),
+/// one with a GPU nobody priced.
+fn priced() -> (Dataset, TradeoffSpec) {
+    let rec = |gpu: &str, gpus: Option<u64>, tp: Option<u64>, tput: f64, tpot: f64| {
+        let mut r = Record {
+            engine: Some("vllm".into()),
+            gpu: Some(gpu.into()),
+            gpu_count: gpus,
+            tp,
+            pp: tp.map(|_| 2),
+            ..Record::default()
+        };
+        r.set_metric(MetricKey::OutputThroughput, tput);
+        r.set_metric(MetricKey::latency(LatencyMetric::Tpot, Stat::Mean), tpot);
+        r
+    };
+    let ds = Dataset::new(vec![
+        rec("NVIDIA H100 80GB HBM3", Some(8), None, 20_000.0, 100.0),
+        rec("NVIDIA H100 80GB HBM3", Some(8), None, 10_000.0, 25.0),
+        rec("NVIDIA H100 80GB HBM3", Some(8), None, 4_000.0, 10.0),
+        rec("B200", None, Some(2), 12_000.0, 20.0),
+        rec("Gaudi 3", Some(8), None, 9_000.0, 20.0),
+    ]);
+    let spec = TradeoffSpec {
+        throughput: ThroughputAxis::UsdPerMillionOutputTokens,
+        latency: LatencyAxis::TokensPerSPerUser,
+        series_by: vec![Dim::Gpu.into()],
+        theme: Theme::Light,
+        assumptions: Assumptions {
+            prices: vec![("B200".into(), 6.0)],
+            kw: vec![],
+        },
+    };
+    (ds, spec)
+}
+
+#[test]
+fn cost_per_million_tokens_is_a_lower_is_better_axis() {
+    let (ds, spec) = priced();
+    let series = tradeoff(&ds, &[0, 1, 2, 3, 4], &spec);
+    // The unpriced GPU has no cost, so no point.
+    let names: Vec<&str> = series.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["B200", "NVIDIA H100 80GB HBM3"]);
+    let h100 = &series[1];
+    // 8 × $2.95 an hour for 20,000 tok/s: $0.3278 per million.
+    let cost: Vec<(f64, f64)> = h100
+        .points
+        .iter()
+        .map(|p| (p.latency, p.throughput))
+        .collect();
+    let want = |tput: f64| 8.0 * 2.95 / 3600.0 / tput * 1e6;
+    assert_eq!(
+        cost,
+        [
+            (10.0, want(20_000.0)),
+            (40.0, want(10_000.0)),
+            (100.0, want(4_000.0))
+        ]
+    );
+    // Cheaper at low interactivity, dearer at high: all three on the frontier.
+    assert_eq!(h100.frontier, [0, 1, 2]);
+    // B200's 4 GPUs come from tp 2 × pp 2, at the user's $6.
+    assert_eq!(
+        series[0].points[0].throughput,
+        4.0 * 6.0 / 3600.0 / 12_000.0 * 1e6
+    );
+    let lines = assumptions_used(&ds, &[0, 1, 2, 3, 4], &spec);
+    assert_eq!(lines[0], "B200: $6.00/GPU-hour (yours)");
+    assert_eq!(
+        lines[1],
+        "Gaudi 3: no price (give one to include its points)"
+    );
+    assert!(
+        lines[2].starts_with("NVIDIA H100 80GB HBM3: $2.95/GPU-hour (AIMultiple"),
+        "{}",
+        lines[2]
+    );
+    // Energy: 0.7 kW per H100 by default.
+    let energy = TradeoffSpec {
+        throughput: ThroughputAxis::JoulesPerOutputToken,
+        ..spec.clone()
+    };
+    let series = tradeoff(&ds, &[0], &energy);
+    assert_eq!(series[0].points[0].throughput, 8.0 * 700.0 / 20_000.0);
+    // A throughput axis assumes nothing.
+    let plain = TradeoffSpec {
+        throughput: ThroughputAxis::OutputTokensPerSPerGpu,
+        ..spec
+    };
+    assert!(assumptions_used(&ds, &[0, 1, 2, 3, 4], &plain).is_empty());
+    // Per GPU, tp × pp counts when gpu_count is missing.
+    let series = tradeoff(&ds, &[3], &plain);
+    assert_eq!(series[0].points[0].throughput, 3_000.0);
+}
+
+#[test]
+fn each_frontier_is_read_at_the_target_interactivity() {
+    let (ds, spec) = priced();
+    let series = tradeoff(&ds, &[0, 1, 2, 3], &spec);
+    let rows = at_target(&series, &spec, 25.0, Some(1.0));
+    let cost = |tput: f64| 8.0 * 2.95 / 3600.0 / tput * 1e6;
+    // H100: between (10, cost 20k) and (40, cost 10k), a fifth of the way... at 25: halfway.
+    let h100 = &rows[1];
+    let want = (cost(20_000.0) + cost(10_000.0)) / 2.0;
+    assert!(matches!(h100.at, Ok(Some(r)) if (r.value - want).abs() < 1e-9 && r.clamped.is_none()));
+    // B200 was measured only at 50 tok/s per user: 25 is met with room, read there, marked.
+    assert!(matches!(rows[0].at, Ok(Some(r)) if r.clamped == Some(50.0)));
+    // Under $1 per million: H100 reaches between 40 (0.656) and 100 (1.639) tok/s per user.
+    let Some(Some(best)) = h100.within_cap else {
+        panic!("{h100:?}")
+    };
+    let f = (1.0 - cost(10_000.0)) / (cost(4_000.0) - cost(10_000.0));
+    assert!((best.value - (40.0 + f * 60.0)).abs() < 1e-9, "{best:?}");
+    let table = target_text_table(&rows, &spec, 25.0, Some(1.0));
+    let md = table.to_markdown();
+    assert!(
+        md.contains("every frontier point does better than asked: read at 50"),
+        "{md}"
+    );
+    // Nothing reaches 500 tok/s per user.
+    let rows = at_target(&series, &spec, 500.0, None);
+    assert_eq!(
+        rows[1].at,
+        Err(crate::analysis::economics::Unreached { best: 100.0 })
+    );
+    let md = target_text_table(&rows, &spec, 500.0, None).to_markdown();
+    assert!(
+        md.contains("not reached") && md.contains("best measured: 100"),
+        "{md}"
+    );
 }

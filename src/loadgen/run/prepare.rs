@@ -248,8 +248,14 @@ pub(super) fn prepare(opts: &RunOpts) -> Result<Prepared, LoadgenError> {
         },
     };
     let mut tags: BTreeMap<String, String> = parse_pairs(&opts.tags, "tag")?.into_iter().collect();
-    tags.insert("benchlens_version".into(), crate::VERSION.into());
-    tags.insert("benchlens_commit".into(), crate::COMMIT.into());
+    tags.insert(
+        crate::model::provenance::VERSION_TAG.into(),
+        crate::VERSION.into(),
+    );
+    tags.insert(
+        crate::model::provenance::COMMIT_TAG.into(),
+        crate::COMMIT.into(),
+    );
     tags.insert(
         "command_line".into(),
         std::env::args().collect::<Vec<_>>().join(" "),
