@@ -147,6 +147,58 @@ pub fn panel_key(facet: &Facet, range: bool) -> PanelKey {
     }
 }
 
+/// How the panel writes values: text as it is, numbers to at most six significant digits
+/// (`224.234`, not `224.23416666666665`), more where two of `values` would read alike, and the
+/// full value when even 17 digits do not tell them apart. `None` is `no_value`.
+pub fn shown_values(values: &[Option<&DimValue>], no_value: &str) -> Vec<String> {
+    let numbers: Vec<f64> = values
+        .iter()
+        .filter_map(|v| v.and_then(DimValue::as_f64))
+        .collect();
+    // The fewest significant digits (from 6) at which the distinct numbers stay distinct.
+    let digits = (6..=17)
+        .find(|&d| {
+            let mut shown: Vec<String> = numbers.iter().map(|&n| significant(n, d)).collect();
+            shown.sort_unstable();
+            shown.dedup();
+            let mut distinct = numbers.clone();
+            distinct.sort_unstable_by(f64::total_cmp);
+            distinct.dedup();
+            shown.len() == distinct.len()
+        })
+        .unwrap_or(17);
+    values
+        .iter()
+        .map(|v| match v {
+            None => no_value.to_string(),
+            Some(DimValue::Num(n)) => significant(*n, digits),
+            Some(other) => other.to_string(),
+        })
+        .collect()
+}
+
+/// `v` rounded to `digits` significant digits, written without trailing zeros or exponent
+/// (whole numbers and non-finite values as [`crate::model::format_number`] writes them).
+fn significant(v: f64, digits: usize) -> String {
+    if !v.is_finite() || v == v.trunc() {
+        return crate::model::format_number(v);
+    }
+    let magnitude = v.abs().log10().floor() as i64;
+    let decimals = (digits as i64 - 1 - magnitude).clamp(0, 17) as usize;
+    let text = format!("{v:.decimals$}");
+    let text = if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        text
+    };
+    // Rounding may have made a whole number of a fraction, or "-0".
+    if text == "-0" {
+        "0".to_string()
+    } else {
+        text
+    }
+}
+
 /// The count and selection of one value of one dimension in `facets`; `(0, false)` when the
 /// facets no longer list it.
 pub fn value_state(facets: &[Facet], key: &DimKey, value: &Option<DimValue>) -> (usize, bool) {
@@ -172,6 +224,31 @@ mod tests {
 
     fn facet(key: DimKey, values: Vec<FacetValue>) -> Facet {
         Facet { key, values }
+    }
+
+    #[test]
+    fn numbers_show_six_digits_unless_two_would_read_alike() {
+        let (a, b) = (
+            DimValue::from(224.23416666666665),
+            DimValue::from(225.32458333333332),
+        );
+        let (whole, text) = (DimValue::from(1024.0), DimValue::from("sharegpt"));
+        let shown = shown_values(&[Some(&a), Some(&b), Some(&whole), Some(&text), None], "—");
+        assert_eq!(shown, ["224.234", "225.325", "1024", "sharegpt", "—"]);
+        let (c, d) = (DimValue::from(0.1234561), DimValue::from(0.1234564));
+        assert_eq!(
+            shown_values(&[Some(&c), Some(&d)], ""),
+            ["0.1234561", "0.1234564"]
+        );
+        let tiny = DimValue::from(0.000012345678);
+        assert_eq!(shown_values(&[Some(&tiny)], ""), ["0.0000123457"]);
+        let (e, f) = (DimValue::from(-0.5), DimValue::from(f64::INFINITY));
+        assert_eq!(shown_values(&[Some(&e), Some(&f)], ""), ["-0.5", "inf"]);
+        // The same number twice is one value, not a reason for more digits.
+        assert_eq!(
+            shown_values(&[Some(&a), Some(&a)], ""),
+            ["224.234", "224.234"]
+        );
     }
 
     #[test]

@@ -291,28 +291,13 @@ fn help_says_how_errors_print_and_what_exit_codes_mean() {
     assert!(help.contains("130 an interrupted run."), "{help}");
 }
 
-/// Two engines on H100s (one by `gpu_count`, one by `tp`), one sweep each, in benchlens's CSV.
-const DEPLOYMENTS: &str = "\
-engine,gpu,gpu_count,tp,max_concurrency,mean_tpot_ms,output_throughput
-vllm,NVIDIA H100 80GB HBM3,8,,1,10,800
-vllm,NVIDIA H100 80GB HBM3,8,,16,25,8000
-vllm,NVIDIA H100 80GB HBM3,8,,64,100,16000
-sglang,H100-SXM,,4,1,12.5,600
-sglang,H100-SXM,,4,32,40,6000
-";
-
 #[test]
 fn each_deployment_is_read_at_a_target_interactivity_with_its_cost() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("deployments.csv");
     std::fs::write(&file, DEPLOYMENTS).unwrap();
     let out = benchlens()
-        .args([
-            "compare",
-            file.to_str().unwrap(),
-            "--at-interactivity",
-            "25",
-        ])
+        .args(["compare", &file, "--at-interactivity", "25"])
         .args(["--per-gpu", "--price", "H100=2", "--format", "json"])
         .assert()
         .success()
@@ -341,12 +326,7 @@ fn each_deployment_is_read_at_a_target_interactivity_with_its_cost() {
 
     // Past every measured interactivity: not reached, never extrapolated.
     benchlens()
-        .args([
-            "compare",
-            file.to_str().unwrap(),
-            "--at-interactivity",
-            "500",
-        ])
+        .args(["compare", &file, "--at-interactivity", "500"])
         .assert()
         .success()
         .stdout(predicate::str::contains("not reached"))
@@ -355,12 +335,7 @@ fn each_deployment_is_read_at_a_target_interactivity_with_its_cost() {
         ));
     // A bad price names itself; --per-gpu needs a target.
     benchlens()
-        .args([
-            "compare",
-            file.to_str().unwrap(),
-            "--at-interactivity",
-            "25",
-        ])
+        .args(["compare", &file, "--at-interactivity", "25"])
         .args(["--price", "H100"])
         .assert()
         .code(2)
@@ -368,7 +343,7 @@ fn each_deployment_is_read_at_a_target_interactivity_with_its_cost() {
             "--price: `H100`: expected GPU=number",
         ));
     benchlens()
-        .args(["compare", file.to_str().unwrap(), "--per-gpu"])
+        .args(["compare", &file, "--per-gpu"])
         .assert()
         .code(2);
 }

@@ -6,7 +6,9 @@ use leptos::prelude::*;
 use super::state::AppState;
 use crate::analysis::points::measured_dims;
 use crate::charts;
-use crate::filter_panel::{panel_facets, panel_key, shows_range, value_state, RangeFacetState};
+use crate::filter_panel::{
+    panel_facets, panel_key, shown_values, shows_range, value_state, RangeFacetState,
+};
 use crate::model::{DimValue, Facet, Filter};
 
 /// One fieldset per dimension in [`panel_facets`] order, with the count of matching records
@@ -43,6 +45,10 @@ pub fn Filters() -> impl IntoView {
                     if shows_range(&facet, measured.with_untracked(|m| m.contains(&key))) {
                         return view! { <RangeFacet facet=facet/> }.into_any();
                     }
+                    let labels = shown_values(
+                        &facet.values.iter().map(|v| v.value.as_ref()).collect::<Vec<_>>(),
+                        charts::NO_VALUE,
+                    );
                     view! {
                         <fieldset class="facet" data-dim=key.name()>
                             <legend>{key.label()}</legend>
@@ -50,7 +56,8 @@ pub fn Filters() -> impl IntoView {
                             {facet
                                 .values
                                 .into_iter()
-                                .map(|fv| {
+                                .zip(labels)
+                                .map(|(fv, label)| {
                                     let key = key.clone();
                                     let value = fv.value.clone();
                                     let shown = value
@@ -79,7 +86,7 @@ pub fn Filters() -> impl IntoView {
                                                     });
                                                 }
                                             />
-                                            <span class="value">{shown}</span>
+                                            <span class="value" title=shown.clone()>{label}</span>
                                             <span class="n">{move || count_of().0}</span>
                                         </label>
                                     }
@@ -104,13 +111,11 @@ fn RangeFacet(
     let key = facet.key.clone();
     let range = RangeFacetState::of(&facet);
     let (lo, hi, last) = (range.lo, range.hi, range.last());
-    let shown = |i: usize| {
-        range
-            .values
-            .get(i)
-            .map(DimValue::to_string)
-            .unwrap_or_default()
-    };
+    let labels = shown_values(
+        &range.values.iter().map(Some).collect::<Vec<_>>(),
+        charts::NO_VALUE,
+    );
+    let shown = |i: usize| labels.get(i).cloned().unwrap_or_default();
     let (lo_text, hi_text) = (shown(lo), shown(hi));
     let heading = format!(
         " ({} values, {} records)",

@@ -96,3 +96,47 @@ test('analysis settings travel in the address', async (t) => {
   await page.waitForFunction(() => new URLSearchParams(location.search).get('v.slo') === 'p99_ttft_ms<=250');
   assert.deepEqual(page.errors, []);
 });
+
+test('trade-off: cost per million tokens against interactivity, read at a target', async (t) => {
+  const page = await newPage(app.browser, t);
+  await page.goto(app.server.url);
+  await pickFiles(page, ['tests/fixtures/economics/deployments.csv']);
+  await page.waitForSelector('#file-list > li.loaded');
+  await page.click('button[data-view="tradeoff"]');
+  await page.selectOption('#tradeoff-throughput', 'Cost per million output tokens ($)');
+  await page.selectOption('#tradeoff-latency', 'Tokens per second per user (tok/s, 1000 / mean TPOT)');
+  await page.fill('#tradeoff-at', '20');
+  await page.press('#tradeoff-at', 'Enter');
+  await page.waitForSelector('#tradeoff-at-table');
+  // The prices used are named, with their source, under the chart and on it.
+  const assumed = await page.$$eval('#tradeoff-assumed li', (li) => li.map((x) => x.textContent));
+  assert.ok(assumed.some((a) => /H100.*\$2\.95\/GPU-hour \(AIMultiple/.test(a)), assumed.join(' | '));
+  const title = await page.evaluate(() => document.getElementById('tradeoff-chart').layout.title.text);
+  assert.match(title, /assuming .*H100/);
+  const cells = async () => page.$$eval('#tradeoff-at-table tbody tr', (rows) =>
+    rows.map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent)));
+  const before = await cells();
+  assert.ok(before.length >= 1 && before.every((r) => Number(r[1]) > 0), JSON.stringify(before));
+  // Halving the price halves every cost; the address keeps the price.
+  await page.fill('#tradeoff-price', 'H100=1.475');
+  await page.press('#tradeoff-price', 'Enter');
+  await page.waitForFunction((first) => {
+    const td = document.querySelector('#tradeoff-at-table tbody tr td:nth-child(2)');
+    return td && td.textContent !== first;
+  }, before[0][1]);
+  const after = await cells();
+  for (let i = 0; i < before.length; i++) {
+    assert.ok(Math.abs(Number(after[i][1]) * 2 - Number(before[i][1])) < 0.02, `${before[i]} → ${after[i]}`);
+  }
+  assert.match(decodeURIComponent(page.url()), /price=H100=1\.475/);
+  // A bad price is explained, not thrown.
+  await page.fill('#tradeoff-price', 'H100');
+  await page.press('#tradeoff-price', 'Enter');
+  await page.waitForSelector('#tradeoff-error');
+  assert.match(await page.textContent('#tradeoff-error'), /expected GPU=number/);
+  await page.fill('#tradeoff-price', '');
+  await page.press('#tradeoff-price', 'Enter');
+  await page.waitForSelector('#tradeoff-at-table');
+  await screenshot(page, 'economics-cost-at-target');
+  assert.deepEqual(page.errors, []);
+});
