@@ -161,6 +161,7 @@ mod tests {
             latency,
             throughput,
             on_frontier: false,
+            dominated_by: None,
         };
         let series = [TradeoffSeries {
             name: "vllm".into(),
@@ -190,6 +191,7 @@ mod tests {
             latency,
             throughput,
             on_frontier: true,
+            dominated_by: None,
         };
         let series = [
             TradeoffSeries {

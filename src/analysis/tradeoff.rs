@@ -318,6 +318,9 @@ pub struct TradeoffPoint {
     pub throughput: f64,
     /// Whether no other point of the series dominates it.
     pub on_frontier: bool,
+    /// For a point off the frontier, a frontier point of its series that dominates it (its
+    /// record), so the hover can say which deployment beats it.
+    pub dominated_by: Option<usize>,
 }
 
 /// One series with its frontier.
@@ -411,6 +414,7 @@ pub fn tradeoff(ds: &Dataset, indices: &[usize], spec: &TradeoffSpec) -> Vec<Tra
             latency,
             throughput,
             on_frontier: false,
+            dominated_by: None,
         });
     }
     let groups = series.named(groups);
@@ -431,6 +435,7 @@ pub fn tradeoff(ds: &Dataset, indices: &[usize], spec: &TradeoffSpec) -> Vec<Tra
             for &f in &frontier {
                 points[f].on_frontier = true;
             }
+            mark_dominated(&mut points, &frontier, spec);
             TradeoffSeries {
                 name,
                 points,
@@ -438,6 +443,55 @@ pub fn tradeoff(ds: &Dataset, indices: &[usize], spec: &TradeoffSpec) -> Vec<Tra
             }
         })
         .collect()
+}
+
+/// Sets each off-frontier point's `dominated_by`: the first frontier point, in the order of
+/// the x axis turned "higher is better", at or past the point's x. The frontier's y falls as
+/// its x rises, so that one has the best y of all frontier points at least as good on x: if it
+/// does not dominate the point, none does (as for a NaN coordinate).
+fn mark_dominated(points: &mut [TradeoffPoint], frontier: &[usize], spec: &TradeoffSpec) {
+    let (x_hib, y_hib) = (
+        spec.latency.higher_is_better(),
+        spec.throughput.higher_is_better(),
+    );
+    let up = |v: f64, hib: bool| if hib { v } else { -v };
+    let mut front: Vec<(f64, f64, usize)> = frontier
+        .iter()
+        .map(|&i| {
+            let p = &points[i];
+            (up(p.latency, x_hib), up(p.throughput, y_hib), p.record)
+        })
+        .filter(|f| !f.0.is_nan() && !f.1.is_nan())
+        .collect();
+    front.sort_by(|a, b| a.0.total_cmp(&b.0).then(b.1.total_cmp(&a.1)));
+    for p in points.iter_mut().filter(|p| !p.on_frontier) {
+        let (x, y) = (up(p.latency, x_hib), up(p.throughput, y_hib));
+        let at = front.partition_point(|f| f.0 < x);
+        p.dominated_by = front
+            .get(at)
+            .filter(|f| f.1 >= y && (f.0 > x || f.1 > y))
+            .map(|f| f.2);
+    }
+}
+
+/// The frontier of every series' points together (each axis in its own direction): which
+/// deployment is best at each x, whatever its series. `(x, y, record)` in x order.
+pub fn global_frontier(series: &[TradeoffSeries], spec: &TradeoffSpec) -> Vec<(f64, f64, usize)> {
+    let all: Vec<&TradeoffPoint> = series
+        .iter()
+        .flat_map(|s| s.frontier.iter().filter_map(|&i| s.points.get(i)))
+        .collect();
+    let xy: Vec<(f64, f64)> = all.iter().map(|p| (p.latency, p.throughput)).collect();
+    let mut front: Vec<(f64, f64, usize)> = pareto_frontier(
+        &xy,
+        spec.latency.higher_is_better(),
+        spec.throughput.higher_is_better(),
+    )
+    .into_iter()
+    .map(|i| (all[i].latency, all[i].throughput, all[i].record))
+    .collect();
+    front.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
+    front
 }
 
 impl TradeoffSpec {
@@ -453,10 +507,16 @@ impl TradeoffSpec {
 fn hover(ds: &Dataset, series: &str, p: &TradeoffPoint, spec: &TradeoffSpec) -> String {
     let mut lines = vec![format!("<b>{}</b>", escape_html(series))];
     lines.extend(spec.axis_lines(format_value(p.latency), format_value(p.throughput)));
+    let record = ds.record(p.record);
     if p.on_frontier {
         lines.push("on the Pareto frontier".into());
+    } else if let (Some(by), Some(r)) = (p.dominated_by.and_then(|b| ds.record(b)), &record) {
+        lines.push(format!(
+            "beaten on both axes by the frontier point with {}",
+            escape_html(&differing_dims(&by, r))
+        ));
     }
-    if let Some(r) = ds.record(p.record) {
+    if let Some(r) = record {
         for (k, v) in r.dims() {
             lines.push(format!(
                 "{}: {}",
@@ -466,6 +526,22 @@ fn hover(ds: &Dataset, series: &str, p: &TradeoffPoint, spec: &TradeoffSpec) -> 
         }
     }
     lines.join("<br>")
+}
+
+/// The dimensions in which `a` differs from `b`, as `name value` (file and format aside):
+/// what names the point that beats another.
+fn differing_dims(a: &Record, b: &Record) -> String {
+    let parts: Vec<String> = a
+        .dims()
+        .filter(|(k, _)| !matches!(k, DimKey::Known(Dim::Source | Dim::Format)))
+        .filter(|(k, v)| b.dim(k).as_ref() != Some(v))
+        .map(|(k, v)| format!("{} {v}", k.name()))
+        .collect();
+    if parts.is_empty() {
+        "the same dimensions".to_string()
+    } else {
+        parts.join(", ")
+    }
 }
 
 /// At most `max` of `items`, evenly spread, always with the first and the last.
@@ -580,6 +656,26 @@ pub fn tradeoff_plot(ds: &Dataset, series: &[TradeoffSeries], spec: &TradeoffSpe
                 .line(Line::new().color(color).width(2.0).shape(LineShape::Linear))
                 .marker(Marker::new().color(color).size(10))
                 .hover_info(HoverInfo::Skip),
+        );
+    }
+    // Across series: which deployment is best at each x, whatever its series.
+    if series.len() > 1 {
+        let all = global_frontier(series, spec);
+        let all = evenly(&all, MAX_FRONTIER_DRAWN);
+        plot.add_trace(
+            Scatter::new(
+                all.iter().map(|p| p.0).collect(),
+                all.iter().map(|p| p.1).collect(),
+            )
+            .name("frontier of all series")
+            .mode(Mode::Lines)
+            .line(
+                Line::new()
+                    .color("#888888")
+                    .width(1.5)
+                    .dash(plotly::common::DashType::Dash),
+            )
+            .hover_info(HoverInfo::Skip),
         );
     }
     let title = format!("{} vs {}", spec.throughput.label(), spec.latency.label());

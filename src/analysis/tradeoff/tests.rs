@@ -40,7 +40,9 @@ fn frontier_per_series() {
     assert_eq!(s[0].points[1].throughput, 150.0);
     let json: serde_json::Value =
         serde_json::from_str(&tradeoff_plot(&ds, &s, &spec).to_json()).unwrap();
-    assert_eq!(json["data"].as_array().unwrap().len(), 4);
+    // Two series, each points and frontier, and the frontier of both.
+    assert_eq!(json["data"].as_array().unwrap().len(), 5);
+    assert_eq!(json["data"][4]["name"], "frontier of all series");
     assert_eq!(json["data"][1]["x"], serde_json::json!([10.0, 20.0, 50.0]));
     assert_eq!(
         json["data"][0]["hovertext"][1],
@@ -127,6 +129,7 @@ fn million() -> TradeoffSeries {
                 latency: a.max(b) as f64 / 2.0 + 10.0,
                 throughput: a.min(b) as f64 * 3.0,
                 on_frontier: false,
+                dominated_by: None,
             }
         })
         .collect();
@@ -230,6 +233,7 @@ fn bins_keep_lone_points_exact_and_average_the_rest() {
         latency,
         throughput,
         on_frontier,
+        dominated_by: None,
     };
     let pts = [
         p(0.0, 0.0, true),
@@ -287,6 +291,7 @@ fn a_long_frontier_is_drawn_through_evenly_spread_points() {
             latency: i as f64,
             throughput: i as f64,
             on_frontier: true,
+            dominated_by: None,
         })
         .collect();
     let series = [TradeoffSeries {
@@ -588,4 +593,76 @@ fn each_frontier_is_read_at_the_target_interactivity() {
         md.contains("not reached") && md.contains("best measured: 100"),
         "{md}"
     );
+}
+
+#[test]
+fn a_beaten_point_names_the_frontier_point_that_beats_it_and_series_share_a_frontier() {
+    let mut r = |engine: &str, c: u64, tput: f64, tpot: f64| {
+        let mut r = rec(engine, tput, tpot, 1);
+        r.max_concurrency = Some(c);
+        r
+    };
+    let ds = Dataset::new(vec![
+        r("a", 1, 100.0, 10.0),
+        r("a", 8, 300.0, 20.0),
+        r("a", 4, 250.0, 25.0), // beaten by concurrency 8
+        r("a", 16, 500.0, 50.0),
+        r("b", 1, 400.0, 15.0), // beats a's 100 and 300 across series
+        r("b", 2, f64::NAN, 15.0),
+    ]);
+    let spec = TradeoffSpec {
+        throughput: ThroughputAxis::OutputTokensPerS,
+        latency: LatencyAxis::MeanTpotMs,
+        series_by: vec![Dim::Engine.into()],
+        theme: Theme::Light,
+        assumptions: Assumptions::default(),
+    };
+    let series = tradeoff(&ds, &[0, 1, 2, 3, 4], &spec);
+    let beaten = series[0].points.iter().find(|p| p.record == 2).unwrap();
+    assert_eq!(beaten.dominated_by, Some(1));
+    assert!(series[0]
+        .points
+        .iter()
+        .filter(|p| p.on_frontier)
+        .all(|p| p.dominated_by.is_none()));
+    let plot = tradeoff_plot(&ds, &series, &spec).to_json();
+    assert!(
+        plot.contains("beaten on both axes by the frontier point with max_concurrency 8"),
+        "{plot}"
+    );
+    // Across series: a's 10 ms point, b's 15 ms point, a's 50 ms point.
+    let all: Vec<(f64, f64, usize)> = global_frontier(&series, &spec);
+    assert_eq!(all, [(10.0, 100.0, 0), (15.0, 400.0, 4), (50.0, 500.0, 3)]);
+    assert!(plot.contains("frontier of all series"));
+    // Lower-is-better y (cost) dominates the same way.
+    let mut p = vec![
+        TradeoffPoint {
+            record: 0,
+            latency: 10.0,
+            throughput: 1.0,
+            on_frontier: true,
+            dominated_by: None,
+        },
+        TradeoffPoint {
+            record: 1,
+            latency: 20.0,
+            throughput: 0.5,
+            on_frontier: true,
+            dominated_by: None,
+        },
+        TradeoffPoint {
+            record: 2,
+            latency: 15.0,
+            throughput: 2.0,
+            on_frontier: false,
+            dominated_by: None,
+        },
+    ];
+    let cost = TradeoffSpec {
+        throughput: ThroughputAxis::UsdPerMillionOutputTokens,
+        latency: LatencyAxis::TokensPerSPerUser,
+        ..spec
+    };
+    mark_dominated(&mut p, &[0, 1], &cost);
+    assert_eq!(p[2].dominated_by, Some(1));
 }
