@@ -597,7 +597,7 @@ fn each_frontier_is_read_at_the_target_interactivity() {
 
 #[test]
 fn a_beaten_point_names_the_frontier_point_that_beats_it_and_series_share_a_frontier() {
-    let mut r = |engine: &str, c: u64, tput: f64, tpot: f64| {
+    let r = |engine: &str, c: u64, tput: f64, tpot: f64| {
         let mut r = rec(engine, tput, tpot, 1);
         r.max_concurrency = Some(c);
         r
