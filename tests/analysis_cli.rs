@@ -293,9 +293,8 @@ fn help_says_how_errors_print_and_what_exit_codes_mean() {
 
 #[test]
 fn each_deployment_is_read_at_a_target_interactivity_with_its_cost() {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("deployments.csv");
-    std::fs::write(&file, DEPLOYMENTS).unwrap();
+    // Two engines on H100s (one counted by `gpu_count`, one by `tp`), a sweep each.
+    let file = fixture("economics/deployments.csv");
     let out = benchlens()
         .args(["compare", &file, "--at-interactivity", "25"])
         .args(["--per-gpu", "--price", "H100=2", "--format", "json"])
