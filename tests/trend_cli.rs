@@ -75,7 +75,7 @@ fn a_planted_regression_in_vllm_files_fails_the_trend_check() {
         .code(1)
         .stdout(predicate::str::contains("30 files; 1 series over 30 dates; 1 change point beyond 5.00 noise units; 1 series ends at a regressed level"))
         .stdout(predicate::str::contains("Latest regressions:"))
-        .stdout(predicate::str::is_match(r"\| all \| output_throughput \| (99\d|100\d)(\.\d+)? \| 8[45]\d(\.\d+)? \| -1[456]\.\d\d \| -\d+\.\d \| 20261121-020000 \| abc20 \|").unwrap())
+        .stdout(predicate::str::is_match(r"\| all \| output_throughput \| (99\d|100\d)(\.\d+)? \| 8[45]\d(\.\d+)? \| -1[456]\.\d\d \| -\d+\.\d \| 2026-11-21 02:00 UTC \| abc20 \|").unwrap())
         .stderr(predicate::str::contains(
             "error: 1 series ends at a regressed level",
         ));

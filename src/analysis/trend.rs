@@ -238,9 +238,11 @@ impl TrendReport {
         s
     }
 
-    /// The latest regressions as an exportable table: configuration, metric, before, after,
-    /// change %, shift in noise units, t, and the date and commit of the first bad point.
-    pub fn regressions_table(&self) -> TextTable {
+    /// The latest regressions as an exportable table: configuration, metric (its label with
+    /// `labels`, as the page shows it, else its canonical name, as the CLI prints it), before,
+    /// after, change %, shift in noise units, and the date (UTC, `2026-11-21 02:00`) and
+    /// commit of the first bad point.
+    pub fn regressions_table(&self, labels: bool) -> TextTable {
         let columns = vec![
             TextColumn::new("configuration", "Configuration", false),
             TextColumn::new("metric", "Metric", false),
@@ -258,7 +260,11 @@ impl TrendReport {
                 let p = &s.points[c.index];
                 vec![
                     Cell::Text(s.name.clone()),
-                    Cell::Text(s.metric.name()),
+                    Cell::Text(if labels {
+                        s.metric.label()
+                    } else {
+                        s.metric.name()
+                    }),
                     Cell::number(c.before, format_value(c.before)),
                     Cell::number(c.after, format_value(c.after)),
                     match c.change_pct {
@@ -266,12 +272,25 @@ impl TrendReport {
                         None => Cell::Text("from 0".into()),
                     },
                     Cell::number(c.shift_sigma, format!("{:+.1}", c.shift_sigma)),
-                    Cell::Text(p.date.clone()),
+                    Cell::Text(utc_minutes(p.time_s)),
                     p.commit.clone().map_or(Cell::Empty, Cell::Text),
                 ]
             })
             .collect();
         TextTable { columns, rows }
+    }
+}
+
+/// A time as `2026-11-21 02:00 UTC`, the seconds only when there are some, the time only when
+/// it is not midnight.
+fn utc_minutes(time_s: i64) -> String {
+    let iso = crate::model::civil::iso_of_epoch_s(time_s);
+    if iso.ends_with(" 00:00:00") {
+        iso[..10].to_string()
+    } else if iso.ends_with(":00") {
+        format!("{} UTC", &iso[..16])
+    } else {
+        format!("{iso} UTC")
     }
 }
 
@@ -565,12 +584,19 @@ mod tests {
         assert_eq!(c.index, 20);
         assert_eq!(c.verdict, Verdict::Worse);
         assert_eq!(s.points[20].commit.as_deref(), Some("c20"));
-        let md = t.regressions_table().to_markdown();
+        let md = t.regressions_table(false).to_markdown();
         assert!(
             md.contains("| request_rate=1 | output_throughput |"),
             "{md}"
         );
-        assert!(md.contains("| 20261121-020000 | c20 |"), "{md}");
+        assert!(md.contains("| 2026-11-21 02:00 UTC | c20 |"), "{md}");
+        let md = t.regressions_table(true).to_markdown();
+        assert!(
+            md.contains("| request_rate=1 | Output token throughput (tok/s) |"),
+            "{md}"
+        );
+        assert_eq!(utc_minutes(0), "1970-01-01");
+        assert_eq!(utc_minutes(61), "1970-01-01 00:01:01 UTC");
         assert!(
             t.summary().contains("1 series ends at a regressed level"),
             "{}",

@@ -74,7 +74,7 @@ pub fn TrendsView() -> impl IntoView {
                 figure: trend_plot(&report.series, &m, theme).to_json(),
                 summary: report.summary(),
                 run_dims: crate::analysis::dim_names(&report.run_dims),
-                table: report.regressions_table(),
+                table: report.regressions_table(true),
                 metrics,
                 metric: m,
             })

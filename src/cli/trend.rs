@@ -66,7 +66,7 @@ pub fn run(
 }
 
 fn output(r: &TrendReport, files: usize, failed: usize, format: TableFormat) -> String {
-    let table = r.regressions_table();
+    let table = r.regressions_table(false);
     let meta = serde_json::json!({
         "files": files,
         "unreadable_files": failed,
