@@ -335,17 +335,45 @@ pub fn run_stages(
     chosen: Option<usize>,
 ) -> Result<RunStages, NoRunDetail> {
     // Rows kept as columns carry no run detail.
-    let stages: Vec<(usize, String)> = matching
+    let mut stages: Vec<(usize, String)> = Vec::new();
+    let mut stage_tags: Vec<Option<String>> = Vec::new();
+    for (i, r) in matching
         .iter()
         .filter_map(|&i| ds.kept_record(i).map(|r| (i, r)))
         .filter(|(_, r)| has_run_detail(r))
-        .map(|(i, r)| (i, stage_label(r)))
-        .collect();
+    {
+        stages.push((i, stage_label(r)));
+        stage_tags.push(r.tags.get("stage").cloned());
+    }
+    tell_apart(&mut stages, &stage_tags);
     let shown = chosen
         .filter(|c| stages.iter().any(|(i, _)| i == c))
         .or_else(|| stages.first().map(|(i, _)| *i))
         .ok_or(NoRunDetail)?;
     Ok(RunStages { stages, shown })
+}
+
+/// Labels that two stages share (a sweep probing one rate twice) get the stage number the file
+/// gives them (`· stage 3`), else their place among the alike (`· 2 of 2`).
+fn tell_apart(stages: &mut [(usize, String)], stage_tags: &[Option<String>]) {
+    let mut alike: std::collections::HashMap<String, Vec<usize>> = Default::default();
+    for (k, (_, label)) in stages.iter().enumerate() {
+        alike.entry(label.clone()).or_default().push(k);
+    }
+    for group in alike.into_values().filter(|g| g.len() > 1) {
+        let tags: Vec<Option<&String>> = group.iter().map(|&k| stage_tags[k].as_ref()).collect();
+        let mut distinct: Vec<&String> = tags.iter().flatten().copied().collect();
+        distinct.sort_unstable();
+        distinct.dedup();
+        let by_tag = distinct.len() == group.len();
+        for (place, &k) in group.iter().enumerate() {
+            let label = &mut stages[k].1;
+            match tags[place] {
+                Some(tag) if by_tag => label.push_str(&format!(" · stage {tag}")),
+                _ => label.push_str(&format!(" · {} of {}", place + 1, group.len())),
+            }
+        }
+    }
 }
 
 /// The sentence under the run view's figure: how the timeline is drawn and the steady-state
@@ -676,6 +704,35 @@ mod tests {
         assert_eq!(run_stages(&records, &[0, 7], Some(7)).unwrap().shown, 0);
         assert_eq!(run_stages(&records, &[1], None), Err(NoRunDetail));
         assert_eq!(run_stages(&records, &[], Some(0)), Err(NoRunDetail));
+    }
+
+    #[test]
+    fn stages_that_read_alike_are_told_apart() {
+        let timed = || vec![req(0.0, 0.0, 10.0, 20.0)];
+        let tagged = |n: &str| {
+            let mut r = stage("sweep.json", 8.0, timed());
+            r.tags.insert("stage".into(), n.into());
+            r
+        };
+        let records = Dataset::new(vec![
+            tagged("2"),
+            stage("sweep.json", 4.0, timed()),
+            tagged("5"),
+            stage("other.json", 8.0, timed()),
+            stage("other.json", 8.0, timed()),
+        ]);
+        let s = run_stages(&records, &[0, 1, 2, 3, 4], None).unwrap();
+        let labels: Vec<&str> = s.stages.iter().map(|(_, l)| l.as_str()).collect();
+        assert_eq!(
+            labels,
+            [
+                "sweep.json · 8 req/s · 1 requests · stage 2",
+                "sweep.json · 4 req/s · 1 requests",
+                "sweep.json · 8 req/s · 1 requests · stage 5",
+                "other.json · 8 req/s · 1 requests · 1 of 2",
+                "other.json · 8 req/s · 1 requests · 2 of 2",
+            ]
+        );
     }
 
     #[test]
