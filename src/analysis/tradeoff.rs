@@ -24,7 +24,7 @@ mod target;
 
 use bins::{bin_hover, bin_marker_size};
 pub use bins::{bin_points, extent, PointBin, BIN_GRID, MAX_FRONTIER_DRAWN, MAX_POINT_MARKERS};
-pub use target::{assumptions_used, at_target, target_text_table, TargetRow};
+pub use target::{assumptions_used, at_target, target_text_table, AssumedFor, TargetRow};
 
 /// The y axis: a throughput, per GPU or not, or what a token costs in dollars or energy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -700,9 +700,12 @@ pub fn tradeoff_plot(ds: &Dataset, series: &[TradeoffSeries], spec: &TradeoffSpe
         .iter()
         .flat_map(|s| s.points.iter().map(|p| p.record))
         .collect();
-    let assumed = assumptions_used(ds, &records, spec);
+    let assumed: Vec<String> = assumptions_used(ds, &records, spec)
+        .iter()
+        .map(AssumedFor::short)
+        .collect();
     if !assumed.is_empty() {
-        notes.push(format!("assuming {}", assumed.join("; ")));
+        notes.push(format!("assuming {}", assumed.join(", ")));
     }
     if !notes.is_empty() {
         layout = layout.title(Title::with_text(format!(

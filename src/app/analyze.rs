@@ -18,8 +18,8 @@ use crate::analysis::slo::{
     limits_text as limits_text_of, slo, slo_coverage, slo_text_table, SloLimit, SloSpec,
 };
 use crate::analysis::tradeoff::{
-    assumptions_used, at_target, target_text_table, tradeoff, tradeoff_plot, LatencyAxis,
-    ThroughputAxis, TradeoffSpec, MAX_FRONTIER_DRAWN,
+    assumptions_used, at_target, target_text_table, tradeoff, tradeoff_plot, AssumedFor,
+    LatencyAxis, ThroughputAxis, TradeoffSpec, MAX_FRONTIER_DRAWN,
 };
 use crate::analysis_views::{
     default_slo_load, frontier_rows, parse_slo_limits, parse_target, regression_pair, SLO_LOADS,
@@ -119,7 +119,10 @@ pub fn TradeoffView() -> impl IntoView {
             let series = tradeoff(ds, indices, &spec);
             let figure = (!series.is_empty()).then(|| tradeoff_plot(ds, &series, &spec).to_json());
             let frontier = frontier_rows(&series, MAX_FRONTIER_DRAWN);
-            let assumed = assumptions_used(ds, indices, &spec);
+            let assumed: Vec<String> = assumptions_used(ds, indices, &spec)
+                .iter()
+                .map(AssumedFor::text)
+                .collect();
             let at = target
                 .map(|t| target_text_table(&at_target(&series, &spec, t, cap), &spec, t, cap));
             (figure, frontier, assumed, at)

@@ -9,7 +9,8 @@ use crate::analysis::defaults::{default_layout, default_x};
 use crate::analysis::economics::{self, Assumptions};
 use crate::analysis::export::{Cell, TextColumn, TextTable};
 use crate::analysis::tradeoff::{
-    assumptions_used, at_target, tradeoff, LatencyAxis, TargetRow, ThroughputAxis, TradeoffSpec,
+    assumptions_used, at_target, tradeoff, AssumedFor, LatencyAxis, TargetRow, ThroughputAxis,
+    TradeoffSpec,
 };
 use crate::charts::format_value;
 use crate::charts::Theme;
@@ -55,7 +56,10 @@ pub fn run(
     let tput_rows = at_target(&tradeoff(ds, &all, &tput), &tput, target, None);
     let cost_rows = at_target(&tradeoff(ds, &all, &cost), &cost, target, None);
     let table = table(&tput_rows, &cost_rows, &tput, target);
-    let prices_used = assumptions_used(ds, &all, &cost);
+    let prices_used: Vec<String> = assumptions_used(ds, &all, &cost)
+        .iter()
+        .map(AssumedFor::text)
+        .collect();
     let mut notes = [
         format!(
             "Each series' frontier of {} against tokens per second per user (1000 / mean TPOT), \
@@ -63,11 +67,7 @@ pub fn run(
             tput.throughput.label(),
             format_value(target)
         ),
-        if prices_used.is_empty() {
-            "No record names its GPU, so no cost is given (the files need a gpu).".to_string()
-        } else {
-            format!("Prices: {}.", prices_used.join("; "))
-        },
+        format!("Prices: {}.", prices_used.join("; ")),
     ];
     if tput_rows.is_empty() {
         notes[0] = why_empty(ds, args.per_gpu);

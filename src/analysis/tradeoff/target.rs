@@ -113,10 +113,39 @@ pub fn target_text_table(
     TextTable { columns, rows }
 }
 
-/// What a cost or energy axis assumed for the GPUs of the records at `indices`, one line per
-/// GPU name: `H100: $2.95/GPU-hour (source)`, or that it has none (its points are left out).
-/// Empty for the other axes.
-pub fn assumptions_used(ds: &Dataset, indices: &[usize], spec: &TradeoffSpec) -> Vec<String> {
+/// What a cost or energy axis assumed for one GPU name.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AssumedFor {
+    /// The GPU name as the records write it.
+    pub gpu: String,
+    /// `$2.95/GPU-hour` or `0.70 kW per GPU`; `None` when there is none.
+    pub figure: Option<String>,
+    /// `yours` or the default's source.
+    pub source: String,
+}
+
+impl AssumedFor {
+    /// `H100: $2.95/GPU-hour (source)`, or that it has none (its points are left out).
+    pub fn text(&self) -> String {
+        match &self.figure {
+            Some(f) => format!("{}: {f} ({})", self.gpu, self.source),
+            None => format!("{}: {}", self.gpu, self.source),
+        }
+    }
+
+    /// `H100 $2.95/GPU-hour`, for the chart's subtitle (sources are under the chart).
+    pub fn short(&self) -> String {
+        match &self.figure {
+            Some(f) => format!("{} {f}", self.gpu),
+            None => format!("{} none", self.gpu),
+        }
+    }
+}
+
+/// What a cost or energy axis assumed for the GPUs of the records at `indices`, one per GPU
+/// name in the data's order. Empty for the other axes; one line with no GPU when no record
+/// names its GPU.
+pub fn assumptions_used(ds: &Dataset, indices: &[usize], spec: &TradeoffSpec) -> Vec<AssumedFor> {
     use super::ThroughputAxis as T;
     let cost = matches!(
         spec.throughput,
@@ -125,8 +154,13 @@ pub fn assumptions_used(ds: &Dataset, indices: &[usize], spec: &TradeoffSpec) ->
     if !cost && spec.throughput != T::JoulesPerOutputToken {
         return Vec::new();
     }
+    let what = if cost { "price" } else { "power" };
     let Some(gpu) = ds.column(&Dim::Gpu.into()) else {
-        return vec!["no record names its GPU, so none has a price or power".to_string()];
+        return vec![AssumedFor {
+            gpu: "every record".into(),
+            figure: None,
+            source: format!("no GPU named, so no {what}"),
+        }];
     };
     // The GPU names the records have, in dictionary order.
     let mut used = vec![false; gpu.dict.len() + 1];
@@ -150,22 +184,23 @@ pub fn assumptions_used(ds: &Dataset, indices: &[usize], spec: &TradeoffSpec) ->
                 spec.assumptions.power(&name)
             };
             match assumed {
-                Some(a) => {
-                    let figure = if cost {
+                Some(a) => AssumedFor {
+                    figure: Some(if cost {
                         format!("${}/GPU-hour", format_value(a.value))
                     } else {
                         format!("{} kW per GPU", format_value(a.value))
-                    };
-                    let from = match a.source {
+                    }),
+                    source: match a.source {
                         Source::User => "yours".to_string(),
                         Source::Default(s) => s.to_string(),
-                    };
-                    format!("{name}: {figure} ({from})")
-                }
-                None => format!(
-                    "{name}: no {} (give one to include its points)",
-                    if cost { "price" } else { "power" }
-                ),
+                    },
+                    gpu: name,
+                },
+                None => AssumedFor {
+                    gpu: name,
+                    figure: None,
+                    source: format!("no {what} (give one to include its points)"),
+                },
             }
         })
         .collect()

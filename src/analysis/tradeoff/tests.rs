@@ -529,7 +529,10 @@ fn cost_per_million_tokens_is_a_lower_is_better_axis() {
         series[0].points[0].throughput,
         4.0 * 6.0 / 3600.0 / 12_000.0 * 1e6
     );
-    let lines = assumptions_used(&ds, &[0, 1, 2, 3, 4], &spec);
+    let lines: Vec<String> = assumptions_used(&ds, &[0, 1, 2, 3, 4], &spec)
+        .iter()
+        .map(AssumedFor::text)
+        .collect();
     assert_eq!(lines[0], "B200: $6.00/GPU-hour (yours)");
     assert_eq!(
         lines[1],
@@ -546,6 +549,11 @@ fn cost_per_million_tokens_is_a_lower_is_better_axis() {
         ..spec.clone()
     };
     let series = tradeoff(&ds, &[0], &energy);
+    let plot = tradeoff_plot(&ds, &series, &energy).to_json();
+    assert!(
+        plot.contains("assuming NVIDIA H100 80GB HBM3 0.70 kW per GPU"),
+        "{plot}"
+    );
     assert_eq!(series[0].points[0].throughput, 8.0 * 700.0 / 20_000.0);
     // A throughput axis assumes nothing.
     let plain = TradeoffSpec {
