@@ -39,6 +39,21 @@ pub fn parse_target(text: &str, what: &str) -> Result<Option<f64>, String> {
         .ok_or_else(|| format!("the {what} `{t}` is not a number"))
 }
 
+/// Numbers typed as a list (`20, 50, 100`): every part a finite number, or an error naming
+/// the box (`what`) and the part; empty is an empty list.
+pub fn parse_numbers(text: &str, what: &str) -> Result<Vec<f64>, String> {
+    text.split([',', ' '])
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            p.parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite())
+                .ok_or_else(|| format!("the {what} `{p}` is not a number"))
+        })
+        .collect()
+}
+
 /// The load an SLO is checked along when the user has not chosen: the first of [`SLO_LOADS`]
 /// that varies in the data, else the request rate.
 pub fn default_slo_load(ds: &Dataset) -> DimKey {
@@ -139,6 +154,19 @@ mod tests {
             Err("the target `fast` is not a number".to_string())
         );
         assert!(parse_target("inf", "limit").is_err());
+    }
+
+    #[test]
+    fn number_lists_parse_or_name_the_bad_part() {
+        assert_eq!(
+            parse_numbers(" 20, 50 100 ", "level"),
+            Ok(vec![20.0, 50.0, 100.0])
+        );
+        assert_eq!(parse_numbers("", "level"), Ok(vec![]));
+        assert_eq!(
+            parse_numbers("20, fast", "level"),
+            Err("the level `fast` is not a number".to_string())
+        );
     }
 
     #[test]

@@ -6,7 +6,7 @@ use leptos::prelude::*;
 
 use super::plotly;
 use super::state::{AppState, FileStatus};
-use super::widgets::{markdown_export, ChoiceMenu};
+use super::widgets::{markdown_export, options, ChoiceMenu};
 use crate::analysis::defaults::{default_layout, default_x};
 use crate::analysis::distribution::{
     cdf_plot, distributions, histogram_plot, percentile_text_table, RequestQuantity,
@@ -18,11 +18,13 @@ use crate::analysis::slo::{
     limits_text as limits_text_of, slo, slo_coverage, slo_text_table, SloLimit, SloSpec,
 };
 use crate::analysis::tradeoff::{
-    assumptions_used, at_target, target_text_table, tradeoff, tradeoff_plot, AssumedFor,
-    LatencyAxis, ThroughputAxis, TradeoffSpec, MAX_FRONTIER_DRAWN,
+    assumptions_used, at_target, default_levels, overview, target_text_table, tradeoff,
+    tradeoff_plot, AssumedFor, LatencyAxis, Overview, ThroughputAxis, TradeoffSpec,
+    MAX_FRONTIER_DRAWN,
 };
 use crate::analysis_views::{
-    default_slo_load, frontier_rows, parse_slo_limits, parse_target, regression_pair, SLO_LOADS,
+    default_slo_load, frontier_rows, parse_numbers, parse_slo_limits, parse_target,
+    regression_pair, SLO_LOADS,
 };
 use crate::charts::format_value;
 use crate::model::{Dataset, DimKey, MetricKey};
@@ -99,6 +101,12 @@ pub fn TradeoffView() -> impl IntoView {
         text_param("at"),
         text_param("cap"),
     );
+    let (levels, band, baseline) = (
+        text_param("levels"),
+        text_param("band"),
+        text_param("baseline"),
+    );
+    let sort_by = RwSignal::new(None::<usize>);
     let node = NodeRef::<leptos::html::Div>::new();
     let result = Memo::new(move |_| {
         let theme = state.theme();
@@ -108,6 +116,9 @@ pub fn TradeoffView() -> impl IntoView {
         };
         let target = parse_target(&target.get(), "target")?;
         let cap = parse_target(&cap.get(), "limit")?;
+        let levels = parse_numbers(&levels.get(), "level")?;
+        let band = parse_numbers(&band.get(), "band end")?;
+        let baseline = baseline.get();
         Ok::<_, String>(state.with_filtered(|ds, indices| {
             let spec = TradeoffSpec {
                 throughput: throughput.get(),
@@ -125,7 +136,21 @@ pub fn TradeoffView() -> impl IntoView {
                 .collect();
             let at = target
                 .map(|t| target_text_table(&at_target(&series, &spec, t, cap), &spec, t, cap));
-            (figure, frontier, assumed, at)
+            let levels = if levels.is_empty() {
+                default_levels(&series, &spec)
+            } else {
+                levels
+            };
+            let band = match (band.first(), band.last(), levels.first(), levels.last()) {
+                (Some(&a), Some(&b), _, _) | (None, None, Some(&a), Some(&b)) => (a, b),
+                _ => (0.0, 0.0),
+            };
+            let summary = (series.len() > 1 && !levels.is_empty()).then(|| {
+                let base = Some(baseline.as_str()).filter(|b| !b.is_empty());
+                let o = overview(&series, &spec, &levels, band, base);
+                (o, spec.throughput.higher_is_better())
+            });
+            (figure, frontier, assumed, at, summary)
         }))
     });
     let figure = move || result.get().ok().and_then(|r| r.0);
@@ -173,7 +198,13 @@ pub fn TradeoffView() -> impl IntoView {
         })}
         {plotly::error_note(chart_error)}
         <div class="chart" id="tradeoff-chart" node_ref=node></div>
-        {move || result.get().ok().map(|(_, (frontier, more), assumed, at)| view! {
+        {move || {
+            let sort = sort_by.get();
+            result.get().ok().and_then(|r| r.4).map(|(o, y_hib)| view! {
+                <OverviewTable overview=o y_hib=y_hib sort=sort baseline=baseline levels=levels band=band sort_by=sort_by/>
+            })
+        }}
+        {move || result.get().ok().map(|(_, (frontier, more), assumed, at, _)| view! {
             {(!assumed.is_empty()).then(|| view! {
                 <ul class="muted" id="tradeoff-assumed">
                     {assumed.into_iter().map(|a| view! { <li>{a}</li> }).collect_view()}
@@ -198,6 +229,113 @@ pub fn TradeoffView() -> impl IntoView {
             })}
         })}
     }
+}
+
+/// One number per curve: each series' frontier at a few levels of x and its mean over a band,
+/// against a chosen baseline as a heatmap, sortable by any column, with its Markdown and CSV.
+#[component]
+fn OverviewTable(
+    overview: Overview,
+    y_hib: bool,
+    sort: Option<usize>,
+    baseline: RwSignal<String>,
+    levels: RwSignal<String>,
+    band: RwSignal<String>,
+    sort_by: RwSignal<Option<usize>>,
+) -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let table = overview.to_text_table();
+    let (markdown, csv) = (table.to_markdown(), table.to_csv());
+    let order = sort.map_or_else(
+        || (0..overview.rows.len()).collect(),
+        |c| overview.order_by(c, y_hib),
+    );
+    let names: Vec<String> = overview.rows.iter().map(|r| r.series.clone()).collect();
+    let current = overview.baseline.clone().unwrap_or_default();
+    let set = move |param: &'static str, signal: RwSignal<String>| {
+        move |ev: leptos::ev::Event| {
+            let v = event_target_value(&ev);
+            state.set_param(param, v.clone());
+            signal.set(v);
+        }
+    };
+    let shown_levels = overview
+        .levels
+        .iter()
+        .map(|l| format_value(*l))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let shown_band = format!(
+        "{}, {}",
+        format_value(overview.band.0),
+        format_value(overview.band.1)
+    );
+    view! {
+        <h3>"Overview: one number per curve"</h3>
+        <div class="controls">
+            <label>"Levels of x "
+                <input id="overview-levels" size="16" placeholder=shown_levels prop:value=move || levels.get() on:change=set("levels", levels)/>
+            </label>
+            <label>"Band "
+                <input id="overview-band" size="10" placeholder=shown_band prop:value=move || band.get() on:change=set("band", band)/>
+            </label>
+            <label>"Against "
+                <select id="overview-baseline" on:change=set("baseline", baseline)>
+                    {options(std::iter::once((String::new(), "no baseline".to_string())).chain(names.iter().map(|n| (n.clone(), n.clone()))), &current)}
+                </select>
+            </label>
+        </div>
+        <div class="table-scroll">
+            <table class="records" id="overview-table">
+                <thead><tr>
+                    {table.columns.iter().enumerate().map(|(k, c)| {
+                        let figure = k.checked_sub(1);
+                        view! {
+                            <th class:num=c.numeric>
+                                {match figure {
+                                    Some(f) => view! { <button class="ghost sort" title="Sort, best first" on:click=move |_| sort_by.set(Some(f))>{c.header.clone()}</button> }.into_any(),
+                                    None => view! { <span>{c.header.clone()}</span> }.into_any(),
+                                }}
+                            </th>
+                        }
+                    }).collect_view()}
+                </tr></thead>
+                <tbody>
+                    {order.into_iter().map(|i| {
+                        let row = &overview.rows[i];
+                        view! {
+                            <tr>{table.rows[i].iter().enumerate().map(|(k, cell)| {
+                                let heat = k.checked_sub(1)
+                                    .and_then(|f| row.vs_baseline.get(f).copied().flatten())
+                                    .and_then(|q| Overview::goodness(q, y_hib))
+                                    .map(heat_style)
+                                    .unwrap_or_default();
+                                let numeric = k > 0;
+                                view! { <td class:num=numeric style=heat>{cell.text().to_string()}</td> }
+                            }).collect_view()}</tr>
+                        }
+                    }).collect_view()}
+                </tbody>
+            </table>
+        </div>
+        {markdown_export(None, 6, markdown)}
+        <details class="export">
+            <summary>"CSV"</summary>
+            <textarea readonly rows=6>{csv}</textarea>
+        </details>
+    }
+}
+
+/// A cell's background for a goodness in −1..1: green for better than the baseline, red for
+/// worse, stronger further away.
+fn heat_style(goodness: f64) -> String {
+    let alpha = (goodness.abs() * 0.45).min(0.45);
+    let (r, g, b) = if goodness >= 0.0 {
+        (30, 142, 62)
+    } else {
+        (217, 48, 37)
+    };
+    format!("background: rgba({r}, {g}, {b}, {alpha:.2})")
 }
 
 /// The highest load per series that meets every latency limit.

@@ -137,6 +137,22 @@ test('trade-off: cost per million tokens against interactivity, read at a target
   await page.fill('#tradeoff-price', '');
   await page.press('#tradeoff-price', 'Enter');
   await page.waitForSelector('#tradeoff-at-table');
+  // The overview: one row per curve, against a baseline as ratios, sortable.
+  await page.waitForSelector('#overview-table tbody tr');
+  await page.selectOption('#overview-baseline', 'vllm');
+  await page.waitForFunction(() => /\(1\.00×\)/.test(document.querySelector('#overview-table')?.textContent ?? ''));
+  const overview = async () => page.$$eval('#overview-table tbody tr', (rows) =>
+    rows.map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent)));
+  const rows = await overview();
+  assert.equal(rows.length, 2, JSON.stringify(rows));
+  const vllm = rows.find((r) => r[0] === 'vllm');
+  assert.ok(vllm.slice(1).every((c) => /\(1\.00×\)|not reached/.test(c)), JSON.stringify(vllm));
+  // Cost: cheapest first when sorted by the first level.
+  await page.click('#overview-table thead th:nth-child(2) button');
+  await page.waitForFunction(() => document.querySelector('#overview-table tbody tr td') !== null);
+  const sorted = (await overview()).map((r) => Number.parseFloat(r[1])).filter(Number.isFinite);
+  assert.deepEqual(sorted, [...sorted].sort((a, b) => a - b), JSON.stringify(sorted));
+  assert.match(decodeURIComponent(page.url()), /baseline=vllm/);
   await screenshot(page, 'economics-cost-at-target');
   assert.deepEqual(page.errors, []);
 });
