@@ -274,8 +274,138 @@ pub fn improvement_notes(ds: &Dataset, rows: &[ImprovementRow]) -> TableNotes {
     )
 }
 
+/// Completion below this share of the prompts is noted per file.
+const LOW_COMPLETION: f64 = 0.95;
+
+/// What a reader should know about one file's records before trusting its numbers, one short
+/// sentence each: records with failed requests, completion below 95 %, configurations that
+/// appear more than once (their points are means), and GPU names no default price or power
+/// knows. Read from the dataset's columns, so a file of a million rows takes one pass.
+pub fn file_notes(ds: &Dataset, rows: std::ops::Range<usize>) -> Vec<String> {
+    let rows: Vec<usize> = (rows.start..rows.end.min(ds.len())).collect();
+    let mut notes = Vec::new();
+    let plural = |n: usize, one: &str, many: &str| {
+        if n == 1 {
+            one.to_string()
+        } else {
+            format!("{n} {many}")
+        }
+    };
+    if let Some(failed) = ds.metric_values(&MetricKey::Failed) {
+        let (mut records, mut requests) = (0usize, 0.0);
+        for &r in &rows {
+            if let Some(f) = failed.get(r).filter(|f| *f > 0.0) {
+                records += 1;
+                requests += f;
+            }
+        }
+        if records > 0 {
+            notes.push(format!(
+                "{} of {} with failed requests ({} requests in all)",
+                plural(records, "1 record", "records"),
+                rows.len(),
+                format_number(requests)
+            ));
+        }
+    }
+    let prompts = ds.column(&Dim::NumPrompts.into());
+    if let (Some(completed), Some(prompts)) = (ds.metric_values(&MetricKey::Completed), prompts) {
+        let low = rows
+            .iter()
+            .filter(|&&r| {
+                let asked = prompts
+                    .value(r)
+                    .and_then(DimValue::as_f64)
+                    .filter(|p| *p > 0.0);
+                matches!((completed.get(r), asked), (Some(c), Some(p)) if c < LOW_COMPLETION * p)
+            })
+            .count();
+        if low > 0 {
+            notes.push(format!(
+                "{} completed fewer than 95 % of the prompts asked",
+                plural(low, "1 record", "records")
+            ));
+        }
+    }
+    let mut seen: std::collections::HashMap<u32, usize> = std::collections::HashMap::new();
+    ds.each_configuration(Some(&rows), |_, c| *seen.entry(c).or_default() += 1);
+    let repeated: Vec<usize> = seen.values().copied().filter(|n| *n > 1).collect();
+    if !repeated.is_empty() {
+        notes.push(format!(
+            "{} appear{} more than once ({} records): a chart point of one is the mean of its records",
+            plural(repeated.len(), "1 configuration", "configurations"),
+            if repeated.len() == 1 { "s" } else { "" },
+            repeated.iter().sum::<usize>()
+        ));
+    }
+    if let Some(gpu) = ds.column(&Dim::Gpu.into()) {
+        let mut unknown: Vec<String> = Vec::new();
+        let mut used = vec![false; gpu.dict.len() + 1];
+        for &r in &rows {
+            if let Some(u) = used.get_mut(gpu.codes.get(r) as usize) {
+                *u = true;
+            }
+        }
+        for (i, name) in gpu.dict.iter().enumerate() {
+            let name = name.to_string();
+            if used[i + 1] && crate::analysis::economics::gpu_family(&name).is_none() {
+                unknown.push(name);
+            }
+        }
+        if !unknown.is_empty() {
+            let shown: Vec<String> = unknown.iter().take(5).cloned().collect();
+            notes.push(format!(
+                "GPU name{} without a default price or power: {}{}",
+                if unknown.len() == 1 { "" } else { "s" },
+                shown.join(", "),
+                if unknown.len() > 5 {
+                    format!(" and {} more", unknown.len() - 5)
+                } else {
+                    String::new()
+                }
+            ));
+        }
+    }
+    notes
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_files_notes_name_failures_low_completion_repeats_and_unknown_gpus() {
+        let rec = |gpu: &str, rate: f64, completed: f64, failed: f64| {
+            let mut r = Record {
+                gpu: Some(gpu.into()),
+                request_rate: Some(rate),
+                num_prompts: Some(100),
+                ..Record::default()
+            };
+            r.set_metric(MetricKey::Completed, completed);
+            r.set_metric(MetricKey::Failed, failed);
+            r
+        };
+        let ds = Dataset::new(vec![
+            rec("H100", 1.0, 100.0, 0.0),
+            rec("H100", 2.0, 90.0, 10.0),
+            rec("RTX 3090", 2.0, 99.0, 1.0),
+            rec("RTX 3090", 2.0, 100.0, 0.0),
+            // Another file's record.
+            rec("Gaudi 3", 8.0, 1.0, 99.0),
+        ]);
+        assert_eq!(
+            file_notes(&ds, 0..4),
+            [
+                "2 records of 4 with failed requests (11 requests in all)",
+                "1 record completed fewer than 95 % of the prompts asked",
+                "1 configuration appears more than once (2 records): a chart point of one is \
+                 the mean of its records",
+                "GPU name without a default price or power: RTX 3090",
+            ]
+        );
+        assert!(file_notes(&ds, 0..1).is_empty());
+        assert_eq!(file_notes(&ds, 4..9).len(), 3);
+    }
+
     use super::*;
 
     #[test]

@@ -1,6 +1,7 @@
 //! The file list: each loaded, loading or failed file with its format, record count, the
-//! benchlens build that wrote it (when it says), warnings and a form to set a dimension the
-//! file lacks.
+//! benchlens build that wrote it (when it says), its data notes (failed requests, low
+//! completion, repeated configurations, unknown GPUs), warnings and a form to set a dimension
+//! the file lacks.
 
 use leptos::prelude::*;
 
@@ -29,7 +30,7 @@ pub fn FileList() -> impl IntoView {
                                     <span class="status">{what.clone()} "…"</span>
                                 }.into_any())
                             }
-                            FileStatus::Loaded { format, rows, warnings, note, written_by } => {
+                            FileStatus::Loaded { format, rows, warnings, note, written_by, notes } => {
                                 let warnings = warnings.clone();
                                 let n_warn = warnings.len();
                                 ("loaded", view! {
@@ -37,6 +38,15 @@ pub fn FileList() -> impl IntoView {
                                     <span class="count">{format!("{} record{}", rows.len(), if rows.len() == 1 { "" } else { "s" })}</span>
                                     {note.clone().map(|n| view! { <span class="note">{n}</span> })}
                                     {written_by.clone().map(|b| view! { <span class="build" title="The benchlens build that wrote this file">{b}</span> })}
+                                    {(!notes.is_empty()).then(|| {
+                                        let notes = notes.clone();
+                                        view! {
+                                            <details class="warnings quality">
+                                                <summary>{format!("{} data note{}", notes.len(), if notes.len() == 1 { "" } else { "s" })}</summary>
+                                                <ul>{notes.into_iter().map(|n| view! { <li>{n}</li> }).collect_view()}</ul>
+                                            </details>
+                                        }
+                                    })}
                                     {(n_warn > 0).then(|| view! {
                                         <details class="warnings">
                                             <summary>{format!("{n_warn} warnings")}</summary>

@@ -9,6 +9,7 @@ use leptos::task::spawn_local;
 
 use super::browser::yield_to_browser;
 use crate::analysis::defaults::default_view;
+use crate::analysis::quality::file_notes;
 use crate::chart_view::{chart_contents_cached, ChartChoice, ChartContents, LayoutCache};
 use crate::charts::Theme;
 use crate::improvement_view::ImproveChoice;
@@ -61,6 +62,8 @@ pub enum FileStatus {
         /// The benchlens build(s) that wrote the file's records, when they say
         /// ([`provenance::written_by`]).
         written_by: Option<String>,
+        /// What to know before trusting its numbers ([`file_notes`]).
+        notes: Vec<String>,
     },
     /// Could not be read; the message says why and what to do.
     Failed(String),
@@ -421,11 +424,13 @@ impl AppState {
         }
         let mut rows = 0..0;
         let mut written_by = None;
+        let mut notes = Vec::new();
         let mut generation = 0;
         // The views are told in later tasks ([`AppState::publish`]).
         self.dataset.update_untracked(|h| {
             rows = add(&mut h.dataset);
             written_by = provenance::written_by(&h.dataset, rows.clone());
+            notes = file_notes(&h.dataset, rows.clone());
             h.generation += 1;
             generation = h.generation;
         });
@@ -438,6 +443,7 @@ impl AppState {
                     warnings,
                     note,
                     written_by,
+                    notes,
                 };
                 f.revision = f.revision.wrapping_add(1);
             }

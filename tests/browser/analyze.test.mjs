@@ -156,3 +156,14 @@ test('trade-off: cost per million tokens against interactivity, read at a target
   await screenshot(page, 'economics-cost-at-target');
   assert.deepEqual(page.errors, []);
 });
+
+test('a file row lists its data notes: unknown GPU names, repeated configurations', async (t) => {
+  const page = await newPage(app.browser, t);
+  await page.goto(app.server.url);
+  await pickFiles(page, ['tests/fixtures/real/zhjunqin-engines-comparison.md']);
+  await page.waitForSelector('#file-list > li.loaded');
+  const notes = await page.$$eval('#file-list > li.loaded .quality li', (li) => li.map((x) => x.textContent));
+  assert.ok(notes.some((n) => /GPU name without a default price or power: 3090/.test(n)), JSON.stringify(notes));
+  assert.match(await page.textContent('#file-list > li.loaded .quality summary'), /^\d+ data notes?$/);
+  assert.deepEqual(page.errors, []);
+});
