@@ -104,6 +104,22 @@ impl View {
         View::Run,
     ];
 
+    /// The tab a key moves to from `self` (ArrowRight/ArrowDown next, ArrowLeft/ArrowUp
+    /// previous, both wrapping; Home first, End last), skipping views that are not
+    /// `available`; `None` for other keys.
+    pub fn after_key(self, key: &str, available: impl Fn(View) -> bool) -> Option<View> {
+        let tabs: Vec<View> = View::ALL.into_iter().filter(|v| available(*v)).collect();
+        let at = tabs.iter().position(|v| *v == self);
+        let n = tabs.len();
+        match key {
+            "Home" => tabs.first().copied(),
+            "End" => tabs.last().copied(),
+            "ArrowRight" | "ArrowDown" => tabs.get(at.map_or(0, |i| (i + 1) % n)).copied(),
+            "ArrowLeft" | "ArrowUp" => tabs.get(at.map_or(0, |i| (i + n - 1) % n)).copied(),
+            _ => None,
+        }
+    }
+
     /// The view with this id.
     pub fn from_id(id: &str) -> Option<View> {
         View::ALL.into_iter().find(|v| v.id() == id)
@@ -541,6 +557,35 @@ pub fn default_view(ds: &Dataset) -> View {
         View::Scaling
     } else {
         view
+    }
+}
+
+#[cfg(test)]
+mod tab_keys {
+    use super::View;
+
+    #[test]
+    fn arrow_keys_move_between_available_tabs_and_wrap() {
+        let all = |_: View| true;
+        assert_eq!(
+            View::Latency.after_key("ArrowRight", all),
+            Some(View::Throughput)
+        );
+        assert_eq!(View::Latency.after_key("ArrowLeft", all), Some(View::Run));
+        assert_eq!(View::Run.after_key("ArrowRight", all), Some(View::Latency));
+        assert_eq!(View::Slo.after_key("Home", all), Some(View::Latency));
+        assert_eq!(View::Slo.after_key("End", all), Some(View::Run));
+        assert_eq!(View::Slo.after_key("Enter", all), None);
+        let no_run = |v: View| v != View::Run;
+        assert_eq!(
+            View::Capacity.after_key("ArrowRight", no_run),
+            Some(View::Latency)
+        );
+        assert_eq!(
+            View::Latency.after_key("ArrowLeft", no_run),
+            Some(View::Capacity)
+        );
+        assert_eq!(View::Latency.after_key("End", no_run), Some(View::Capacity));
     }
 }
 

@@ -68,7 +68,7 @@ fn series_by(state: AppState, ds: &Dataset) -> Vec<DimKey> {
 pub fn text_table_view(table: TextTable, id: &'static str) -> impl IntoView {
     let markdown = table.to_markdown();
     view! {
-        <div class="table-scroll">
+        <div class="table-scroll" tabindex="0" role="region" aria-label="Table, scrolls">
             <table class="records" id=id>
                 <thead><tr>
                     {table.columns.iter().map(|c| view! { <th class:num=c.numeric>{c.header.clone()}</th> }).collect_view()}
@@ -285,7 +285,7 @@ fn OverviewTable(
                 </select>
             </label>
         </div>
-        <div class="table-scroll">
+        <div class="table-scroll" tabindex="0" role="region" aria-label="Table, scrolls">
             <table class="records" id="overview-table">
                 <thead><tr>
                     {table.columns.iter().enumerate().map(|(k, c)| {

@@ -24,6 +24,17 @@ pub async fn next_frame() {
     let _ = JsFuture::from(promise).await;
 }
 
+/// Moves the keyboard focus to the first element matching `selector`, if there is one.
+pub fn focus_selector(selector: &str) {
+    let element = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.query_selector(selector).ok().flatten())
+        .and_then(|e| wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlElement>(e).ok());
+    if let Some(e) = element {
+        let _ = e.focus();
+    }
+}
+
 /// Whether the user's system asks for a dark colour scheme.
 pub fn prefers_dark() -> bool {
     web_sys::window()

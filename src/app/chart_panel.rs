@@ -86,7 +86,15 @@ pub fn ChartPanel() -> impl IntoView {
     let improve_choice = state.improve;
     view! {
         <section class="chart-panel">
-            <nav class="tabs" role="tablist">
+            <nav class="tabs" role="tablist" aria-label="Views" on:keydown=move |ev| {
+                let current = state.chart.with_untracked(|c| c.view);
+                let available = |v: View| v != View::Run || run_available.get_untracked();
+                if let Some(next) = current.after_key(&ev.key(), available) {
+                    ev.prevent_default();
+                    set_view(next);
+                    super::browser::focus_selector(&format!("button[data-view=\"{}\"]", next.id()));
+                }
+            }>
                 {tabs
                     .into_iter()
                     .map(|v| view! {
@@ -95,6 +103,8 @@ pub fn ChartPanel() -> impl IntoView {
                             data-view=v.id()
                             class:active=move || state.chart.with(|c| c.view == v)
                             class:hidden=move || v == View::Run && !run_available.get()
+                            aria-selected=move || if state.chart.with(|c| c.view == v) { "true" } else { "false" }
+                            tabindex=move || if state.chart.with(|c| c.view == v) { "0" } else { "-1" }
                             on:click=move |_| set_view(v)
                         >
                             {v.label()}
@@ -275,7 +285,7 @@ fn ComparisonTableView(
         Some(view! {
             {markdown_export(Some("comparison-markdown"), 8, markdown)}
             {shared_notes("comparison-shared-notes", &notes.shared)}
-            <div class="table-scroll">
+            <div class="table-scroll" tabindex="0" role="region" aria-label="Table, scrolls">
             <table class="comparison" id="comparison-table">
                 <thead>
                     <tr>

@@ -20,11 +20,22 @@ pub fn Filters() -> impl IntoView {
     let measured = Memo::new(move |_| state.dataset.with(|h| measured_dims(&h.dataset)));
     let matching =
         move || state.with_filtered(|ds, rows| format!("{} of {} records", rows.len(), ds.len()));
+    // On a narrow screen the facets fold away under a button, so the chart keeps the width.
+    let open = RwSignal::new(false);
     view! {
-        <aside class="filters" id="filters">
+        <aside class="filters" id="filters" class:open=move || open.get()>
             <div class="filters-head">
                 <h2>"Filters"</h2>
                 <span id="match-count">{matching}</span>
+                <button
+                    class="ghost filters-toggle"
+                    id="filters-toggle"
+                    aria-controls="filters"
+                    aria-expanded=move || if open.get() { "true" } else { "false" }
+                    on:click=move |_| open.update(|o| *o = !*o)
+                >
+                    {move || if open.get() { "Hide filters" } else { "Show filters" }}
+                </button>
                 <button
                     class="ghost"
                     id="clear-filters"

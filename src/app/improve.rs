@@ -161,7 +161,7 @@ fn improvement_table(
         {markdown_export(Some("improve-markdown"), 8, markdown)}
         {shared_notes("improve-shared-notes", &notes.shared)}
         <p class="muted">{if total > ROWS { format!("first {ROWS} of {total} rows (sorting covers all)") } else { format!("{total} rows") }}</p>
-        <div class="table-scroll">
+        <div class="table-scroll" tabindex="0" role="region" aria-label="Table, scrolls">
             <table class="records" id="improve-table">
                 <thead><tr>
                     {t.matching.key_dims.iter().enumerate().map(|(i, k)| header(k.label(), ImprovementSort::Key(i))).collect_view()}

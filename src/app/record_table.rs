@@ -72,7 +72,7 @@ pub fn TableView() -> impl IntoView {
                         format!("{total} records")
                     }}
                 </p>
-                <div class="table-scroll">
+                <div class="table-scroll" tabindex="0" role="region" aria-label="Table, scrolls">
                     <table class="records" id="records-table">
                         <thead><tr>
                             {columns.iter().map(|c| {
