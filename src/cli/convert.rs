@@ -19,7 +19,7 @@ use clap::{Args, ValueEnum};
 
 use super::error::{print_error, CliError};
 use super::input::read_input;
-use crate::ingest::{self, Contents, Ingested};
+use crate::ingest::{self, Contents, Ingested, Warning};
 use crate::model::columns::{self, Part};
 use crate::model::Record;
 
@@ -44,9 +44,37 @@ pub struct ConvertArgs {
     /// Output file (`-` is stdout).
     #[arg(short, long, default_value = "-")]
     pub output: String,
-    /// Also print each file's warnings on stderr.
+    /// Print every warning of each file on stderr (without it, the first
+    /// [`QUIET_WARNINGS`] of each file and how many more there are).
     #[arg(short, long)]
     pub verbose: bool,
+}
+
+/// Warnings of one file `convert` prints without `--verbose`.
+pub const QUIET_WARNINGS: usize = 10;
+
+/// Prints a file's warnings on stderr, each naming the file: all of them with `verbose`, else
+/// the first [`QUIET_WARNINGS`] and a line saying how many more there are.
+fn print_warnings<'a>(
+    path: &str,
+    warnings: impl ExactSizeIterator<Item = &'a Warning>,
+    verbose: bool,
+) {
+    let total = warnings.len();
+    let shown = if verbose {
+        total
+    } else {
+        total.min(QUIET_WARNINGS)
+    };
+    for w in warnings.take(shown) {
+        eprintln!("{path}: warning: {w}");
+    }
+    if shown < total {
+        eprintln!(
+            "{path}: {} more warning(s) (--verbose prints them all)",
+            total - shown
+        );
+    }
 }
 
 /// Files at least this large are first offered to the streaming JSON reader.
@@ -143,11 +171,7 @@ fn read_all_contents(files: &[String], verbose: bool) -> (Vec<Contents>, usize) 
     for path in files {
         match ingest_contents(path) {
             Ok(got) => {
-                if verbose {
-                    for w in got.warnings() {
-                        eprintln!("{path}: {w}");
-                    }
-                }
+                print_warnings(path, got.warnings().iter(), verbose);
                 if got.is_empty() {
                     let why = got.note().unwrap_or("no records");
                     eprintln!("{path}: {why}");
@@ -171,9 +195,7 @@ pub(crate) fn read_all(files: &[String], verbose: bool) -> (Vec<Record>, usize) 
         match ingest_input(path) {
             Ok(got) => {
                 if verbose {
-                    for w in &got.warnings {
-                        eprintln!("{path}: {w}");
-                    }
+                    print_warnings(path, got.warnings.iter(), true);
                 }
                 if got.records.is_empty() {
                     let why = got.note.as_deref().unwrap_or("no records");
