@@ -202,6 +202,7 @@ async fn run_inner(
         http2: opts.http2,
         insecure: opts.insecure,
         ca_cert: opts.ca_cert.clone(),
+        max_head_kib: opts.max_response_head_kib.map(|k| k as usize),
     };
     if !target.tls && (opts.insecure || opts.ca_cert.is_some()) {
         return Err(invalid(

@@ -63,6 +63,8 @@ pub struct StreamAccount {
     saw_event: bool,
     /// Arrival (seconds after the request's write) of the last text chunk.
     last_text_at: Option<f64>,
+    /// The first event was read for the model it names.
+    model_read: bool,
 }
 
 impl StreamAccount {
@@ -87,6 +89,7 @@ impl StreamAccount {
             done: false,
             saw_event: false,
             last_text_at: None,
+            model_read: false,
         }
     }
 
@@ -169,6 +172,10 @@ impl StreamAccount {
                 return Ok(Flow::Done);
             }
             let backend = self.backend;
+            if !self.model_read && matches!(backend, Backend::OpenAi | Backend::OpenAiChat) {
+                self.model_read = true;
+                rec.server_model = sse::model_named(event);
+            }
             let decoded = if backend == Backend::Sglang {
                 // SGLang resends the whole text so far: keep the latest, do not append.
                 let mut so_far = String::new();
@@ -191,6 +198,7 @@ impl StreamAccount {
                 let shown = String::from_utf8_lossy(&event[..event.len().min(200)]).into_owned();
                 return Err(self.fail(FailureKind::ServerError, shown));
             }
+            rec.usage_ignored |= info.usage_ignored;
             if info.prompt_tokens.is_some() {
                 rec.input_tokens_server = info.prompt_tokens;
             }
