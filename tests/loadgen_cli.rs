@@ -596,3 +596,58 @@ fn a_model_list_that_fails_on_the_server_says_to_pass_model() {
     );
     assert!(err.contains("500 Internal Server Error"), "{err}");
 }
+
+/// Waits up to `limit` for `child`; `None` when it was still running (it is then killed).
+fn wait_within(child: &mut Killed, limit: Duration) -> Option<std::process::ExitStatus> {
+    let start = std::time::Instant::now();
+    while start.elapsed() < limit {
+        if let Some(status) = child.0.try_wait().unwrap() {
+            return Some(status);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    None
+}
+
+#[test]
+fn a_result_folder_without_room_for_the_plan_is_refused_before_any_load() {
+    let dir = tempfile::tempdir().unwrap();
+    // 40 requests of 10^11 tokens: terabytes of rows, more than any test machine has free.
+    let mut run = Killed(
+        Command::new(BIN)
+            .args(["run", "--mock", "--mock-ttft-ms", "0", "--mock-itl-ms", "0"])
+            .args([
+                "--num-prompts",
+                "40",
+                "--input-len",
+                "8",
+                "--tokenizer",
+                "words",
+            ])
+            .args([
+                "--output-len",
+                "100000000000",
+                "--no-progress",
+                "--result-dir",
+            ])
+            .arg(dir.path())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let status = wait_within(&mut run, Duration::from_secs(30));
+    let mut stderr = String::new();
+    if let Some(mut e) = run.0.stderr.take() {
+        if status.is_some() {
+            std::io::Read::read_to_string(&mut e, &mut stderr).unwrap();
+        }
+    }
+    assert_eq!(status.and_then(|s| s.code()), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("not enough room") && stderr.contains(&dir.path().display().to_string()),
+        "{stderr}"
+    );
+    // Nothing was sent or written: no summary, no files.
+    assert!(!stderr.contains("Serving Benchmark Result"), "{stderr}");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}

@@ -11,7 +11,7 @@
 //! another only one way (`setup` uses `prepare` and `opts`, `prepare` and `vllm_command` use
 //! `opts`, `stage` uses `sink`, `sink` none) and never this file.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -49,7 +49,10 @@ pub use vllm_command::vllm_command_line;
 
 use super::report::{DetailSpool, SpooledDetail, StageOut, StageSpooled};
 use prepare::{headers, invalid, prepare};
-use setup::{first_model, load_prompts, result_paths, Loaded, ResultPaths};
+use setup::{
+    check_folder, first_model, load_prompts, planned_bytes, planned_requests, result_paths, Loaded,
+    ResultPaths,
+};
 use sink::{RequestsFile, SinkConfig};
 use stage::{progress_bar, run_stage, PromptLens, StageRun, TurnBodies, Workload};
 use tally::{StageTally, Tallied, TallyConfig};
@@ -287,6 +290,19 @@ async fn run_inner(
     tags.insert("tokenizer".into(), tokenizer.name().into());
     tags.extend(conversation_tags.into_iter().flatten());
 
+    // Where the files go, checked before any load: the folder takes files and has room for
+    // what the plan will write.
+    let ResultPaths {
+        result: result_path,
+        requests: requests_path,
+    } = result_paths(&opts, &model)?;
+    let to_stdout = result_path.is_none();
+    if let (Some(path), true) = (&result_path, opts.write_files) {
+        let requests = planned_requests(&opts, &prep.rates, prep.concurrencies.len());
+        let need = planned_bytes(requests, opts.output_len.unwrap_or(128));
+        check_folder(path.parent().unwrap_or(Path::new("")), need)?;
+    }
+
     if opts.warmup > 0 {
         let plan = Arrivals::Fixed(vec![Duration::ZERO; opts.warmup as usize]);
         let limit = prep
@@ -328,12 +344,6 @@ async fn run_inner(
             });
         }
     }
-
-    let ResultPaths {
-        result: result_path,
-        requests: requests_path,
-    } = result_paths(&opts, &model)?;
-    let to_stdout = result_path.is_none();
 
     let mut outcome = RunOutcome {
         result_path: result_path.clone(),
