@@ -83,24 +83,40 @@ pub struct RunOutcome {
     pub interrupt: Option<Interrupt>,
 }
 
+/// Without `--fail-on-error`, the share (percent) of a run's requests that may fail before it
+/// exits non-zero: a server that died mid-way must not leave a run that "passed".
+pub const DEFAULT_FAIL_ON_ERROR_PCT: f64 = 50.0;
+
 impl RunOutcome {
-    /// Why the run should exit non-zero, if it should: no request succeeded in any stage, or
-    /// a stage's failed share exceeded `fail_on_error_pct` (cancelled requests count neither
-    /// way).
+    /// Why the run should exit non-zero, if it should: no request succeeded in any stage; with
+    /// `fail_on_error_pct`, a stage's failed share over it; without, more than half of the
+    /// run's requests failed ([`DEFAULT_FAIL_ON_ERROR_PCT`]). Cancelled requests count neither
+    /// way.
     pub fn failure_verdict(&self, fail_on_error_pct: Option<f64>) -> Option<String> {
         let completed: u64 = self.metrics.iter().map(|m| m.completed).sum();
         let failed: u64 = self.metrics.iter().map(|m| m.failed).sum();
         if completed == 0 && failed > 0 {
             return Some(format!("no request succeeded ({failed} failed)"));
         }
-        let limit = fail_on_error_pct?;
-        self.metrics.iter().enumerate().find_map(|(stage, m)| {
-            let total = m.completed + m.failed;
-            let pct = if total == 0 {
+        let pct = |failed: u64, total: u64| {
+            if total == 0 {
                 0.0
             } else {
-                m.failed as f64 * 100.0 / total as f64
-            };
+                failed as f64 * 100.0 / total as f64
+            }
+        };
+        let Some(limit) = fail_on_error_pct else {
+            let total = completed + failed;
+            let share = pct(failed, total);
+            return (share > DEFAULT_FAIL_ON_ERROR_PCT).then(|| {
+                format!(
+                    "{share:.1}% of requests failed ({failed} of {total}), more than half: the server may have failed during the run (--fail-on-error PCT sets another bound)"
+                )
+            });
+        };
+        self.metrics.iter().enumerate().find_map(|(stage, m)| {
+            let total = m.completed + m.failed;
+            let pct = pct(m.failed, total);
             (pct > limit).then(|| {
                 format!(
                     "stage {}: {pct:.1}% of requests failed ({} of {total}), more than --fail-on-error {limit}%",
@@ -747,5 +763,52 @@ fn spool_path(result: Option<&std::path::Path>, stage: usize, what: &str) -> Pat
             result.with_file_name(format!(".{name}.stage{stage}-{what}.tmp-{pid}"))
         }
         None => std::env::temp_dir().join(format!("benchlens-stage{stage}-{what}.tmp-{pid}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outcome(stages: &[(u64, u64)]) -> RunOutcome {
+        RunOutcome {
+            metrics: stages
+                .iter()
+                .map(|&(completed, failed)| StageMetrics {
+                    completed,
+                    failed,
+                    ..StageMetrics::default()
+                })
+                .collect(),
+            ..RunOutcome::default()
+        }
+    }
+
+    #[test]
+    fn a_run_with_most_requests_failed_is_a_failure_by_default() {
+        // The server died mid-way: 84 % failed.
+        let why = outcome(&[(16, 84)])
+            .failure_verdict(None)
+            .expect("a failure");
+        assert!(
+            why.contains("84.0%") && why.contains("more than half"),
+            "{why}"
+        );
+        // Over the whole run: a bad stage among good ones is not half the run.
+        assert_eq!(outcome(&[(100, 0), (40, 60)]).failure_verdict(None), None);
+        assert!(outcome(&[(10, 0), (40, 60)])
+            .failure_verdict(None)
+            .is_some());
+        assert_eq!(outcome(&[(50, 50)]).failure_verdict(None), None);
+        assert!(outcome(&[(0, 3)])
+            .failure_verdict(None)
+            .unwrap()
+            .contains("no request succeeded"));
+        // --fail-on-error sets the bound per stage, stricter or looser.
+        let why = outcome(&[(100, 0), (95, 5)])
+            .failure_verdict(Some(1.0))
+            .unwrap();
+        assert!(why.starts_with("stage 2: 5.0%"), "{why}");
+        assert_eq!(outcome(&[(16, 84)]).failure_verdict(Some(90.0)), None);
     }
 }
