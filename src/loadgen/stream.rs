@@ -469,6 +469,38 @@ mod tests {
     }
 
     #[test]
+    fn the_first_event_names_the_model_and_absurd_usage_keeps_the_stream() {
+        let (rec, end) = feed(
+            Backend::OpenAiChat,
+            SSE,
+            &[
+                (
+                    "data: {\"model\":\"/models/q.gguf\",\"choices\":[{\"delta\":{\"content\":\"a\"}}],\"usage\":{\"prompt_tokens\":-1}}\n\n",
+                    0.1,
+                ),
+                (
+                    "data: {\"model\":\"other\",\"choices\":[{\"delta\":{\"content\":\"b\"},\"finish_reason\":\"stop\"}]}\n\n",
+                    0.2,
+                ),
+            ],
+        );
+        end.unwrap();
+        assert_eq!(rec.server_model.as_deref(), Some("/models/q.gguf"));
+        assert!(rec.usage_ignored);
+        assert_eq!((rec.chunks.len(), rec.input_tokens_server), (2, None));
+        // TGI's native stream names no model, and is not asked for one.
+        let (rec, _) = feed(
+            Backend::Tgi,
+            SSE,
+            &[(
+                "data: {\"model\":\"x\",\"token\":{\"text\":\"a\"}}\n\n",
+                0.1,
+            )],
+        );
+        assert_eq!(rec.server_model, None);
+    }
+
+    #[test]
     fn an_empty_event_stream_says_so() {
         let (_, end) = feed(Backend::OpenAiChat, SSE, &[]);
         let f = end.unwrap_err();
