@@ -53,6 +53,7 @@ mod mlperf;
 mod names;
 mod perfsuite;
 mod requests;
+mod sanity;
 mod serving;
 mod stream;
 mod table;
@@ -320,13 +321,17 @@ pub fn read_columnar(source: &str, bytes: &[u8]) -> Result<Contents, IngestError
         && matches!(sniffed.body, Body::Text)
         && names::parse_file_name(source).values.is_empty()
     {
-        if let Some(c) = table::read_csv_columns(
+        if let Some(mut c) = table::read_csv_columns(
             source,
             sniffed.format,
             &decoded.text,
             sniffed.newlines,
             decoded.warnings.clone(),
         ) {
+            // As `Stamp` does for records.
+            let mut impossible = sanity::Impossible::default();
+            impossible.columns(c.columns.metrics());
+            c.warnings.extend(impossible.warnings());
             return Ok(Contents::Columns(Box::new(c)));
         }
     }
@@ -573,6 +578,7 @@ struct Stamp {
     source: Arc<str>,
     format: Arc<str>,
     inferred: std::collections::BTreeMap<(String, String), usize>,
+    impossible: sanity::Impossible,
 }
 
 impl Stamp {
@@ -582,11 +588,13 @@ impl Stamp {
             source: source.into(),
             format: format.name().into(),
             inferred: Default::default(),
+            impossible: Default::default(),
         }
     }
 
     /// Stamps `records`; `stamped`: their reader stamped them itself and inferred nothing.
     fn records(&mut self, stamped: bool, records: &mut [Record]) {
+        self.impossible.records(records);
         // Records their reader stamped, with nothing inferred and nothing from the file name
         // to add, are done.
         if stamped && self.from_name.values.is_empty() {
@@ -605,7 +613,8 @@ impl Stamp {
         }
     }
 
-    /// The note for a file without records (`empty`) and the warnings for inferred fields.
+    /// The note for a file without records (`empty`) and the warnings for inferred fields and
+    /// impossible values.
     fn end(self, empty: bool, out: &mut Ingested) {
         if empty && out.note.is_none() {
             out.note = Some(format!(
@@ -619,6 +628,7 @@ impl Stamp {
                 "{field} inferred from {from} ({n} record{plural})"
             )));
         }
+        out.warnings.extend(self.impossible.warnings());
     }
 }
 
