@@ -338,6 +338,20 @@ pub fn read_columnar(source: &str, bytes: &[u8]) -> Result<Contents, IngestError
     read_sniffed(source, decoded, sniffed, None).map(Contents::Records)
 }
 
+/// Bytes of a file enough to tell binary data ([`binary_head`]): the first 65,536 characters,
+/// which the binary check looks at, in any encoding.
+pub const BINARY_HEAD_BYTES: usize = 256 << 10;
+
+/// The error [`read`] gives a binary file, from its first [`BINARY_HEAD_BYTES`] alone: a huge
+/// or sparse non-text file is refused without reading it whole. `Ok` for anything else, even
+/// what `read` would refuse for another reason.
+pub fn binary_head(source: &str, head: &[u8]) -> Result<(), IngestError> {
+    match text::decode(source, head) {
+        Err(e @ IngestError::Binary { .. }) => Err(e),
+        _ => Ok(()),
+    }
+}
+
 /// Whether a file whose first bytes are `head` starts a JSON object: `{` after a byte-order
 /// mark and whitespace, or only whitespace so far. The streaming JSON readers
 /// ([`read_json_stream`]) are tried on such a file first, by the command line and the worker
