@@ -13,12 +13,13 @@
 //! without the whole text or a document-sized value tree in memory.
 
 use std::io::{BufWriter, Write};
+use std::path::Path;
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 
-use super::error::{print_error, CliError};
-use super::input::read_input;
+use super::error::{folder_error_text, print_error, CliError};
+use super::input::{read_file, read_input};
 use crate::ingest::{self, Contents, Ingested, Warning};
 use crate::model::columns::{self, Part};
 use crate::model::Record;
@@ -80,39 +81,48 @@ fn print_warnings<'a>(
 /// Files at least this large are first offered to the streaming JSON reader.
 const STREAM_MIN_BYTES: u64 = 8 << 20;
 
-/// Reads and ingests one result file (`-` is stdin). A large single JSON document is parsed
-/// from the file as it is read ([`ingest::read_json_stream`]), so its text is never held
-/// beside the records; anything that reader does not take is read whole as before.
-pub(crate) fn ingest_input(path: &str) -> Result<Ingested, CliError> {
-    if let Some(got) = ingest_streamed(path)? {
+/// Reads and ingests one result file, `file`, named `shown` in records and messages (`-` is
+/// stdin; a name that is not UTF-8 is shown lossily but opened as it is). A large single JSON
+/// document is parsed from the file as it is read ([`ingest::read_json_stream`]), so its text
+/// is never held beside the records; anything that reader does not take is read whole as
+/// before.
+pub(crate) fn ingest_file(file: &Path, shown: &str) -> Result<Ingested, CliError> {
+    if let Some(got) = ingest_streamed(file, shown)? {
         return Ok(got);
     }
-    let (name, bytes) = read_input(path)?;
+    let (name, bytes) = if shown == "-" {
+        read_input(shown)?
+    } else {
+        read_file(file, shown)?
+    };
     let got = ingest::read(&name, &bytes)?;
-    bytes.check_unchanged(path)?;
+    bytes.check_unchanged(shown)?;
     Ok(got)
 }
 
 /// The streaming JSON reader's result for a file of at least [`STREAM_MIN_BYTES`], `None`
 /// for stdin, smaller files and documents that reader does not take.
-fn ingest_streamed(path: &str) -> Result<Option<Ingested>, CliError> {
-    let Some(input) = open_streamed(path)? else {
+fn ingest_streamed(file: &Path, shown: &str) -> Result<Option<Ingested>, CliError> {
+    let Some(input) = open_streamed(file, shown)? else {
         return Ok(None);
     };
-    ingest::read_json_stream(path, input).map_err(|source| CliError::Read {
-        path: path.into(),
+    ingest::read_json_stream(shown, input).map_err(|source| CliError::Read {
+        path: shown.into(),
         source,
     })
 }
 
 /// Opens `path` for the streaming JSON reader: `None` for stdin and files smaller than
 /// [`STREAM_MIN_BYTES`].
-fn open_streamed(path: &str) -> Result<Option<std::io::BufReader<std::fs::File>>, CliError> {
-    if path == "-" {
+fn open_streamed(
+    path: &Path,
+    shown: &str,
+) -> Result<Option<std::io::BufReader<std::fs::File>>, CliError> {
+    if shown == "-" {
         return Ok(None);
     }
     let read_error = |source| CliError::Read {
-        path: path.into(),
+        path: shown.into(),
         source,
     };
     let mut file = std::fs::File::open(path).map_err(read_error)?;
@@ -141,10 +151,10 @@ fn starts_an_object(file: &mut std::fs::File) -> std::io::Result<bool> {
 }
 
 /// Reads and ingests one result file (`-` is stdin), into columns where its reader can. A large
-/// single JSON document goes to the streaming reader first, as in [`ingest_input`], a serving
+/// single JSON document goes to the streaming reader first, as in [`ingest_file`], a serving
 /// run's per-request detail then read into columns ([`ingest::read_json_stream_columns`]).
 pub(crate) fn ingest_contents(path: &str) -> Result<Contents, CliError> {
-    if let Some(input) = open_streamed(path)? {
+    if let Some(input) = open_streamed(Path::new(path), path)? {
         let got =
             ingest::read_json_stream_columns(path, input).map_err(|source| CliError::Read {
                 path: path.into(),
@@ -154,7 +164,7 @@ pub(crate) fn ingest_contents(path: &str) -> Result<Contents, CliError> {
             return Ok(got);
         }
     }
-    if let Some(got) = ingest_streamed(path)? {
+    if let Some(got) = ingest_streamed(Path::new(path), path)? {
         return Ok(Contents::Records(got));
     }
     let (name, bytes) = read_input(path)?;
@@ -188,11 +198,20 @@ fn read_all_contents(files: &[String], verbose: bool) -> (Vec<Contents>, usize) 
 }
 
 /// Reads every file; returns the records of the readable ones and the number that failed.
-pub(crate) fn read_all(files: &[String], verbose: bool) -> (Vec<Record>, usize) {
+/// `found_in_folder`: the files were found in a folder (`compare --trend`), not named, so a
+/// file that is no result is named without quoting it ([`folder_error_text`]).
+pub(crate) fn read_all<P: AsRef<Path>>(
+    files: &[P],
+    verbose: bool,
+    found_in_folder: bool,
+) -> (Vec<Record>, usize) {
     let mut records = Vec::new();
     let mut failed = 0;
-    for path in files {
-        match ingest_input(path) {
+    for file in files {
+        let file = file.as_ref();
+        let path = file.display().to_string();
+        let path = path.as_str();
+        match ingest_file(file, path) {
             Ok(got) => {
                 if verbose {
                     print_warnings(path, got.warnings.iter(), true);
@@ -202,6 +221,10 @@ pub(crate) fn read_all(files: &[String], verbose: bool) -> (Vec<Record>, usize) 
                     eprintln!("{path}: {why}");
                 }
                 records.extend(got.records);
+            }
+            Err(e) if found_in_folder => {
+                eprintln!("error: {}", folder_error_text(&e));
+                failed += 1;
             }
             Err(e) => {
                 print_error(&e);

@@ -115,8 +115,17 @@ pub(crate) fn read_input(path: &str) -> Result<(String, Input), CliError> {
             .map_err(|source| read_error("stdin", source))?;
         return Ok(("stdin".to_string(), Input::Read(bytes)));
     }
+    read_file(std::path::Path::new(path), path)
+}
+
+/// [`read_input`] of the file at `file_path`, named `path` in messages (a name that is not
+/// UTF-8 is shown lossily but opened as it is).
+pub(crate) fn read_file(
+    file_path: &std::path::Path,
+    path: &str,
+) -> Result<(String, Input), CliError> {
     let err = |source| read_error(path, source);
-    let mut file = File::open(path).map_err(err)?;
+    let mut file = File::open(file_path).map_err(err)?;
     let meta = file.metadata().map_err(err)?;
     if meta.is_file() && meta.len() >= MAP_MIN_BYTES {
         // A binary file (a 20 GB sparse one, a model's weights) is refused from its first
