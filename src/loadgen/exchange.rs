@@ -1,8 +1,11 @@
 //! One streamed generation request, from connection checkout to checkin, in named steps:
 //! send the request ([`Client::stream`] takes the send time first, so connecting counts, as in
-//! vLLM's client), accept the response head (a non-2xx status is a failure quoting the body),
-//! read the event stream under its deadlines while [`StreamAccount`] counts tokens and stamps
-//! chunks, then drain the body so the connection can be reused. Latencies count from the write
+//! vLLM's client; sent once more on a new connection when a pooled one closed before any
+//! answer), follow a 307/308 within the origin once, accept the response head (a non-2xx
+//! status is a failure quoting the body and any `Location`; a `Content-Encoding` picks the
+//! decoder, [`super::encoding`]), read the event stream under its deadlines while
+//! [`StreamAccount`] counts tokens and stamps chunks, then drain the body so the connection
+//! can be reused. Latencies count from the write
 //! syscall that put the request on the wire to when data reached the socket (the kernel's
 //! stamps, [`super::stamp`]), so neither end includes the client's own queueing.
 
