@@ -172,6 +172,13 @@ fn run_exit_code(outcome: &crate::loadgen::RunOutcome, fail_on_error: Option<f64
     if outcome.partial {
         return ExitCode::from(outcome.interrupt.map_or(130, |s| s.exit_code()));
     }
+    if !outcome.write_failures.is_empty() {
+        eprintln!(
+            "error: {} file(s) could not be written where asked; what was measured is where the messages above say",
+            outcome.write_failures.len()
+        );
+        return ExitCode::FAILURE;
+    }
     match outcome.failure_verdict(fail_on_error) {
         Some(why) => {
             eprintln!("error: {why}");

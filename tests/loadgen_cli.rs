@@ -651,3 +651,58 @@ fn a_result_folder_without_room_for_the_plan_is_refused_before_any_load() {
     assert!(!stderr.contains("Serving Benchmark Result"), "{stderr}");
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
+
+#[test]
+fn a_failed_write_of_the_rows_keeps_measuring_and_writes_elsewhere() {
+    let dir = tempfile::tempdir().unwrap();
+    // The rows' file is a full disk: every write to /dev/full fails with ENOSPC.
+    std::os::unix::fs::symlink("/dev/full", dir.path().join("run.requests.jsonl")).unwrap();
+    let out = Command::new(BIN)
+        .args(["run", "--mock", "--mock-ttft-ms", "1", "--mock-itl-ms", "0"])
+        .args([
+            "--num-prompts",
+            "20",
+            "--input-len",
+            "8",
+            "--output-len",
+            "4",
+        ])
+        .args([
+            "--tokenizer",
+            "words",
+            "--request-rate",
+            "200,inf",
+            "--no-progress",
+        ])
+        .args([
+            "--result-filename",
+            "run.json",
+            "--overwrite",
+            "--result-dir",
+        ])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    // Both stages measured and summed up, the failure said with where the rows went.
+    assert_eq!(
+        stdout.matches("Serving Benchmark Result").count(),
+        2,
+        "{stdout}"
+    );
+    assert!(stderr.contains("No space left on device"), "{stderr}");
+    let rescued = stderr
+        .lines()
+        .find_map(|l| l.split("the rows of later stages go to ").nth(1))
+        .unwrap_or_else(|| panic!("no rescue path in {stderr}"));
+    let rows = std::fs::read_to_string(rescued).unwrap();
+    assert_eq!(rows.lines().count(), 20, "{rows}");
+    assert!(rows.lines().all(|l| l.contains("\"stage\":1")), "{rows}");
+    // The result file holds both stages, in the folder asked (it still takes files).
+    let text = std::fs::read_to_string(dir.path().join("run.json")).unwrap();
+    let got = canonical::from_json(&text).unwrap();
+    assert_eq!(got.records.len(), 2);
+    let _ = std::fs::remove_dir_all(std::path::Path::new(rescued).parent().unwrap());
+}

@@ -81,6 +81,9 @@ pub struct RunOutcome {
     pub cancelled: u64,
     /// The signal that interrupted the run, when one did ([`run`] only).
     pub interrupt: Option<Interrupt>,
+    /// Files that could not be written where asked (a full disk), each with where their
+    /// content went instead: the run measured on and exits non-zero.
+    pub write_failures: Vec<String>,
 }
 
 /// Without `--fail-on-error`, the share (percent) of a run's requests that may fail before it
@@ -309,8 +312,8 @@ async fn run_inner(
     // Where the files go, checked before any load: the folder takes files and has room for
     // what the plan will write.
     let ResultPaths {
-        result: result_path,
-        requests: requests_path,
+        result: mut result_path,
+        requests: mut requests_path,
     } = result_paths(&opts, &model)?;
     let to_stdout = result_path.is_none();
     if let (Some(path), true) = (&result_path, opts.write_files) {
@@ -495,6 +498,27 @@ async fn run_inner(
         let rows = requests_file
             .as_ref()
             .map(|f| f.rows().saturating_sub(rows_before));
+        // The rows' file failed (a full disk): the stage's measurements stand, and the rows of
+        // the stages after it go to a folder that takes them.
+        if let Some((e, handed)) = requests_file.as_mut().and_then(RequestsFile::take_failure) {
+            requests_file = None;
+            let moved = requests_path.as_deref().and_then(|p| rescue_path(p).ok());
+            let whereto = moved.as_ref().map_or_else(
+                || "nowhere (no folder took them)".to_string(),
+                |p| p.display().to_string(),
+            );
+            let what = format!(
+                "{}: at most {handed} rows reached it; stage {}'s later rows are only in the result file's per-request detail, the rows of later stages go to {whereto}",
+                with_source(&e),
+                stage + 1
+            );
+            eprintln!("error: {what}");
+            outcome.write_failures.push(what);
+            if let Some(p) = moved {
+                requests_path = Some(p);
+                outcome.requests_path = requests_path.clone();
+            }
+        }
         if let Some(pb) = pb {
             pb.finish_and_clear();
         }
@@ -652,16 +676,34 @@ async fn run_inner(
         outcome.records.push(record);
         // Rewritten after every stage so an interrupted run keeps what it measured (the
         // per-request rows are on disk already).
-        if let (Some(p), Some(_), true) = (&result_path, &requests_path, opts.write_files) {
-            if lean {
-                report::write_canonical_spooled(p, &spooled_out(&outcome, &spools))?;
-                if stopped || stage + 1 == stages.len() {
-                    // No stage follows: the spools are in the file. Removed now, before a second
-                    // Ctrl-C may end the process.
-                    spools.clear();
+        if let (Some(p), Some(_), true) = (result_path.clone(), &requests_path, opts.write_files) {
+            let write = |p: &std::path::Path| match lean {
+                true => report::write_canonical_spooled(p, &spooled_out(&outcome, &spools)),
+                false => report::write_canonical(p, &stages_out(&outcome, &reqs)),
+            };
+            // A folder that stopped taking files (a full disk): the result goes to one that
+            // does, said on stderr, rather than the run ending with nothing.
+            match write(&p) {
+                Ok(()) => {}
+                Err(e @ LoadgenError::Write { .. }) => {
+                    let moved = rescue_path(&p)?;
+                    write(&moved)?;
+                    let what = format!(
+                        "{}: the result file is {} instead",
+                        with_source(&e),
+                        moved.display()
+                    );
+                    eprintln!("error: {what}");
+                    outcome.write_failures.push(what);
+                    result_path = Some(moved);
+                    outcome.result_path = result_path.clone();
                 }
-            } else {
-                report::write_canonical(p, &stages_out(&outcome, &reqs))?;
+                Err(e) => return Err(e),
+            }
+            if lean && (stopped || stage + 1 == stages.len()) {
+                // No stage follows: the spools are in the file. Removed now, before a second
+                // Ctrl-C may end the process.
+                spools.clear();
             }
         }
         if opts.vllm_compatible && opts.write_files {
@@ -753,6 +795,28 @@ fn spooled_out<'a>(outcome: &'a RunOutcome, spools: &'a [SpooledDetail]) -> Vec<
 
 /// Where a stage's `what` (its canonical detail, its records, vLLM's arrays) is spooled: a hidden file
 /// beside the result, or in the system's temporary folder when the result goes to stdout.
+/// A write error with its system reason (`cannot write PATH: No space left on device`).
+fn with_source(e: &LoadgenError) -> String {
+    match std::error::Error::source(e) {
+        Some(s) => format!("{e}: {s}"),
+        None => e.to_string(),
+    }
+}
+
+/// Where a file that could not be written at `path` goes instead: the same name in
+/// `benchlens-rescue-<pid>` under the system's temporary folder (created).
+fn rescue_path(path: &Path) -> Result<PathBuf, LoadgenError> {
+    let dir = std::env::temp_dir().join(format!("benchlens-rescue-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|source| LoadgenError::Write {
+        path: dir.clone(),
+        source,
+    })?;
+    Ok(dir.join(
+        path.file_name()
+            .unwrap_or(std::ffi::OsStr::new("benchlens.json")),
+    ))
+}
+
 fn spool_path(result: Option<&std::path::Path>, stage: usize, what: &str) -> PathBuf {
     let pid = std::process::id();
     match result {
