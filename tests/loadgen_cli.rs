@@ -706,3 +706,52 @@ fn a_failed_write_of_the_rows_keeps_measuring_and_writes_elsewhere() {
     assert_eq!(got.records.len(), 2);
     let _ = std::fs::remove_dir_all(std::path::Path::new(rescued).parent().unwrap());
 }
+
+#[test]
+fn a_result_file_its_folder_refuses_is_written_elsewhere() {
+    let dir = tempfile::tempdir().unwrap();
+    // A folder where the result file goes: its write (a rename onto it) fails at the end of
+    // the stage, as on a full disk, after the load.
+    std::fs::create_dir_all(dir.path().join("run.json").join("x")).unwrap();
+    let out = Command::new(BIN)
+        .args(["run", "--mock", "--mock-ttft-ms", "1", "--mock-itl-ms", "0"])
+        .args([
+            "--num-prompts",
+            "10",
+            "--input-len",
+            "8",
+            "--output-len",
+            "4",
+        ])
+        .args(["--tokenizer", "words", "--no-progress"])
+        .args([
+            "--result-filename",
+            "run.json",
+            "--overwrite",
+            "--result-dir",
+        ])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("Serving Benchmark Result"),
+        "{stderr}"
+    );
+    let moved = stderr
+        .lines()
+        .find_map(|l| l.split("the result file is ").nth(1))
+        .and_then(|l| l.strip_suffix(" instead"))
+        .unwrap_or_else(|| panic!("no new place in {stderr}"));
+    let got = canonical::from_json(&std::fs::read_to_string(moved).unwrap()).unwrap();
+    assert_eq!(got.records.len(), 1);
+    assert_eq!(
+        got.records[0].metrics.get(&MetricKey::Completed),
+        Some(&10.0)
+    );
+    // The rows stay where asked: that folder still takes them.
+    let rows = std::fs::read_to_string(dir.path().join("run.requests.jsonl")).unwrap();
+    assert_eq!(rows.lines().count(), 10);
+    let _ = std::fs::remove_dir_all(std::path::Path::new(moved).parent().unwrap());
+}
