@@ -167,11 +167,18 @@ fn run_flag_names() -> Vec<String> {
 }
 
 /// `run`'s exit code: the signal's when interrupted (130 SIGINT, 143 SIGTERM, 129 SIGHUP), 1
-/// when no request succeeded or more failed than
-/// `--fail-on-error` allows (the reason goes to stderr), else 0.
+/// when no request succeeded or more failed than `--fail-on-error` allows (without it, more
+/// than half of the run's requests; the reason goes to stderr), else 0.
 fn run_exit_code(outcome: &crate::loadgen::RunOutcome, fail_on_error: Option<f64>) -> ExitCode {
     if outcome.partial {
         return ExitCode::from(outcome.interrupt.map_or(130, |s| s.exit_code()));
+    }
+    if !outcome.write_failures.is_empty() {
+        eprintln!(
+            "error: {} file(s) could not be written where asked; what was measured is where the messages above say",
+            outcome.write_failures.len()
+        );
+        return ExitCode::FAILURE;
     }
     match outcome.failure_verdict(fail_on_error) {
         Some(why) => {

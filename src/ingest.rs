@@ -53,6 +53,7 @@ mod mlperf;
 mod names;
 mod perfsuite;
 mod requests;
+mod sanity;
 mod serving;
 mod stream;
 mod table;
@@ -320,17 +321,35 @@ pub fn read_columnar(source: &str, bytes: &[u8]) -> Result<Contents, IngestError
         && matches!(sniffed.body, Body::Text)
         && names::parse_file_name(source).values.is_empty()
     {
-        if let Some(c) = table::read_csv_columns(
+        if let Some(mut c) = table::read_csv_columns(
             source,
             sniffed.format,
             &decoded.text,
             sniffed.newlines,
             decoded.warnings.clone(),
         ) {
+            // As `Stamp` does for records.
+            let mut impossible = sanity::Impossible::default();
+            impossible.columns(c.columns.metrics());
+            c.warnings.extend(impossible.warnings());
             return Ok(Contents::Columns(Box::new(c)));
         }
     }
     read_sniffed(source, decoded, sniffed, None).map(Contents::Records)
+}
+
+/// Bytes of a file enough to tell binary data ([`binary_head`]): the first 65,536 characters,
+/// which the binary check looks at, in any encoding.
+pub const BINARY_HEAD_BYTES: usize = 256 << 10;
+
+/// The error [`read`] gives a binary file, from its first [`BINARY_HEAD_BYTES`] alone: a huge
+/// or sparse non-text file is refused without reading it whole. `Ok` for anything else, even
+/// what `read` would refuse for another reason.
+pub fn binary_head(source: &str, head: &[u8]) -> Result<(), IngestError> {
+    match text::decode(source, head) {
+        Err(e @ IngestError::Binary { .. }) => Err(e),
+        _ => Ok(()),
+    }
 }
 
 /// Whether a file whose first bytes are `head` starts a JSON object: `{` after a byte-order
@@ -573,6 +592,7 @@ struct Stamp {
     source: Arc<str>,
     format: Arc<str>,
     inferred: std::collections::BTreeMap<(String, String), usize>,
+    impossible: sanity::Impossible,
 }
 
 impl Stamp {
@@ -582,11 +602,13 @@ impl Stamp {
             source: source.into(),
             format: format.name().into(),
             inferred: Default::default(),
+            impossible: Default::default(),
         }
     }
 
     /// Stamps `records`; `stamped`: their reader stamped them itself and inferred nothing.
     fn records(&mut self, stamped: bool, records: &mut [Record]) {
+        self.impossible.records(records);
         // Records their reader stamped, with nothing inferred and nothing from the file name
         // to add, are done.
         if stamped && self.from_name.values.is_empty() {
@@ -605,7 +627,8 @@ impl Stamp {
         }
     }
 
-    /// The note for a file without records (`empty`) and the warnings for inferred fields.
+    /// The note for a file without records (`empty`) and the warnings for inferred fields and
+    /// impossible values.
     fn end(self, empty: bool, out: &mut Ingested) {
         if empty && out.note.is_none() {
             out.note = Some(format!(
@@ -619,6 +642,7 @@ impl Stamp {
                 "{field} inferred from {from} ({n} record{plural})"
             )));
         }
+        out.warnings.extend(self.impossible.warnings());
     }
 }
 

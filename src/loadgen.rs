@@ -40,6 +40,7 @@ pub mod client;
 pub mod conversation;
 pub mod dataset;
 mod deadline;
+pub mod encoding;
 mod exchange;
 pub mod interrupt;
 pub mod measure;

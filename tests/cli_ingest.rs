@@ -92,6 +92,28 @@ fn convert_reports_garbage_in_one_line_naming_the_file() {
 }
 
 #[test]
+fn convert_prints_the_warnings_inspect_shows_on_stderr() {
+    let tidy = fixture("tables/tidy.csv");
+    let out = benchlens()
+        .args(["convert", &tidy])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "{tidy}: warning: line 4: 3 cells where the header has 12"
+        )),
+        "{stderr}"
+    );
+    // The records still go to stdout, the warnings never do.
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(!v["records"].as_array().unwrap().is_empty());
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("cells where the header"));
+}
+
+#[test]
 fn inspect_lists_format_dimensions_metrics_and_warnings() {
     benchlens()
         .args([

@@ -163,3 +163,50 @@ fn a_200_mb_file_is_read_without_trouble() {
         Some(format!("line {}", n / 2 + 1).as_str())
     );
 }
+
+#[test]
+fn impossible_values_are_warned_about_once_per_metric_and_kind() {
+    // vLLM's serving JSON: a negative completed count, negative, NaN and 1e308 latencies.
+    let json = br#"{"completed": -1, "request_throughput": 2.5, "mean_ttft_ms": NaN, "p99_ttft_ms": 1e308, "mean_tpot_ms": -3.5}"#;
+    let got = ingest::read("run.json", json).unwrap();
+    assert_eq!(got.records.len(), 1);
+    let w: Vec<String> = got.warnings.iter().map(|w| w.to_string()).collect();
+    for want in [
+        "completed: 1 value negative (first: -1)",
+        "mean_tpot_ms: 1 value negative (first: -3.5)",
+        "p99_ttft_ms: 1 value too large to be a measurement (first: 1e308)",
+    ] {
+        assert!(w.iter().any(|w| w.starts_with(want)), "{want}: {w:?}");
+    }
+    // A CSV of many bad rows: one warning a metric and kind, with the count, whichever way it
+    // is read.
+    let mut csv = String::from("model,request_rate,TTFT (ms),completed\n");
+    for i in 0..500 {
+        csv.push_str(&format!(
+            "m,{i},-{i}.5,{}\n",
+            if i % 2 == 0 { "-1" } else { "nan" }
+        ));
+    }
+    let rows = ingest::read("bad.csv", csv.as_bytes()).unwrap();
+    let columns = ingest::read_columnar("bad.csv", csv.as_bytes()).unwrap();
+    for w in [rows.warnings.clone(), columns.warnings().to_vec()] {
+        let w: Vec<String> = w
+            .iter()
+            .map(|w| w.to_string())
+            .filter(|w| w.contains("impossible measurement"))
+            .collect();
+        assert_eq!(w.len(), 3, "{w:?}");
+        assert!(
+            w[0].starts_with("completed: 250 values not a finite number (first: NaN)"),
+            "{w:?}"
+        );
+        assert!(
+            w[1].starts_with("completed: 250 values negative (first: -1)"),
+            "{w:?}"
+        );
+        assert!(
+            w[2].starts_with("mean_ttft_ms: 500 values negative (first: -0.5)"),
+            "{w:?}"
+        );
+    }
+}

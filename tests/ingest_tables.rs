@@ -219,3 +219,41 @@ fn many_tables_of_the_same_columns_are_told_apart_by_their_headings_only_when_th
     assert_eq!(r.tags.get("section").map(String::as_str), Some("Run 123"));
     close(metric(r, "extra.throughput"), 184.5);
 }
+
+#[test]
+fn duplicate_column_names_are_warned_about_naming_the_copy_kept() {
+    // A canonical CSV and a generic one (its own column names).
+    for text in [
+        "model,request_rate,mean_ttft_ms,gpu,mean_ttft_ms\nm,1,10,H100,20\nm,2,11,H100,21\n",
+        "Model,Rate (req/s),TTFT (ms),GPU,TTFT (ms)\nm,1,10,H100,20\nm,2,11,H100,21\n",
+    ] {
+        duplicates_in(text);
+    }
+}
+
+fn duplicates_in(text: &str) {
+    let name = if text.contains("TTFT") {
+        "TTFT (ms)"
+    } else {
+        "mean_ttft_ms"
+    };
+    // The row way and the columnar way say the same and keep the same copy.
+    let records = ingest::read("dup.csv", text.as_bytes()).unwrap();
+    assert_eq!(records.records.len(), 2);
+    close(metric(&records.records[0], "mean_ttft_ms"), 20.0);
+    close(metric(&records.records[1], "mean_ttft_ms"), 21.0);
+    let columnar = ingest::read_columnar("dup.csv", text.as_bytes()).unwrap();
+    let mut from_columns = columnar.clone().into_ingested().records;
+    from_columns.sort_by(|a, b| a.request_rate.partial_cmp(&b.request_rate).unwrap());
+    close(metric(&from_columns[0], "mean_ttft_ms"), 20.0);
+    for w in [records.warnings.clone(), columnar.warnings().to_vec()] {
+        let dup: Vec<String> = w
+            .iter()
+            .map(|w| w.to_string())
+            .filter(|w| w.contains("columns are named"))
+            .collect();
+        let want = format!("2 columns are named {name:?} (columns 3, 5): each row keeps the last one's value (column 5), the others are ignored");
+        assert_eq!(dup.len(), 1, "{w:?}");
+        assert!(dup[0].ends_with(&want), "{w:?}");
+    }
+}

@@ -596,3 +596,162 @@ fn a_model_list_that_fails_on_the_server_says_to_pass_model() {
     );
     assert!(err.contains("500 Internal Server Error"), "{err}");
 }
+
+/// Waits up to `limit` for `child`; `None` when it was still running (it is then killed).
+fn wait_within(child: &mut Killed, limit: Duration) -> Option<std::process::ExitStatus> {
+    let start = std::time::Instant::now();
+    while start.elapsed() < limit {
+        if let Some(status) = child.0.try_wait().unwrap() {
+            return Some(status);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    None
+}
+
+#[test]
+fn a_result_folder_without_room_for_the_plan_is_refused_before_any_load() {
+    let dir = tempfile::tempdir().unwrap();
+    // 40 requests of 10^11 tokens: terabytes of rows, more than any test machine has free.
+    let mut run = Killed(
+        Command::new(BIN)
+            .args(["run", "--mock", "--mock-ttft-ms", "0", "--mock-itl-ms", "0"])
+            .args([
+                "--num-prompts",
+                "40",
+                "--input-len",
+                "8",
+                "--tokenizer",
+                "words",
+            ])
+            .args([
+                "--output-len",
+                "100000000000",
+                "--no-progress",
+                "--result-dir",
+            ])
+            .arg(dir.path())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let status = wait_within(&mut run, Duration::from_secs(30));
+    let mut stderr = String::new();
+    if let Some(mut e) = run.0.stderr.take() {
+        if status.is_some() {
+            std::io::Read::read_to_string(&mut e, &mut stderr).unwrap();
+        }
+    }
+    assert_eq!(status.and_then(|s| s.code()), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("not enough room") && stderr.contains(&dir.path().display().to_string()),
+        "{stderr}"
+    );
+    // Nothing was sent or written: no summary, no files.
+    assert!(!stderr.contains("Serving Benchmark Result"), "{stderr}");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn a_failed_write_of_the_rows_keeps_measuring_and_writes_elsewhere() {
+    let dir = tempfile::tempdir().unwrap();
+    // The rows' file is a full disk: every write to /dev/full fails with ENOSPC.
+    std::os::unix::fs::symlink("/dev/full", dir.path().join("run.requests.jsonl")).unwrap();
+    let out = Command::new(BIN)
+        .args(["run", "--mock", "--mock-ttft-ms", "1", "--mock-itl-ms", "0"])
+        .args([
+            "--num-prompts",
+            "20",
+            "--input-len",
+            "8",
+            "--output-len",
+            "4",
+        ])
+        .args([
+            "--tokenizer",
+            "words",
+            "--request-rate",
+            "200,inf",
+            "--no-progress",
+        ])
+        .args([
+            "--result-filename",
+            "run.json",
+            "--overwrite",
+            "--result-dir",
+        ])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    // Both stages measured and summed up, the failure said with where the rows went.
+    assert_eq!(
+        stdout.matches("Serving Benchmark Result").count(),
+        2,
+        "{stdout}"
+    );
+    assert!(stderr.contains("No space left on device"), "{stderr}");
+    let rescued = stderr
+        .lines()
+        .find_map(|l| l.split("the rows of later stages go to ").nth(1))
+        .unwrap_or_else(|| panic!("no rescue path in {stderr}"));
+    let rows = std::fs::read_to_string(rescued).unwrap();
+    assert_eq!(rows.lines().count(), 20, "{rows}");
+    assert!(rows.lines().all(|l| l.contains("\"stage\":1")), "{rows}");
+    // The result file holds both stages, in the folder asked (it still takes files).
+    let text = std::fs::read_to_string(dir.path().join("run.json")).unwrap();
+    let got = canonical::from_json(&text).unwrap();
+    assert_eq!(got.records.len(), 2);
+    let _ = std::fs::remove_dir_all(std::path::Path::new(rescued).parent().unwrap());
+}
+
+#[test]
+fn a_result_file_its_folder_refuses_is_written_elsewhere() {
+    let dir = tempfile::tempdir().unwrap();
+    // A folder where the result file goes: its write (a rename onto it) fails at the end of
+    // the stage, as on a full disk, after the load.
+    std::fs::create_dir_all(dir.path().join("run.json").join("x")).unwrap();
+    let out = Command::new(BIN)
+        .args(["run", "--mock", "--mock-ttft-ms", "1", "--mock-itl-ms", "0"])
+        .args([
+            "--num-prompts",
+            "10",
+            "--input-len",
+            "8",
+            "--output-len",
+            "4",
+        ])
+        .args(["--tokenizer", "words", "--no-progress"])
+        .args([
+            "--result-filename",
+            "run.json",
+            "--overwrite",
+            "--result-dir",
+        ])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("Serving Benchmark Result"),
+        "{stderr}"
+    );
+    let moved = stderr
+        .lines()
+        .find_map(|l| l.split("the result file is ").nth(1))
+        .and_then(|l| l.strip_suffix(" instead"))
+        .unwrap_or_else(|| panic!("no new place in {stderr}"));
+    let got = canonical::from_json(&std::fs::read_to_string(moved).unwrap()).unwrap();
+    assert_eq!(got.records.len(), 1);
+    assert_eq!(
+        got.records[0].metrics.get(&MetricKey::Completed),
+        Some(&10.0)
+    );
+    // The rows stay where asked: that folder still takes them.
+    let rows = std::fs::read_to_string(dir.path().join("run.requests.jsonl")).unwrap();
+    assert_eq!(rows.lines().count(), 10);
+    let _ = std::fs::remove_dir_all(std::path::Path::new(moved).parent().unwrap());
+}

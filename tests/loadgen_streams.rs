@@ -69,6 +69,11 @@ fn events(body: &[u8]) -> Vec<&[u8]> {
 
 /// Reads one request (head and `content-length` body) from `s`; returns its body.
 async fn read_request(s: &mut tokio::net::TcpStream) -> Vec<u8> {
+    read_request_head(s).await.1
+}
+
+/// Reads one request from `s`; returns its head (as text) and its body.
+async fn read_request_head(s: &mut tokio::net::TcpStream) -> (String, Vec<u8>) {
     let mut req = Vec::new();
     let mut buf = [0u8; 4096];
     let head_end = loop {
@@ -89,7 +94,8 @@ async fn read_request(s: &mut tokio::net::TcpStream) -> Vec<u8> {
         assert!(n > 0);
         req.extend_from_slice(&buf[..n]);
     }
-    req.split_off(head_end)
+    let body = req.split_off(head_end);
+    (String::from_utf8_lossy(&req).into_owned(), body)
 }
 
 /// Answers one request on `listener` with the recording; returns the request body it got.
@@ -157,6 +163,22 @@ async fn run_against<F>(
 where
     F: std::future::Future<Output = Vec<u8>> + Send + 'static,
 {
+    let (mut recs, sent) = run_many(backend, &Transport::default(), 1, serve).await;
+    (recs.remove(0), sent)
+}
+
+/// Streams `n` requests one after another with one client (so its idle connections are
+/// reused) against the server `serve` runs on a fresh listener; returns the records and what
+/// the server returned.
+async fn run_many<F>(
+    backend: Backend,
+    transport: &Transport,
+    n: usize,
+    serve: impl FnOnce(TcpListener) -> F,
+) -> (Vec<RequestRecord>, Vec<u8>)
+where
+    F: std::future::Future<Output = Vec<u8>> + Send + 'static,
+{
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let server = tokio::spawn(serve(listener));
@@ -164,7 +186,7 @@ where
         .await
         .unwrap();
     let limit = Some(Duration::from_secs(10));
-    let client = Client::new(
+    let client = Client::with_transport(
         target,
         backend,
         Timeouts {
@@ -173,20 +195,26 @@ where
             idle: limit,
             total: limit,
         },
+        transport,
     )
     .unwrap();
-    let body = request_body(backend, "tiny", "hi", 5, &Sampling::default(), None);
-    let mut rec = RequestRecord {
-        max_tokens: 5,
-        ..RequestRecord::default()
-    };
-    client.stream(body, Instant::now(), &mut rec).await;
+    let mut recs = Vec::new();
+    for index in 0..n {
+        let body = request_body(backend, "tiny", "hi", 5, &Sampling::default(), None);
+        let mut rec = RequestRecord {
+            index,
+            max_tokens: 5,
+            ..RequestRecord::default()
+        };
+        client.stream(body, Instant::now(), &mut rec).await;
+        recs.push(rec);
+    }
     drop(client);
     let sent = tokio::time::timeout(Duration::from_secs(10), server)
         .await
         .expect("the replay server ends")
         .unwrap();
-    (rec, sent)
+    (recs, sent)
 }
 
 /// What a recording must yield.
@@ -772,16 +800,259 @@ async fn http2_against_an_http1_only_server_says_so() {
 }
 
 #[tokio::test]
-async fn a_response_head_over_the_read_size_fails_naming_it() {
-    // Under the 16 KiB a connection reads at a time: streamed as any other.
-    let (rec, _) = run_against(Backend::OpenAi, |l| big_head_once(l, 12 << 10)).await;
+async fn response_heads_up_to_64_kib_are_read_and_a_flag_allows_more() {
+    // 20 KB: what curl reads and a 16 KiB limit refused.
+    for padding in [12 << 10, 20 << 10, 60 << 10] {
+        let (rec, _) = run_against(Backend::OpenAi, move |l| big_head_once(l, padding)).await;
+        assert!(rec.failure.is_none(), "{padding}: {:?}", rec.failure);
+        assert_eq!(rec.generated_text, "ab");
+    }
+    // Over it: a failure that says what, how much and which flag, not a hang or a panic.
+    let (rec, _) = run_against(Backend::OpenAi, |l| big_head_once(l, 70 << 10)).await;
+    let failure = rec.failure.expect("a 70 KiB head fails");
+    assert!(
+        failure.message.contains("response head")
+            && failure.message.contains("64 KiB")
+            && failure.message.contains("--max-response-head-kib"),
+        "{failure:?}"
+    );
+    let more = Transport {
+        max_head_kib: Some(128),
+        ..Transport::default()
+    };
+    let (recs, _) = run_many(Backend::OpenAi, &more, 1, |l| big_head_once(l, 70 << 10)).await;
+    assert!(recs[0].failure.is_none(), "{:?}", recs[0].failure);
+    assert_eq!(recs[0].generated_text, "ab");
+}
+
+/// Two text events and `[DONE]`, the second ending the generation.
+const TWO_EVENTS: &str = "data: {\"choices\":[{\"text\":\"a\"}]}\n\ndata: {\"choices\":[{\"text\":\"b\",\"finish_reason\":\"length\"}]}\n\ndata: [DONE]\n\n";
+
+/// Answers one request per connection, in turn: the head lines of each reply (status line
+/// first), then its body in `pieces` HTTP/1.1 chunks [`GAP`] apart; each connection is closed
+/// after its reply. Returns the heads of the requests it got, one after the other.
+async fn scripted(listener: TcpListener, replies: Vec<(String, Vec<u8>)>) -> Vec<u8> {
+    let mut heads = Vec::new();
+    for (head, body) in replies {
+        let (mut s, _) = listener.accept().await.unwrap();
+        let (req, _) = read_request_head(&mut s).await;
+        heads.extend_from_slice(req.as_bytes());
+        let mut out = format!("{head}\r\nconnection: close\r\n").into_bytes();
+        if body.is_empty() {
+            out.extend_from_slice(b"content-length: 0\r\n\r\n");
+            s.write_all(&out).await.unwrap();
+        } else {
+            out.extend_from_slice(b"transfer-encoding: chunked\r\n\r\n");
+            s.write_all(&out).await.unwrap();
+            let third = body.len().div_ceil(3);
+            for (i, piece) in body.chunks(third).enumerate() {
+                if i > 0 {
+                    tokio::time::sleep(GAP).await;
+                }
+                let mut chunk = format!("{:x}\r\n", piece.len()).into_bytes();
+                chunk.extend_from_slice(piece);
+                chunk.extend_from_slice(b"\r\n");
+                // A client that gave up on the reply has closed: its failure is the answer.
+                if s.write_all(&chunk).await.is_err() {
+                    break;
+                }
+            }
+            let _ = s.write_all(b"0\r\n\r\n").await;
+        }
+        let _ = tokio::time::timeout(Duration::from_millis(300), s.read(&mut [0u8; 64])).await;
+    }
+    heads
+}
+
+fn sse_head(extra: &str) -> String {
+    format!("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream{extra}")
+}
+
+fn gzip(b: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    e.write_all(b).unwrap();
+    e.finish().unwrap()
+}
+
+#[tokio::test]
+async fn a_gzip_or_deflate_event_stream_is_decoded_as_it_arrives() {
+    use std::io::Write;
+    let mut zlib = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
+    zlib.write_all(TWO_EVENTS.as_bytes()).unwrap();
+    let zlib = zlib.finish().unwrap();
+    for (encoding, body) in [("gzip", gzip(TWO_EVENTS.as_bytes())), ("deflate", zlib)] {
+        let reply = vec![(sse_head(&format!("\r\ncontent-encoding: {encoding}")), body)];
+        let (rec, _) = run_against(Backend::OpenAi, move |l| scripted(l, reply)).await;
+        assert!(rec.failure.is_none(), "{encoding}: {:?}", rec.failure);
+        assert_eq!(rec.generated_text, "ab", "{encoding}");
+        assert_eq!(rec.chunks.len(), 2, "{encoding}");
+        assert!(rec.ttft_s.is_some() && rec.e2el_s.is_some(), "{encoding}");
+    }
+}
+
+#[tokio::test]
+async fn an_encoding_the_client_cannot_decode_is_a_compressed_stream() {
+    for encoding in ["br", "zstd"] {
+        let reply = vec![(
+            sse_head(&format!("\r\ncontent-encoding: {encoding}")),
+            b"\x1b\x2a\x00\xf8\xa5\x40".to_vec(),
+        )];
+        let (rec, _) = run_against(Backend::OpenAi, move |l| scripted(l, reply)).await;
+        let f = rec.failure.expect("an undecodable stream fails");
+        assert_eq!(f.kind.name(), "compressed_stream", "{f:?}");
+        assert!(
+            f.message.contains(encoding) && f.message.contains("uncompressed"),
+            "{f:?}"
+        );
+    }
+    // gzip that is not gzip: named the same way, not an empty or malformed stream.
+    let reply = vec![(
+        sse_head("\r\ncontent-encoding: gzip"),
+        TWO_EVENTS.as_bytes().to_vec(),
+    )];
+    let (rec, _) = run_against(Backend::OpenAi, move |l| scripted(l, reply)).await;
+    let f = rec.failure.expect("bad gzip fails");
+    assert_eq!(f.kind.name(), "compressed_stream", "{f:?}");
+}
+
+#[tokio::test]
+async fn absurd_usage_values_are_ignored_and_the_stream_kept() {
+    for bad in ["-1", "1e308", "\"NaN\""] {
+        let body = format!(
+            "data: {{\"choices\":[{{\"text\":\"a\"}}],\"usage\":{{\"prompt_tokens\":{bad},\"completion_tokens\":{bad}}}}}\n\n\
+             data: {{\"choices\":[{{\"text\":\"b\",\"finish_reason\":\"length\"}}],\"usage\":{{\"prompt_tokens\":{bad},\"completion_tokens\":2}}}}\n\n\
+             data: [DONE]\n\n"
+        );
+        let reply = vec![(sse_head(""), body.into_bytes())];
+        let (rec, _) = run_against(Backend::OpenAi, move |l| scripted(l, reply)).await;
+        assert!(rec.failure.is_none(), "{bad}: {:?}", rec.failure);
+        assert!(rec.usage_ignored, "{bad}");
+        assert_eq!(rec.chunks.len(), 2, "{bad}");
+        assert_eq!(rec.input_tokens_server, None, "{bad}");
+        assert_eq!(rec.output_tokens(), 2, "{bad}");
+        assert!(rec.ttft_s.is_some() && rec.e2el_s.is_some(), "{bad}");
+    }
+}
+
+#[tokio::test]
+async fn a_307_within_the_origin_is_followed_once() {
+    let replies = vec![
+        (
+            "HTTP/1.1 307 Temporary Redirect\r\nlocation: /v2/completions".to_string(),
+            Vec::new(),
+        ),
+        (sse_head(""), TWO_EVENTS.as_bytes().to_vec()),
+    ];
+    let (rec, heads) = run_against(Backend::OpenAi, move |l| scripted(l, replies)).await;
     assert!(rec.failure.is_none(), "{:?}", rec.failure);
     assert_eq!(rec.generated_text, "ab");
-    // Over it: a failure that says what and why, not a hang or a panic.
-    let (rec, _) = run_against(Backend::OpenAi, |l| big_head_once(l, 20 << 10)).await;
-    let failure = rec.failure.expect("a 20 KiB head fails");
+    let heads = String::from_utf8(heads).unwrap();
+    let lines: Vec<&str> = heads.lines().filter(|l| l.starts_with("POST")).collect();
+    assert_eq!(
+        lines,
+        [
+            "POST /v1/completions HTTP/1.1",
+            "POST /v2/completions HTTP/1.1"
+        ]
+    );
+    // A second redirect is not followed, and says where it pointed.
+    let replies = vec![
+        (
+            "HTTP/1.1 308 Permanent Redirect\r\nlocation: /a".to_string(),
+            Vec::new(),
+        ),
+        (
+            "HTTP/1.1 308 Permanent Redirect\r\nlocation: /b".to_string(),
+            Vec::new(),
+        ),
+    ];
+    let (rec, _) = run_against(Backend::OpenAi, move |l| scripted(l, replies)).await;
+    let f = rec.failure.expect("a redirect loop fails");
+    assert_eq!(f.kind.name(), "http_308");
     assert!(
-        failure.message.contains("response head") && failure.message.contains("16 KiB"),
-        "{failure:?}"
+        f.message.contains("\"/b\"") && f.message.contains("second redirect"),
+        "{f:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_redirect_to_another_origin_fails_naming_its_location() {
+    let replies = vec![(
+        "HTTP/1.1 307 Temporary Redirect\r\nlocation: https://elsewhere.example:8443/v1/completions".to_string(),
+        Vec::new(),
+    )];
+    let (rec, _) = run_against(Backend::OpenAi, move |l| scripted(l, replies)).await;
+    let f = rec.failure.expect("not followed");
+    assert_eq!(f.kind.name(), "http_307");
+    assert!(
+        f.message
+            .contains("https://elsewhere.example:8443/v1/completions")
+            && f.message.contains("another origin"),
+        "{f:?}"
+    );
+}
+
+/// llama-server's keep-alive: every reply advertises keep-alive, and the server closes the
+/// connection after it. The close races the client's next request on that connection; here
+/// the race is always lost: a request that comes on an answered connection is read and the
+/// connection closed without an answer. With `partial`, such a request gets the start of a
+/// response head before the close instead (an answer begun: never to be sent again).
+async fn close_after_each_reply(listener: TcpListener, answers: usize, partial: bool) -> Vec<u8> {
+    let mut connections = 0u8;
+    let mut answered = 0;
+    while answered < answers {
+        let Ok(Ok((mut s, _))) =
+            tokio::time::timeout(Duration::from_secs(3), listener.accept()).await
+        else {
+            break;
+        };
+        connections += 1;
+        read_request(&mut s).await;
+        let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: keep-alive\r\nkeep-alive: timeout=5\r\ntransfer-encoding: chunked\r\n\r\n";
+        let mut out = head.as_bytes().to_vec();
+        out.extend_from_slice(
+            format!("{:x}\r\n{TWO_EVENTS}\r\n0\r\n\r\n", TWO_EVENTS.len()).as_bytes(),
+        );
+        s.write_all(&out).await.unwrap();
+        answered += 1;
+        // The client's next request on this connection, if it comes: never answered.
+        let mut buf = [0u8; 4096];
+        if let Ok(Ok(n)) = tokio::time::timeout(Duration::from_millis(500), s.read(&mut buf)).await
+        {
+            if n > 0 && partial {
+                let _ = s.write_all(b"HTTP/1.1 200 OK\r\ncontent-ty").await;
+            }
+        }
+        drop(s);
+    }
+    vec![connections]
+}
+
+#[tokio::test]
+async fn a_request_on_a_connection_the_server_closed_is_sent_again_once() {
+    let (recs, connections) = run_many(Backend::OpenAi, &Transport::default(), 3, |l| {
+        close_after_each_reply(l, 3, false)
+    })
+    .await;
+    for r in &recs {
+        assert!(r.failure.is_none(), "request {}: {:?}", r.index, r.failure);
+        assert_eq!(r.generated_text, "ab");
+    }
+    let retried: Vec<bool> = recs.iter().map(|r| r.retried_unsent).collect();
+    assert_eq!(retried, [false, true, true]);
+    assert_eq!(connections, [3]);
+    // Latencies count from the retry's write: the lost attempt is write delay.
+    assert!(recs[1].ttft_s.unwrap() < 0.5, "{:?}", recs[1].ttft_s);
+    // An answer that had begun is the server's failure, and the request is not sent twice.
+    let (recs, _) = run_many(Backend::OpenAi, &Transport::default(), 2, |l| {
+        close_after_each_reply(l, 1, true)
+    })
+    .await;
+    assert!(recs[0].failure.is_none(), "{:?}", recs[0].failure);
+    assert!(
+        recs[1].failure.is_some() && !recs[1].retried_unsent,
+        "{:?}",
+        recs[1]
     );
 }

@@ -241,3 +241,88 @@ fn site_copies_the_explorer_the_results_and_their_index() {
         .code(2)
         .stderr(predicate::str::contains("no built explorer"));
 }
+
+#[test]
+fn links_out_of_the_folder_are_skipped_and_odd_names_read() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    write_vllm_nights(dir.path(), 30);
+    // One night's file under a name that is not UTF-8.
+    let night = dir.path().join("2026-11-05");
+    let file = std::fs::read_dir(&night)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    std::fs::rename(
+        &file,
+        night.join(std::ffi::OsStr::from_bytes(b"run-\xff.json")),
+    )
+    .unwrap();
+    // A link to a file outside the folder, which must neither be read nor shown.
+    let outside = tempfile::tempdir().unwrap();
+    let secret = outside.path().join("passwd.txt");
+    std::fs::write(&secret, "root:x:0:0:root:/root:/bin/bash\n").unwrap();
+    std::os::unix::fs::symlink(&secret, dir.path().join("leak.txt")).unwrap();
+    // And a copy inside it: read and refused, its first line never quoted.
+    std::fs::copy(&secret, dir.path().join("stray.txt")).unwrap();
+    let out = benchlens()
+        .args(["compare", "--trend"])
+        .arg(dir.path())
+        .assert()
+        .code(0)
+        .get_output()
+        .clone();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stdout.contains("31 files; 1 series over 30 dates"),
+        "{stdout}\n{stderr}"
+    );
+    assert!(
+        stderr.contains("leak.txt: a symbolic link to") && stderr.contains("skipped"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("No such file"), "{stderr}");
+    assert!(
+        stderr.contains(
+            "stray.txt: not a recognised benchmark result file (its content is not shown)"
+        ),
+        "{stderr}"
+    );
+    assert!(!format!("{stdout}{stderr}").contains("root:x"), "{stderr}");
+    // The site leaves it out too.
+    let site_parent = tempfile::tempdir().unwrap();
+    let site = site_parent.path().join("site");
+    let explorer = tempfile::tempdir().unwrap();
+    std::fs::write(
+        explorer.path().join("index.html"),
+        "<html><head></head></html>",
+    )
+    .unwrap();
+    let out = benchlens()
+        .args(["site"])
+        .arg(dir.path())
+        .arg("-o")
+        .arg(&site)
+        .arg("--explorer")
+        .arg(explorer.path())
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("leak.txt: a symbolic link to"), "{stderr}");
+    assert!(!stderr.contains("root:x"), "{stderr}");
+    let copied = std::process::Command::new("grep")
+        .args(["-rl", "root:x"])
+        .arg(&site)
+        .output()
+        .unwrap();
+    assert!(
+        copied.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&copied.stdout)
+    );
+}

@@ -403,8 +403,8 @@ pub fn run(args: &CompareArgs) -> Result<ExitCode, CliError> {
         crate::stdout::print(&improvement_output(&t, picked, args.format));
         Ok(ExitCode::SUCCESS)
     } else {
-        let (old, failed_old) = read_all(&args.files[..1], args.verbose);
-        let (new, failed_new) = read_all(&args.files[1..], args.verbose);
+        let (old, failed_old) = read_all(&args.files[..1], args.verbose, false);
+        let (new, failed_new) = read_all(&args.files[1..], args.verbose, false);
         if failed_old + failed_new > 0 {
             return Err(CliError::UnreadableInputs {
                 count: failed_old + failed_new,
@@ -446,7 +446,7 @@ pub fn run(args: &CompareArgs) -> Result<ExitCode, CliError> {
 
 /// Reads every file, all of which must be readable (those that are not are printed first).
 fn read_every(files: &[String], verbose: bool) -> Result<Vec<Record>, CliError> {
-    match read_all(files, verbose) {
+    match read_all(files, verbose, false) {
         (records, 0) => Ok(records),
         (_, count) => Err(CliError::UnreadableInputs { count }),
     }

@@ -13,13 +13,14 @@
 //! without the whole text or a document-sized value tree in memory.
 
 use std::io::{BufWriter, Write};
+use std::path::Path;
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 
-use super::error::{print_error, CliError};
-use super::input::read_input;
-use crate::ingest::{self, Contents, Ingested};
+use super::error::{folder_error_text, print_error, CliError};
+use super::input::{read_file, read_input};
+use crate::ingest::{self, Contents, Ingested, Warning};
 use crate::model::columns::{self, Part};
 use crate::model::Record;
 
@@ -44,47 +45,84 @@ pub struct ConvertArgs {
     /// Output file (`-` is stdout).
     #[arg(short, long, default_value = "-")]
     pub output: String,
-    /// Also print each file's warnings on stderr.
+    /// Print every warning of each file on stderr (without it, the first
+    /// [`QUIET_WARNINGS`] of each file and how many more there are).
     #[arg(short, long)]
     pub verbose: bool,
+}
+
+/// Warnings of one file `convert` prints without `--verbose`.
+pub const QUIET_WARNINGS: usize = 10;
+
+/// Prints a file's warnings on stderr, each naming the file: all of them with `verbose`, else
+/// the first [`QUIET_WARNINGS`] and a line saying how many more there are.
+fn print_warnings<'a>(
+    path: &str,
+    warnings: impl ExactSizeIterator<Item = &'a Warning>,
+    verbose: bool,
+) {
+    let total = warnings.len();
+    let shown = if verbose {
+        total
+    } else {
+        total.min(QUIET_WARNINGS)
+    };
+    for w in warnings.take(shown) {
+        eprintln!("{path}: warning: {w}");
+    }
+    if shown < total {
+        eprintln!(
+            "{path}: {} more warning(s) (--verbose prints them all)",
+            total - shown
+        );
+    }
 }
 
 /// Files at least this large are first offered to the streaming JSON reader.
 const STREAM_MIN_BYTES: u64 = 8 << 20;
 
-/// Reads and ingests one result file (`-` is stdin). A large single JSON document is parsed
-/// from the file as it is read ([`ingest::read_json_stream`]), so its text is never held
-/// beside the records; anything that reader does not take is read whole as before.
-pub(crate) fn ingest_input(path: &str) -> Result<Ingested, CliError> {
-    if let Some(got) = ingest_streamed(path)? {
+/// Reads and ingests one result file, `file`, named `shown` in records and messages (`-` is
+/// stdin; a name that is not UTF-8 is shown lossily but opened as it is). A large single JSON
+/// document is parsed from the file as it is read ([`ingest::read_json_stream`]), so its text
+/// is never held beside the records; anything that reader does not take is read whole as
+/// before.
+pub(crate) fn ingest_file(file: &Path, shown: &str) -> Result<Ingested, CliError> {
+    if let Some(got) = ingest_streamed(file, shown)? {
         return Ok(got);
     }
-    let (name, bytes) = read_input(path)?;
+    let (name, bytes) = if shown == "-" {
+        read_input(shown)?
+    } else {
+        read_file(file, shown)?
+    };
     let got = ingest::read(&name, &bytes)?;
-    bytes.check_unchanged(path)?;
+    bytes.check_unchanged(shown)?;
     Ok(got)
 }
 
 /// The streaming JSON reader's result for a file of at least [`STREAM_MIN_BYTES`], `None`
 /// for stdin, smaller files and documents that reader does not take.
-fn ingest_streamed(path: &str) -> Result<Option<Ingested>, CliError> {
-    let Some(input) = open_streamed(path)? else {
+fn ingest_streamed(file: &Path, shown: &str) -> Result<Option<Ingested>, CliError> {
+    let Some(input) = open_streamed(file, shown)? else {
         return Ok(None);
     };
-    ingest::read_json_stream(path, input).map_err(|source| CliError::Read {
-        path: path.into(),
+    ingest::read_json_stream(shown, input).map_err(|source| CliError::Read {
+        path: shown.into(),
         source,
     })
 }
 
 /// Opens `path` for the streaming JSON reader: `None` for stdin and files smaller than
 /// [`STREAM_MIN_BYTES`].
-fn open_streamed(path: &str) -> Result<Option<std::io::BufReader<std::fs::File>>, CliError> {
-    if path == "-" {
+fn open_streamed(
+    path: &Path,
+    shown: &str,
+) -> Result<Option<std::io::BufReader<std::fs::File>>, CliError> {
+    if shown == "-" {
         return Ok(None);
     }
     let read_error = |source| CliError::Read {
-        path: path.into(),
+        path: shown.into(),
         source,
     };
     let mut file = std::fs::File::open(path).map_err(read_error)?;
@@ -113,10 +151,10 @@ fn starts_an_object(file: &mut std::fs::File) -> std::io::Result<bool> {
 }
 
 /// Reads and ingests one result file (`-` is stdin), into columns where its reader can. A large
-/// single JSON document goes to the streaming reader first, as in [`ingest_input`], a serving
+/// single JSON document goes to the streaming reader first, as in [`ingest_file`], a serving
 /// run's per-request detail then read into columns ([`ingest::read_json_stream_columns`]).
 pub(crate) fn ingest_contents(path: &str) -> Result<Contents, CliError> {
-    if let Some(input) = open_streamed(path)? {
+    if let Some(input) = open_streamed(Path::new(path), path)? {
         let got =
             ingest::read_json_stream_columns(path, input).map_err(|source| CliError::Read {
                 path: path.into(),
@@ -126,7 +164,7 @@ pub(crate) fn ingest_contents(path: &str) -> Result<Contents, CliError> {
             return Ok(got);
         }
     }
-    if let Some(got) = ingest_streamed(path)? {
+    if let Some(got) = ingest_streamed(Path::new(path), path)? {
         return Ok(Contents::Records(got));
     }
     let (name, bytes) = read_input(path)?;
@@ -143,11 +181,7 @@ fn read_all_contents(files: &[String], verbose: bool) -> (Vec<Contents>, usize) 
     for path in files {
         match ingest_contents(path) {
             Ok(got) => {
-                if verbose {
-                    for w in got.warnings() {
-                        eprintln!("{path}: {w}");
-                    }
-                }
+                print_warnings(path, got.warnings().iter(), verbose);
                 if got.is_empty() {
                     let why = got.note().unwrap_or("no records");
                     eprintln!("{path}: {why}");
@@ -164,22 +198,33 @@ fn read_all_contents(files: &[String], verbose: bool) -> (Vec<Contents>, usize) 
 }
 
 /// Reads every file; returns the records of the readable ones and the number that failed.
-pub(crate) fn read_all(files: &[String], verbose: bool) -> (Vec<Record>, usize) {
+/// `found_in_folder`: the files were found in a folder (`compare --trend`), not named, so a
+/// file that is no result is named without quoting it ([`folder_error_text`]).
+pub(crate) fn read_all<P: AsRef<Path>>(
+    files: &[P],
+    verbose: bool,
+    found_in_folder: bool,
+) -> (Vec<Record>, usize) {
     let mut records = Vec::new();
     let mut failed = 0;
-    for path in files {
-        match ingest_input(path) {
+    for file in files {
+        let file = file.as_ref();
+        let path = file.display().to_string();
+        let path = path.as_str();
+        match ingest_file(file, path) {
             Ok(got) => {
                 if verbose {
-                    for w in &got.warnings {
-                        eprintln!("{path}: {w}");
-                    }
+                    print_warnings(path, got.warnings.iter(), true);
                 }
                 if got.records.is_empty() {
                     let why = got.note.as_deref().unwrap_or("no records");
                     eprintln!("{path}: {why}");
                 }
                 records.extend(got.records);
+            }
+            Err(e) if found_in_folder => {
+                eprintln!("error: {}", folder_error_text(&e));
+                failed += 1;
             }
             Err(e) => {
                 print_error(&e);

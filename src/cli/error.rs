@@ -114,6 +114,18 @@ pub fn chain_text(error: &(dyn Error + 'static)) -> String {
         .join(": ")
 }
 
+/// [`chain_text`] for a file found in a folder rather than named by the user (`site`,
+/// `compare --trend`): what the file's first line reads is left out, so a stray file (a
+/// password file, a key) is never echoed into a log.
+pub fn folder_error_text(error: &CliError) -> String {
+    match error {
+        CliError::Ingest(IngestError::Unrecognised { file, .. }) => {
+            format!("{file}: not a recognised benchmark result file (its content is not shown)")
+        }
+        other => chain_text(other),
+    }
+}
+
 /// Prints `error: ` and the error's chain ([`chain_text`]) on stderr.
 pub fn print_error(error: &(dyn Error + 'static)) {
     eprintln!("error: {}", chain_text(error));

@@ -115,10 +115,27 @@ pub(crate) fn read_input(path: &str) -> Result<(String, Input), CliError> {
             .map_err(|source| read_error("stdin", source))?;
         return Ok(("stdin".to_string(), Input::Read(bytes)));
     }
+    read_file(std::path::Path::new(path), path)
+}
+
+/// [`read_input`] of the file at `file_path`, named `path` in messages (a name that is not
+/// UTF-8 is shown lossily but opened as it is).
+pub(crate) fn read_file(
+    file_path: &std::path::Path,
+    path: &str,
+) -> Result<(String, Input), CliError> {
     let err = |source| read_error(path, source);
-    let mut file = File::open(path).map_err(err)?;
+    let mut file = File::open(file_path).map_err(err)?;
     let meta = file.metadata().map_err(err)?;
     if meta.is_file() && meta.len() >= MAP_MIN_BYTES {
+        // A binary file (a 20 GB sparse one, a model's weights) is refused from its first
+        // bytes, not after mapping and reading all of it.
+        let mut head = Vec::with_capacity(crate::ingest::BINARY_HEAD_BYTES);
+        (&mut file)
+            .take(crate::ingest::BINARY_HEAD_BYTES as u64)
+            .read_to_end(&mut head)
+            .map_err(err)?;
+        crate::ingest::binary_head(path, &head)?;
         let stamp = Stamp::of(&file).map_err(err)?;
         // SAFETY: memmap2's contract is that the file is not modified or truncated while
         // mapped. This process does not write to it; what another process's change does, and
@@ -185,6 +202,33 @@ mod tests {
             text,
             format!("{shown}: cannot read: the file changed while it was being read")
         );
+    }
+
+    #[test]
+    fn a_huge_sparse_file_is_refused_from_its_first_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sparse.json");
+        let f = File::create(&path).unwrap();
+        // 20 GB of holes: reading it whole took 30 s.
+        f.set_len(20 << 30).unwrap();
+        drop(f);
+        let shown = path.to_str().unwrap();
+        let started = std::time::Instant::now();
+        let err = read_input(shown).err().unwrap();
+        assert!(started.elapsed().as_secs() < 5, "{:?}", started.elapsed());
+        assert_eq!(
+            err.to_string(),
+            format!("{shown}: binary data at byte 0, not a text result file")
+        );
+        // A large text file still reads whole.
+        let text = dir.path().join("big.csv");
+        let mut content = b"a,b\n".to_vec();
+        while (content.len() as u64) < 2 * MAP_MIN_BYTES {
+            content.extend_from_slice(b"1.5,2\n");
+        }
+        std::fs::write(&text, &content).unwrap();
+        let (_, input) = read_input(text.to_str().unwrap()).unwrap();
+        assert_eq!(input.len(), content.len());
     }
 
     #[test]

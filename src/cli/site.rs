@@ -152,11 +152,14 @@ pub fn write_site(dir: &Path, out: &Path, explorer: &Path) -> Result<SiteSummary
         }
     }
     let found = super::results_dir::result_files(dir)?;
+    for w in &found.warnings {
+        eprintln!("warning: {w}");
+    }
     let mut files = Vec::new();
-    let mut skipped = 0;
-    for path in &found {
+    let mut skipped = found.warnings.len();
+    for path in &found.files {
         let shown = path.display().to_string();
-        match super::convert::ingest_input(&shown) {
+        match super::convert::ingest_file(path, &shown) {
             Ok(got) if !got.records.is_empty() => {
                 let rel = path.strip_prefix(dir).unwrap_or(path);
                 let rel: Vec<String> = rel
@@ -170,7 +173,7 @@ pub fn write_site(dir: &Path, out: &Path, explorer: &Path) -> Result<SiteSummary
                 skipped += 1;
             }
             Err(e) => {
-                eprintln!("{shown}: left out: {}", super::error::chain_text(&e));
+                eprintln!("left out: {}", super::error::folder_error_text(&e));
                 skipped += 1;
             }
         }

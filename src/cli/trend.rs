@@ -21,14 +21,17 @@ pub fn run(
     args: &CompareArgs,
     ignore: std::collections::BTreeSet<DimKey>,
 ) -> Result<ExitCode, CliError> {
-    let files = super::results_dir::result_files(dir)?;
+    let found = super::results_dir::result_files(dir)?;
+    for w in &found.warnings {
+        eprintln!("warning: {w}");
+    }
+    let files = found.files;
     if files.is_empty() {
         return Err(CliError::NoResultFiles {
             dir: dir.display().to_string(),
         });
     }
-    let names: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
-    let (records, failed) = read_all(&names, args.verbose);
+    let (records, failed) = read_all(&files, args.verbose, true);
     if records.is_empty() {
         return Err(CliError::UnreadableInputs {
             count: failed.max(1),

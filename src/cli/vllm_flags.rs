@@ -78,7 +78,10 @@ pub struct UnsupportedFlag {
 /// Rewrites the arguments of `benchlens run` for clap: `--snake_case` flags become
 /// `--kebab-case`, `--backend vllm` becomes `--backend openai`, and a `vllm bench serve` flag
 /// that `known` (the run command's long names and aliases) does not list is an error naming
-/// the alternative. Arguments before `run` and of other subcommands pass unchanged.
+/// the alternative. `--dataset-name random` (vLLM's spelling) with an OpenAI-style backend adds
+/// `--ignore-eos`, as `vllm bench serve` forces `ignore_eos` for that dataset (benchlens's own
+/// `--dataset random` does not). Arguments before `run` and of other subcommands pass
+/// unchanged.
 pub fn translate(args: Vec<OsString>, known: &[String]) -> Result<Vec<OsString>, UnsupportedFlag> {
     let Some(run_at) = args.iter().position(|a| a == "run") else {
         return Ok(args);
@@ -92,6 +95,9 @@ pub fn translate(args: Vec<OsString>, known: &[String]) -> Result<Vec<OsString>,
     }
     let mut out: Vec<OsString> = args[..=run_at].to_vec();
     let mut rest = args[run_at + 1..].iter().peekable();
+    let mut vllm_random = false;
+    let mut openai_backend = true;
+    let mut ignore_eos = false;
     while let Some(arg) = rest.next() {
         let Some(text) = arg.to_str() else {
             out.push(arg.clone());
@@ -118,6 +124,16 @@ pub fn translate(args: Vec<OsString>, known: &[String]) -> Result<Vec<OsString>,
             Some(v) => format!("--{name}={v}"),
             None => format!("--{name}"),
         };
+        let given = value.or_else(|| rest.peek().copied().and_then(|v| v.to_str()));
+        match name.as_str() {
+            "dataset-name" => vllm_random = given == Some("random"),
+            "dataset" => vllm_random = false,
+            "backend" => {
+                openai_backend = matches!(given, Some("vllm" | "openai" | "openai-chat"));
+            }
+            "ignore-eos" => ignore_eos = true,
+            _ => {}
+        }
         if name == "backend" {
             match value {
                 Some("vllm") => rewritten = "--backend=openai".into(),
@@ -136,6 +152,9 @@ pub fn translate(args: Vec<OsString>, known: &[String]) -> Result<Vec<OsString>,
             }
         }
         out.push(rewritten.into());
+    }
+    if vllm_random && openai_backend && !ignore_eos {
+        out.push("--ignore-eos".into());
     }
     Ok(out)
 }
@@ -179,6 +198,29 @@ mod tests {
         assert!(e.to_string().contains("--extra-body"), "{e}");
         // A flag benchlens knows under the same name is never rejected by the table.
         assert!(translate(args("benchlens run --top-p 0.5"), &known).is_ok());
+        // vLLM's random dataset ignores EOS with OpenAI-style backends; benchlens's own
+        // spelling, other datasets and other backends do not.
+        let known: Vec<String> = ["dataset-name", "dataset", "backend", "ignore-eos", "model"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let t = |s: &str| translate(args(s), &known).unwrap();
+        assert_eq!(
+            t("benchlens run --dataset-name random --model m"),
+            args("benchlens run --dataset-name random --model m --ignore-eos")
+        );
+        assert_eq!(
+            t("benchlens run --dataset_name=random --backend vllm"),
+            args("benchlens run --dataset-name=random --backend openai --ignore-eos")
+        );
+        for same in [
+            "benchlens run --dataset random",
+            "benchlens run --dataset-name sharegpt",
+            "benchlens run --dataset-name random --ignore-eos",
+            "benchlens run --dataset-name random --backend tgi",
+        ] {
+            assert_eq!(t(same), args(same), "{same}");
+        }
         // Other subcommands pass unchanged, whatever their arguments say.
         let other = args("benchlens convert run --temperature");
         assert_eq!(translate(other.clone(), &known).unwrap(), other);

@@ -95,7 +95,8 @@ pub(crate) struct Table {
     pub section: Option<(String, usize)>,
 }
 
-fn note_scales(mapping: &[ColumnMapping], out: &mut Ingested) {
+/// Notes what the mapping did to values: scaled columns, and columns sharing a name.
+fn note_mapping(mapping: &[ColumnMapping], out: &mut Ingested) {
     for m in mapping {
         if m.scale != 1.0 {
             if let Some(target) = &m.target {
@@ -108,6 +109,18 @@ fn note_scales(mapping: &[ColumnMapping], out: &mut Ingested) {
                 );
             }
         }
+    }
+    note_duplicates(mapping, out);
+}
+
+/// One warning per column name that several read columns share (see
+/// [`canonical::duplicate_column_warnings`]).
+fn note_duplicates(mapping: &[ColumnMapping], out: &mut Ingested) {
+    let read = mapping
+        .iter()
+        .map(|m| m.target.as_ref().map(|_| m.column.as_str()));
+    for w in canonical::duplicate_column_warnings(read) {
+        super::fields::note(out, w);
     }
 }
 
@@ -130,7 +143,7 @@ fn table_with_mapping(
     out: &mut Ingested,
 ) {
     let mapping = merge_mapping(auto_mapping(t), user);
-    note_scales(&mapping, out);
+    note_mapping(&mapping, out);
     rows_to_records(t, &mapping, ctx, out);
     push_mapping(mapping, out);
 }

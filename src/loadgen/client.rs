@@ -21,7 +21,7 @@ use http_body_util::{BodyExt, Full};
 use hyper::header::{HeaderMap, HeaderName, HeaderValue};
 use hyper::{Request, Uri};
 
-use super::pool::{classify_hyper, Pool, PoolSpec};
+use super::pool::{Pool, PoolSpec, DEFAULT_MAX_HEAD_BYTES};
 use super::record::{snippet, Failure, FailureKind};
 use super::target::{Target, TargetError};
 use super::tls::{self, ClientTrust};
@@ -87,6 +87,8 @@ pub struct Transport {
     /// TLS: trust only the CA certificates in this PEM file instead of the built-in and
     /// system roots.
     pub ca_cert: Option<PathBuf>,
+    /// HTTP/1.1: the largest response head accepted, in KiB (`None`: 64 KiB).
+    pub max_head_kib: Option<usize>,
 }
 
 /// How long a setup request (the `/v1/models` probe) may take once connected: a server that
@@ -178,6 +180,9 @@ impl Client {
             http2: transport.http2,
             tls,
             connect_timeout: timeouts.connect,
+            max_head_bytes: transport
+                .max_head_kib
+                .map_or(DEFAULT_MAX_HEAD_BYTES, |k| k.saturating_mul(1024)),
         });
         Ok(Client {
             backend,
@@ -201,6 +206,11 @@ impl Client {
             path: path.to_string(),
             source,
         })
+    }
+
+    /// The request URI of another path on the target (a followed redirect).
+    pub(super) fn uri_of(&self, path: &str) -> Result<Uri, TargetError> {
+        Client::uri_for(&self.target, self.http2, path)
     }
 
     /// The target.
@@ -242,13 +252,16 @@ impl Client {
         let mut s = self.pool.checkout().await?;
         let req = self.request(hyper::Method::GET, uri, Bytes::new());
         let fut = async {
-            let resp = s.send(req).await.map_err(|e| classify_hyper(&e, &url))?;
+            let resp = s
+                .send(req)
+                .await
+                .map_err(|e| self.pool.classify(&e, &url))?;
             let status = resp.status();
             let body = http_body_util::Limited::new(resp.into_body(), SETUP_BODY_BYTES)
                 .collect()
                 .await
                 .map_err(|e| match e.downcast_ref::<hyper::Error>() {
-                    Some(h) => classify_hyper(h, &url),
+                    Some(h) => self.pool.classify(h, &url),
                     None => Failure::new(FailureKind::Io, format!("{url}: {e}")),
                 })?;
             let text = String::from_utf8_lossy(&body.to_bytes()).into_owned();

@@ -194,6 +194,23 @@ pub struct StageMetrics {
     pub short_reply: u64,
     /// Successful OpenAI-style streams that ended with `[DONE]` but no `finish_reason`.
     pub finish_reason_missing: u64,
+    /// Requests sent again on a new connection because their pooled one had been closed by
+    /// the server before answering (never a failure of theirs; see
+    /// [`RequestRecord::retried_unsent`]).
+    pub retried_unsent: u64,
+    /// Requests whose server usage held values that are no token counts, ignored.
+    pub usage_ignored: u64,
+    /// The models the replies named, with how many replies named each (at most
+    /// [`MAX_SERVER_MODELS`] names; OpenAI-style backends).
+    pub server_models: BTreeMap<String, u64>,
+    /// Completed requests for which the server counted the prompt more than
+    /// [`PROMPT_DRIFT`] away from the asked length.
+    pub prompt_drift: u64,
+    /// Completed requests with the server's prompt count.
+    pub prompt_counted: u64,
+    /// The least and greatest ratio of the server's prompt count to the asked length among
+    /// the drifting requests.
+    pub prompt_drift_range: Option<(f64, f64)>,
     /// Token-bearing chunks of successful requests (the timing points).
     pub timed_chunks: u64,
     /// Of those, chunks that came in the same read as the one before: their gaps were not
@@ -325,6 +342,15 @@ impl MetricsTally {
     /// Counts the next request; `l` is its [`request_latencies`].
     pub fn add(&mut self, r: &RequestRecord, l: Option<&RequestLatencies>) {
         let m = &mut self.m;
+        m.retried_unsent += u64::from(r.retried_unsent);
+        m.usage_ignored += u64::from(r.usage_ignored);
+        if let Some(name) = &r.server_model {
+            if let Some(n) = m.server_models.get_mut(name) {
+                *n += 1;
+            } else if m.server_models.len() < MAX_SERVER_MODELS {
+                m.server_models.insert(name.clone(), 1);
+            }
+        }
         self.sends.push(r.sent_at_s);
         self.lag.push(r.schedule_lag_s * 1e3);
         self.write_delay.extend(r.write_delay_s.map(|s| s * 1e3));
@@ -352,6 +378,15 @@ impl MetricsTally {
             None => {}
         }
         m.finish_reason_missing += u64::from(r.finish_reason_missing);
+        if let (Some(server), true) = (r.input_tokens_server, r.input_len > 0) {
+            m.prompt_counted += 1;
+            let ratio = server as f64 / r.input_len as f64;
+            if (ratio - 1.0).abs() > PROMPT_DRIFT {
+                m.prompt_drift += 1;
+                let (lo, hi) = m.prompt_drift_range.unwrap_or((ratio, ratio));
+                m.prompt_drift_range = Some((lo.min(ratio), hi.max(ratio)));
+            }
+        }
         m.timed_chunks += r.chunks.len() as u64;
         m.coalesced_chunks += r.coalesced_chunks;
         m.total_input += r.input_tokens();
@@ -487,9 +522,53 @@ pub fn coalesced_share(m: &StageMetrics) -> Option<f64> {
     (m.timed_chunks > 0).then(|| m.coalesced_chunks as f64 / m.timed_chunks as f64)
 }
 
-/// Warnings about a stage's figures, one line each, for the console summary.
-pub fn warnings(m: &StageMetrics) -> Vec<String> {
+/// How far (a share of the asked length) the server's prompt count may be from the asked
+/// length before the summary warns that the client's tokenizer is not the model's.
+pub const PROMPT_DRIFT: f64 = 0.10;
+
+/// Distinct model names a stage keeps from the replies.
+pub const MAX_SERVER_MODELS: usize = 4;
+
+/// Whether a model name a reply gave is the one asked: equal, or equal in the last path
+/// segment, ignoring case (`org/Model` asked, `model` named, or a path to the same file).
+pub fn same_model(asked: &str, named: &str) -> bool {
+    let last = |s: &str| {
+        s.trim_end_matches('/')
+            .rsplit(['/', '\\'])
+            .next()
+            .unwrap_or(s)
+            .to_ascii_lowercase()
+    };
+    asked == named || last(asked) == last(named)
+}
+
+/// Warnings about a stage's figures, one line each, for the console summary. `model` is the
+/// model the requests asked for.
+pub fn warnings(m: &StageMetrics, model: &str) -> Vec<String> {
     let mut out = Vec::new();
+    let other: Vec<String> = m
+        .server_models
+        .iter()
+        .filter(|(name, _)| !same_model(model, name))
+        .map(|(name, n)| format!("{name:?} in {n}"))
+        .collect();
+    if !other.is_empty() {
+        out.push(format!(
+            "Warning: the server named another model than --model {model:?} in its replies ({} of the replies): a server that accepts any model name (llama-server does) answers with its own, and the result is labelled with the name asked; pass --model as the server names it",
+            other.join(", ")
+        ));
+    }
+    if m.prompt_drift > 0 {
+        let (lo, hi) = m.prompt_drift_range.unwrap_or((1.0, 1.0));
+        out.push(format!(
+            "Warning: for {} of {} requests the server counted the prompt more than {:.0}% away from the asked length ({:.2}x to {:.2}x): the client's tokenizer is not the model's, so the workload is not the one asked; pass --tokenizer with the model's tokenizer.json (chat backends also count the chat template's tokens)",
+            m.prompt_drift,
+            m.prompt_counted,
+            PROMPT_DRIFT * 100.0,
+            lo,
+            hi
+        ));
+    }
     if m.over_length > 0 {
         let longest = m.longest_over_length.map_or(String::new(), |(o, a)| {
             format!(" (longest: {o} tokens for {a} asked)")
@@ -509,6 +588,18 @@ pub fn warnings(m: &StageMetrics) -> Vec<String> {
         out.push(format!(
             "Warning: {} of {} replies ended with [DONE] but no finish_reason: the server may have cut them off (llama-cpp-python does when another request arrives, unless started with --interrupt_requests False)",
             m.finish_reason_missing, m.completed
+        ));
+    }
+    if m.usage_ignored > 0 {
+        out.push(format!(
+            "Warning: {} request(s) reported usage values that are no token counts (negative, fractional, huge, or text such as \"NaN\"): those values were ignored and the client's counts used; the chunks and timings are kept",
+            m.usage_ignored
+        ));
+    }
+    if m.retried_unsent > 0 {
+        out.push(format!(
+            "Note: {} request(s) were sent again on a new connection: the server had closed the kept-alive connection before answering (llama-server does after each streamed reply); not counted as failures",
+            m.retried_unsent
         ));
     }
     if let Some(share) = coalesced_share(m).filter(|s| *s >= COALESCED_SHARE_WARNING) {
@@ -605,7 +696,7 @@ mod tests {
         let m = compute(&[r], 1.0, 1.0, &[50.0], None);
         assert_eq!((m.timed_chunks, m.coalesced_chunks), (5, 2));
         assert!(m.itl.as_ref().unwrap().percentiles[0].1 > 3.0);
-        let w = warnings(&m);
+        let w = warnings(&m, "");
         assert!(
             w.iter()
                 .any(|l| l.contains("40.0% of token chunks (2 of 5)")
@@ -614,7 +705,51 @@ mod tests {
         );
         let mut clean = req(0.0, &[(0.01, 1), (0.02, 1)], 0.02, Some(2));
         clean.max_tokens = 2;
-        assert!(warnings(&compute(&[clean], 1.0, 1.0, &[50.0], None)).is_empty());
+        assert!(warnings(&compute(&[clean], 1.0, 1.0, &[50.0], None), "").is_empty());
+    }
+
+    #[test]
+    fn drift_retries_and_ignored_usage_are_counted_and_warned_about() {
+        // Asked 64 tokens, the server counted 133 and 70 (within 10 %) and 50.
+        let mut far = req(0.0, &[(0.1, 1), (0.2, 1)], 0.2, Some(2));
+        far.input_len = 64;
+        far.input_tokens_server = Some(133);
+        far.server_model = Some("/models/qwen2.5-0.5b.gguf".into());
+        let mut near = far.clone();
+        near.input_tokens_server = Some(70);
+        near.retried_unsent = true;
+        let mut short = far.clone();
+        short.input_tokens_server = Some(50);
+        short.usage_ignored = true;
+        let mut failed = req(0.0, &[], 0.0, None);
+        failed.failure = Some(Failure::new(FailureKind::Reset, "x"));
+        failed.retried_unsent = true;
+        let m = compute(&[far, near, short, failed], 1.0, 1.0, &[50.0], None);
+        assert_eq!((m.prompt_drift, m.prompt_counted), (2, 3));
+        let (lo, hi) = m.prompt_drift_range.unwrap();
+        assert!((lo - 50.0 / 64.0).abs() < 1e-9 && (hi - 133.0 / 64.0).abs() < 1e-9);
+        assert_eq!((m.retried_unsent, m.usage_ignored), (2, 1));
+        let w = warnings(&m, "llama-3-8b").join("\n");
+        assert!(
+            w.contains("for 2 of 3 requests the server counted the prompt")
+                && w.contains("--tokenizer"),
+            "{w}"
+        );
+        assert!(w.contains("0.78x to 2.08x"), "{w}");
+        assert!(
+            w.contains("2 request(s) were sent again on a new connection"),
+            "{w}"
+        );
+        assert!(w.contains("1 request(s) reported usage values"), "{w}");
+        assert!(
+            w.contains("\"/models/qwen2.5-0.5b.gguf\" in 3")
+                && w.contains("--model \"llama-3-8b\""),
+            "{w}"
+        );
+        // The same model under its path or another case is no mismatch.
+        let w = warnings(&m, "Qwen2.5-0.5B.gguf").join("\n");
+        assert!(!w.contains("another model"), "{w}");
+        assert!(same_model("org/Model-A", "model-a") && !same_model("a", "b"));
     }
 
     #[test]
@@ -637,7 +772,7 @@ mod tests {
         let m = compute(&[long, short, early, exact], 1.0, 1.0, &[50.0], None);
         assert_eq!((m.over_length, m.short_reply), (1, 1));
         assert_eq!(m.longest_over_length, Some((2007, 32)));
-        let w = warnings(&m).join("\n");
+        let w = warnings(&m, "").join("\n");
         assert!(
             w.contains("1 of 4 replies were longer than asked (longest: 2007 tokens for 32 asked)"),
             "{w}"

@@ -494,6 +494,7 @@ fn parse_request_line(line: &str) -> Result<(usize, RequestRecord), String> {
     let v: Value = serde_json::from_str(line).map_err(|e| e.to_string())?;
     let num = |k: &str| v.get(k).and_then(Value::as_f64);
     let count = |k: &str| v.get(k).and_then(Value::as_u64);
+    let flag = |k: &str| v.get(k).and_then(Value::as_bool).unwrap_or(false);
     let need = |k: &'static str| num(k).ok_or(format!("no number {k:?}"));
     let stage = count("stage").ok_or("no stage")? as usize;
     let mut chunks: Vec<ChunkArrival> = Vec::new();
@@ -542,10 +543,9 @@ fn parse_request_line(line: &str) -> Result<(usize, RequestRecord), String> {
         input_tokens_server: count("input_tokens_server"),
         output_chunks_local: count("output_chunks_client").unwrap_or(chunks.len() as u64),
         coalesced_chunks: count("coalesced_chunks").unwrap_or(0),
-        finish_reason_missing: v
-            .get("finish_reason_missing")
-            .and_then(Value::as_bool)
-            .unwrap_or(false),
+        finish_reason_missing: flag("finish_reason_missing"),
+        retried_unsent: flag("retried_unsent"),
+        usage_ignored: flag("usage_ignored"),
         output_tokens_text: count("output_tokens_client"),
         ignore_eos: v.get("length_flag").and_then(Value::as_str) == Some("short_reply"),
         chunks: chunks.into_iter().collect(),

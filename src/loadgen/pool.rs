@@ -29,14 +29,17 @@ use super::stamp::{StampedStream, Stamps};
 /// the smallest limit RFC 9113 recommends servers to allow).
 pub const H2_STREAMS_PER_CONNECTION: usize = 100;
 
-/// Bytes an HTTP/1.1 connection reads from its socket at a time, and the largest response head
-/// it accepts. hyper's default grows a connection's read buffer, doubling from 8 KiB, whenever a
-/// read fills it, and keeps it grown: against a reply that is all there at once (a fast server,
-/// the zero-delay mock) every connection ended up holding about 57 KB at 128 tokens a reply, and
-/// each body frame was as large, which the event parser then copied. A fixed 16 KiB holds a
-/// token event (a few hundred bytes) many times over, and a response head of 16 KiB is far
-/// beyond what inference servers send.
-const H1_READ_BUF_BYTES: usize = 16 << 10;
+/// The largest response head an HTTP/1.1 connection accepts unless `--max-response-head-kib`
+/// says otherwise; also the most it reads from its socket at a time (hyper's head limit is its
+/// read buffer's size). hyper's default grows a connection's read buffer, doubling from 8 KiB,
+/// whenever a read fills it, and keeps it grown: against a reply that is all there at once (a
+/// fast server, the zero-delay mock) every connection ended up holding about 57 KB at 128
+/// tokens a reply, and each body frame was as large. A fixed size bounds that; it was 16 KiB
+/// until a server with a 20 KB head (which curl reads) failed every request.
+pub const DEFAULT_MAX_HEAD_BYTES: usize = 64 << 10;
+
+/// The smallest head limit: hyper's own floor for a read buffer.
+const MIN_HEAD_BYTES: usize = 8 << 10;
 
 type H1Sender = http1::SendRequest<Full<Bytes>>;
 type H2Sender = http2::SendRequest<Full<Bytes>>;
@@ -63,6 +66,8 @@ pub(super) struct PoolSpec {
     pub tls: Option<(TlsConnector, ServerName<'static>)>,
     /// TCP connect and TLS handshake together.
     pub connect_timeout: Option<Duration>,
+    /// HTTP/1.1: the largest response head accepted (and the read size), at least 8 KiB.
+    pub max_head_bytes: usize,
 }
 
 impl Pool {
@@ -155,7 +160,7 @@ impl Pool {
                 .initial_connection_window_size(16 << 20)
                 .handshake(TokioIo::new(io))
                 .await
-                .map_err(|e| classify_hyper(&e, url))?;
+                .map_err(|e| self.classify(&e, url))?;
             tokio::spawn(conn);
             Ok(Conn::H2(
                 sender,
@@ -164,12 +169,12 @@ impl Pool {
             ))
         } else {
             let (sender, conn) = http1::Builder::new()
-                .read_buf_exact_size(Some(H1_READ_BUF_BYTES))
+                .read_buf_exact_size(Some(self.spec.max_head_bytes.max(MIN_HEAD_BYTES)))
                 .handshake(TokioIo::new(io))
                 .await
-                .map_err(|e| classify_hyper(&e, url))?;
+                .map_err(|e| self.classify(&e, url))?;
             tokio::spawn(conn);
-            Ok(Conn::H1(sender, stamps))
+            Ok(Conn::H1(sender, stamps, false))
         }
     }
 
@@ -185,7 +190,7 @@ impl Pool {
                         continue;
                     }
                     if s.ready().await.is_ok() {
-                        return Ok(Conn::H1(s, stamps));
+                        return Ok(Conn::H1(s, stamps, true));
                     }
                 }
                 None => return self.connect_boxed().await,
@@ -228,9 +233,30 @@ impl Pool {
         }
     }
 
+    /// What a hyper error on one of this pool's connections means for a request.
+    pub(super) fn classify(&self, e: &hyper::Error, url: &str) -> Failure {
+        let mut f = classify_hyper(e, url);
+        if e.is_parse_too_large() {
+            let kib = self.spec.max_head_bytes.max(MIN_HEAD_BYTES) >> 10;
+            f.message = format!(
+                "{url}: {e}: the server's response head is over the {kib} KiB this client accepts (raise it with --max-response-head-kib)"
+            );
+        }
+        f
+    }
+
+    /// A connection for a request sent again because its first connection closed before
+    /// answering: a new HTTP/1.1 connection (never a pooled one), or the HTTP/2 pool's best.
+    pub(super) async fn fresh(&self) -> Result<Conn, Failure> {
+        if self.spec.http2 {
+            return self.checkout_h2().await;
+        }
+        self.connect_boxed().await
+    }
+
     pub(super) fn checkin(&self, c: Conn) {
         // HTTP/2 connections stay in their pool; dropping the checkout frees its stream.
-        if let Conn::H1(s, stamps) = c {
+        if let Conn::H1(s, stamps, _) = c {
             if !s.is_closed() {
                 if let Ok(mut v) = self.idle.lock() {
                     v.push((s, stamps));
@@ -251,8 +277,9 @@ struct H2Pool {
 
 /// A connection checked out for one request, with what its socket saw ([`super::stamp`]).
 pub(super) enum Conn {
-    /// An HTTP/1.1 connection, owned by one request at a time.
-    H1(H1Sender, Arc<Stamps>),
+    /// An HTTP/1.1 connection, owned by one request at a time; `true` when it came from the
+    /// idle pool (it served a request before, and the server may have closed it since).
+    H1(H1Sender, Arc<Stamps>, bool),
     /// An HTTP/2 connection; the count of its open streams is lowered on drop. Its stamps are
     /// shared by its streams: the newest arrival on the connection is never earlier than a
     /// stream's own data, and the first write after a stream arms is never later than its own,
@@ -275,21 +302,26 @@ impl Conn {
         req: Request<Full<Bytes>>,
     ) -> hyper::Result<hyper::Response<Incoming>> {
         match self {
-            Conn::H1(s, _) => s.send_request(req).await,
+            Conn::H1(s, _, _) => s.send_request(req).await,
             Conn::H2(s, _, _) => s.send_request(req).await,
         }
     }
 
     pub(super) fn stamps(&self) -> &Stamps {
         match self {
-            Conn::H1(_, st) | Conn::H2(_, _, st) => st,
+            Conn::H1(_, st, _) | Conn::H2(_, _, st) => st,
         }
+    }
+
+    /// Whether this HTTP/1.1 connection came from the idle pool.
+    pub(super) fn reused(&self) -> bool {
+        matches!(self, Conn::H1(_, _, true))
     }
 }
 
 /// What a hyper error means for the request: a reset, a truncated stream, or another
 /// transport failure, found by walking the error's sources.
-pub(super) fn classify_hyper(e: &hyper::Error, url: &str) -> Failure {
+fn classify_hyper(e: &hyper::Error, url: &str) -> Failure {
     let mut src: Option<&(dyn std::error::Error + 'static)> = Some(e);
     while let Some(s) = src {
         if let Some(io) = s.downcast_ref::<std::io::Error>() {
@@ -328,15 +360,6 @@ pub(super) fn classify_hyper(e: &hyper::Error, url: &str) -> Failure {
             }
         }
         src = s.source();
-    }
-    if e.is_parse_too_large() {
-        return Failure::new(
-            FailureKind::Io,
-            format!(
-                "{url}: {e}: the server's response head is over the {} KiB this client reads at a time",
-                H1_READ_BUF_BYTES >> 10
-            ),
-        );
     }
     let kind = if e.is_incomplete_message() || e.is_closed() {
         FailureKind::Truncated

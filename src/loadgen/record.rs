@@ -40,6 +40,9 @@ pub enum FailureKind {
     MalformedSse,
     /// The server sent an error object in the stream.
     ServerError,
+    /// A 2xx answer compressed with an encoding this client cannot decode (`br`, `zstd`), or
+    /// gzip/deflate bytes that do not decode.
+    CompressedStream,
     /// Another transport error.
     Io,
     /// The user interrupted the run (Ctrl-C) while the request was in flight: not the
@@ -64,6 +67,7 @@ impl FailureKind {
             FailureKind::Reset => "reset".into(),
             FailureKind::MalformedSse => "malformed_sse".into(),
             FailureKind::ServerError => "server_error_event".into(),
+            FailureKind::CompressedStream => "compressed_stream".into(),
             FailureKind::Io => "io".into(),
             FailureKind::Cancelled => "cancelled".into(),
         }
@@ -87,6 +91,7 @@ impl FailureKind {
             FailureKind::Reset,
             FailureKind::MalformedSse,
             FailureKind::ServerError,
+            FailureKind::CompressedStream,
             FailureKind::Io,
             FailureKind::Cancelled,
         ]
@@ -174,6 +179,16 @@ pub struct RequestRecord {
     /// The stream ended with `[DONE]` but no chunk gave a `finish_reason`: the server may
     /// have cut the reply off (llama-cpp-python does so when another request arrives).
     pub finish_reason_missing: bool,
+    /// The request was sent again on a new connection: its first, pooled connection closed
+    /// before one byte of an answer came (the server had closed it while idle), so the server
+    /// never answered it. Not a failure of the server.
+    pub retried_unsent: bool,
+    /// The server's usage held values that are no token counts (negative, fractional, huge,
+    /// text such as `"NaN"`): they were ignored, the client's counts used.
+    pub usage_ignored: bool,
+    /// The model the reply's first chunk named (OpenAI-style backends), checked against
+    /// `--model` in the summary; not kept in the result files.
+    pub server_model: Option<String>,
     /// The generated text, as received.
     pub generated_text: String,
     /// Tokens in `generated_text` by the run's tokenizer (counted after the stage, off the

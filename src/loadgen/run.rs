@@ -11,7 +11,7 @@
 //! another only one way (`setup` uses `prepare` and `opts`, `prepare` and `vllm_command` use
 //! `opts`, `stage` uses `sink`, `sink` none) and never this file.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -49,7 +49,10 @@ pub use vllm_command::vllm_command_line;
 
 use super::report::{DetailSpool, SpooledDetail, StageOut, StageSpooled};
 use prepare::{headers, invalid, prepare};
-use setup::{first_model, load_prompts, result_paths, Loaded, ResultPaths};
+use setup::{
+    check_folder, first_model, load_prompts, planned_bytes, planned_requests, result_paths, Loaded,
+    ResultPaths,
+};
 use sink::{RequestsFile, SinkConfig};
 use stage::{progress_bar, run_stage, PromptLens, StageRun, TurnBodies, Workload};
 use tally::{StageTally, Tallied, TallyConfig};
@@ -78,26 +81,45 @@ pub struct RunOutcome {
     pub cancelled: u64,
     /// The signal that interrupted the run, when one did ([`run`] only).
     pub interrupt: Option<Interrupt>,
+    /// Files that could not be written where asked (a full disk), each with where their
+    /// content went instead: the run measured on and exits non-zero.
+    pub write_failures: Vec<String>,
 }
 
+/// Without `--fail-on-error`, the share (percent) of a run's requests that may fail before it
+/// exits non-zero: a server that died mid-way must not leave a run that "passed".
+pub const DEFAULT_FAIL_ON_ERROR_PCT: f64 = 50.0;
+
 impl RunOutcome {
-    /// Why the run should exit non-zero, if it should: no request succeeded in any stage, or
-    /// a stage's failed share exceeded `fail_on_error_pct` (cancelled requests count neither
-    /// way).
+    /// Why the run should exit non-zero, if it should: no request succeeded in any stage; with
+    /// `fail_on_error_pct`, a stage's failed share over it; without, more than half of the
+    /// run's requests failed ([`DEFAULT_FAIL_ON_ERROR_PCT`]). Cancelled requests count neither
+    /// way.
     pub fn failure_verdict(&self, fail_on_error_pct: Option<f64>) -> Option<String> {
         let completed: u64 = self.metrics.iter().map(|m| m.completed).sum();
         let failed: u64 = self.metrics.iter().map(|m| m.failed).sum();
         if completed == 0 && failed > 0 {
             return Some(format!("no request succeeded ({failed} failed)"));
         }
-        let limit = fail_on_error_pct?;
-        self.metrics.iter().enumerate().find_map(|(stage, m)| {
-            let total = m.completed + m.failed;
-            let pct = if total == 0 {
+        let pct = |failed: u64, total: u64| {
+            if total == 0 {
                 0.0
             } else {
-                m.failed as f64 * 100.0 / total as f64
-            };
+                failed as f64 * 100.0 / total as f64
+            }
+        };
+        let Some(limit) = fail_on_error_pct else {
+            let total = completed + failed;
+            let share = pct(failed, total);
+            return (share > DEFAULT_FAIL_ON_ERROR_PCT).then(|| {
+                format!(
+                    "{share:.1}% of requests failed ({failed} of {total}), more than half: the server may have failed during the run (--fail-on-error PCT sets another bound)"
+                )
+            });
+        };
+        self.metrics.iter().enumerate().find_map(|(stage, m)| {
+            let total = m.completed + m.failed;
+            let pct = pct(m.failed, total);
             (pct > limit).then(|| {
                 format!(
                     "stage {}: {pct:.1}% of requests failed ({} of {total}), more than --fail-on-error {limit}%",
@@ -202,6 +224,7 @@ async fn run_inner(
         http2: opts.http2,
         insecure: opts.insecure,
         ca_cert: opts.ca_cert.clone(),
+        max_head_kib: opts.max_response_head_kib.map(|k| k as usize),
     };
     if !target.tls && (opts.insecure || opts.ca_cert.is_some()) {
         return Err(invalid(
@@ -286,6 +309,19 @@ async fn run_inner(
     tags.insert("tokenizer".into(), tokenizer.name().into());
     tags.extend(conversation_tags.into_iter().flatten());
 
+    // Where the files go, checked before any load: the folder takes files and has room for
+    // what the plan will write.
+    let ResultPaths {
+        result: mut result_path,
+        requests: mut requests_path,
+    } = result_paths(&opts, &model)?;
+    let to_stdout = result_path.is_none();
+    if let (Some(path), true) = (&result_path, opts.write_files) {
+        let requests = planned_requests(&opts, &prep.rates, prep.concurrencies.len());
+        let need = planned_bytes(requests, opts.output_len.unwrap_or(128));
+        check_folder(path.parent().unwrap_or(Path::new("")), need)?;
+    }
+
     if opts.warmup > 0 {
         let plan = Arrivals::Fixed(vec![Duration::ZERO; opts.warmup as usize]);
         let limit = prep
@@ -327,12 +363,6 @@ async fn run_inner(
             });
         }
     }
-
-    let ResultPaths {
-        result: result_path,
-        requests: requests_path,
-    } = result_paths(&opts, &model)?;
-    let to_stdout = result_path.is_none();
 
     let mut outcome = RunOutcome {
         result_path: result_path.clone(),
@@ -468,6 +498,27 @@ async fn run_inner(
         let rows = requests_file
             .as_ref()
             .map(|f| f.rows().saturating_sub(rows_before));
+        // The rows' file failed (a full disk): the stage's measurements stand, and the rows of
+        // the stages after it go to a folder that takes them.
+        if let Some((e, handed)) = requests_file.as_mut().and_then(RequestsFile::take_failure) {
+            requests_file = None;
+            let moved = requests_path.as_deref().and_then(|p| rescue_path(p).ok());
+            let whereto = moved.as_ref().map_or_else(
+                || "nowhere (no folder took them)".to_string(),
+                |p| p.display().to_string(),
+            );
+            let what = format!(
+                "{}: at most {handed} rows reached it; stage {}'s later rows are only in the result file's per-request detail, the rows of later stages go to {whereto}",
+                with_source(&e),
+                stage + 1
+            );
+            eprintln!("error: {what}");
+            outcome.write_failures.push(what);
+            if let Some(p) = moved {
+                requests_path = Some(p);
+                outcome.requests_path = requests_path.clone();
+            }
+        }
         if let Some(pb) = pb {
             pb.finish_and_clear();
         }
@@ -625,16 +676,34 @@ async fn run_inner(
         outcome.records.push(record);
         // Rewritten after every stage so an interrupted run keeps what it measured (the
         // per-request rows are on disk already).
-        if let (Some(p), Some(_), true) = (&result_path, &requests_path, opts.write_files) {
-            if lean {
-                report::write_canonical_spooled(p, &spooled_out(&outcome, &spools))?;
-                if stopped || stage + 1 == stages.len() {
-                    // No stage follows: the spools are in the file. Removed now, before a second
-                    // Ctrl-C may end the process.
-                    spools.clear();
+        if let (Some(p), Some(_), true) = (result_path.clone(), &requests_path, opts.write_files) {
+            let write = |p: &std::path::Path| match lean {
+                true => report::write_canonical_spooled(p, &spooled_out(&outcome, &spools)),
+                false => report::write_canonical(p, &stages_out(&outcome, &reqs)),
+            };
+            // A folder that stopped taking files (a full disk): the result goes to one that
+            // does, said on stderr, rather than the run ending with nothing.
+            match write(&p) {
+                Ok(()) => {}
+                Err(e @ LoadgenError::Write { .. }) => {
+                    let moved = rescue_path(&p)?;
+                    write(&moved)?;
+                    let what = format!(
+                        "{}: the result file is {} instead",
+                        with_source(&e),
+                        moved.display()
+                    );
+                    eprintln!("error: {what}");
+                    outcome.write_failures.push(what);
+                    result_path = Some(moved);
+                    outcome.result_path = result_path.clone();
                 }
-            } else {
-                report::write_canonical(p, &stages_out(&outcome, &reqs))?;
+                Err(e) => return Err(e),
+            }
+            if lean && (stopped || stage + 1 == stages.len()) {
+                // No stage follows: the spools are in the file. Removed now, before a second
+                // Ctrl-C may end the process.
+                spools.clear();
             }
         }
         if opts.vllm_compatible && opts.write_files {
@@ -726,6 +795,28 @@ fn spooled_out<'a>(outcome: &'a RunOutcome, spools: &'a [SpooledDetail]) -> Vec<
 
 /// Where a stage's `what` (its canonical detail, its records, vLLM's arrays) is spooled: a hidden file
 /// beside the result, or in the system's temporary folder when the result goes to stdout.
+/// A write error with its system reason (`cannot write PATH: No space left on device`).
+fn with_source(e: &LoadgenError) -> String {
+    match std::error::Error::source(e) {
+        Some(s) => format!("{e}: {s}"),
+        None => e.to_string(),
+    }
+}
+
+/// Where a file that could not be written at `path` goes instead: the same name in
+/// `benchlens-rescue-<pid>` under the system's temporary folder (created).
+fn rescue_path(path: &Path) -> Result<PathBuf, LoadgenError> {
+    let dir = std::env::temp_dir().join(format!("benchlens-rescue-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|source| LoadgenError::Write {
+        path: dir.clone(),
+        source,
+    })?;
+    Ok(dir.join(
+        path.file_name()
+            .unwrap_or(std::ffi::OsStr::new("benchlens.json")),
+    ))
+}
+
 fn spool_path(result: Option<&std::path::Path>, stage: usize, what: &str) -> PathBuf {
     let pid = std::process::id();
     match result {
@@ -736,5 +827,52 @@ fn spool_path(result: Option<&std::path::Path>, stage: usize, what: &str) -> Pat
             result.with_file_name(format!(".{name}.stage{stage}-{what}.tmp-{pid}"))
         }
         None => std::env::temp_dir().join(format!("benchlens-stage{stage}-{what}.tmp-{pid}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outcome(stages: &[(u64, u64)]) -> RunOutcome {
+        RunOutcome {
+            metrics: stages
+                .iter()
+                .map(|&(completed, failed)| StageMetrics {
+                    completed,
+                    failed,
+                    ..StageMetrics::default()
+                })
+                .collect(),
+            ..RunOutcome::default()
+        }
+    }
+
+    #[test]
+    fn a_run_with_most_requests_failed_is_a_failure_by_default() {
+        // The server died mid-way: 84 % failed.
+        let why = outcome(&[(16, 84)])
+            .failure_verdict(None)
+            .expect("a failure");
+        assert!(
+            why.contains("84.0%") && why.contains("more than half"),
+            "{why}"
+        );
+        // Over the whole run: a bad stage among good ones is not half the run.
+        assert_eq!(outcome(&[(100, 0), (40, 60)]).failure_verdict(None), None);
+        assert!(outcome(&[(10, 0), (40, 60)])
+            .failure_verdict(None)
+            .is_some());
+        assert_eq!(outcome(&[(50, 50)]).failure_verdict(None), None);
+        assert!(outcome(&[(0, 3)])
+            .failure_verdict(None)
+            .unwrap()
+            .contains("no request succeeded"));
+        // --fail-on-error sets the bound per stage, stricter or looser.
+        let why = outcome(&[(100, 0), (95, 5)])
+            .failure_verdict(Some(1.0))
+            .unwrap();
+        assert!(why.starts_with("stage 2: 5.0%"), "{why}");
+        assert_eq!(outcome(&[(16, 84)]).failure_verdict(Some(90.0)), None);
     }
 }

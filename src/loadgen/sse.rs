@@ -155,6 +155,84 @@ pub struct ChunkInfo {
     pub error: bool,
     /// TGI: the token is special (not text).
     pub special: bool,
+    /// A usage count was no token count (negative, fractional, huge, text): ignored.
+    pub usage_ignored: bool,
+}
+
+/// Most tokens a usage count may say: more is no count of this request (a chunk's tokens are
+/// kept as `u32`).
+pub const MAX_USAGE_TOKENS: u64 = u32::MAX as u64;
+
+/// A usage count as the server wrote it: a token count, or something that cannot be one
+/// (`-1`, `1e308`, `2.5`, `"NaN"`, an object), which is ignored rather than failing the chunk
+/// and with it a good stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Count {
+    Tokens(u64),
+    Absurd,
+}
+
+impl Count {
+    fn of_f64(v: f64) -> Count {
+        if v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v <= MAX_USAGE_TOKENS as f64 {
+            Count::Tokens(v as u64)
+        } else {
+            Count::Absurd
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Count {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Count;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a token count")
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Count, E> {
+                Ok(if v <= MAX_USAGE_TOKENS {
+                    Count::Tokens(v)
+                } else {
+                    Count::Absurd
+                })
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Count, E> {
+                Ok(u64::try_from(v).map_or(Count::Absurd, |v| {
+                    self.visit_u64::<E>(v).unwrap_or(Count::Absurd)
+                }))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Count, E> {
+                Ok(Count::of_f64(v))
+            }
+            fn visit_str<E: de::Error>(self, _: &str) -> Result<Count, E> {
+                Ok(Count::Absurd)
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Count, E> {
+                Ok(Count::Absurd)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Count, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(Count::Absurd)
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Count, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(Count::Absurd)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A usage count's tokens; an absurd one is `None` and sets `ignored`.
+fn count(c: Option<Count>, ignored: &mut bool) -> Option<u64> {
+    match c? {
+        Count::Tokens(n) => Some(n),
+        Count::Absurd => {
+            *ignored = true;
+            None
+        }
+    }
 }
 
 thread_local! {
@@ -314,9 +392,9 @@ impl<'de> Deserialize<'de> for Choices {
 #[derive(Deserialize)]
 struct Usage {
     #[serde(default)]
-    prompt_tokens: Option<u64>,
+    prompt_tokens: Option<Count>,
     #[serde(default)]
-    completion_tokens: Option<u64>,
+    completion_tokens: Option<Count>,
 }
 
 #[derive(Deserialize)]
@@ -334,15 +412,31 @@ struct OpenAiChunk {
 pub fn decode_openai(data: &[u8]) -> Option<ChunkInfo> {
     let c: OpenAiChunk = serde_json::from_slice(data).ok()?;
     let usage = c.usage.as_ref();
+    let mut usage_ignored = false;
+    let completion_tokens = count(usage.and_then(|u| u.completion_tokens), &mut usage_ignored);
+    let prompt_tokens = count(usage.and_then(|u| u.prompt_tokens), &mut usage_ignored);
     Some(ChunkInfo {
         text_bytes: c.choices.text_bytes,
         finished: c.choices.finished,
         has_choice: c.choices.any,
-        completion_tokens: usage.and_then(|u| u.completion_tokens),
-        prompt_tokens: usage.and_then(|u| u.prompt_tokens),
+        completion_tokens,
+        prompt_tokens,
         error: c.error.is_some(),
         special: false,
+        usage_ignored,
     })
+}
+
+/// The model an OpenAI-style chunk names (`"model"`), if any. Read from a reply's first event
+/// only, so it costs one parse a request.
+pub fn model_named(data: &[u8]) -> Option<String> {
+    #[derive(Deserialize)]
+    struct ModelField<'a> {
+        #[serde(borrow, default)]
+        model: Option<std::borrow::Cow<'a, str>>,
+    }
+    let m: ModelField = serde_json::from_slice(data).ok()?;
+    m.model.map(|m| m.chars().take(200).collect())
 }
 
 #[derive(Deserialize)]
@@ -356,7 +450,7 @@ struct TgiToken {
 #[derive(Deserialize)]
 struct TgiDetails {
     #[serde(default)]
-    generated_tokens: Option<u64>,
+    generated_tokens: Option<Count>,
 }
 
 #[derive(Deserialize)]
@@ -373,24 +467,28 @@ struct TgiChunk {
 pub fn decode_tgi(data: &[u8]) -> Option<ChunkInfo> {
     let c: TgiChunk = serde_json::from_slice(data).ok()?;
     let token = c.token.as_ref();
+    let mut usage_ignored = false;
+    let generated = c.details.as_ref().and_then(|d| d.generated_tokens);
+    let completion_tokens = count(generated, &mut usage_ignored);
     Some(ChunkInfo {
         text_bytes: token.map_or(0, |t| t.text.0),
         // The last event carries `details` (with its finish reason).
         finished: c.details.as_ref().is_some(),
         has_choice: token.is_some(),
-        completion_tokens: c.details.and_then(|d| d.generated_tokens),
+        completion_tokens,
         prompt_tokens: None,
         error: c.error.is_some(),
         special: token.is_some_and(|t| t.special),
+        usage_ignored,
     })
 }
 
 #[derive(Deserialize)]
 struct SglMeta {
     #[serde(default)]
-    prompt_tokens: Option<u64>,
+    prompt_tokens: Option<Count>,
     #[serde(default)]
-    completion_tokens: Option<u64>,
+    completion_tokens: Option<Count>,
     /// `null` while generating, `{"type": "length", ...}` at the end.
     #[serde(default)]
     finish_reason: Option<IgnoredAny>,
@@ -410,14 +508,18 @@ struct SglChunk {
 pub fn decode_sglang(data: &[u8]) -> Option<ChunkInfo> {
     let c: SglChunk = serde_json::from_slice(data).ok()?;
     let meta = c.meta_info.as_ref();
+    let mut usage_ignored = false;
+    let completion_tokens = count(meta.and_then(|m| m.completion_tokens), &mut usage_ignored);
+    let prompt_tokens = count(meta.and_then(|m| m.prompt_tokens), &mut usage_ignored);
     Some(ChunkInfo {
         text_bytes: c.text.0,
         finished: meta.is_some_and(|m| m.finish_reason.is_some()),
         has_choice: true,
-        completion_tokens: meta.and_then(|m| m.completion_tokens),
-        prompt_tokens: meta.and_then(|m| m.prompt_tokens),
+        completion_tokens,
+        prompt_tokens,
         error: c.error.is_some(),
         special: false,
+        usage_ignored,
     })
 }
 
@@ -460,6 +562,64 @@ mod tests {
         let mut p = SseParser::new();
         p.push(&vec![b'x'; MAX_EVENT_BYTES + 1]);
         assert_eq!(p.next_event(), Err(SseError::EventTooLong));
+    }
+
+    #[test]
+    fn absurd_usage_counts_are_ignored_not_the_chunk() {
+        for bad in [
+            "-1",
+            "1e308",
+            "\"NaN\"",
+            "2.5",
+            "99999999999",
+            "true",
+            "[1]",
+            "{\"n\":1}",
+        ] {
+            let chunk = format!(
+                r#"{{"choices":[{{"text":"a"}}],"usage":{{"prompt_tokens":{bad},"completion_tokens":3}}}}"#
+            );
+            let c = decode_openai(chunk.as_bytes()).unwrap_or_else(|| panic!("{bad}"));
+            assert!(c.usage_ignored, "{bad}");
+            assert_eq!(
+                (c.text_bytes, c.prompt_tokens, c.completion_tokens),
+                (1, None, Some(3)),
+                "{bad}"
+            );
+        }
+        // A whole number written as a float is a count; null is no count and nothing ignored.
+        let c = decode_openai(
+            br#"{"choices":[],"usage":{"prompt_tokens":7.0,"completion_tokens":null}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            (c.prompt_tokens, c.completion_tokens, c.usage_ignored),
+            (Some(7), None, false)
+        );
+        let c = decode_tgi(br#"{"token":{"text":"a"},"details":{"generated_tokens":-4}}"#).unwrap();
+        assert_eq!(
+            (c.completion_tokens, c.usage_ignored, c.finished),
+            (None, true, true)
+        );
+        let c = decode_sglang(
+            br#"{"text":"ab","meta_info":{"prompt_tokens":"x","completion_tokens":2}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            (c.prompt_tokens, c.completion_tokens, c.usage_ignored),
+            (None, Some(2), true)
+        );
+    }
+
+    #[test]
+    fn the_model_a_chunk_names_is_read() {
+        assert_eq!(
+            model_named(br#"{"id":"x","model":"llama-3\u002e1","choices":[]}"#).as_deref(),
+            Some("llama-3.1")
+        );
+        assert_eq!(model_named(br#"{"choices":[]}"#), None);
+        assert_eq!(model_named(br#"{"model":null}"#), None);
+        assert_eq!(model_named(b"not json"), None);
     }
 
     #[test]

@@ -35,6 +35,8 @@ pub struct Stamps {
     /// Set by [`Stamps::arm_tx`]: the next write records its time in `tx`.
     armed: AtomicBool,
     tx: Mutex<Option<Instant>>,
+    /// Reads that brought data, so far.
+    reads: std::sync::atomic::AtomicU64,
 }
 
 impl Stamps {
@@ -57,7 +59,14 @@ impl Stamps {
         self.tx.lock().ok().and_then(|g| *g)
     }
 
+    /// How many reads brought data so far: unchanged across a request means not one byte of
+    /// an answer came.
+    pub fn reads(&self) -> u64 {
+        self.reads.load(Ordering::Acquire)
+    }
+
     fn received(&self, at: Instant) {
+        self.reads.fetch_add(1, Ordering::AcqRel);
         if let Ok(mut g) = self.last_rx.lock() {
             // Reads on one connection are sequential; keep the newest either way.
             if g.is_none_or(|prev| at > prev) {

@@ -63,6 +63,8 @@ pub struct StreamAccount {
     saw_event: bool,
     /// Arrival (seconds after the request's write) of the last text chunk.
     last_text_at: Option<f64>,
+    /// The first event was read for the model it names.
+    model_read: bool,
 }
 
 impl StreamAccount {
@@ -87,6 +89,7 @@ impl StreamAccount {
             done: false,
             saw_event: false,
             last_text_at: None,
+            model_read: false,
         }
     }
 
@@ -169,6 +172,10 @@ impl StreamAccount {
                 return Ok(Flow::Done);
             }
             let backend = self.backend;
+            if !self.model_read && matches!(backend, Backend::OpenAi | Backend::OpenAiChat) {
+                self.model_read = true;
+                rec.server_model = sse::model_named(event);
+            }
             let decoded = if backend == Backend::Sglang {
                 // SGLang resends the whole text so far: keep the latest, do not append.
                 let mut so_far = String::new();
@@ -191,6 +198,7 @@ impl StreamAccount {
                 let shown = String::from_utf8_lossy(&event[..event.len().min(200)]).into_owned();
                 return Err(self.fail(FailureKind::ServerError, shown));
             }
+            rec.usage_ignored |= info.usage_ignored;
             if info.prompt_tokens.is_some() {
                 rec.input_tokens_server = info.prompt_tokens;
             }
@@ -458,6 +466,38 @@ mod tests {
         );
         end.unwrap();
         assert!(!rec.finish_reason_missing);
+    }
+
+    #[test]
+    fn the_first_event_names_the_model_and_absurd_usage_keeps_the_stream() {
+        let (rec, end) = feed(
+            Backend::OpenAiChat,
+            SSE,
+            &[
+                (
+                    "data: {\"model\":\"/models/q.gguf\",\"choices\":[{\"delta\":{\"content\":\"a\"}}],\"usage\":{\"prompt_tokens\":-1}}\n\n",
+                    0.1,
+                ),
+                (
+                    "data: {\"model\":\"other\",\"choices\":[{\"delta\":{\"content\":\"b\"},\"finish_reason\":\"stop\"}]}\n\n",
+                    0.2,
+                ),
+            ],
+        );
+        end.unwrap();
+        assert_eq!(rec.server_model.as_deref(), Some("/models/q.gguf"));
+        assert!(rec.usage_ignored);
+        assert_eq!((rec.chunks.len(), rec.input_tokens_server), (2, None));
+        // TGI's native stream names no model, and is not asked for one.
+        let (rec, _) = feed(
+            Backend::Tgi,
+            SSE,
+            &[(
+                "data: {\"model\":\"x\",\"token\":{\"text\":\"a\"}}\n\n",
+                0.1,
+            )],
+        );
+        assert_eq!(rec.server_model, None);
     }
 
     #[test]

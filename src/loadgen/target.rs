@@ -209,11 +209,57 @@ impl Target {
             headers,
         })
     }
+
+    /// Where a redirect's `Location` leads when it stays on this target's origin (the same
+    /// scheme, host and port, or a path alone): the path and query to request. `None` for
+    /// another origin or a `Location` that is no URL.
+    pub fn same_origin_path(&self, location: &str) -> Option<String> {
+        let loc = location.trim();
+        if loc.starts_with('/') && !loc.starts_with("//") {
+            return loc.parse::<Uri>().ok().map(|_| loc.to_string());
+        }
+        let uri: Uri = loc.parse().ok()?;
+        let (scheme, authority) = (uri.scheme_str()?, uri.authority()?);
+        let base = split_base_url(&format!("{scheme}://{authority}")).ok()?;
+        (base.tls == self.tls && base.authority.eq_ignore_ascii_case(&self.host)).then(|| {
+            uri.path_and_query()
+                .map_or_else(|| "/".to_string(), |p| p.as_str().to_string())
+        })
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn redirects_stay_within_the_origin_or_are_not_followed() {
+        let t = Target {
+            url: "http://gpu-box:8000/v1/completions".into(),
+            origin: "http://gpu-box:8000".into(),
+            tls: false,
+            path: "/v1/completions".into(),
+            host: "gpu-box:8000".into(),
+            server_name: "gpu-box".into(),
+            prefix: String::new(),
+            addr: "127.0.0.1:8000".parse().unwrap(),
+            headers: vec![],
+        };
+        let p = |l: &str| t.same_origin_path(l);
+        assert_eq!(
+            p("/v2/completions?x=1").as_deref(),
+            Some("/v2/completions?x=1")
+        );
+        assert_eq!(p("http://GPU-box:8000/v2").as_deref(), Some("/v2"));
+        assert_eq!(p("http://gpu-box:8000").as_deref(), Some("/"));
+        // Another scheme, port or host, a scheme-relative URL, garbage: not followed.
+        assert_eq!(p("https://gpu-box:8000/v2"), None);
+        assert_eq!(p("http://gpu-box/v2"), None);
+        assert_eq!(p("http://evil:8000/v2"), None);
+        assert_eq!(p("//evil:8000/v2"), None);
+        assert_eq!(p("not a url"), None);
+        assert_eq!(p("/has space"), None);
+    }
 
     #[test]
     fn base_urls_split_into_authority_and_prefix() {

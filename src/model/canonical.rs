@@ -46,7 +46,7 @@ use super::record::{Record, RequestDetail};
 use super::SCHEMA_VERSION;
 
 mod csv_text;
-pub use csv_text::{from_csv, header_is_canonical, to_csv};
+pub use csv_text::{duplicate_column_warnings, from_csv, header_is_canonical, to_csv};
 
 /// Records read from a canonical file, with what was skipped along the way.
 #[derive(Clone, Debug, Default, PartialEq)]

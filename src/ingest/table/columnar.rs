@@ -21,7 +21,7 @@
 use super::cells::{cell_number, decimal_prefix, plain_decimal, plain_text, trim_cell};
 use super::delimited::{csv_delimiter, csv_reader, next_row, sample_plain_rows, sample_rows};
 use super::rows::Cells;
-use super::{auto_mapping, note_scales, push_mapping, ColumnMapping, Table};
+use super::{auto_mapping, note_mapping, push_mapping, ColumnMapping, Table};
 use crate::ingest::text::snake;
 use crate::ingest::{Format, Ingested, IngestedColumns, Warning};
 use crate::model::canonical::parse_number_text;
@@ -896,7 +896,7 @@ fn start<'s>(
     };
     let (mut columns, slots) = plan(&mapping, rules)?;
     columns.reserve(newlines.saturating_add(1).min(1 << 24));
-    note_scales(&mapping, out);
+    note_mapping(&mapping, out);
     let stamp_at = (
         columns.dim_position(&DimKey::Known(Dim::Source))?,
         columns.dim_position(&DimKey::Known(Dim::Format))?,

@@ -8,7 +8,7 @@ use super::plain_rows::PlainRows;
 use super::ragged::Ragged;
 use super::rows::RowMapper;
 use super::{
-    auto_mapping, merge_mapping, note_scales, push_mapping, ColumnMapping, RowsContext, Table,
+    auto_mapping, merge_mapping, note_mapping, push_mapping, ColumnMapping, RowsContext, Table,
 };
 use crate::ingest::{IngestError, Ingested, Warning};
 
@@ -156,7 +156,7 @@ fn map_csv_rows(
     rest: impl FnOnce(&mut RowMapper<'_>, &mut Ingested) -> Result<(), IngestError>,
 ) -> Result<(), IngestError> {
     let mapping = merge_mapping(auto_mapping(t), user);
-    note_scales(&mapping, out);
+    note_mapping(&mapping, out);
     let ctx = RowsContext {
         context: &[],
         tags: &[],

@@ -224,7 +224,12 @@ fn encode(out: &mut Vec<u8>, r: &RequestRecord) {
     put_opt_u64(out, r.input_tokens_server);
     put_u64(out, r.output_chunks_local);
     put_u64(out, r.coalesced_chunks);
-    out.push(u8::from(r.ignore_eos) | u8::from(r.finish_reason_missing) << 1);
+    out.push(
+        u8::from(r.ignore_eos)
+            | u8::from(r.finish_reason_missing) << 1
+            | u8::from(r.retried_unsent) << 2
+            | u8::from(r.usage_ignored) << 3,
+    );
     put_bytes(out, r.generated_text.as_bytes());
     put_opt_u64(out, r.output_tokens_text);
     match &r.failure {
@@ -327,6 +332,8 @@ fn decode(input: &mut impl Read, r: &mut RequestRecord) -> std::io::Result<()> {
     let flags = take_u8(input)?;
     r.ignore_eos = flags & 1 != 0;
     r.finish_reason_missing = flags & 2 != 0;
+    r.retried_unsent = flags & 4 != 0;
+    r.usage_ignored = flags & 8 != 0;
     take_string(input, &mut r.generated_text)?;
     r.output_tokens_text = take_opt_u64(input)?;
     r.failure = match take_u8(input)? {
@@ -385,6 +392,9 @@ mod tests {
                     coalesced_chunks: 2,
                     ignore_eos: i % 2 == 0,
                     finish_reason_missing: i % 3 == 0,
+                    retried_unsent: i % 4 == 1,
+                    usage_ignored: i % 5 == 2,
+                    server_model: None,
                     generated_text: "é\n\"x\"".repeat(i % 3),
                     output_tokens_text: (i % 4 == 0).then_some(9),
                     failure: match i % 5 {

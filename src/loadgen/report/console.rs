@@ -172,7 +172,7 @@ fn client_section(out: &mut String, info: &StageInfo, m: &StageMetrics, view: &S
     if info.partial {
         line(out, "Partial (interrupted):", "yes");
     }
-    for w in crate::loadgen::measure::warnings(m) {
+    for w in crate::loadgen::measure::warnings(m, &info.model) {
         let _ = writeln!(out, "{w}");
     }
     let _ = writeln!(out, "{}", "=".repeat(50));

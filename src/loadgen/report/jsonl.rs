@@ -21,6 +21,8 @@ use crate::loadgen::record::{ChunkLog, RequestRecord};
 /// | `chunks_ms_tokens` | `[ms after the request's write, tokens]` per token-bearing chunk |
 /// | `coalesced_chunks` | of those, chunks that came in the same read as the one before (gap not observed) |
 /// | `finish_reason_missing` | the stream ended with `[DONE]` but no `finish_reason` (maybe cut off by the server) |
+/// | `retried_unsent` | only when true: sent again on a new connection, the pooled one having been closed by the server before answering |
+/// | `usage_ignored` | only when true: the server's usage held values that are no token counts, ignored |
 /// | `length_flag` | `over_length` (more tokens than asked), `short_reply` (fewer despite `--ignore-eos`) or `null` |
 /// | `error_kind`, `error` | failure kind (`http_503`, `idle_timeout`...) and message, or `null` |
 /// | `conversation`, `turn` | `--multi-turn` only: the conversation's number and the turn (from 0); rows of a run are in send order, a conversation's turns in turn order |
@@ -55,11 +57,19 @@ struct Row<'a> {
     coalesced_chunks: u64,
     length_flag: Option<&'static str>,
     finish_reason_missing: bool,
+    #[serde(skip_serializing_if = "is_false")]
+    retried_unsent: bool,
+    #[serde(skip_serializing_if = "is_false")]
+    usage_ignored: bool,
     error_kind: Option<String>,
     error: Option<&'a str>,
     /// Only multi-turn runs carry the conversation keys.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     turn: Option<TurnKeys>,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 #[derive(Serialize)]
@@ -102,6 +112,8 @@ impl<'a> Row<'a> {
             coalesced_chunks: r.coalesced_chunks,
             length_flag: r.length_flag().map(|f| f.name()),
             finish_reason_missing: r.finish_reason_missing,
+            retried_unsent: r.retried_unsent,
+            usage_ignored: r.usage_ignored,
             error_kind: r.failure.as_ref().map(|f| f.kind.name()),
             error: r.failure.as_ref().map(|f| f.message.as_str()),
             turn: r.turn.map(|t| TurnKeys {

@@ -133,6 +133,10 @@ pub fn stage_record(
         "finish_reason_missing_requests",
         m.finish_reason_missing as f64,
     );
+    extra("retried_unsent", m.retried_unsent as f64);
+    if m.usage_ignored > 0 {
+        extra("usage_ignored_requests", m.usage_ignored as f64);
+    }
     extra("timed_chunks", m.timed_chunks as f64);
     extra("coalesced_chunks", m.coalesced_chunks as f64);
     extra("max_output_tokens_per_s", m.max_output_tokens_per_s);

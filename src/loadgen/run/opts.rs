@@ -53,6 +53,10 @@ pub struct RunOpts {
     /// and system roots.
     #[arg(long, value_name = "FILE")]
     pub ca_cert: Option<PathBuf>,
+    /// HTTP/1.1: the largest response head accepted, in KiB (default 64; 8 at least). A larger
+    /// head fails the request naming this flag.
+    #[arg(long, value_name = "KIB", value_parser = clap::value_parser!(u32).range(8..=16384))]
+    pub max_response_head_kib: Option<u32>,
     /// Request path (default: `/v1/completions`, `/v1/chat/completions`, `/generate_stream` or
     /// `/generate` by backend).
     #[arg(long)]
@@ -126,7 +130,9 @@ pub struct RunOpts {
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
 
-    /// Where prompts come from.
+    /// Where prompts come from. Spelled `--dataset-name random` (vLLM's flag) with the
+    /// `openai` or `openai-chat` backend, it also sets `--ignore-eos`, as `vllm bench serve`
+    /// does for its random dataset; `--dataset random` does not.
     #[arg(
         long,
         visible_alias = "dataset-name",
@@ -250,8 +256,9 @@ pub struct RunOpts {
     /// `e2el_including_client_queue` (the canonical file always has the first four).
     #[arg(long, default_value = PercentileMetric::DEFAULT)]
     pub percentile_metrics: String,
-    /// Exit non-zero when more than this percentage of a stage's requests failed (a run in
-    /// which no request succeeded always exits non-zero).
+    /// Exit non-zero when more than this percentage of a stage's requests failed. Without it,
+    /// a run exits non-zero when more than half of its requests failed; one in which no request
+    /// succeeded always does.
     #[arg(long, value_name = "PCT")]
     pub fail_on_error: Option<f64>,
 

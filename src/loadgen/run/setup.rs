@@ -1,7 +1,7 @@
 //! What a run settles before its first stage: the server's model (`/v1/models`) when
 //! `--model` is not given, the prompts of the chosen dataset, and where the result files go.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -349,9 +349,133 @@ pub(super) fn result_paths(opts: &RunOpts, model: &str) -> Result<ResultPaths, L
     Ok(ResultPaths { result, requests })
 }
 
+/// Bytes a request's rows take in the result files, about: its JSON Lines row and its detail
+/// in the canonical file, each a fixed part ...
+const REQUEST_BYTES: u64 = 1536;
+/// ... and its token chunks, about 24 bytes each in either file.
+const CHUNK_BYTES: u64 = 48;
+
+/// About how many bytes of result files a run of `requests` requests of `output_len` tokens
+/// each writes: what the folder must have room for before the load starts.
+pub(super) fn planned_bytes(requests: u64, output_len: u64) -> u64 {
+    requests.saturating_mul(REQUEST_BYTES.saturating_add(CHUNK_BYTES.saturating_mul(output_len)))
+}
+
+/// The requests a run plans: `--num-prompts` per stage, or with `--duration` the rate times
+/// the duration (a stage at an unbounded rate counts `--num-prompts`, its usual size).
+pub(super) fn planned_requests(opts: &RunOpts, rates: &[f64], stages_per_rate: usize) -> u64 {
+    let per_rate = |rate: f64| match opts.duration {
+        Some(d) if rate.is_finite() => (rate * d).ceil().max(0.0) as u64,
+        _ => opts.num_prompts,
+    };
+    let all = rates
+        .iter()
+        .map(|&r| per_rate(r).saturating_mul(stages_per_rate as u64))
+        .fold(0u64, u64::saturating_add);
+    // A shard sends its share.
+    opts.shard
+        .map_or(all, |s| all.div_ceil(s.count.max(1) as u64))
+}
+
+/// Bytes, shown to a person.
+fn human_bytes(b: u64) -> String {
+    const UNITS: [&str; 5] = ["bytes", "KB", "MB", "GB", "TB"];
+    let mut v = b as f64;
+    let mut unit = 0;
+    while v >= 1000.0 && unit + 1 < UNITS.len() {
+        v /= 1000.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{b} bytes")
+    } else {
+        format!("{v:.1} {}", UNITS[unit])
+    }
+}
+
+/// Whether a folder with `free` bytes (when known) has room for `need`: the reason if not.
+pub(super) fn room_for(free: Option<u64>, need: u64) -> Result<(), String> {
+    match free {
+        Some(free) if free < need => Err(format!(
+            "not enough room: {} free, the planned run's files need about {} (free some, choose another --result-dir, or plan fewer requests)",
+            human_bytes(free),
+            human_bytes(need)
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Bytes an unprivileged writer may still use on the file system holding `dir` (statvfs).
+fn free_bytes(dir: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+    // SAFETY: a zeroed statvfs is a valid out-parameter; `c` is a NUL-terminated path that
+    // lives through the call.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    let rc = unsafe { libc::statvfs(c.as_ptr(), &mut st) };
+    (rc == 0).then(|| (st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
+}
+
+/// Checks, before any load, that the result folder takes files (a small file is written and
+/// removed) and has room for `need` bytes.
+pub(super) fn check_folder(dir: &Path, need: u64) -> Result<(), LoadgenError> {
+    let shown = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    let probe = shown.join(format!(".benchlens-write-check-{}", run_id()));
+    let wrote = std::fs::write(&probe, b"benchlens\n");
+    let _ = std::fs::remove_file(&probe);
+    wrote.map_err(|source| LoadgenError::Write {
+        path: shown.into(),
+        source,
+    })?;
+    room_for(free_bytes(shown), need).map_err(|why| LoadgenError::Write {
+        path: shown.into(),
+        source: std::io::Error::new(std::io::ErrorKind::StorageFull, why),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_folder_must_take_files_and_have_room_for_the_plan() {
+        // 1,000 requests of 128 tokens: about 7.7 MB.
+        let need = planned_bytes(1000, 128);
+        assert_eq!(need, 1000 * (1536 + 48 * 128));
+        assert_eq!(room_for(Some(need), need), Ok(()));
+        assert_eq!(room_for(None, need), Ok(()));
+        let why = room_for(Some(3_000_000), need).unwrap_err();
+        assert!(
+            why.contains("3.0 MB free") && why.contains("about 7.7 MB"),
+            "{why}"
+        );
+        assert_eq!(planned_bytes(u64::MAX, 128), u64::MAX);
+        let opts = RunOpts {
+            num_prompts: 100,
+            ..RunOpts::default()
+        };
+        assert_eq!(planned_requests(&opts, &[1.0, f64::INFINITY], 2), 400);
+        let timed = RunOpts {
+            duration: Some(10.0),
+            ..opts
+        };
+        assert_eq!(planned_requests(&timed, &[2.5, f64::INFINITY], 1), 25 + 100);
+        // A folder that takes files, and one that is no folder.
+        let dir = tempfile::tempdir().unwrap();
+        check_folder(dir.path(), 1).unwrap();
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+        let file = dir.path().join("f");
+        std::fs::write(&file, b"x").unwrap();
+        let e = check_folder(&file, 1).unwrap_err();
+        assert!(e.to_string().contains("cannot write"), "{e}");
+        let e = check_folder(dir.path(), u64::MAX).unwrap_err();
+        let chain = format!("{e}: {}", std::error::Error::source(&e).unwrap());
+        assert!(chain.contains("not enough room"), "{chain}");
+    }
 
     #[test]
     fn default_names_carry_milliseconds_run_id_and_shard() {

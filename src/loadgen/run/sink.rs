@@ -38,6 +38,9 @@ pub(super) struct RequestsFile {
     out: BufWriter<File>,
     clock: FlushClock,
     rows: u64,
+    /// Why writing stopped (a full disk), with the rows that had reached the file by then:
+    /// the stage goes on measuring, and the run decides where the next rows go.
+    failed: Option<(std::io::Error, u64)>,
 }
 
 /// Longest time a finished request's row waits in the buffer before it is written to the file.
@@ -77,7 +80,15 @@ impl RequestsFile {
             out: BufWriter::with_capacity(1 << 16, file),
             clock: FlushClock::default(),
             rows: 0,
+            failed: None,
         })
+    }
+
+    /// Why writing the file failed during the last stage, if it did, with how many rows had
+    /// been handed to it before (those in the file, at most; the others are lost from it).
+    pub(super) fn take_failure(&mut self) -> Option<(LoadgenError, u64)> {
+        let (source, rows) = self.failed.take()?;
+        Some((self.error(source), rows))
     }
 
     /// Rows written so far (over every stage).
@@ -321,12 +332,17 @@ fn work(
             take(rec, &mut failed, &mut file);
         }
     }
+    // A write that failed (a full disk) does not end the stage: its measurements stand, and the
+    // file says what went wrong for the run to report and write elsewhere.
     if let Some(f) = file.as_mut() {
+        let rows = f.rows;
         let written = match failed {
             Some(e) => Err(e),
             None => f.flush(),
         };
-        written.map_err(|e| f.error(e))?;
+        if let Err(e) = written {
+            f.failed = Some((e, rows));
+        }
     }
     records.sort_by_key(|r| r.index);
     Ok(Worked {

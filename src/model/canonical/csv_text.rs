@@ -76,8 +76,40 @@ pub fn header_is_canonical(header: &[&str]) -> bool {
         && header.iter().any(|h| MetricKey::from_name(h).is_some())
 }
 
+/// One warning per name that several read columns share (`names` in column order, `None` for
+/// a column not read): each row keeps the value of the last of them, as every table reader
+/// does.
+pub fn duplicate_column_warnings<'a>(
+    names: impl IntoIterator<Item = Option<&'a str>>,
+) -> Vec<String> {
+    let mut at: Vec<(&str, Vec<usize>)> = Vec::new();
+    let mut index: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for (i, name) in names.into_iter().enumerate() {
+        let Some(name) = name else { continue };
+        match index.get(name) {
+            Some(&k) => at[k].1.push(i + 1),
+            None => {
+                index.insert(name, at.len());
+                at.push((name, vec![i + 1]));
+            }
+        }
+    }
+    at.into_iter()
+        .filter(|(_, cols)| cols.len() > 1)
+        .map(|(name, cols)| {
+            let list: Vec<String> = cols.iter().map(usize::to_string).collect();
+            format!(
+                "{} columns are named {name:?} (columns {}): each row keeps the last one's value (column {}), the others are ignored",
+                cols.len(),
+                list.join(", "),
+                cols.last().copied().unwrap_or_default()
+            )
+        })
+        .collect()
+}
+
 /// Reads canonical CSV text. Unknown columns and unusable cells are skipped with warnings
-/// naming the line and column.
+/// naming the line and column; of columns sharing a name the last is read, with a warning.
 pub fn from_csv(text: &str) -> Result<Decoded, CanonicalError> {
     let mut rdr = csv::ReaderBuilder::new()
         .flexible(true)
@@ -106,6 +138,13 @@ pub fn from_csv(text: &str) -> Result<Decoded, CanonicalError> {
             None
         };
         columns.push(c);
+    }
+    let read = header
+        .iter()
+        .zip(&columns)
+        .map(|(h, c)| c.as_ref().map(|_| h.as_str()));
+    for w in duplicate_column_warnings(read) {
+        out.warnings.push(format!("line 1: {w}"));
     }
     for row in rdr.records() {
         let row = row.map_err(|e| CanonicalError::Csv {
