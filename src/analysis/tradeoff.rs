@@ -336,6 +336,17 @@ pub struct TradeoffSeries {
     pub frontier: Vec<usize>,
 }
 
+impl TradeoffSeries {
+    /// The frontier's points as `(x, y)`, in x order.
+    pub fn frontier_xy(&self) -> Vec<(f64, f64)> {
+        self.frontier
+            .iter()
+            .filter_map(|&i| self.points.get(i))
+            .map(|p| (p.latency, p.throughput))
+            .collect()
+    }
+}
+
 /// Whether `a` dominates `b`: at least as good on both axes and strictly better on one.
 pub fn dominates(
     a: (f64, f64),

@@ -137,12 +137,7 @@ pub fn overview(
     let mut rows: Vec<OverviewRow> = series
         .iter()
         .map(|s| {
-            let front: Vec<(f64, f64)> = s
-                .frontier
-                .iter()
-                .filter_map(|&i| s.points.get(i))
-                .map(|p| (p.latency, p.throughput))
-                .collect();
+            let front = s.frontier_xy();
             OverviewRow {
                 series: s.name.clone(),
                 at: levels

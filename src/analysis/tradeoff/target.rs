@@ -33,12 +33,7 @@ pub fn at_target(
     series
         .iter()
         .map(|s| {
-            let front: Vec<(f64, f64)> = s
-                .frontier
-                .iter()
-                .filter_map(|&i| s.points.get(i))
-                .map(|p| (p.latency, p.throughput))
-                .collect();
+            let front = s.frontier_xy();
             TargetRow {
                 series: s.name.clone(),
                 at: economics::read_at(&front, x_hib, y_hib, target),
