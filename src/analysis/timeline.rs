@@ -441,6 +441,9 @@ fn bin_width_s(t: &[f64]) -> f64 {
         .unwrap_or(1.0)
 }
 
+/// A last bin shorter than this share of a bin is too short to turn into a rate.
+const MIN_PARTIAL_BIN: f64 = 0.2;
+
 /// The series of `r` as panels: output tokens/s, requests sent/s, requests in flight, TTFT
 /// and ITL quantiles, then every other column (the `server.*` telemetry among them) alone.
 /// A record with no series but request timing gets [`series_from_spans`].
@@ -450,14 +453,39 @@ pub fn series_panels(r: &Record) -> Option<SeriesPanels> {
         if derived.is_empty() {
             return None;
         }
-        let stand_in = Record {
+        let end_s = spans(&r.requests)
+            .iter()
+            .map(Span::last_s)
+            .fold(f64::NEG_INFINITY, f64::max);
+        let mut stand_in = Record {
             series: derived,
             ..Record::default()
         };
+        if let Some(d) = r.metric(&MetricKey::DurationS).or(Some(end_s)) {
+            stand_in.set_metric(MetricKey::DurationS, d);
+        }
         return series_panels(&stand_in);
     }
     let t_s = r.series.get("t_s")?.clone();
     let width_s = bin_width_s(&t_s);
+    // The last bin ends with the stage: a probe's last partial second holds a fraction of a
+    // second's counts, so its rate divides by the time it covers, and one too short to rate
+    // (under a fifth of a bin) is not drawn rather than drawn as a collapse.
+    let last_width = t_s
+        .last()
+        .and_then(|&t| r.metric(&MetricKey::DurationS).map(|end| end - t))
+        .filter(|w| w.is_finite() && *w > 0.0 && *w < width_s);
+    let per_s = |v: &[f64]| -> Vec<f64> {
+        let n = v.len();
+        v.iter()
+            .enumerate()
+            .map(|(i, x)| match last_width {
+                Some(w) if i + 1 == n && w >= MIN_PARTIAL_BIN * width_s => x / w,
+                Some(_) if i + 1 == n => f64::NAN,
+                _ => x / width_s,
+            })
+            .collect()
+    };
     let mut used = vec!["t_s".to_string()];
     let mut panels = Vec::new();
     let rate = |col: &str, title: &str, used: &mut Vec<String>, panels: &mut Vec<Panel>| {
@@ -467,7 +495,7 @@ pub fn series_panels(r: &Record) -> Option<SeriesPanels> {
                 title: title.into(),
                 lines: vec![Line {
                     name: title.into(),
-                    values: v.iter().map(|x| x / width_s).collect(),
+                    values: per_s(v),
                 }],
             });
         }
@@ -622,6 +650,35 @@ mod tests {
         // Drawn at the middle of each bin.
         assert_eq!(p.x_s, [0.25, 0.75, 1.25]);
         assert!(series_panels(&Record::default()).is_none());
+    }
+
+    #[test]
+    fn a_stages_last_partial_second_is_rated_over_the_time_it_covers() {
+        let rec = |duration: f64| {
+            let mut r = Record::default();
+            r.series.insert("t_s".into(), vec![0.0, 1.0, 2.0]);
+            r.series
+                .insert("output_tokens".into(), vec![100.0, 100.0, 30.0]);
+            r.set_metric(MetricKey::DurationS, duration);
+            r
+        };
+        // 30 tokens in the last 0.3 s: 100 tok/s, not a collapse to 30.
+        let p = series_panels(&rec(2.3)).unwrap();
+        let last = p.panels[0].lines[0].values[2];
+        assert!((last - 100.0).abs() < 1e-9, "{last}");
+        // 0.05 s is too short to rate: not drawn.
+        assert!(series_panels(&rec(2.05)).unwrap().panels[0].lines[0].values[2].is_nan());
+        // A whole last second, or no duration: divided by the bin as before.
+        assert_eq!(
+            series_panels(&rec(3.0)).unwrap().panels[0].lines[0].values[2],
+            30.0
+        );
+        let mut r = rec(1.0);
+        r.metrics.remove(&MetricKey::DurationS);
+        assert_eq!(
+            series_panels(&r).unwrap().panels[0].lines[0].values[2],
+            30.0
+        );
     }
 
     #[test]
