@@ -75,7 +75,7 @@ pub fn NeedsFiles() -> impl IntoView {
                     " — drop them here."
                 </p>
                 <p class="muted">
-                    "The link was made from local files too large to travel inside it. "
+                    "The view was made from local files that did not travel with its address. "
                     "They are read in this page only; nothing is uploaded."
                 </p>
                 <load::FilePicker id="needs-input" label="Choose them…"/>

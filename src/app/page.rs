@@ -44,7 +44,7 @@ pub fn App() -> impl IntoView {
     // nothing else), and only the latest of the changes made meanwhile.
     let address_changes = std::rc::Rc::new(std::cell::Cell::new(0u64));
     Effect::new(move |_| {
-        let query = state.address_link().to_query();
+        let query = state.address_bar().to_query();
         let change = address_changes.get().wrapping_add(1);
         address_changes.set(change);
         let latest = address_changes.clone();

@@ -474,6 +474,21 @@ impl AppState {
         link
     }
 
+    /// What the address bar holds (tracked): [`AppState::address_link`] naming the local files
+    /// too, as needed, so the address opened elsewhere (or after a reload) says which files
+    /// to drop instead of opening on an empty page without a word.
+    pub fn address_bar(&self) -> ViewState {
+        let mut link = self.address_link();
+        self.files.with(|files| {
+            for f in files.iter().filter(|f| f.origin == Origin::Local) {
+                if !link.needs.contains(&f.name) {
+                    link.needs.push(f.name.clone());
+                }
+            }
+        });
+        link
+    }
+
     /// [`AppState::address_link`] without subscribing to anything (for event handlers).
     pub fn address_link_untracked(&self) -> ViewState {
         untrack(|| self.address_link())

@@ -99,9 +99,12 @@ test('seed 001 by drag-and-drop: filters, views and the address', async (t) => {
   assert.match(page.url(), /view=throughput/);
 
   // Reloading the address restores the view and the filter. The dropped file is local, so
-  // it is not in the address: dropped again, it opens filtered, on the throughput view.
+  // the address names it as needed: the page asks for it, and dropped again, it opens
+  // filtered, on the throughput view.
+  assert.match(page.url(), /need=001_b815cef7710eda19\.txt/);
   await page.reload();
-  await page.waitForSelector('#empty-state');
+  await page.waitForSelector('#needs-list');
+  assert.equal(await page.textContent('#needs-list'), '001_b815cef7710eda19.txt');
   assert.match(page.url(), /f\.engine=vllm/);
   await dropFile(page, '001_b815cef7710eda19.txt', text);
   await waitForTraces(page, 1);
