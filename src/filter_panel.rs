@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::model::{Dim, DimKey, DimValue, Facet};
+use crate::model::{format_number, round_significant, Dim, DimKey, DimValue, Facet};
 
 /// Dimensions whose filter is always shown, present in the data or not, first and in this order.
 pub const ALWAYS_FILTERED: [Dim; 5] = [
@@ -158,7 +158,10 @@ pub fn shown_values(values: &[Option<&DimValue>], no_value: &str) -> Vec<String>
     // The fewest significant digits (from 6) at which the distinct numbers stay distinct.
     let digits = (6..=17)
         .find(|&d| {
-            let mut shown: Vec<String> = numbers.iter().map(|&n| significant(n, d)).collect();
+            let mut shown: Vec<String> = numbers
+                .iter()
+                .map(|&n| format_number(round_significant(n, d)))
+                .collect();
             shown.sort_unstable();
             shown.dedup();
             let mut distinct = numbers.clone();
@@ -171,32 +174,10 @@ pub fn shown_values(values: &[Option<&DimValue>], no_value: &str) -> Vec<String>
         .iter()
         .map(|v| match v {
             None => no_value.to_string(),
-            Some(DimValue::Num(n)) => significant(*n, digits),
+            Some(DimValue::Num(n)) => format_number(round_significant(*n, digits)),
             Some(other) => other.to_string(),
         })
         .collect()
-}
-
-/// `v` rounded to `digits` significant digits, written without trailing zeros or exponent
-/// (whole numbers and non-finite values as [`crate::model::format_number`] writes them).
-fn significant(v: f64, digits: usize) -> String {
-    if !v.is_finite() || v == v.trunc() {
-        return crate::model::format_number(v);
-    }
-    let magnitude = v.abs().log10().floor() as i64;
-    let decimals = (digits as i64 - 1 - magnitude).clamp(0, 17) as usize;
-    let text = format!("{v:.decimals$}");
-    let text = if text.contains('.') {
-        text.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        text
-    };
-    // Rounding may have made a whole number of a fraction, or "-0".
-    if text == "-0" {
-        "0".to_string()
-    } else {
-        text
-    }
 }
 
 /// The count and selection of one value of one dimension in `facets`; `(0, false)` when the
@@ -244,6 +225,10 @@ mod tests {
         assert_eq!(shown_values(&[Some(&tiny)], ""), ["0.0000123457"]);
         let (e, f) = (DimValue::from(-0.5), DimValue::from(f64::INFINITY));
         assert_eq!(shown_values(&[Some(&e), Some(&f)], ""), ["-0.5", "inf"]);
+        // Past f64's range for the rounding scale, a value is kept as it is, never NaN.
+        let (g, h) = (DimValue::from(1e-300), DimValue::from(2e-300));
+        let tiny = shown_values(&[Some(&g), Some(&h)], "");
+        assert!(tiny.iter().all(|t| t.starts_with("0.000") && !t.contains("NaN")), "{tiny:?}");
         // The same number twice is one value, not a reason for more digits.
         assert_eq!(
             shown_values(&[Some(&a), Some(&a)], ""),

@@ -25,7 +25,7 @@ mod target;
 
 use bins::{bin_hover, bin_marker_size};
 pub use bins::{bin_points, extent, PointBin, BIN_GRID, MAX_FRONTIER_DRAWN, MAX_POINT_MARKERS};
-pub use overview::{default_levels, overview, Overview, OverviewRow};
+pub use overview::{default_levels, overview, overview_as_typed, Overview, OverviewRow};
 pub use target::{assumptions_used, at_target, target_text_table, AssumedFor, TargetRow};
 
 /// The y axis: a throughput, per GPU or not, or what a token costs in dollars or energy.

@@ -6,7 +6,7 @@ use leptos::prelude::*;
 
 use super::plotly;
 use super::state::{AppState, FileStatus};
-use super::widgets::{markdown_export, options, ChoiceMenu};
+use super::widgets::{markdown_export, options, param_input, ChoiceMenu};
 use crate::analysis::defaults::{default_layout, default_x};
 use crate::analysis::distribution::{
     cdf_plot, distributions, histogram_plot, percentile_text_table, RequestQuantity,
@@ -18,9 +18,8 @@ use crate::analysis::slo::{
     limits_text as limits_text_of, slo, slo_coverage, slo_text_table, SloLimit, SloSpec,
 };
 use crate::analysis::tradeoff::{
-    assumptions_used, at_target, default_levels, overview, target_text_table, tradeoff,
-    tradeoff_plot, AssumedFor, LatencyAxis, Overview, ThroughputAxis, TradeoffSpec,
-    MAX_FRONTIER_DRAWN,
+    assumptions_used, at_target, overview_as_typed, target_text_table, tradeoff, tradeoff_plot,
+    AssumedFor, LatencyAxis, Overview, ThroughputAxis, TradeoffSpec, MAX_FRONTIER_DRAWN,
 };
 use crate::analysis_views::{
     default_slo_load, frontier_rows, parse_numbers, parse_slo_limits, parse_target,
@@ -119,7 +118,7 @@ pub fn TradeoffView() -> impl IntoView {
         let levels = parse_numbers(&levels.get(), "level")?;
         let band = parse_numbers(&band.get(), "band end")?;
         let baseline = baseline.get();
-        Ok::<_, String>(state.with_filtered(|ds, indices| {
+        state.with_filtered(|ds, indices| {
             let spec = TradeoffSpec {
                 throughput: throughput.get(),
                 latency: latency.get(),
@@ -136,38 +135,15 @@ pub fn TradeoffView() -> impl IntoView {
                 .collect();
             let at = target
                 .map(|t| target_text_table(&at_target(&series, &spec, t, cap), &spec, t, cap));
-            let levels = if levels.is_empty() {
-                default_levels(&series, &spec)
-            } else {
-                levels
-            };
-            let band = match (band.first(), band.last(), levels.first(), levels.last()) {
-                (Some(&a), Some(&b), _, _) | (None, None, Some(&a), Some(&b)) => (a, b),
-                _ => (0.0, 0.0),
-            };
-            let summary = (series.len() > 1 && !levels.is_empty()).then(|| {
-                let base = Some(baseline.as_str()).filter(|b| !b.is_empty());
-                let o = overview(&series, &spec, &levels, band, base);
-                (o, spec.throughput.higher_is_better())
-            });
-            (figure, frontier, assumed, at, summary)
-        }))
+            let summary = overview_as_typed(&series, &spec, levels, &band, &baseline)?
+                .map(|o| (o, spec.throughput.higher_is_better()));
+            Ok::<_, String>((figure, frontier, assumed, at, summary))
+        })
     });
     let figure = move || result.get().ok().and_then(|r| r.0);
     let chart_error = plotly::draw_when(node, figure);
-    let text_box = move |id: &'static str,
-                         param: &'static str,
-                         size: &'static str,
-                         placeholder: &'static str,
-                         value: RwSignal<String>| {
-        view! {
-            <input id=id size=size placeholder=placeholder prop:value=move || value.get()
-                on:change=move |ev| {
-                    let v = event_target_value(&ev);
-                    state.set_param(param, v.clone());
-                    value.set(v);
-                }/>
-        }
+    let text_box = move |id, param, size, placeholder: &str, value| {
+        param_input(state, id, param, size, placeholder.to_string(), value)
     };
     view! {
         <div class="controls">
@@ -198,12 +174,9 @@ pub fn TradeoffView() -> impl IntoView {
         })}
         {plotly::error_note(chart_error)}
         <div class="chart" id="tradeoff-chart" node_ref=node></div>
-        {move || {
-            let sort = sort_by.get();
-            result.get().ok().and_then(|r| r.4).map(|(o, y_hib)| view! {
-                <OverviewTable overview=o y_hib=y_hib sort=sort baseline=baseline levels=levels band=band sort_by=sort_by/>
-            })
-        }}
+        {move || result.get().ok().and_then(|r| r.4).map(|(o, y_hib)| view! {
+            <OverviewTable overview=o y_hib=y_hib baseline=baseline levels=levels band=band sort_by=sort_by/>
+        })}
         {move || result.get().ok().map(|(_, (frontier, more), assumed, at, _)| view! {
             {(!assumed.is_empty()).then(|| view! {
                 <ul class="muted" id="tradeoff-assumed">
@@ -237,7 +210,6 @@ pub fn TradeoffView() -> impl IntoView {
 fn OverviewTable(
     overview: Overview,
     y_hib: bool,
-    sort: Option<usize>,
     baseline: RwSignal<String>,
     levels: RwSignal<String>,
     band: RwSignal<String>,
@@ -246,19 +218,8 @@ fn OverviewTable(
     let state = expect_context::<AppState>();
     let table = overview.to_text_table();
     let (markdown, csv) = (table.to_markdown(), table.to_csv());
-    let order = sort.map_or_else(
-        || (0..overview.rows.len()).collect(),
-        |c| overview.order_by(c, y_hib),
-    );
     let names: Vec<String> = overview.rows.iter().map(|r| r.series.clone()).collect();
     let current = overview.baseline.clone().unwrap_or_default();
-    let set = move |param: &'static str, signal: RwSignal<String>| {
-        move |ev: leptos::ev::Event| {
-            let v = event_target_value(&ev);
-            state.set_param(param, v.clone());
-            signal.set(v);
-        }
-    };
     let shown_levels = overview
         .levels
         .iter()
@@ -274,13 +235,17 @@ fn OverviewTable(
         <h3>"Overview: one number per curve"</h3>
         <div class="controls">
             <label>"Levels of x "
-                <input id="overview-levels" size="16" placeholder=shown_levels prop:value=move || levels.get() on:change=set("levels", levels)/>
+                {param_input(state, "overview-levels", "levels", "16", shown_levels, levels)}
             </label>
             <label>"Band "
-                <input id="overview-band" size="10" placeholder=shown_band prop:value=move || band.get() on:change=set("band", band)/>
+                {param_input(state, "overview-band", "band", "10", shown_band, band)}
             </label>
             <label>"Against "
-                <select id="overview-baseline" on:change=set("baseline", baseline)>
+                <select id="overview-baseline" on:change=move |ev| {
+                    let v = event_target_value(&ev);
+                    state.set_param("baseline", v.clone());
+                    baseline.set(v);
+                }>
                     {options(std::iter::once((String::new(), "no baseline".to_string())).chain(names.iter().map(|n| (n.clone(), n.clone()))), &current)}
                 </select>
             </label>
@@ -301,20 +266,26 @@ fn OverviewTable(
                     }).collect_view()}
                 </tr></thead>
                 <tbody>
-                    {order.into_iter().map(|i| {
-                        let row = &overview.rows[i];
-                        view! {
-                            <tr>{table.rows[i].iter().enumerate().map(|(k, cell)| {
-                                let heat = k.checked_sub(1)
-                                    .and_then(|f| row.vs_baseline.get(f).copied().flatten())
-                                    .and_then(|q| Overview::goodness(q, y_hib))
-                                    .map(heat_style)
-                                    .unwrap_or_default();
-                                let numeric = k > 0;
-                                view! { <td class:num=numeric style=heat>{cell.text().to_string()}</td> }
-                            }).collect_view()}</tr>
-                        }
-                    }).collect_view()}
+                    {move || {
+                        let order = sort_by.get().map_or_else(
+                            || (0..overview.rows.len()).collect(),
+                            |c| overview.order_by(c, y_hib),
+                        );
+                        order.into_iter().map(|i| {
+                            let row = &overview.rows[i];
+                            view! {
+                                <tr>{table.rows[i].iter().enumerate().map(|(k, cell)| {
+                                    let heat = k.checked_sub(1)
+                                        .and_then(|f| row.vs_baseline.get(f).copied().flatten())
+                                        .and_then(|q| Overview::goodness(q, y_hib))
+                                        .map(heat_style)
+                                        .unwrap_or_default();
+                                    let numeric = k > 0;
+                                    view! { <td class:num=numeric style=heat>{cell.text().to_string()}</td> }
+                                }).collect_view()}</tr>
+                            }
+                        }).collect_view()
+                    }}
                 </tbody>
             </table>
         </div>
@@ -382,12 +353,7 @@ pub fn SloView() -> impl IntoView {
     view! {
         <div class="controls">
             <label>"Limits "
-                <input id="slo-limits" size="40" prop:value=move || limits_text.get()
-                    on:change=move |ev| {
-                        let v = event_target_value(&ev);
-                        state.set_param("slo", v.clone());
-                        limits_text.set(v);
-                    }/>
+                {param_input(state, "slo-limits", "slo", "40", String::new(), limits_text)}
             </label>
             <label>"Load "
                 <select id="slo-load" on:change=move |ev| {

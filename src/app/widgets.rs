@@ -1,5 +1,6 @@
 //! Small pieces several views draw the same way: menu options, menus over a fixed set of
-//! choices kept in the address, the Markdown export box and the "every row" notes line.
+//! choices kept in the address, text boxes kept in the address, the Markdown export box and
+//! the "every row" notes line.
 
 use leptos::prelude::*;
 
@@ -76,6 +77,26 @@ pub fn markdown_export(id: Option<&'static str>, rows: u32, markdown: String) ->
             <summary>"Markdown for a pull request"</summary>
             <textarea id=id readonly rows=rows>{markdown}</textarea>
         </details>
+    }
+}
+
+/// A text box whose text the address keeps under `param`: set when the text changes (Enter
+/// or leaving the box), so a view's typed settings travel with its link.
+pub fn param_input(
+    state: AppState,
+    id: &'static str,
+    param: &'static str,
+    size: &'static str,
+    placeholder: String,
+    value: RwSignal<String>,
+) -> impl IntoView {
+    view! {
+        <input id=id size=size placeholder=placeholder prop:value=move || value.get()
+            on:change=move |ev| {
+                let v = event_target_value(&ev);
+                state.set_param(param, v.clone());
+                value.set(v);
+            }/>
     }
 }
 

@@ -161,6 +161,22 @@ impl DimValue {
     }
 }
 
+/// `x` rounded to `digits` significant digits (halves away from zero); zero and non-finite
+/// values as they are. With [`format_number`], the short form of a measured value (`224.234`).
+pub fn round_significant(x: f64, digits: i32) -> f64 {
+    if x == 0.0 || !x.is_finite() {
+        return x;
+    }
+    let scale = 10f64.powi(digits - 1 - x.abs().log10().floor() as i32);
+    let rounded = (x * scale).round() / scale;
+    // Past f64's range (1e-300 to 17 digits needs a scale of 1e316) the value stays as it is.
+    if rounded.is_finite() && scale.is_finite() && scale > 0.0 {
+        rounded
+    } else {
+        x
+    }
+}
+
 /// Formats a number the way people write it: whole numbers without a fraction, `inf` for +∞.
 pub fn format_number(v: f64) -> String {
     if v.is_nan() {

@@ -157,8 +157,8 @@ test('seed 003 opens on TTFT against prompt count, one line per input length in 
   assert.ok(tr.every((t) => t.text.every((s) => s === '')), 'no point is a mean');
   // Output length is measured (58.43115234375 ...): a range, not 23 one-record checkboxes.
   assert.equal(await page.$$eval('fieldset[data-dim="output_len"] input[type="checkbox"]', (i) => i.length), 0);
-  // Six significant digits (58.03125 is exactly half way: rounded to the even 58.0312).
-  assert.match(await page.textContent('fieldset.range[data-dim="output_len"]'), /58\.0312 – 150 \(22 values, 23 records\)/);
+  // Six significant digits (58.03125 is exactly half way: rounded away from zero).
+  assert.match(await page.textContent('fieldset.range[data-dim="output_len"]'), /58\.0313 – 150 \(22 values, 23 records\)/);
   // Throughput against prompt count, same lines.
   await page.selectOption('#metric-select', 'output_throughput');
   await page.waitForFunction(() => document.getElementById('chart').layout.yaxis.title.text.includes('tok/s'));

@@ -4,6 +4,8 @@
 
 use thiserror::Error;
 
+use crate::model::round_significant;
+
 /// How the search moves.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SearchConfig {
@@ -319,15 +321,6 @@ impl Capacity {
             (None, None) => None,
         }
     }
-}
-
-/// `x` rounded to `digits` significant digits.
-fn round_significant(x: f64, digits: i32) -> f64 {
-    if x == 0.0 || !x.is_finite() {
-        return x;
-    }
-    let scale = 10f64.powi(digits - 1 - x.abs().log10().floor() as i32);
-    (x * scale).round() / scale
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@ use super::{TradeoffSeries, TradeoffSpec};
 use crate::analysis::economics;
 use crate::analysis::export::{Cell, TextColumn, TextTable};
 use crate::charts::style::format_value;
+use crate::model::round_significant;
 
 /// One series in the overview.
 #[derive(Clone, Debug, PartialEq)]
@@ -77,20 +78,11 @@ pub fn default_levels(series: &[TradeoffSeries], spec: &TradeoffSpec) -> Vec<f64
         (all_lo, all_hi)
     };
     let mut levels: Vec<f64> = (1..=4)
-        .map(|k| round_nicely(lo + (hi - lo) * k as f64 / 5.0))
+        .map(|k| round_significant(lo + (hi - lo) * k as f64 / 5.0, 2))
         .filter(|v| v.is_finite())
         .collect();
     levels.dedup();
     levels
-}
-
-/// `v` rounded to two significant digits (`23.7` → `24`, `0.0467` → `0.047`).
-fn round_nicely(v: f64) -> f64 {
-    if v == 0.0 || !v.is_finite() {
-        return v;
-    }
-    let magnitude = 10f64.powf(v.abs().log10().floor() - 1.0);
-    (v / magnitude).round() * magnitude
 }
 
 /// The mean of the frontier's y over x in `band`, from its piecewise-linear reading (clamped
@@ -174,6 +166,43 @@ pub fn overview(
         baseline: base.map(|b| b.series),
         rows,
     }
+}
+
+/// The overview the trade-off view shows, from what was typed: the `levels` (else
+/// [`default_levels`]), the `band` as its two ends (else from the first level to the last),
+/// against `baseline` (empty: none). `Ok(None)` with fewer than two series or no level; an
+/// error for a band that is not two different numbers.
+pub fn overview_as_typed(
+    series: &[TradeoffSeries],
+    spec: &TradeoffSpec,
+    levels: Vec<f64>,
+    band: &[f64],
+    baseline: &str,
+) -> Result<Option<Overview>, String> {
+    let band = match band {
+        [] => None,
+        [a, b] if a != b => Some((*a, *b)),
+        _ => return Err("give the band as two different numbers, e.g. 20, 80".to_string()),
+    };
+    let levels = if levels.is_empty() {
+        default_levels(series, spec)
+    } else {
+        levels
+    };
+    let (Some(&first), Some(&last)) = (levels.first(), levels.last()) else {
+        return Ok(None);
+    };
+    if series.len() < 2 {
+        return Ok(None);
+    }
+    let base = Some(baseline).filter(|b| !b.is_empty());
+    Ok(Some(overview(
+        series,
+        spec,
+        &levels,
+        band.unwrap_or((first, last)),
+        base,
+    )))
 }
 
 impl Overview {
@@ -334,6 +363,37 @@ mod tests {
     }
 
     #[test]
+    fn what_was_typed_becomes_the_overview_or_says_what_is_wrong() {
+        let s = [
+            series("h100", &[(10.0, 2000.0), (40.0, 1000.0)]),
+            series("b200", &[(10.0, 4000.0), (60.0, 1500.0)]),
+        ];
+        let o = overview_as_typed(&s, &spec(), vec![20.0, 30.0], &[], "b200")
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (o.band, o.baseline.as_deref()),
+            ((20.0, 30.0), Some("b200"))
+        );
+        let o = overview_as_typed(&s, &spec(), vec![], &[35.0, 15.0], "")
+            .unwrap()
+            .unwrap();
+        assert_eq!((o.band, o.baseline), ((15.0, 35.0), None));
+        assert!(!o.levels.is_empty());
+        for bad in [&[20.0][..], &[20.0, 20.0], &[1.0, 2.0, 3.0]] {
+            assert_eq!(
+                overview_as_typed(&s, &spec(), vec![20.0], bad, ""),
+                Err("give the band as two different numbers, e.g. 20, 80".to_string())
+            );
+        }
+        // One series has nothing to compare.
+        assert_eq!(
+            overview_as_typed(&s[..1], &spec(), vec![20.0], &[], ""),
+            Ok(None)
+        );
+    }
+
+    #[test]
     fn default_levels_are_round_and_inside_every_series_reach() {
         let s = [
             series("a", &[(12.0, 1.0), (95.0, 0.5)]),
@@ -343,7 +403,6 @@ mod tests {
         // levels between 8 and 61.
         assert_eq!(default_levels(&s, &spec()), [19.0, 29.0, 40.0, 50.0]);
         assert!(default_levels(&[], &spec()).is_empty());
-        assert_eq!(round_nicely(0.0467), 0.047);
     }
 
     #[test]
