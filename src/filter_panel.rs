@@ -228,7 +228,11 @@ mod tests {
         // Past f64's range for the rounding scale, a value is kept as it is, never NaN.
         let (g, h) = (DimValue::from(1e-300), DimValue::from(2e-300));
         let tiny = shown_values(&[Some(&g), Some(&h)], "");
-        assert!(tiny.iter().all(|t| t.starts_with("0.000") && !t.contains("NaN")), "{tiny:?}");
+        assert!(
+            tiny.iter()
+                .all(|t| t.starts_with("0.000") && !t.contains("NaN")),
+            "{tiny:?}"
+        );
         // The same number twice is one value, not a reason for more digits.
         assert_eq!(
             shown_values(&[Some(&a), Some(&a)], ""),

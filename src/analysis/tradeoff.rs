@@ -15,9 +15,7 @@ use super::economics::{self, Assumptions};
 use super::SeriesSlots;
 use crate::charts::style::base_layout;
 use crate::charts::style::{escape_html, format_value, series_title, Theme, PALETTE};
-use crate::model::{
-    Dataset, Dim, DimKey, DimValue, LatencyMetric, MetricKey, Percentile, Record, Stat,
-};
+use crate::model::{Dataset, Dim, DimKey, LatencyMetric, MetricKey, Percentile, Record, Stat};
 
 mod bins;
 mod overview;
@@ -182,10 +180,7 @@ impl ThroughputAxis {
         // Code c (1-based; 0 is "no GPU") → the figure for dict[c - 1].
         let figures: Vec<Option<f64>> = gpu.map_or_else(Vec::new, |c| {
             std::iter::once(None)
-                .chain(c.dict.iter().map(|v| match v {
-                    DimValue::Text(name) => self.figure(assumed, name),
-                    other => self.figure(assumed, &other.to_string()),
-                }))
+                .chain(c.dict.iter().map(|v| self.figure(assumed, &v.to_string())))
                 .collect()
         });
         move |row| {

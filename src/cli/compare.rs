@@ -97,7 +97,7 @@ pub struct CompareArgs {
     /// Read every series' frontier at this many tokens per second per user (1000 / mean
     /// TPOT): the output throughput (per GPU with `--per-gpu`) and the cost per million output
     /// tokens there, interpolated between measured frontier points, never extrapolated. The
-    /// series are the values of `--by` (default: every configuration dimension that varies).
+    /// series are the values of `--by` (default: the series the explorer would draw).
     #[arg(long, value_name = "TOK_S", conflicts_with_all = ["trend", "baseline", "candidate", "fail_on_regression"])]
     pub at_interactivity: Option<f64>,
     /// With `--at-interactivity`: throughput per GPU (gpu_count, else tp × pp).

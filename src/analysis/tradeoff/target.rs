@@ -8,7 +8,7 @@ use super::{TradeoffSeries, TradeoffSpec};
 use crate::analysis::economics::{self, Reading, Source, Unreached};
 use crate::analysis::export::{Cell, TextColumn, TextTable};
 use crate::charts::style::format_value;
-use crate::model::{Dataset, Dim, DimValue};
+use crate::model::{Dataset, Dim};
 
 /// One series read at the target.
 #[derive(Clone, Debug, PartialEq)]
@@ -169,10 +169,7 @@ pub fn assumptions_used(ds: &Dataset, indices: &[usize], spec: &TradeoffSpec) ->
         .enumerate()
         .filter(|(i, _)| used[i + 1])
         .map(|(_, name)| {
-            let name = match name {
-                DimValue::Text(t) => t.to_string(),
-                other => other.to_string(),
-            };
+            let name = name.to_string();
             let assumed = if cost {
                 spec.assumptions.price(&name)
             } else {
