@@ -33,7 +33,7 @@ build-subpath: setup
 lint: setup
 	cargo fmt --check
 	cargo clippy --all-targets --locked -- -D warnings
-	cargo clippy --lib --bin benchlens --bin benchlens-worker --locked --target wasm32-unknown-unknown -- -D warnings
+	CLIPPY_CONF_DIR=.cargo/clippy-wasm32 cargo clippy --lib --bin benchlens --bin benchlens-worker --locked --target wasm32-unknown-unknown -- -D warnings
 
 # The real-server test (tests/loadgen_llamacpp.rs) and the vLLM-scripts test
 # (tests/loadgen_vllm_scripts.rs) must run here: they fail, rather than skip, when the llama.cpp

@@ -198,7 +198,7 @@ impl<'a> SeriesSlots<'a> {
 /// last) rather than as text.
 pub(crate) fn in_value_order<T>(groups: std::collections::BTreeMap<String, T>) -> Vec<(String, T)> {
     let mut v: Vec<(String, T)> = groups.into_iter().collect();
-    v.sort_by(|a, b| crate::model::natural_cmp(&a.0, &b.0));
+    crate::model::order::sort_by(&mut v, |a, b| crate::model::natural_cmp(&a.0, &b.0));
     v
 }
 

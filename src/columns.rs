@@ -122,7 +122,7 @@ pub fn sort_indices(ds: &Dataset, indices: &mut [usize], column: &Column, descen
                 return; // every value missing: the order stays
             };
             let code = |i: usize| col.codes.get(i);
-            indices.sort_by(|&a, &b| match (code(a), code(b)) {
+            crate::model::order::sort_by(indices, |&a, &b| match (code(a), code(b)) {
                 (0, 0) => Ordering::Equal,
                 (0, _) => Ordering::Greater,
                 (_, 0) => Ordering::Less,
@@ -133,11 +133,13 @@ pub fn sort_indices(ds: &Dataset, indices: &mut [usize], column: &Column, descen
             let Some(values) = ds.metric_values(m) else {
                 return;
             };
-            indices.sort_by(|&a, &b| match (values.get(a), values.get(b)) {
-                (None, None) => Ordering::Equal,
-                (None, Some(_)) => Ordering::Greater,
-                (Some(_), None) => Ordering::Less,
-                (Some(x), Some(y)) => order(x.total_cmp(&y)),
+            crate::model::order::sort_by(indices, |&a, &b| {
+                match (values.get(a), values.get(b)) {
+                    (None, None) => Ordering::Equal,
+                    (None, Some(_)) => Ordering::Greater,
+                    (Some(_), None) => Ordering::Less,
+                    (Some(x), Some(y)) => order(x.total_cmp(&y)),
+                }
             });
         }
     }

@@ -29,7 +29,7 @@ pub fn panel_facets(mut facets: Vec<Facet>) -> Vec<Facet> {
             });
         }
     }
-    facets.sort_by_key(|f| {
+    crate::model::order::sort_by_key(&mut facets, |f| {
         let pos = match &f.key {
             DimKey::Known(d) => ALWAYS_FILTERED.iter().position(|a| a == d),
             DimKey::Tag(_) => None,
@@ -162,10 +162,10 @@ pub fn shown_values(values: &[Option<&DimValue>], no_value: &str) -> Vec<String>
                 .iter()
                 .map(|&n| format_number(round_significant(n, d)))
                 .collect();
-            shown.sort_unstable();
+            crate::model::order::sort(&mut shown);
             shown.dedup();
             let mut distinct = numbers.clone();
-            distinct.sort_unstable_by(f64::total_cmp);
+            crate::model::order::sort_floats(&mut distinct);
             distinct.dedup();
             shown.len() == distinct.len()
         })

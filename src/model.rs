@@ -17,6 +17,7 @@ mod dim;
 mod gaps;
 mod metric;
 mod metrics;
+pub mod order;
 pub mod provenance;
 mod record;
 mod store;

@@ -458,7 +458,7 @@ fn probes_of(ds: &Dataset, g: &Gathered, per_request: bool) -> Vec<Probe> {
             })
         })
         .collect();
-    probes.sort_by(|a, b| {
+    crate::model::order::sort_by(&mut probes, |a, b| {
         a.load
             .total_cmp(&b.load)
             .then(a.number.cmp(&b.number))
@@ -573,7 +573,9 @@ pub fn capacity_curves(ds: &Dataset, indices: &[usize]) -> CapacityCurves {
     }
     // Sweeps in the order of their names' values; panels' per-sweep lists follow.
     let mut order: Vec<usize> = (0..sweeps.len()).collect();
-    order.sort_by(|&a, &b| natural_cmp(&sweeps[a].name, &sweeps[b].name));
+    crate::model::order::sort_by(&mut order, |&a, &b| {
+        natural_cmp(&sweeps[a].name, &sweeps[b].name)
+    });
     let sweeps: Vec<Sweep> = order.iter().map(|&i| sweeps[i].clone()).collect();
     for p in &mut panels {
         p.limits = order.iter().map(|&i| p.limits[i]).collect();
@@ -596,7 +598,7 @@ fn capacity_of(probes: &[Probe]) -> Option<Capacity> {
         .iter()
         .filter(|p| p.verdict != ProbeVerdict::Unjudged)
         .collect();
-    judged.sort_by_key(|p| (p.number, p.record));
+    crate::model::order::sort_by_key(&mut judged, |p| (p.number, p.record));
     let outcomes: Vec<ProbeOutcome> = judged
         .iter()
         .map(|p| ProbeOutcome {

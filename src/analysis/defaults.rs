@@ -319,7 +319,7 @@ fn pick(ds: &Dataset, merged: &[DimKey], max_values: usize) -> Option<DimKey> {
         .iter()
         .filter(|k| !matches!(k, DimKey::Known(d) if never.contains(d)))
         .collect();
-    ordered.sort_by_key(|k| rank(k));
+    crate::model::order::sort_by_key(&mut ordered, |k| rank(k));
     let source = DimKey::Known(Dim::Source);
     ordered
         .into_iter()

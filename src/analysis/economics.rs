@@ -361,7 +361,9 @@ fn up_frontier(frontier: &[(f64, f64)], x_hib: bool, y_hib: bool) -> Vec<(f64, f
         .filter(|(x, y)| x.is_finite() && y.is_finite())
         .map(|&(x, y)| (up(x, x_hib), up(y, y_hib)))
         .collect();
-    pts.sort_by(|a, b| a.0.total_cmp(&b.0).then(b.1.total_cmp(&a.1)));
+    crate::model::order::sort_by(&mut pts, |a, b| {
+        a.0.total_cmp(&b.0).then(b.1.total_cmp(&a.1))
+    });
     // Of equal x keep the best y; then keep y non-increasing (drop anything a later point
     // beats, in case the caller passed points that are not all on the frontier).
     pts.dedup_by(|later, earlier| later.0 == earlier.0);

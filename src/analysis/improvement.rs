@@ -203,7 +203,7 @@ pub struct ImprovementTable {
 impl ImprovementTable {
     /// Sorts the rows by a column; missing improvements go last either way.
     pub fn sort(&mut self, by: ImprovementSort, descending: bool) {
-        self.rows.sort_by(|a, b| {
+        crate::model::order::sort_by(&mut self.rows, |a, b| {
             let o = match by {
                 ImprovementSort::Key(i) => a.key.get(i).cmp(&b.key.get(i)),
                 ImprovementSort::Baseline => a.baseline_value.total_cmp(&b.baseline_value),
@@ -469,7 +469,7 @@ pub fn improvement(
         &spec.metric,
         &mut missing_metric,
     )?;
-    missing_metric.sort_unstable();
+    crate::model::order::sort(&mut missing_metric);
     let mut exclude = spec.ignore.clone();
     exclude.insert(spec.dim.clone());
     let m = match_rows(ds, &base, &cand, &exclude);

@@ -230,8 +230,8 @@ fn pair_up(
             unmatched_candidate.extend(c);
         }
     }
-    unmatched_baseline.sort_unstable();
-    unmatched_candidate.sort_unstable();
+    crate::model::order::sort(&mut unmatched_baseline);
+    crate::model::order::sort(&mut unmatched_candidate);
     Matching {
         pairs,
         summary: MatchSummary {
@@ -337,7 +337,7 @@ pub(crate) fn match_rows(
             }
         }
         // Code order is value order: sorting codes sorts the keys as the map would.
-        groups.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        crate::model::order::sort_by(&mut groups, |a, b| a.0.cmp(&b.0));
         groups
             .into_iter()
             .map(|(codes, rows)| {

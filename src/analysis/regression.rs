@@ -242,7 +242,7 @@ pub fn regression(
             });
         }
     }
-    changes.sort_by(|a, b| {
+    crate::model::order::sort_by(&mut changes, |a, b| {
         b.size_pct()
             .total_cmp(&a.size_pct())
             .then_with(|| a.key.cmp(&b.key))

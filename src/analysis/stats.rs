@@ -14,7 +14,7 @@ pub fn sorted_finite(values: impl IntoIterator<Item = f64>) -> Vec<f64> {
 /// the same bits, so the order is the stable sort's).
 pub fn sort_finite_in_place(values: &mut Vec<f64>) {
     values.retain(|x| x.is_finite());
-    values.sort_unstable_by(f64::total_cmp);
+    crate::model::order::sort_floats(values);
 }
 
 /// The `p`-th percentile (0 ≤ p ≤ 100) of ascending `sorted` values, numpy's default

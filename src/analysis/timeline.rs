@@ -83,7 +83,9 @@ pub fn spans(requests: &[RequestDetail]) -> Vec<Span> {
             })
         })
         .collect();
-    out.sort_by(|a, b| a.sent_s.total_cmp(&b.sent_s).then(a.index.cmp(&b.index)));
+    crate::model::order::sort_by(&mut out, |a, b| {
+        a.sent_s.total_cmp(&b.sent_s).then(a.index.cmp(&b.index))
+    });
     out
 }
 
@@ -245,7 +247,7 @@ pub fn series_from_spans(spans: &[Span]) -> BTreeMap<String, Vec<f64>> {
     out.insert("sent".into(), sent);
     out.insert("in_flight".into(), in_flight);
     for v in &mut ttft {
-        v.sort_by(f64::total_cmp);
+        crate::model::order::sort_floats(v);
     }
     for p in [50.0, 90.0, 99.0] {
         out.insert(
@@ -363,7 +365,7 @@ fn tell_apart(stages: &mut [(usize, String)], stage_tags: &[Option<String>]) {
     for group in alike.into_values().filter(|g| g.len() > 1) {
         let tags: Vec<Option<&String>> = group.iter().map(|&k| stage_tags[k].as_ref()).collect();
         let mut distinct: Vec<&String> = tags.iter().flatten().copied().collect();
-        distinct.sort_unstable();
+        crate::model::order::sort(&mut distinct);
         distinct.dedup();
         let by_tag = distinct.len() == group.len();
         for (place, &k) in group.iter().enumerate() {

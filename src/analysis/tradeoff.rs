@@ -381,7 +381,9 @@ pub fn pareto_frontier(
         }
     }
     // Best x first; within one x, best y first.
-    order.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(b.1.total_cmp(&a.1)));
+    crate::model::order::sort_by(&mut order, |a, b| {
+        b.0.total_cmp(&a.0).then(b.1.total_cmp(&a.1))
+    });
     // The best y of the points with a strictly better x than the group being swept.
     let mut best_y_before: Option<f64> = None;
     let mut start = 0;
@@ -402,7 +404,7 @@ pub fn pareto_frontier(
         }
         start = end;
     }
-    kept.sort_unstable();
+    crate::model::order::sort(&mut kept);
     kept
 }
 
@@ -429,7 +431,7 @@ pub fn tradeoff(ds: &Dataset, indices: &[usize], spec: &TradeoffSpec) -> Vec<Tra
     super::in_value_order(groups)
         .into_iter()
         .map(|(name, mut points)| {
-            points.sort_by(|a, b| {
+            crate::model::order::sort_by(&mut points, |a, b| {
                 a.latency
                     .total_cmp(&b.latency)
                     .then(a.throughput.total_cmp(&b.throughput))
@@ -471,7 +473,9 @@ fn mark_dominated(points: &mut [TradeoffPoint], frontier: &[usize], spec: &Trade
         })
         .filter(|f| !f.0.is_nan() && !f.1.is_nan())
         .collect();
-    front.sort_by(|a, b| a.0.total_cmp(&b.0).then(b.1.total_cmp(&a.1)));
+    crate::model::order::sort_by(&mut front, |a, b| {
+        a.0.total_cmp(&b.0).then(b.1.total_cmp(&a.1))
+    });
     for p in points.iter_mut().filter(|p| !p.on_frontier) {
         let (x, y) = (up(p.latency, x_hib), up(p.throughput, y_hib));
         let at = front.partition_point(|f| f.0 < x);
@@ -498,7 +502,9 @@ pub fn global_frontier(series: &[TradeoffSeries], spec: &TradeoffSpec) -> Vec<(f
     .into_iter()
     .map(|i| (all[i].latency, all[i].throughput, all[i].record))
     .collect();
-    front.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
+    crate::model::order::sort_by(&mut front, |a, b| {
+        a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1))
+    });
     front
 }
 

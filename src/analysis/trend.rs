@@ -198,7 +198,7 @@ impl TrendReport {
             .iter()
             .filter_map(|s| s.latest_regression().map(|c| (s, c)))
             .collect();
-        v.sort_by(|a, b| b.1.t.total_cmp(&a.1.t));
+        crate::model::order::sort_by(&mut v, |a, b| b.1.t.total_cmp(&a.1.t));
         v
     }
 
@@ -453,7 +453,9 @@ pub fn trends_of(records: &[&Record], spec: &TrendSpec) -> Result<TrendReport, A
                 analysis,
             });
         }
-        of_metric.sort_by(|a, b| crate::model::natural_cmp(&a.name, &b.name));
+        crate::model::order::sort_by(&mut of_metric, |a, b| {
+            crate::model::natural_cmp(&a.name, &b.name)
+        });
         series.extend(of_metric);
     }
     let dates = dated.iter().map(|(_, t)| *t).collect::<BTreeSet<_>>().len();

@@ -105,7 +105,7 @@ async fn files_under(entries: Vec<JsValue>) -> Vec<(String, web_sys::File)> {
             }
         }
     }
-    found.sort_by(|a, b| a.0.cmp(&b.0));
+    crate::model::order::sort_by(&mut found, |a, b| a.0.cmp(&b.0));
     found
 }
 
@@ -214,7 +214,7 @@ pub fn FolderPicker() -> impl IntoView {
                         .filter(|f| is_result_file_name(&f.name()))
                         .map(|f| (relative_path(&f), f))
                         .collect();
-                    files.sort_by(|a, b| a.0.cmp(&b.0));
+                    crate::model::order::sort_by(&mut files, |a, b| a.0.cmp(&b.0));
                     if !files.is_empty() {
                         spawn_local(load_named_files(state, files));
                     }

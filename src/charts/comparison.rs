@@ -59,7 +59,7 @@ pub fn comparison_table(series: &[Series], metric: &MetricKey) -> ComparisonTabl
                 .enumerate()
                 .filter_map(|(i, v)| v.filter(|v| v.is_finite()).map(|v| (i, v)))
                 .collect();
-            ranked.sort_by(|a, b| {
+            crate::model::order::sort_by(&mut ranked, |a, b| {
                 if lower_is_better {
                     a.1.total_cmp(&b.1)
                 } else {

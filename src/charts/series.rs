@@ -239,7 +239,7 @@ fn series_of_points(
             ((facet, codes), (series, rows))
         })
         .collect();
-    keyed.sort_by(|((fa, a), _), ((fb, b), _)| {
+    crate::model::order::sort_by(&mut keyed, |((fa, a), _), ((fb, b), _)| {
         code_rank(*fa).cmp(&code_rank(*fb)).then_with(|| {
             a.iter()
                 .map(|&c| code_rank(c))

@@ -211,7 +211,7 @@ impl FromIterator<(MetricKey, f64)> for Metrics {
         let mut entries: Vec<(MetricKey, f64)> = iter.into_iter().collect();
         // Stable, so that of equal keys the last one wins once duplicates are dropped, as
         // inserting one by one into a map would give.
-        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        crate::model::order::sort_by(&mut entries, |a, b| a.0.cmp(&b.0));
         let mut out: SmallVec<[(MetricKey, f64); INLINE]> = SmallVec::with_capacity(entries.len());
         for (k, v) in entries {
             match out.last_mut() {

@@ -296,7 +296,7 @@ pub fn judge(slo: &CapacitySlo, requests: &[RequestOutcome]) -> Verdict {
                         values.push(r.value(o.metric));
                     }
                 }
-                values.sort_by(f64::total_cmp);
+                crate::model::order::sort_floats(&mut values);
                 let measured = percentile_sorted(&values, p);
                 ObjectiveCheck {
                     objective: *o,

@@ -53,13 +53,15 @@ pub const MIN_WINDOW_REQUESTS: usize = 20;
 pub fn steady_window(spans: &[RequestSpan], arrivals_end_s: f64) -> SteadyWindow {
     let all = || (0..spans.len()).collect::<Vec<_>>();
     let mut order: Vec<usize> = all();
-    order.sort_by(|&a, &b| spans[a].sent_s.total_cmp(&spans[b].sent_s));
+    crate::model::order::sort_by(&mut order, |&a, &b| {
+        spans[a].sent_s.total_cmp(&spans[b].sent_s)
+    });
     let first_n = order.len().div_ceil(10).max(1).min(order.len());
     let mut first_latencies: Vec<f64> = order[..first_n]
         .iter()
         .map(|&i| (spans[i].end_s - spans[i].sent_s).max(0.0))
         .collect();
-    first_latencies.sort_by(f64::total_cmp);
+    crate::model::order::sort_floats(&mut first_latencies);
     let lifetime_s = percentile_sorted(&first_latencies, 50.0).unwrap_or(0.0);
     let arrivals_end_s = arrivals_end_s.max(0.0);
     let start_s = lifetime_s.max(0.1 * arrivals_end_s);

@@ -61,7 +61,7 @@ pub(super) fn name_sweeps(
             gathered.iter().any(|g| value(g, d) != first)
         })
         .collect();
-    varying.sort_by_key(|&d| name_rank(&key_dims[d]));
+    crate::model::order::sort_by_key(&mut varying, |&d| name_rank(&key_dims[d]));
     let mut chosen: Vec<usize> = varying
         .iter()
         .copied()
@@ -82,7 +82,7 @@ pub(super) fn name_sweeps(
     };
     let distinct = |names: &[String]| {
         let mut seen: Vec<&String> = names.iter().collect();
-        seen.sort();
+        crate::model::order::sort(&mut seen);
         seen.dedup();
         seen.len() == names.len()
     };

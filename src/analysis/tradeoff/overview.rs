@@ -105,7 +105,7 @@ fn band_mean(front: &[(f64, f64)], x_hib: bool, y_hib: bool, band: (f64, f64)) -
         .collect();
     xs.push(a);
     xs.push(b);
-    xs.sort_by(f64::total_cmp);
+    crate::model::order::sort_floats(&mut xs);
     xs.dedup();
     let mut area = 0.0;
     for w in xs.windows(2) {
@@ -261,15 +261,15 @@ impl Overview {
                 .flatten()
         };
         let mut order: Vec<usize> = (0..self.rows.len()).collect();
-        order.sort_by(
-            |&a, &b| match (figure(&self.rows[a]), figure(&self.rows[b])) {
+        crate::model::order::sort_by(&mut order, |&a, &b| {
+            match (figure(&self.rows[a]), figure(&self.rows[b])) {
                 (Some(x), Some(y)) if y_higher_is_better => y.total_cmp(&x),
                 (Some(x), Some(y)) => x.total_cmp(&y),
                 (Some(_), None) => std::cmp::Ordering::Less,
                 (None, Some(_)) => std::cmp::Ordering::Greater,
                 (None, None) => std::cmp::Ordering::Equal,
-            },
-        );
+            }
+        });
         order
     }
 

@@ -52,7 +52,7 @@ pub struct Detection {
 
 /// The median of non-empty finite values.
 fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
+    crate::model::order::sort_floats(values);
     let n = values.len();
     if n % 2 == 1 {
         values[n / 2]
@@ -149,7 +149,7 @@ pub fn detect_shifts(values: &[f64], threshold_sigma: f64) -> Result<Detection, 
         true,
         &mut cuts,
     );
-    cuts.sort_unstable();
+    crate::model::order::sort(&mut cuts);
     // Each change is judged against its neighbours' segments; ones that fall below the
     // threshold there (a split found inside a wider segment) are dropped until none does.
     loop {

@@ -364,12 +364,14 @@ impl<'a> RowMapper<'a> {
                     .copied()
                     .filter(|i| matches!(targets[*i], ColumnTarget::Metric { .. }))
                     .collect();
-                order.sort_by(|a, b| match (&targets[*a], &targets[*b]) {
-                    (
-                        ColumnTarget::Metric { key: ka, .. },
-                        ColumnTarget::Metric { key: kb, .. },
-                    ) => ka.cmp(kb),
-                    _ => std::cmp::Ordering::Equal,
+                crate::model::order::sort_by(&mut order, |a, b| {
+                    match (&targets[*a], &targets[*b]) {
+                        (
+                            ColumnTarget::Metric { key: ka, .. },
+                            ColumnTarget::Metric { key: kb, .. },
+                        ) => ka.cmp(kb),
+                        _ => std::cmp::Ordering::Equal,
+                    }
                 });
                 order
             })

@@ -145,7 +145,7 @@ pub(super) fn place_on_clock(
     if keys.is_empty() {
         return;
     }
-    keys.sort_by(f64::total_cmp);
+    crate::model::order::sort_floats(&mut keys);
     let median = keys[keys.len() / 2];
     let plausible = |s: Stamp| (s.key() - median).abs() <= MAX_SPAN_S;
     let origin = times

@@ -160,7 +160,7 @@ fn build_column(records: &[Record], key: DimKey) -> Column {
         .enumerate()
         .filter_map(|(id, &row)| records[row].dim(&key).map(|v| (v, id as u32)))
         .collect();
-    order.sort();
+    crate::model::order::sort(&mut order);
     let mut renumber = vec![0u32; order.len()];
     for (pos, (_, id)) in order.iter().enumerate() {
         renumber[*id as usize] = pos as u32 + 1;
@@ -332,7 +332,7 @@ impl Index {
                 .enumerate()
                 .map(|(k, v)| (v, k as u32))
                 .collect();
-            order.sort();
+            crate::model::order::sort(&mut order);
             let mut renumber = vec![0u32; order.len() + 1];
             for (pos, (_, k)) in order.iter().enumerate() {
                 renumber[*k as usize + 1] = pos as u32 + 1;
