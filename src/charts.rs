@@ -1,6 +1,6 @@
-//! Chart specifications built with the plotly crate from canonical records.
+//! Chart specifications built from canonical records, as plotly.js figures.
 //!
-//! Pure and shared: a chart here is a `plotly::Plot` (serialisable to the JSON plotly.js takes),
+//! Pure and shared: a chart here is a [`plotly::Plot`] (the JSON plotly.js takes),
 //! so chart contents are tested natively and the browser only hands them to `Plotly.react`.
 //! Grouping records into series ([`build_series`]) and the "fastest / faster by" comparison
 //! table ([`comparison_table`]) live here too, because the chart and the table under it must
@@ -9,12 +9,14 @@
 //! One file per job: [`style`] (theme, palette, base layout, labels), [`series`] (records into
 //! series and panels), [`comparison`] (the table under a comparison chart), [`figure`] (the main
 //! chart), [`improvement`] (the improvement bars and heatmap) and [`fit`] (layout fitted to the
-//! data just before drawing). Everything public is re-exported here.
+//! data just before drawing), and [`plotly`] (the figure builders: the part of plotly.js's
+//! schema the charts use). Everything public is re-exported here.
 
 pub(crate) mod comparison;
 pub(crate) mod figure;
 pub mod fit;
 pub(crate) mod improvement;
+pub mod plotly;
 pub(crate) mod series;
 pub(crate) mod style;
 

@@ -133,13 +133,11 @@ pub fn sort_indices(ds: &Dataset, indices: &mut [usize], column: &Column, descen
             let Some(values) = ds.metric_values(m) else {
                 return;
             };
-            crate::model::order::sort_by(indices, |&a, &b| {
-                match (values.get(a), values.get(b)) {
-                    (None, None) => Ordering::Equal,
-                    (None, Some(_)) => Ordering::Greater,
-                    (Some(_), None) => Ordering::Less,
-                    (Some(x), Some(y)) => order(x.total_cmp(&y)),
-                }
+            crate::model::order::sort_by(indices, |&a, &b| match (values.get(a), values.get(b)) {
+                (None, None) => Ordering::Equal,
+                (None, Some(_)) => Ordering::Greater,
+                (Some(_), None) => Ordering::Less,
+                (Some(x), Some(y)) => order(x.total_cmp(&y)),
             });
         }
     }

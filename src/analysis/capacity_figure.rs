@@ -4,11 +4,13 @@
 //! repeats' spread as error bars; each objective's limit as a horizontal line; the knee shaded
 //! from the capacity to the first failing load, and the capacity starred.
 
-use plotly::common::{
+use crate::charts::plotly::common::{
     DashType, ErrorData, ErrorType, HoverInfo, Line, Marker, MarkerSymbol, Mode, Title,
 };
-use plotly::layout::{AxisType, HoverMode, Layout, Legend, Margin, Shape, ShapeLine, ShapeType};
-use plotly::{Plot, Scatter};
+use crate::charts::plotly::layout::{
+    AxisType, HoverMode, Layout, Legend, Margin, Shape, ShapeLine, ShapeType,
+};
+use crate::charts::plotly::{Plot, Scatter};
 
 use super::capacity_curve::{CapacityCurves, LoadAxis, Probe, ProbeVerdict, Sweep};
 use crate::charts::figure::with_axes;
@@ -153,7 +155,7 @@ impl PanelSeries<'_> {
                 .marker(
                     Marker::new()
                         .color(self.color)
-                        .symbol(symbol.clone())
+                        .symbol(symbol)
                         .size(9)
                         .opacity(0.8),
                 )
@@ -276,7 +278,7 @@ pub fn capacity_plot(c: &CapacityCurves, theme: Theme) -> Plot {
                                 .symbol(MarkerSymbol::Star)
                                 .size(16)
                                 .line(
-                                    plotly::common::Line::new()
+                                    crate::charts::plotly::common::Line::new()
                                         .color(theme.colors().text)
                                         .width(1.0),
                                 ),
@@ -366,7 +368,7 @@ pub fn capacity_plot(c: &CapacityCurves, theme: Theme) -> Plot {
         .margin(Margin::new().left(70).right(20).top(110).bottom(60))
         .paper_background_color(colors.background)
         .plot_background_color(colors.background)
-        .font(plotly::common::Font::new().color(colors.text));
+        .font(crate::charts::plotly::common::Font::new().color(colors.text));
     let titles: Vec<&str> = std::iter::once(first_title)
         .chain(c.panels.iter().map(|p| p.title.as_str()))
         .collect();

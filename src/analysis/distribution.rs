@@ -8,9 +8,9 @@
 
 use std::collections::BTreeMap;
 
-use plotly::common::{HoverInfo, Line, LineShape, Marker, Mode, Title};
-use plotly::layout::{BarMode, Legend};
-use plotly::{Bar, Plot, Scatter};
+use crate::charts::plotly::common::{HoverInfo, Line, LineShape, Marker, Mode, Title};
+use crate::charts::plotly::layout::{BarMode, Legend};
+use crate::charts::plotly::{Bar, Plot, Scatter};
 
 use super::export::{Cell, TextColumn, TextTable};
 use super::series_name;

@@ -7,9 +7,9 @@
 //! TPOT, or tokens/s per user = 1000 / TPOT, where higher is better). A record lacking a value
 //! for either axis is left out of its series. GPUs are counted as [`economics::gpus_of`] says.
 
-use plotly::common::{HoverInfo, Line, LineShape, Marker, Mode, Title};
-use plotly::layout::Legend;
-use plotly::{Plot, Scatter};
+use crate::charts::plotly::common::{HoverInfo, Line, LineShape, Marker, Mode, Title};
+use crate::charts::plotly::layout::Legend;
+use crate::charts::plotly::{Plot, Scatter};
 
 use super::economics::{self, Assumptions};
 use super::SeriesSlots;
@@ -660,7 +660,7 @@ pub fn tradeoff_plot(ds: &Dataset, series: &[TradeoffSeries], spec: &TradeoffSpe
         if labelled {
             front_trace = front_trace
                 .text_array(labels.iter().map(|l| escape_html(l)).collect::<Vec<_>>())
-                .text_position(plotly::common::Position::TopCenter);
+                .text_position(crate::charts::plotly::common::Position::TopCenter);
         }
         plot.add_trace(
             front_trace
@@ -687,7 +687,7 @@ pub fn tradeoff_plot(ds: &Dataset, series: &[TradeoffSeries], spec: &TradeoffSpe
                 Line::new()
                     .color("#888888")
                     .width(1.5)
-                    .dash(plotly::common::DashType::Dash),
+                    .dash(crate::charts::plotly::common::DashType::Dash),
             )
             .hover_info(HoverInfo::Skip),
         );

@@ -1,9 +1,9 @@
 //! The trends figure: one line per configuration of a metric over date, the change points
 //! marked (worse, better, of unknown direction) with their size written beside the worse ones.
 
-use plotly::common::{HoverInfo, Line, Marker, MarkerSymbol, Mode};
-use plotly::layout::Annotation;
-use plotly::{Plot, Scatter};
+use crate::charts::plotly::common::{HoverInfo, Line, Marker, MarkerSymbol, Mode};
+use crate::charts::plotly::layout::Annotation;
+use crate::charts::plotly::{Plot, Scatter};
 
 use super::regression::Verdict;
 use super::trend::{iso_of_epoch_s, ChangePoint, TrendSeries};
@@ -113,7 +113,7 @@ pub fn trend_plot(series: &[TrendSeries], metric: &MetricKey, theme: Theme) -> P
                         .text(escape_html(&change_text(c)))
                         .show_arrow(true)
                         .arrow_color(WORSE_COLOR)
-                        .font(plotly::common::Font::new().color(WORSE_COLOR)),
+                        .font(crate::charts::plotly::common::Font::new().color(WORSE_COLOR)),
                 );
             }
         }

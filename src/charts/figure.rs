@@ -2,11 +2,13 @@
 //! categorical or numeric (log-2) x axis, small multiples with shared y ranges, "mean of N"
 //! on points that average several configurations and a note saying which dimensions they mix.
 
-use plotly::common::{Anchor, HoverInfo, Marker, Mode, Position, TextPosition, Title};
-use plotly::layout::{
+use crate::charts::plotly::common::{
+    Anchor, HoverInfo, Marker, Mode, Position, TextPosition, Title,
+};
+use crate::charts::plotly::layout::{
     Annotation, Axis, AxisType, BarMode, CategoryOrder, HoverMode, Layout, Legend, Margin,
 };
-use plotly::{Bar, Plot, Scatter};
+use crate::charts::plotly::{Bar, Plot, Scatter};
 
 use super::series::{facets, series_names, ChartKind, ChartSpec, Series, SeriesPoint};
 use super::style::{escape_html, format_value, series_title, themed_axis, NO_VALUE, PALETTE};
@@ -73,16 +75,8 @@ pub const MAX_PANELS: usize = 8;
 
 /// Sets the n-th (1-based) x and y axes of a layout; plotly numbers them `xaxis`, `xaxis2`, ...
 pub(crate) fn with_axes(layout: Layout, n: usize, x: Axis, y: Axis) -> Layout {
-    match n {
-        1 => layout.x_axis(x).y_axis(y),
-        2 => layout.x_axis2(x).y_axis2(y),
-        3 => layout.x_axis3(x).y_axis3(y),
-        4 => layout.x_axis4(x).y_axis4(y),
-        5 => layout.x_axis5(x).y_axis5(y),
-        6 => layout.x_axis6(x).y_axis6(y),
-        7 => layout.x_axis7(x).y_axis7(y),
-        _ => layout.x_axis8(x).y_axis8(y),
-    }
+    let n = n.clamp(1, MAX_PANELS);
+    layout.x_axis_n(n, x).y_axis_n(n, y)
 }
 
 /// The plotly axis ids of panel `n` (1-based): `("x", "y")`, `("x2", "y2")`, ...
@@ -252,7 +246,7 @@ pub fn plot(ds: &Dataset, series: &[Series], spec: &ChartSpec) -> Plot {
         .margin(Margin::new().left(70).right(20).top(top_margin).bottom(60))
         .paper_background_color(colors.background)
         .plot_background_color(colors.background)
-        .font(plotly::common::Font::new().color(colors.text));
+        .font(crate::charts::plotly::common::Font::new().color(colors.text));
     if panels.len() <= 1 {
         layout = layout.x_axis(x_axis).y_axis(y_axis);
     } else {
@@ -276,10 +270,7 @@ struct LineStyle<'a> {
 
 impl LineStyle<'_> {
     /// Styles a line whose x values are text (categories) or numbers alike.
-    fn apply<X: serde::Serialize + Clone + 'static>(
-        self,
-        trace: Box<Scatter<X, f64>>,
-    ) -> Box<Scatter<X, f64>> {
+    fn apply(self, trace: Box<Scatter>) -> Box<Scatter> {
         trace
             .name(self.name)
             .legend_group(self.name)

@@ -2,9 +2,11 @@
 //! heatmap per cell of two, both from an [`ImprovementTable`] that
 //! [`crate::analysis::improvement`] computed.
 
-use plotly::common::{ColorBar, ColorScale, ColorScaleElement, HoverInfo, Marker, Title};
-use plotly::layout::AxisType;
-use plotly::{Bar, HeatMap, Plot};
+use crate::charts::plotly::common::{
+    ColorBar, ColorScale, ColorScaleElement, HoverInfo, Marker, Title,
+};
+use crate::charts::plotly::layout::AxisType;
+use crate::charts::plotly::{Bar, HeatMap, Plot};
 
 use super::style::{base_layout, escape_html, format_value, themed_axis, Theme, NO_VALUE, PALETTE};
 use crate::analysis::improvement::{ImprovementGroup, ImprovementHeatmap, ImprovementTable};

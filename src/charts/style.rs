@@ -5,8 +5,8 @@
 //! One place for these so the main chart, the improvement, trade-off and distribution figures
 //! and the tables under them read alike. Imports nothing from [`crate::analysis`].
 
-use plotly::common::Title;
-use plotly::layout::{Axis, HoverMode, Layout, Margin};
+use crate::charts::plotly::common::Title;
+use crate::charts::plotly::layout::{Axis, HoverMode, Layout, Margin};
 
 use crate::model::{format_number, DimKey};
 
@@ -110,5 +110,5 @@ pub fn base_layout(title: &str, x_title: &str, y_title: &str, theme: Theme) -> L
         .margin(Margin::new().left(70).right(20).top(60).bottom(60))
         .paper_background_color(colors.background)
         .plot_background_color(colors.background)
-        .font(plotly::common::Font::new().color(colors.text))
+        .font(crate::charts::plotly::common::Font::new().color(colors.text))
 }

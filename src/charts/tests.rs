@@ -135,7 +135,7 @@ fn the_main_chart_and_the_analysis_figures_share_the_theme() {
     let series = build_series(&ds, &all, &dark);
     let main: serde_json::Value =
         serde_json::from_str(&plot(&ds, &series, &dark).to_json()).unwrap();
-    let mut figure = plotly::Plot::new();
+    let mut figure = crate::charts::plotly::Plot::new();
     figure.set_layout(base_layout("t", "x", "y", Theme::Dark));
     let base: serde_json::Value = serde_json::from_str(&figure.to_json()).unwrap();
     for layout in [&main["layout"], &base["layout"]] {
