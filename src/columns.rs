@@ -68,14 +68,14 @@ impl Column {
 /// then metrics in canonical order.
 pub fn available_columns(ds: &Dataset, indices: &[usize]) -> Vec<Column> {
     // From the index: a dimension with a value (code above 0) on some row, the rows' metrics.
-    let dims: std::collections::BTreeSet<DimKey> = ds
-        .dim_keys()
-        .filter(|k| {
-            ds.column(k)
-                .is_some_and(|c| indices.iter().any(|&i| c.codes.get(i) != 0))
-        })
-        .cloned()
-        .collect();
+    let dims: std::collections::BTreeSet<DimKey> = crate::model::order::set_of(
+        ds.dim_keys()
+            .filter(|k| {
+                ds.column(k)
+                    .is_some_and(|c| indices.iter().any(|&i| c.codes.get(i) != 0))
+            })
+            .cloned(),
+    );
     dims.into_iter()
         .map(Column::Dim)
         .chain(ds.metrics_present(indices).into_iter().map(Column::Metric))

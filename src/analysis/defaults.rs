@@ -24,8 +24,6 @@
 //! metric), and reading them together is how one checks that the page and `benchlens compare`
 //! agree.
 
-use std::collections::BTreeSet;
-
 use super::improvement::{improvement, ImprovementSpec, ImprovementTable};
 use super::points::{configuration_dims, measured_dims, merged_dims, Combos};
 use crate::charts::figure::MAX_PANELS;
@@ -462,10 +460,7 @@ pub fn varying_key_dims(t: &ImprovementTable) -> Vec<DimKey> {
         .iter()
         .enumerate()
         .filter(|(i, _)| {
-            t.rows
-                .iter()
-                .map(|r| r.key.get(*i).cloned().flatten())
-                .collect::<BTreeSet<_>>()
+            crate::model::order::set_of(t.rows.iter().map(|r| r.key.get(*i).cloned().flatten()))
                 .len()
                 > 1
         })

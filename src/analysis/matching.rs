@@ -120,7 +120,7 @@ fn group_by_key(side: &[(usize, &Record)], key_dims: &[DimKey]) -> BTreeMap<Matc
         groups[g].1.push(*i);
     }
     let n = groups.len();
-    let m: BTreeMap<MatchKey, Vec<usize>> = groups.into_iter().collect();
+    let m: BTreeMap<MatchKey, Vec<usize>> = crate::model::order::map_of(groups);
     if m.len() == n {
         return m;
     }
@@ -258,14 +258,14 @@ pub(crate) fn match_rows(
     let code = |col: &ColumnRef<'_>, row: usize| col.codes.get(row);
     let both = || baseline.iter().chain(candidate).copied();
     // Every dimension some row of either side has a value for.
-    let dims: BTreeSet<DimKey> = ds
-        .dim_keys()
-        .filter(|k| {
-            ds.column(k)
-                .is_some_and(|c| both().any(|row| code(&c, row) != 0))
-        })
-        .cloned()
-        .collect();
+    let dims: BTreeSet<DimKey> = crate::model::order::set_of(
+        ds.dim_keys()
+            .filter(|k| {
+                ds.column(k)
+                    .is_some_and(|c| both().any(|row| code(&c, row) != 0))
+            })
+            .cloned(),
+    );
     // Measured token lengths, as [`super::points::measured_dims_of`] finds them.
     let measured: Vec<DimKey> = super::points::LENGTH_DIMS
         .iter()

@@ -58,7 +58,7 @@ pub fn measured_dims_of<'a>(records: impl Iterator<Item = &'a Record> + Clone) -
         .map(|d| DimKey::Known(*d))
         .filter(|k| {
             let values: Vec<DimValue> = records.clone().filter_map(|r| r.dim(k)).collect();
-            let distinct: BTreeSet<&DimValue> = values.iter().collect();
+            let distinct: BTreeSet<&DimValue> = crate::model::order::set_of(values.iter());
             let distinct: Vec<DimValue> = distinct.into_iter().cloned().collect();
             is_measured_column(&distinct, values.len())
         })

@@ -177,10 +177,8 @@ pub fn slo(ds: &Dataset, indices: &[usize], spec: &SloSpec) -> Vec<SloOutcome> {
             }
         }
     }
-    let groups: BTreeMap<String, BTreeMap<DimValue, Acc>> = series
-        .named(by_code)
-        .into_iter()
-        .map(|(name, accs)| {
+    let groups: BTreeMap<String, BTreeMap<DimValue, Acc>> =
+        crate::model::order::map_of(series.named(by_code).into_iter().map(|(name, accs)| {
             let loads = accs
                 .into_iter()
                 .filter_map(|(code, acc)| {
@@ -189,8 +187,7 @@ pub fn slo(ds: &Dataset, indices: &[usize], spec: &SloSpec) -> Vec<SloOutcome> {
                 })
                 .collect();
             (name, loads)
-        })
-        .collect();
+        }));
     super::in_value_order(groups)
         .into_iter()
         .map(|(series, loads)| {

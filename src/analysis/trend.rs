@@ -393,7 +393,8 @@ pub fn trends_of(records: &[&Record], spec: &TrendSpec) -> Result<TrendReport, A
     // Name configurations by the key values that differ between them.
     let varying: Vec<usize> = (0..key_dims.len())
         .filter(|&j| {
-            let vals: BTreeSet<&Option<DimValue>> = groups.keys().map(|k| &k[j]).collect();
+            let vals: BTreeSet<&Option<DimValue>> =
+                crate::model::order::set_of(groups.keys().map(|k| &k[j]));
             vals.len() > 1
         })
         .collect();
@@ -414,10 +415,8 @@ pub fn trends_of(records: &[&Record], spec: &TrendSpec) -> Result<TrendReport, A
             .join(" · ")
     };
     let metrics: Vec<MetricKey> = if spec.metrics.is_empty() {
-        let set: BTreeSet<&MetricKey> = dated
-            .iter()
-            .flat_map(|(i, _)| records[*i].metrics.keys())
-            .collect();
+        let set: BTreeSet<&MetricKey> =
+            crate::model::order::set_of(dated.iter().flat_map(|(i, _)| records[*i].metrics.keys()));
         set.into_iter().cloned().collect()
     } else {
         spec.metrics.clone()
@@ -458,7 +457,7 @@ pub fn trends_of(records: &[&Record], spec: &TrendSpec) -> Result<TrendReport, A
         });
         series.extend(of_metric);
     }
-    let dates = dated.iter().map(|(_, t)| *t).collect::<BTreeSet<_>>().len();
+    let dates = crate::model::order::set_of(dated.iter().map(|(_, t)| *t)).len();
     Ok(TrendReport {
         key_dims,
         run_dims,
@@ -482,7 +481,7 @@ fn is_run_dim(records: &[&Record], dated: &[(usize, i64)], d: &DimKey) -> bool {
     for (i, t) in dated {
         at.entry(*t).or_default().insert(records[*i].dim(d));
     }
-    let all: BTreeSet<&Option<DimValue>> = at.values().flatten().collect();
+    let all: BTreeSet<&Option<DimValue>> = crate::model::order::set_of(at.values().flatten());
     all.len() > 1 && at.values().all(|v| v.len() == 1)
 }
 

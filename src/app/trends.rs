@@ -57,7 +57,7 @@ pub fn TrendsView() -> impl IntoView {
                 rows.iter().filter_map(|&i| ds.record(i)).collect();
             let records: Vec<&Record> = rebuilt.iter().map(|r| &**r).collect();
             let present: std::collections::BTreeSet<&MetricKey> =
-                records.iter().flat_map(|r| r.metrics.keys()).collect();
+                crate::model::order::set_of(records.iter().flat_map(|r| r.metrics.keys()));
             let metrics: Vec<MetricKey> = present.into_iter().cloned().collect();
             let m = chosen
                 .filter(|m| metrics.contains(m))

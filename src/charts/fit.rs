@@ -204,8 +204,8 @@ fn fit_legend_names(data: Option<&mut Value>) -> Vec<String> {
         .iter()
         .map(|n| n.as_deref().map(|n| shorten_middle(n, MAX_LEGEND_CHARS)))
         .collect();
-    let distinct_full: BTreeSet<&String> = full.iter().flatten().collect();
-    let distinct_short: BTreeSet<&String> = short.iter().flatten().collect();
+    let distinct_full: BTreeSet<&String> = crate::model::order::set_of(full.iter().flatten());
+    let distinct_short: BTreeSet<&String> = crate::model::order::set_of(short.iter().flatten());
     let names = if distinct_short.len() == distinct_full.len() {
         for (t, (f, s)) in traces.iter_mut().zip(full.iter().zip(&short)) {
             let (Some(f), Some(s), Some(t)) = (f, s, t.as_object_mut()) else {

@@ -207,8 +207,8 @@ impl Columns {
         dims: impl IntoIterator<Item = DimKey>,
         metrics: impl IntoIterator<Item = MetricKey>,
     ) -> Columns {
-        let dims: BTreeSet<DimKey> = dims.into_iter().collect();
-        let metrics: BTreeSet<MetricKey> = metrics.into_iter().collect();
+        let dims: BTreeSet<DimKey> = crate::model::order::set_of(dims);
+        let metrics: BTreeSet<MetricKey> = crate::model::order::set_of(metrics);
         Columns {
             dims: dims
                 .into_iter()

@@ -12,10 +12,14 @@
 //! Large numeric arrays (latencies for percentiles) have [`sort_floats`]: one copy of the
 //! unstable sort for `f64` in IEEE total order, without indirection.
 //!
+//! `BTreeSet`/`BTreeMap`'s `collect()` sorts its items first (one more copy of the stable sort
+//! per element type): [`set_of`] and [`map_of`] build them by insertion instead.
+//!
 //! Native-only code (the load generator, the CLI) may call the standard sorts directly; clippy's
 //! `disallowed-methods` (clippy.toml) keeps the shared modules on these.
 
 use std::cmp::Ordering;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Sorts `v` stably by `cmp`, like `slice::sort_by`.
 pub fn sort_by<T>(v: &mut [T], mut cmp: impl FnMut(&T, &T) -> Ordering) {
@@ -44,6 +48,25 @@ pub fn sort<T: Ord>(v: &mut [T]) {
 #[allow(clippy::disallowed_methods)]
 pub fn sort_floats(v: &mut [f64]) {
     v.sort_unstable_by(f64::total_cmp);
+}
+
+/// The set of `items`, as `collect::<BTreeSet<_>>()` gives it, built by insertion.
+pub fn set_of<T: Ord>(items: impl IntoIterator<Item = T>) -> BTreeSet<T> {
+    let mut set = BTreeSet::new();
+    for item in items {
+        set.insert(item);
+    }
+    set
+}
+
+/// The map of `pairs`, as `collect::<BTreeMap<_, _>>()` gives it (a repeated key keeps its
+/// last value), built by insertion.
+pub fn map_of<K: Ord, V>(pairs: impl IntoIterator<Item = (K, V)>) -> BTreeMap<K, V> {
+    let mut map = BTreeMap::new();
+    for (k, v) in pairs {
+        map.insert(k, v);
+    }
+    map
 }
 
 /// The positions `0..n` in the order `cmp` (comparing positions) gives, stable.
@@ -97,6 +120,13 @@ mod tests {
         assert!(v[2] == 0.0 && v[2].is_sign_positive());
         assert_eq!(&v[3..5], &[2.0, f64::INFINITY]);
         assert!(v[5].is_nan());
+    }
+
+    #[test]
+    fn sets_and_maps_as_collect_gives_them() {
+        assert_eq!(set_of([3, 1, 3, 2]), [1, 2, 3].into_iter().collect());
+        let m = map_of([("b", 1), ("a", 2), ("b", 3)]);
+        assert_eq!(m, [("a", 2), ("b", 3)].into_iter().collect());
     }
 
     proptest! {

@@ -150,9 +150,8 @@ impl ViewState {
                 continue;
             };
             let numeric = matches!(&key, DimKey::Known(d) if d.kind() != DimKind::Text);
-            let set: BTreeSet<Option<DimValue>> = values
-                .iter()
-                .map(|v| {
+            let set: BTreeSet<Option<DimValue>> =
+                crate::model::order::set_of(values.iter().map(|v| {
                     if v == NO_VALUE {
                         None
                     } else if numeric {
@@ -163,8 +162,7 @@ impl ViewState {
                     } else {
                         Some(DimValue::from(v.as_str()))
                     }
-                })
-                .collect();
+                }));
             filter.selected.insert(key, set);
         }
         filter

@@ -580,7 +580,7 @@ impl Index {
 
         // Metrics: the sorted union of the keys, each side's sets renumbered.
         let keys: BTreeSet<&MetricKey> =
-            self.metric_keys.iter().chain(&other.metric_keys).collect();
+            crate::model::order::set_of(self.metric_keys.iter().chain(&other.metric_keys));
         let metric_keys: Vec<MetricKey> = keys.into_iter().cloned().collect();
         let position = |k: &MetricKey| metric_keys.binary_search(k).unwrap_or(0) as u32;
         let remap = |keys: &[MetricKey], set: &[u32]| -> Vec<u32> {
