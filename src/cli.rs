@@ -12,6 +12,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 pub mod compare;
+pub mod compare_args;
 mod compare_at;
 pub mod convert;
 pub mod error;
@@ -56,7 +57,7 @@ pub enum Command {
     /// Compare two values of a dimension (improvement %) or two runs (regression check), or
     /// follow a folder of results over time (`--trend DIR`).
     #[command(after_help = COMPARE_EXIT_CODES)]
-    Compare(compare::CompareArgs),
+    Compare(compare_args::CompareArgs),
     /// Show what each result file holds: format, records, dimensions, metrics, warnings.
     Inspect(inspect::InspectArgs),
     /// Write a static site: the explorer, the result files under DIR and their index,

@@ -25,7 +25,7 @@
 //! agree.
 
 use super::improvement::{improvement, ImprovementSpec, ImprovementTable};
-use super::points::{configuration_dims, measured_dims, merged_dims, Combos};
+use super::points::{configuration_dims, measured_dims, merged_dims, Combos, SERIES_PREFERENCE};
 use crate::charts::figure::MAX_PANELS;
 use crate::charts::series::ChartKind;
 use crate::model::{Dataset, Dim, DimKey, DimValue, Direction, LatencyMetric, MetricKey, Stat};
@@ -150,28 +150,6 @@ pub const X_CANDIDATES: [Dim; 6] = [
     Dim::NumPrompts,
     Dim::InputLen,
     Dim::OutputLen,
-];
-
-/// Dimensions tried first, in order, to split series or panels; every other configuration
-/// dimension follows in canonical order, `source` last. `date` and `label` are never chosen:
-/// records differing only there are runs of one configuration.
-pub const SERIES_PREFERENCE: [Dim; 16] = [
-    Dim::Engine,
-    Dim::Gpu,
-    Dim::Model,
-    Dim::EngineVersion,
-    Dim::GpuCount,
-    Dim::Tp,
-    Dim::Pp,
-    Dim::Precision,
-    Dim::Dataset,
-    Dim::InputLen,
-    Dim::OutputLen,
-    Dim::BatchSize,
-    Dim::MaxConcurrency,
-    Dim::RequestRate,
-    Dim::NumPrompts,
-    Dim::Burstiness,
 ];
 
 /// Dimensions tried, in order, as the compared one of the improvement view.

@@ -17,6 +17,28 @@ use std::collections::{BTreeSet, HashMap};
 use crate::model::columns::Codes;
 use crate::model::{ColumnRef, Dataset, Dim, DimKey, DimValue, MetricKey, Record};
 
+/// Dimensions tried first, in order, to split series or panels; every other configuration
+/// dimension follows in canonical order, `source` last. `date` and `label` are never chosen:
+/// records differing only there are runs of one configuration.
+pub const SERIES_PREFERENCE: [Dim; 16] = [
+    Dim::Engine,
+    Dim::Gpu,
+    Dim::Model,
+    Dim::EngineVersion,
+    Dim::GpuCount,
+    Dim::Tp,
+    Dim::Pp,
+    Dim::Precision,
+    Dim::Dataset,
+    Dim::InputLen,
+    Dim::OutputLen,
+    Dim::BatchSize,
+    Dim::MaxConcurrency,
+    Dim::RequestRate,
+    Dim::NumPrompts,
+    Dim::Burstiness,
+];
+
 /// Token-length dimensions that a reader may fill with a measured mean rather than a setting.
 pub(crate) const LENGTH_DIMS: [Dim; 2] = [Dim::InputLen, Dim::OutputLen];
 

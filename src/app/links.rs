@@ -1,12 +1,15 @@
 //! Sharing a view: the "copy link" button, which puts local files' records inside the link
-//! when they fit ([`crate::share::share_link`]), and the "this view needs: ..." banner shown
-//! when an opened link could not carry them.
+//! when they fit ([`crate::share::share_link`]); opening a link ([`open_link`]); and the "this
+//! view needs: ..." banner shown when an opened link could not carry them.
 
 use leptos::prelude::*;
+use leptos::task::spawn_local;
 
-use super::load;
-use super::state::AppState;
-use crate::share::{self, ShareFile, SharedLink};
+use super::state::{AppState, FileStatus, Origin, View};
+use super::{load, many};
+use crate::chart_view::ChartChoice;
+use crate::improvement_view::ImproveChoice;
+use crate::share::{self, ShareFile, SharedLink, ViewState};
 
 /// The link to the current view, with the local files' records inside when they fit.
 pub fn current_link(state: AppState) -> Option<SharedLink> {
@@ -82,4 +85,53 @@ pub fn NeedsFiles() -> impl IntoView {
             </section>
         </Show>
     }
+}
+
+/// Reopens the view a link describes: chart choices, view settings and filters from the query;
+/// files from their addresses (`data=`), bundled samples (`sample=`) and the records carried
+/// in the fragment (`#data=`); files it could not carry (`need=`) are asked for. Returns
+/// whether the link names a view (which then stays put while data arrives).
+pub fn open_link(state: AppState) -> bool {
+    let Some(location) = web_sys::window().map(|w| w.location()) else {
+        return false;
+    };
+    let link = ViewState::from_query(&location.search().unwrap_or_default());
+    state.chart.set(ChartChoice::from_view_state(&link));
+    state.view_params.set(link.params.clone());
+    if link.view.as_deref() == Some(View::Improvement.id()) {
+        state.improve.set(ImproveChoice::from_link(&link));
+    }
+    state.filter.set(link.filter());
+    let mut carried = Vec::new();
+    let hash = location.hash().unwrap_or_default();
+    if let Some(data) = share::link_data_of_fragment(&hash) {
+        match share::decode_link_data(data) {
+            Ok(files) => {
+                for f in files {
+                    let id = state.add_loading(&f.name, Origin::Local, "opening");
+                    carried.push(f.name.clone());
+                    state.finish(id, f.format, f.records, f.warnings, None);
+                }
+            }
+            Err(e) => {
+                let id = state.add_loading("data in the link", Origin::Local, "");
+                state.set_status(id, FileStatus::Failed(e.to_string()));
+            }
+        }
+    }
+    let mut needed: Vec<String> = Vec::new();
+    for n in link.needs {
+        if !carried.contains(&n) && !needed.contains(&n) {
+            needed.push(n);
+        }
+    }
+    state.needed.set(needed);
+    for name in &link.samples {
+        load::load_sample_named(state, name);
+    }
+    let names_view = link.view.is_some();
+    for url in link.data {
+        spawn_local(many::load_url(state, url));
+    }
+    names_view
 }

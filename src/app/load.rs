@@ -1,5 +1,5 @@
 //! Getting bytes into the explorer: picked and dropped files (gloo-file), pasted text, URLs
-//! (gloo-net), the bundled samples and the records a link carries ([`open_link`]). Each file is
+//! (gloo-net, [`super::many::load_url`]) and the bundled samples. Each file is
 //! read and parsed on its own; a failure marks that file failed and leaves every other file
 //! loaded.
 
@@ -9,10 +9,7 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
 use super::browser::{human_size, js_error_text};
-use super::state::{AppState, FileStatus, Origin, View};
-use crate::chart_view::ChartChoice;
-use crate::improvement_view::ImproveChoice;
-use crate::share::{self, file_name_of, raw_url, ViewState};
+use super::state::{AppState, FileStatus, Origin};
 
 /// A bundled sample: file under `samples/` and what it shows.
 pub struct Sample {
@@ -129,30 +126,6 @@ pub async fn load_text(state: AppState, text: String) {
     parse_into(state, id, "pasted text", data).await;
 }
 
-/// Fetches and parses a file from an address typed or linked by the user; an index file
-/// ([`crate::share::index`]) loads every file it lists instead.
-pub async fn load_url(state: AppState, input: String) {
-    let name = file_name_of(input.trim());
-    // A relative address (`results/index.json` on a published site) is the page's.
-    let url = match raw_url(&super::many::absolute_address(&input)) {
-        Ok(u) => u,
-        Err(e) => {
-            let id = state.add_loading(&name, Origin::Url(input.clone()), "");
-            state.set_status(id, FileStatus::Failed(format!("{input}: {e}")));
-            return;
-        }
-    };
-    let id = state.add_loading(&name, Origin::Url(input.trim().to_string()), "fetching");
-    match fetch_bytes(&url).await {
-        Ok(bytes) => match super::many::index_of(&bytes) {
-            Some(Ok(listed)) => super::many::load_index(state, id, &url, listed).await,
-            Some(Err(e)) => state.set_status(id, FileStatus::Failed(format!("{url}: {e}"))),
-            None => parse_into(state, id, &name, bytes).await,
-        },
-        Err(e) => state.set_status(id, FileStatus::Failed(e)),
-    }
-}
-
 /// Fetches one of the bundled samples.
 pub async fn load_sample(state: AppState, file: &'static str) {
     let id = state.add_loading(file, Origin::Sample(file.to_string()), "fetching");
@@ -234,55 +207,6 @@ pub fn load_sample_named(state: AppState, name: &str) {
             );
         }
     }
-}
-
-/// Reopens the view a link describes: chart choices, view settings and filters from the query;
-/// files from their addresses (`data=`), bundled samples (`sample=`) and the records carried
-/// in the fragment (`#data=`); files it could not carry (`need=`) are asked for. Returns
-/// whether the link names a view (which then stays put while data arrives).
-pub fn open_link(state: AppState) -> bool {
-    let Some(location) = web_sys::window().map(|w| w.location()) else {
-        return false;
-    };
-    let link = ViewState::from_query(&location.search().unwrap_or_default());
-    state.chart.set(ChartChoice::from_view_state(&link));
-    state.view_params.set(link.params.clone());
-    if link.view.as_deref() == Some(View::Improvement.id()) {
-        state.improve.set(ImproveChoice::from_link(&link));
-    }
-    state.filter.set(link.filter());
-    let mut carried = Vec::new();
-    let hash = location.hash().unwrap_or_default();
-    if let Some(data) = share::link_data_of_fragment(&hash) {
-        match share::decode_link_data(data) {
-            Ok(files) => {
-                for f in files {
-                    let id = state.add_loading(&f.name, Origin::Local, "opening");
-                    carried.push(f.name.clone());
-                    state.finish(id, f.format, f.records, f.warnings, None);
-                }
-            }
-            Err(e) => {
-                let id = state.add_loading("data in the link", Origin::Local, "");
-                state.set_status(id, FileStatus::Failed(e.to_string()));
-            }
-        }
-    }
-    let mut needed: Vec<String> = Vec::new();
-    for n in link.needs {
-        if !carried.contains(&n) && !needed.contains(&n) {
-            needed.push(n);
-        }
-    }
-    state.needed.set(needed);
-    for name in &link.samples {
-        load_sample_named(state, name);
-    }
-    let names_view = link.view.is_some();
-    for url in link.data {
-        spawn_local(load_url(state, url));
-    }
-    names_view
 }
 
 /// A "choose files" button: the picked files are loaded like dropped ones.

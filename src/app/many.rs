@@ -11,7 +11,7 @@ use wasm_bindgen_futures::JsFuture;
 use super::load::{fetch_bytes, load_files, load_named_files, parse_into};
 use super::state::{AppState, FileStatus, Origin};
 use crate::share::index::{is_result_file_name, parse_index, resolve_reference};
-use crate::share::{decode_component, file_name_of};
+use crate::share::{decode_component, file_name_of, raw_url};
 
 /// Index files larger than this are not looked at as indexes (an index of 10,000 files is
 /// well under a megabyte; a big result file is not parsed twice).
@@ -221,5 +221,29 @@ pub fn FolderPicker() -> impl IntoView {
                 }
             />
         </label>
+    }
+}
+
+/// Fetches and parses a file from an address typed or linked by the user; an index file
+/// ([`crate::share::index`]) loads every file it lists instead.
+pub async fn load_url(state: AppState, input: String) {
+    let name = file_name_of(input.trim());
+    // A relative address (`results/index.json` on a published site) is the page's.
+    let url = match raw_url(&absolute_address(&input)) {
+        Ok(u) => u,
+        Err(e) => {
+            let id = state.add_loading(&name, Origin::Url(input.clone()), "");
+            state.set_status(id, FileStatus::Failed(format!("{input}: {e}")));
+            return;
+        }
+    };
+    let id = state.add_loading(&name, Origin::Url(input.trim().to_string()), "fetching");
+    match fetch_bytes(&url).await {
+        Ok(bytes) => match index_of(&bytes) {
+            Some(Ok(listed)) => load_index(state, id, &url, listed).await,
+            Some(Err(e)) => state.set_status(id, FileStatus::Failed(format!("{url}: {e}"))),
+            None => parse_into(state, id, &name, bytes).await,
+        },
+        Err(e) => state.set_status(id, FileStatus::Failed(e)),
     }
 }

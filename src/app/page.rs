@@ -10,7 +10,7 @@ use super::browser::prefers_dark;
 use super::chart_panel::ChartPanel;
 use super::files::FileList;
 use super::filters::Filters;
-use super::links::NeedsFiles;
+use super::links::{self, NeedsFiles};
 use super::load::{self, SAMPLES};
 use super::many;
 use super::state::{AppState, ViewPinned};
@@ -26,7 +26,7 @@ pub fn App() -> impl IntoView {
 
     // A shared link reopens its view: chart choices, filters, and its files (addresses,
     // samples, records carried in the fragment; missing ones are asked for).
-    pinned.0.set(load::open_link(state));
+    pinned.0.set(links::open_link(state));
     // Until the user (or a link) picks a view, the view follows the data: one that answers the
     // files' question and has something to show.
     Effect::new(move |_| {
@@ -150,7 +150,7 @@ fn Loaders() -> impl IntoView {
                     ev.prevent_default();
                     let u = take_text(url);
                     if !u.trim().is_empty() {
-                        spawn_local(load::load_url(state, u));
+                        spawn_local(many::load_url(state, u));
                     }
                 }
             >

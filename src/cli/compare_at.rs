@@ -3,7 +3,7 @@
 //! view reads it ([`crate::analysis::tradeoff::at_target`]): the throughput there and the
 //! cost per million output tokens there, with the prices used named under the table.
 
-use super::compare::{render, CompareArgs};
+use super::compare_args::{render, CompareArgs};
 use super::error::CliError;
 use crate::analysis::defaults::{default_layout, default_x};
 use crate::analysis::economics::{self, Assumptions};
@@ -79,7 +79,7 @@ pub fn run(
         "prices": prices_used,
     });
     Ok(match args.format {
-        super::compare::TableFormat::Markdown => {
+        super::compare_args::TableFormat::Markdown => {
             format!(
                 "{}\n\n{}\n\n{}",
                 notes[0],
@@ -87,11 +87,11 @@ pub fn run(
                 notes[1]
             )
         }
-        super::compare::TableFormat::Csv => {
+        super::compare_args::TableFormat::Csv => {
             eprintln!("{}", notes.join("\n"));
             render(&table, args.format, meta)
         }
-        super::compare::TableFormat::Json => render(&table, args.format, meta),
+        super::compare_args::TableFormat::Json => render(&table, args.format, meta),
     })
 }
 

@@ -88,7 +88,7 @@ pub enum CliError {
     },
     /// `site` could not write the site.
     #[error(transparent)]
-    Site(#[from] super::site::SiteError),
+    Site(#[from] SiteError),
     /// The comparison itself refused the records (e.g. a value that no record has).
     #[error(transparent)]
     Analysis(#[from] AnalysisError),
@@ -162,4 +162,29 @@ mod tests {
             ExitCode::from(2)
         );
     }
+}
+
+/// Why a site could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum SiteError {
+    /// No built explorer was found.
+    #[error("no built explorer (a folder with index.html) at {tried}; run `make build` or pass --explorer DIST")]
+    NoExplorer {
+        /// The places looked at.
+        tried: String,
+    },
+    /// OUT already holds files.
+    #[error("{0}: the output folder is not empty; remove it or choose another")]
+    OutputNotEmpty(String),
+    /// A file could not be copied or written.
+    #[error("{path}: cannot write")]
+    Write {
+        /// The file.
+        path: String,
+        /// The system's reason.
+        source: std::io::Error,
+    },
+    /// No file under DIR could be read as results.
+    #[error("{0}: no readable result files")]
+    NoResults(String),
 }

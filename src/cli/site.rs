@@ -13,7 +13,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use super::error::CliError;
+use super::error::{CliError, SiteError};
 use crate::share::index::{index_json, path_reference, INDEX_FILE_NAME};
 
 /// The folder of the site that holds the result files and their index.
@@ -33,31 +33,6 @@ pub struct SiteArgs {
     /// The built explorer (`make build` writes `dist/`).
     #[arg(long, value_name = "DIST")]
     pub explorer: Option<PathBuf>,
-}
-
-/// Why a site could not be written.
-#[derive(Debug, thiserror::Error)]
-pub enum SiteError {
-    /// No built explorer was found.
-    #[error("no built explorer (a folder with index.html) at {tried}; run `make build` or pass --explorer DIST")]
-    NoExplorer {
-        /// The places looked at.
-        tried: String,
-    },
-    /// OUT already holds files.
-    #[error("{0}: the output folder is not empty; remove it or choose another")]
-    OutputNotEmpty(String),
-    /// A file could not be copied or written.
-    #[error("{path}: cannot write")]
-    Write {
-        /// The file.
-        path: String,
-        /// The system's reason.
-        source: std::io::Error,
-    },
-    /// No file under DIR could be read as results.
-    #[error("{0}: no readable result files")]
-    NoResults(String),
 }
 
 /// The explorer build to copy: `--explorer`, or the first of the default places holding an

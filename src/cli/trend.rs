@@ -8,7 +8,7 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use super::compare::{default_metric, render, CompareArgs, TableFormat};
+use super::compare_args::{default_metric, render, CompareArgs, TableFormat};
 use super::convert::read_all;
 use super::error::CliError;
 use crate::analysis::trend::{trends, TrendReport, TrendSpec};
