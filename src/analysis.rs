@@ -9,8 +9,7 @@
 //! search ([`capacity`]: objectives, steady window, bracket then bisect) and the curve of its
 //! result files ([`capacity_curve`], drawn by [`capacity_figure`]), per-request
 //! distributions and percentiles ([`distribution`], [`stats`]), data-quality flags
-//! ([`quality`]), the rule for what a chart point means ([`points`]: one configuration, never a
-//! silent average of several), the defaults every view and `benchlens compare` start from
+//! ([`quality`]), the defaults every view and `benchlens compare` start from
 //! ([`defaults`]), exporting any of these tables as GitHub-flavoured Markdown, CSV or JSON
 //! ([`export`]), many runs over time with their change points ([`trend`]), and one stage as
 //! it unfolded: its request timeline and time series ([`timeline`], drawn by
@@ -31,7 +30,6 @@ pub mod economics;
 pub mod export;
 pub mod improvement;
 mod matching;
-pub mod points;
 pub mod quality;
 pub mod regression;
 pub mod slo;
@@ -117,7 +115,7 @@ pub(crate) fn series_name(r: &crate::model::Record, by: &[DimKey]) -> String {
 pub(crate) struct SeriesSlots<'a> {
     by: &'a [DimKey],
     columns: Vec<Option<crate::model::ColumnRef<'a>>>,
-    combos: points::Combos<'a>,
+    combos: crate::model::points::Combos<'a>,
     /// Per combination id: its series' slot.
     slot_of: Vec<usize>,
     /// Per slot: the series' name.
@@ -129,8 +127,9 @@ impl<'a> SeriesSlots<'a> {
     /// Series of `ds`'s rows split by `by`.
     pub(crate) fn new(ds: &'a crate::model::Dataset, by: &'a [DimKey]) -> SeriesSlots<'a> {
         let columns: Vec<_> = by.iter().map(|k| ds.column(k)).collect();
-        let combos =
-            points::Combos::new(columns.iter().map(|c| c.map(|c| (c.codes, c.dict.len()))));
+        let combos = crate::model::points::Combos::new(
+            columns.iter().map(|c| c.map(|c| (c.codes, c.dict.len()))),
+        );
         SeriesSlots {
             by,
             columns,

@@ -8,21 +8,19 @@
 //!
 //! One file per job: [`style`] (theme, palette, base layout, labels), [`series`] (records into
 //! series and panels), [`comparison`] (the table under a comparison chart), [`figure`] (the main
-//! chart), [`improvement`] (the improvement bars and heatmap) and [`fit`] (layout fitted to the
+//! chart) and [`fit`] (layout fitted to the
 //! data just before drawing), and [`plotly`] (the figure builders: the part of plotly.js's
 //! schema the charts use). Everything public is re-exported here.
 
 pub(crate) mod comparison;
 pub(crate) mod figure;
 pub mod fit;
-pub(crate) mod improvement;
 pub mod plotly;
 pub(crate) mod series;
 pub(crate) mod style;
 
 pub use comparison::{comparison_table, ComparisonRow, ComparisonTable};
 pub use figure::{plot, MAX_PANELS, MAX_RICH_POINTS};
-pub use improvement::{improvement_bars_plot, improvement_heatmap_plot};
 pub use series::{
     build_series, build_series_indexed, build_series_selected, build_series_with_records, facets,
     series_names, ChartKind, ChartSpec, PointIndex, Series, SeriesPoint,

@@ -18,6 +18,7 @@ mod gaps;
 mod metric;
 mod metrics;
 pub mod order;
+pub mod points;
 pub mod provenance;
 mod record;
 mod store;

@@ -9,9 +9,9 @@ use benchlens::analysis::defaults::{
     default_x, View,
 };
 use benchlens::analysis::improvement::{improvement, ImprovementSpec};
-use benchlens::analysis::points::measured_dims;
 use benchlens::charts::{build_series, comparison_table, series_names, ChartSpec, Series, Theme};
 use benchlens::ingest;
+use benchlens::model::points::measured_dims;
 use benchlens::model::{Dataset, Dim, DimKey, DimValue, LatencyMetric, MetricKey, Record, Stat};
 
 fn read(path: &str) -> Vec<Record> {

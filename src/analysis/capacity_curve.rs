@@ -30,7 +30,7 @@
 //!   probes.
 
 use super::capacity::{Capacity, CapacitySlo, Objective, ProbeOutcome, SloMetric};
-use super::points::configuration_dims;
+use crate::model::points::configuration_dims;
 use crate::model::{
     natural_cmp, Dataset, Dim, DimKey, DimValue, LatencyMetric, MetricKey, Percentile, Record, Stat,
 };

@@ -1,6 +1,6 @@
 //! What the explorer and `benchlens compare` show before anyone chooses: the view, the metric,
 //! the x axis, the series and panels, and the two compared values. One place, so the page and
-//! the command line agree, and every choice follows [`super::points`]' rule that a point is
+//! the command line agree, and every choice follows [`crate::model::points`]' rule that a point is
 //! one configuration.
 //!
 //! - **x axis**: the first of request rate, concurrency, batch size, number of prompts, input
@@ -25,9 +25,11 @@
 //! agree.
 
 use super::improvement::{improvement, ImprovementSpec, ImprovementTable};
-use super::points::{configuration_dims, measured_dims, merged_dims, Combos, SERIES_PREFERENCE};
 use crate::charts::figure::MAX_PANELS;
 use crate::charts::series::ChartKind;
+use crate::model::points::{
+    configuration_dims, measured_dims, merged_dims, Combos, SERIES_PREFERENCE,
+};
 use crate::model::{Dataset, Dim, DimKey, DimValue, Direction, LatencyMetric, MetricKey, Stat};
 
 /// Which view the explorer shows.

@@ -30,9 +30,10 @@
 //!
 //! The comparison and its table (sorting, summary, export) are here; the two aggregates the
 //! figures draw (bars per value, heatmap per cell) in [`aggregate`], the figures themselves in
-//! [`crate::charts`] (`improvement_bars_plot`, `improvement_heatmap_plot`).
+//! [`plot`] (`improvement_bars_plot`, `improvement_heatmap_plot`).
 
 mod aggregate;
+pub mod plot;
 
 use std::collections::BTreeSet;
 

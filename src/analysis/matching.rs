@@ -144,7 +144,7 @@ fn may_tie(d: &DimKey) -> bool {
 }
 
 /// Matches `baseline` against `candidate` on every dimension either side has, except those in
-/// `exclude`, measured token lengths ([`super::points::is_measured_column`]) and those *tied
+/// `exclude`, measured token lengths ([`crate::model::points::is_measured_column`]) and those *tied
 /// to the sides*: a text dimension (or tag) that is constant on each
 /// side but takes a different value on each (e.g. `engine_version` when comparing engines)
 /// could never match, so it is left out of the key and reported in `tied_dims`.
@@ -175,7 +175,7 @@ pub(crate) fn match_sides(
     );
     // Measured token lengths are results, not configuration: they never match exactly.
     let measured =
-        super::points::measured_dims_of(baseline.iter().chain(candidate).map(|(_, r)| *r));
+        crate::model::points::measured_dims_of(baseline.iter().chain(candidate).map(|(_, r)| *r));
     let mut key_dims = Vec::new();
     let mut tied_dims = Vec::new();
     for d in dims
@@ -266,8 +266,8 @@ pub(crate) fn match_rows(
             })
             .cloned(),
     );
-    // Measured token lengths, as [`super::points::measured_dims_of`] finds them.
-    let measured: Vec<DimKey> = super::points::LENGTH_DIMS
+    // Measured token lengths, as [`crate::model::points::measured_dims_of`] finds them.
+    let measured: Vec<DimKey> = crate::model::points::LENGTH_DIMS
         .iter()
         .map(|d| DimKey::Known(*d))
         .filter(|k| {
@@ -290,7 +290,7 @@ pub(crate) fn match_rows(
                 .filter(|(_, s)| **s)
                 .map(|(v, _)| v.clone())
                 .collect();
-            super::points::is_measured_column(&distinct, with_value)
+            crate::model::points::is_measured_column(&distinct, with_value)
         })
         .collect();
     // The single code a dimension takes on every row of a side.
@@ -320,8 +320,9 @@ pub(crate) fn match_rows(
     }
     let columns: Vec<Option<ColumnRef<'_>>> = key_dims.iter().map(|k| ds.column(k)).collect();
     let group = |side: &[usize]| -> BTreeMap<MatchKey, Vec<usize>> {
-        let mut combos =
-            super::points::Combos::new(columns.iter().map(|c| c.map(|c| (c.codes, c.dict.len()))));
+        let mut combos = crate::model::points::Combos::new(
+            columns.iter().map(|c| c.map(|c| (c.codes, c.dict.len()))),
+        );
         let mut groups: Vec<(Vec<u32>, Vec<usize>)> = Vec::new();
         for &row in side {
             let id = combos.id(row) as usize;

@@ -362,7 +362,7 @@ pub fn trends_of(records: &[&Record], spec: &TrendSpec) -> Result<TrendReport, A
             what: "follow over time: no record has a readable date".into(),
         });
     }
-    let measured = super::points::measured_dims_of(dated.iter().map(|(i, _)| records[*i]));
+    let measured = crate::model::points::measured_dims_of(dated.iter().map(|(i, _)| records[*i]));
     let mut dims: BTreeSet<DimKey> = BTreeSet::new();
     for (i, _) in &dated {
         dims.extend(records[*i].dims().map(|(k, _)| k));

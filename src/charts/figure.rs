@@ -12,7 +12,7 @@ use crate::charts::plotly::{Bar, Plot, Scatter};
 
 use super::series::{facets, series_names, ChartKind, ChartSpec, Series, SeriesPoint};
 use super::style::{escape_html, format_value, series_title, themed_axis, NO_VALUE, PALETTE};
-use crate::analysis::points;
+use crate::model::points;
 use crate::model::{Dataset, DimKey, DimValue, MetricKey};
 
 fn axis_title_for_metric(metric: &MetricKey) -> String {

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::OnceLock;
 
 use super::style::{Theme, NO_VALUE};
-use crate::analysis::points::{Combos, MergeFinder, PointMerge};
+use crate::model::points::{Combos, MergeFinder, PointMerge};
 use crate::model::{ColumnRef, Dataset, DimKey, DimValue, MetricKey};
 
 /// How the chart draws its series.
@@ -62,7 +62,7 @@ pub struct SeriesPoint {
     /// the records were given.
     pub first_record: usize,
     /// How many records the point averages, and what it stands for when they differ in a
-    /// dimension (see [`crate::analysis::points`]); no dimensions for one configuration.
+    /// dimension (see [`crate::model::points`]); no dimensions for one configuration.
     pub merge: PointMerge,
 }
 

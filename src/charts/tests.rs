@@ -1,7 +1,7 @@
 //! Tests of the main chart: series, the comparison table and the figure.
 
 use super::*;
-use crate::analysis::points::PointMerge;
+use crate::model::points::PointMerge;
 use crate::model::{
     Dataset, Dim, DimKey, DimValue, Filter, LatencyMetric, MetricKey, Record, Stat,
 };

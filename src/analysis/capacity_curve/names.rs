@@ -2,8 +2,8 @@
 //! then the file, the date or how the sweep was run where those leave two with one name.
 
 use super::{Gathered, RUN_TAGS};
-use crate::analysis::points::SERIES_PREFERENCE;
 use crate::charts::style::NO_VALUE;
+use crate::model::points::SERIES_PREFERENCE;
 use crate::model::{Dataset, Dim, DimKey};
 
 /// Most dimensions joined into one sweep's name.

@@ -1,6 +1,5 @@
 //! The improvement figures: bars of the mean improvement per value of one dimension and a
-//! heatmap per cell of two, both from an [`ImprovementTable`] that
-//! [`crate::analysis::improvement`] computed.
+//! heatmap per cell of two, both from an [`ImprovementTable`] that [`super`] computed.
 
 use crate::charts::plotly::common::{
     ColorBar, ColorScale, ColorScaleElement, HoverInfo, Marker, Title,
@@ -8,8 +7,10 @@ use crate::charts::plotly::common::{
 use crate::charts::plotly::layout::AxisType;
 use crate::charts::plotly::{Bar, HeatMap, Plot};
 
-use super::style::{base_layout, escape_html, format_value, themed_axis, Theme, NO_VALUE, PALETTE};
-use crate::analysis::improvement::{ImprovementGroup, ImprovementHeatmap, ImprovementTable};
+use super::{ImprovementGroup, ImprovementHeatmap, ImprovementTable};
+use crate::charts::style::{
+    base_layout, escape_html, format_value, themed_axis, Theme, NO_VALUE, PALETTE,
+};
 use crate::model::{DimKey, DimValue};
 
 fn value_text(v: &Option<DimValue>) -> String {
