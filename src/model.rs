@@ -23,7 +23,9 @@ pub mod provenance;
 mod record;
 mod store;
 
-pub use dim::{format_number, natural_cmp, round_significant, Dim, DimKey, DimKind, DimValue};
+pub use dim::{
+    format_number, natural_cmp, round_significant, Dim, DimKey, DimKind, DimValue, NO_VALUE,
+};
 pub use gaps::{BadExponent, Gaps, GapsIter, GapsParts};
 pub use metric::{Direction, LatencyMetric, MetricKey, Percentile, Stat};
 pub use metrics::Metrics;

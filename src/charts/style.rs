@@ -20,8 +20,7 @@ pub enum Theme {
     Dark,
 }
 
-/// The name shown for a missing dimension value.
-pub const NO_VALUE: &str = "(none)";
+pub use crate::model::NO_VALUE;
 
 /// Formats a metric value for tables and hover text: two decimals, thousands kept readable.
 pub fn format_value(v: f64) -> String {

@@ -4,6 +4,9 @@ use std::cmp::Ordering;
 use std::fmt;
 use std::hash::{Hash, Hasher};
 
+/// The text standing for a missing dimension value: in charts, filter lists and links.
+pub const NO_VALUE: &str = "(none)";
+
 /// What kind of value a well-known dimension holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DimKind {

@@ -284,10 +284,8 @@ impl MergedDim {
     /// values listed, then `+N more`).
     pub fn text(&self) -> String {
         let shown = |v: &Option<DimValue>| {
-            v.as_ref().map_or(
-                crate::charts::style::NO_VALUE.to_string(),
-                DimValue::to_string,
-            )
+            v.as_ref()
+                .map_or(super::NO_VALUE.to_string(), DimValue::to_string)
         };
         let numeric = self
             .values

@@ -47,8 +47,7 @@ pub struct ViewState {
     pub needs: Vec<String>,
 }
 
-/// The text standing for "no value" in links and filter lists.
-pub const NO_VALUE: &str = "(none)";
+pub use crate::model::NO_VALUE;
 
 impl ViewState {
     /// The query string (without `?`) for this state.
