@@ -189,7 +189,7 @@ impl<'a> SeriesSlots<'a> {
     /// The groups (one a slot, as [`SeriesSlots::group`] made them) keyed by their series'
     /// names: what [`in_value_order`] sorts.
     pub(crate) fn named<T>(self, groups: Vec<T>) -> std::collections::BTreeMap<String, T> {
-        self.names.into_iter().zip(groups).collect()
+        crate::model::order::map_of(self.names.into_iter().zip(groups))
     }
 }
 

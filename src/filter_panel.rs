@@ -106,7 +106,7 @@ impl RangeFacetState {
         if (lo == 0 && hi >= last) || lo > hi {
             return BTreeSet::new();
         }
-        self.values[lo..=hi].iter().cloned().map(Some).collect()
+        crate::model::order::set_of(self.values[lo..=hi].iter().cloned().map(Some))
     }
 }
 

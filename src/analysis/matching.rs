@@ -10,10 +10,11 @@ use crate::model::{BorrowedDim, ColumnRef, Dataset, Dim, DimKey, DimKind, DimVal
 /// `format`, `date` and `label` describe where and when a result was written, not the
 /// configuration that was measured.
 pub fn default_ignored() -> BTreeSet<DimKey> {
-    [Dim::Source, Dim::Format, Dim::Date, Dim::Label]
-        .into_iter()
-        .map(DimKey::Known)
-        .collect()
+    crate::model::order::set_of(
+        [Dim::Source, Dim::Format, Dim::Date, Dim::Label]
+            .into_iter()
+            .map(DimKey::Known),
+    )
 }
 
 /// The values of the match-key dimensions of one record, aligned with the key's dimensions
@@ -339,20 +340,17 @@ pub(crate) fn match_rows(
         }
         // Code order is value order: sorting codes sorts the keys as the map would.
         crate::model::order::sort_by(&mut groups, |a, b| a.0.cmp(&b.0));
-        groups
-            .into_iter()
-            .map(|(codes, rows)| {
-                let key: MatchKey = columns
-                    .iter()
-                    .zip(&codes)
-                    .map(|(c, &x)| match (c, x) {
-                        (Some(c), x) if x != 0 => c.dict.get(x as usize - 1).cloned(),
-                        _ => None,
-                    })
-                    .collect();
-                (key, rows)
-            })
-            .collect()
+        crate::model::order::map_of(groups.into_iter().map(|(codes, rows)| {
+            let key: MatchKey = columns
+                .iter()
+                .zip(&codes)
+                .map(|(c, &x)| match (c, x) {
+                    (Some(c), x) if x != 0 => c.dict.get(x as usize - 1).cloned(),
+                    _ => None,
+                })
+                .collect();
+            (key, rows)
+        }))
     };
     let base = group(baseline);
     let cand = group(candidate);

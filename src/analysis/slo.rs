@@ -179,13 +179,10 @@ pub fn slo(ds: &Dataset, indices: &[usize], spec: &SloSpec) -> Vec<SloOutcome> {
     }
     let groups: BTreeMap<String, BTreeMap<DimValue, Acc>> =
         crate::model::order::map_of(series.named(by_code).into_iter().map(|(name, accs)| {
-            let loads = accs
-                .into_iter()
-                .filter_map(|(code, acc)| {
-                    let value = load.dict.get((code as usize).checked_sub(1)?)?;
-                    Some((value.clone(), acc))
-                })
-                .collect();
+            let loads = crate::model::order::map_of(accs.into_iter().filter_map(|(code, acc)| {
+                let value = load.dict.get((code as usize).checked_sub(1)?)?;
+                Some((value.clone(), acc))
+            }));
             (name, loads)
         }));
     super::in_value_order(groups)

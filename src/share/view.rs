@@ -169,19 +169,20 @@ impl ViewState {
 
     /// Records a filter's selections.
     pub fn set_filter(&mut self, filter: &Filter) {
-        self.filters = filter
-            .selected
-            .iter()
-            .filter(|(_, set)| !set.is_empty())
-            .map(|(k, set)| {
-                (
-                    k.name(),
-                    set.iter()
-                        .map(|v| v.as_ref().map_or(NO_VALUE.to_string(), ToString::to_string))
-                        .collect(),
-                )
-            })
-            .collect();
+        self.filters = crate::model::order::map_of(
+            filter
+                .selected
+                .iter()
+                .filter(|(_, set)| !set.is_empty())
+                .map(|(k, set)| {
+                    (
+                        k.name(),
+                        set.iter()
+                            .map(|v| v.as_ref().map_or(NO_VALUE.to_string(), ToString::to_string))
+                            .collect(),
+                    )
+                }),
+        );
     }
 }
 
