@@ -13,12 +13,12 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::hint::black_box;
 use std::time::Instant;
 
-use benchlens::chart_view::{chart_contents_cached, ChartChoice, LayoutCache};
 use benchlens::charts::{self, Theme};
 use benchlens::ingest::{self, Contents};
 use benchlens::model::{
     Dataset, Dim, DimValue, Filter, Index, LatencyMetric, MetricKey, Record, Stat,
 };
+use benchlens::views::chart::{chart_contents_cached, ChartChoice, LayoutCache};
 use benchlens::wire::{decode_records, encode_records, TableEncoder, TableRows};
 
 #[path = "../tests/common/tidy.rs"]

@@ -13,9 +13,9 @@
 //! ([`defaults`]), exporting any of these tables as GitHub-flavoured Markdown, CSV or JSON
 //! ([`export`]), many runs over time with their change points ([`trend`]), and one stage as
 //! it unfolded: its request timeline and time series ([`timeline`], drawn by
-//! [`timeline_plot`]). The trade-off and distribution figures are built here with
-//! [`crate::charts`]' palette and base layout; the
-//! improvement figures live in [`crate::charts`] itself.
+//! [`timeline_plot`]), and the record table's columns ([`table`]). The trade-off,
+//! distribution and improvement figures are built here with [`crate::charts`]' palette and
+//! base layout.
 //!
 //! Shared by both faces and pure: it must not import leptos, web-sys, tokio or an HTTP client,
 //! touch the filesystem or read the clock. Record indices in results always refer to the
@@ -34,6 +34,7 @@ pub mod quality;
 pub mod regression;
 pub mod slo;
 pub mod stats;
+pub mod table;
 pub mod timeline;
 pub mod timeline_plot;
 pub mod tradeoff;

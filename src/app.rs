@@ -7,7 +7,7 @@
 //! ([`filters`]), chart panel ([`chart_panel`]) and the views in it. It holds no business
 //! logic: parsing is [`crate::ingest`], filtering is [`crate::model::Dataset`], chart contents
 //! and comparison tables are [`crate::charts`], the record table and filter rules are
-//! [`crate::columns`] and [`crate::filter_panel`]. Must not import the native modules (`cli`,
+//! [`crate::analysis::table`] and [`crate::views::filters`]. Must not import the native modules (`cli`,
 //! `loadgen`). Files import each other one way: `state`, `browser`, `plotly` and `widgets` at
 //! the bottom, `page` at the top.
 

@@ -14,9 +14,9 @@
 //! |-------------|--------|----------------------------------------------------------|
 //! | [`model`]   | both   | serde, serde_json, csv, thiserror                        |
 //! | [`ingest`]  | both   | [`model`] and the above                                  |
-//! | [`charts`]  | both   | [`model`], plotly                                        |
-//! | [`analysis`]| both   | [`model`], [`charts`], plotly, csv, serde_json           |
-//! | [`analysis_views`], [`chart_view`], [`columns`], [`filter_panel`], [`improvement_view`] | both | [`model`], [`charts`], [`analysis`], [`share`] |
+//! | [`charts`]  | both   | [`model`], serde_json                                    |
+//! | [`analysis`]| both   | [`model`], [`charts`], csv, serde_json                   |
+//! | [`views`]   | both   | [`model`], [`charts`], [`analysis`], [`share`]           |
 //! | `app`       | wasm32 | the shared modules, leptos, web-sys, gloo                |
 //! | `cli`       | native | the shared modules, clap, tokio                          |
 //!
@@ -24,15 +24,11 @@
 //! (`Instant::now()` panics on wasm32). `app` and the native modules never import each other.
 
 pub mod analysis;
-pub mod analysis_views;
-pub mod chart_view;
 pub mod charts;
-pub mod columns;
-pub mod filter_panel;
-pub mod improvement_view;
 pub mod ingest;
 pub mod model;
 pub mod share;
+pub mod views;
 pub mod wire;
 
 /// This build's version (Cargo.toml's).

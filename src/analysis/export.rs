@@ -6,9 +6,9 @@
 //! Builders for the tables that do not live in [`crate::analysis`] are here too: the chart
 //! comparison table ([`comparison_text_table`]) and the record table ([`record_text_table`]).
 
+use crate::analysis::table::Column;
 use crate::charts::comparison::ComparisonTable;
 use crate::charts::style::format_value;
-use crate::columns::Column;
 use crate::model::{format_number, Dataset, DimKey, DimValue, MetricKey};
 
 /// A column of a [`TextTable`].

@@ -74,7 +74,7 @@ impl MatchSummary {
                 TextColumn::new(
                     d.name(),
                     d.label(),
-                    crate::columns::Column::Dim(d.clone()).is_numeric(),
+                    crate::analysis::table::Column::Dim(d.clone()).is_numeric(),
                 )
             })
             .collect()

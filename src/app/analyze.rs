@@ -1,5 +1,5 @@
 //! The trade-off, SLO, distribution and regression views. Each asks [`crate::analysis`] for its
-//! numbers and figures ([`crate::analysis_views`] for its small rules) and only lays them out;
+//! numbers and figures ([`crate::views::analysis`] for its small rules) and only lays them out;
 //! the series split follows the chart panel's choice.
 
 use leptos::prelude::*;
@@ -21,12 +21,12 @@ use crate::analysis::tradeoff::{
     assumptions_used, at_target, overview_as_typed, target_text_table, tradeoff, tradeoff_plot,
     AssumedFor, LatencyAxis, Overview, ThroughputAxis, TradeoffSpec, MAX_FRONTIER_DRAWN,
 };
-use crate::analysis_views::{
+use crate::charts::format_value;
+use crate::model::{Dataset, DimKey, MetricKey};
+use crate::views::analysis::{
     default_slo_load, frontier_rows, parse_numbers, parse_slo_limits, parse_target,
     regression_pair, SLO_LOADS,
 };
-use crate::charts::format_value;
-use crate::model::{Dataset, DimKey, MetricKey};
 
 /// The trade-off view's throughput axis (kept in the address by its label).
 const THROUGHPUT_MENU: ChoiceMenu<ThroughputAxis> = ChoiceMenu {

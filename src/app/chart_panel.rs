@@ -15,11 +15,11 @@ use super::state::{AppState, View, ViewPinned};
 use super::widgets::{markdown_export, options, shared_notes};
 use crate::analysis::export::comparison_text_table;
 use crate::analysis::quality::comparison_notes;
-use crate::chart_view::{
-    metric_menu, metric_options, numeric_dims, ChartContents, METRIC_MENU_LIMIT,
-};
 use crate::charts::{self, format_value};
 use crate::model::{DimKey, DimValue, MetricKey};
+use crate::views::chart::{
+    metric_menu, metric_options, numeric_dims, ChartContents, METRIC_MENU_LIMIT,
+};
 
 /// The view tabs, the exports and the active view.
 #[component]

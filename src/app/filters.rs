@@ -5,11 +5,11 @@ use leptos::prelude::*;
 
 use super::state::AppState;
 use crate::charts;
-use crate::filter_panel::{
-    panel_facets, panel_key, shown_values, shows_range, value_state, RangeFacetState,
-};
 use crate::model::points::measured_dims;
 use crate::model::{DimValue, Facet, Filter};
+use crate::views::filters::{
+    panel_facets, panel_key, shown_values, shows_range, value_state, RangeFacetState,
+};
 
 /// One fieldset per dimension in [`panel_facets`] order, with the count of matching records
 /// and a button that clears every filter.

@@ -1,6 +1,6 @@
 //! The improvement view: pick a dimension and two of its values, see how much better the
 //! candidate is than the baseline on every matched configuration (bars, heatmap, table).
-//! What it shows comes from [`crate::improvement_view`] and [`crate::analysis`]; this file
+//! What it shows comes from [`crate::views::improvement`] and [`crate::analysis`]; this file
 //! only presents it.
 
 use leptos::prelude::*;
@@ -11,9 +11,9 @@ use super::widgets::{markdown_export, options, shared_notes};
 use crate::analysis::improvement::{self as analysis, ImprovementSort, ImprovementTable};
 use crate::analysis::quality::TableNotes;
 use crate::charts::format_value;
-use crate::improvement_view::improvement_contents;
-use crate::improvement_view::ImproveChoice;
 use crate::model::{DimKey, MetricKey};
+use crate::views::improvement::improvement_contents;
+use crate::views::improvement::ImproveChoice;
 
 /// The improvement view.
 #[component]

@@ -7,9 +7,9 @@ use leptos::task::spawn_local;
 
 use super::state::{AppState, FileStatus, Origin, View};
 use super::{load, many};
-use crate::chart_view::ChartChoice;
-use crate::improvement_view::ImproveChoice;
 use crate::share::{self, ShareFile, SharedLink, ViewState};
+use crate::views::chart::ChartChoice;
+use crate::views::improvement::ImproveChoice;
 
 /// The link to the current view, with the local files' records inside when they fit.
 pub fn current_link(state: AppState) -> Option<SharedLink> {

@@ -127,7 +127,7 @@ pub fn purge(div: &web_sys::HtmlElement) {
     }
 }
 
-/// Draws [`crate::chart_view::warm_up_figures`] one at a time (a task each) into an element
+/// Draws [`crate::views::chart::warm_up_figures`] one at a time (a task each) into an element
 /// off-screen, then removes it: plotly.js's one-time start (compiling its drawing code) then
 /// happens while the page is idle rather than in the first chart of a dropped file. Stops
 /// as soon as `busy()` (a file on its way: its chart warms plotly.js up itself).
@@ -140,7 +140,7 @@ pub async fn warm_up(dark: bool, busy: impl Fn() -> bool) {
     let Some(document) = web_sys::window().and_then(|w| w.document()) else {
         return;
     };
-    for figure in crate::chart_view::warm_up_figures(theme) {
+    for figure in crate::views::chart::warm_up_figures(theme) {
         super::browser::yield_to_browser().await;
         if busy() {
             return;

@@ -4,7 +4,7 @@ use leptos::prelude::*;
 
 use super::state::AppState;
 use crate::analysis::quality::record_flags;
-use crate::columns::{self, Column};
+use crate::analysis::table::{self, Column};
 
 /// Rows shown at once in the table view; sorting and filtering still cover every record.
 const TABLE_ROWS: usize = 500;
@@ -19,7 +19,7 @@ pub fn TableView() -> impl IntoView {
     let data = Memo::new(move |_| {
         let (chosen, sort) = (chosen.get(), sort.get());
         state.with_filtered(|ds, rows| {
-            let page = columns::record_page(ds, rows, chosen.as_deref(), sort.as_ref(), TABLE_ROWS);
+            let page = table::record_page(ds, rows, chosen.as_deref(), sort.as_ref(), TABLE_ROWS);
             // Each row ends with its data-quality flags.
             let rows: Vec<Vec<String>> = page
                 .rows
@@ -40,7 +40,7 @@ pub fn TableView() -> impl IntoView {
         })
     });
     let toggle_column = move |col: Column| {
-        let shown = data.with_untracked(|d| columns::toggle_column(&d.1, &col));
+        let shown = data.with_untracked(|d| table::toggle_column(&d.1, &col));
         chosen.set(Some(shown));
     };
     view! {
@@ -85,7 +85,7 @@ pub fn TableView() -> impl IntoView {
                                 view! {
                                     <th class:num=numeric data-column=c.name() on:click=move |_| {
                                         let col = col.clone();
-                                        sort.update(|s| *s = columns::next_sort(s.take(), col));
+                                        sort.update(|s| *s = table::next_sort(s.take(), col));
                                     }>{c.header()}{arrow}</th>
                                 }
                             }).collect_view()}

@@ -10,11 +10,11 @@ use leptos::task::spawn_local;
 use super::browser::yield_to_browser;
 use crate::analysis::defaults::default_view;
 use crate::analysis::quality::file_notes;
-use crate::chart_view::{chart_contents_cached, ChartChoice, ChartContents, LayoutCache};
 use crate::charts::Theme;
-use crate::improvement_view::ImproveChoice;
 use crate::model::{provenance, Dataset, DimKey, Facet, Filter, FilterPass, Index, Record};
 use crate::share::ViewState;
+use crate::views::chart::{chart_contents_cached, ChartChoice, ChartContents, LayoutCache};
+use crate::views::improvement::ImproveChoice;
 
 /// Where a file came from.
 #[derive(Clone, Debug, PartialEq)]

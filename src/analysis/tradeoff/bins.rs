@@ -16,7 +16,7 @@ pub const MAX_POINT_MARKERS: usize = 10_000;
 pub const BIN_GRID: (usize, usize) = (64, 40);
 
 /// The most frontier points drawn per series (and listed under the chart in all, see
-/// [`crate::analysis_views::frontier_rows`]); past it the frontier line is drawn through this
+/// [`crate::views::analysis::frontier_rows`]); past it the frontier line is drawn through this
 /// many of its points, evenly spread and always with both ends.
 pub const MAX_FRONTIER_DRAWN: usize = 2_000;
 
