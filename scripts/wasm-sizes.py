@@ -321,7 +321,7 @@ def main():
                     face == "worker" or not f.startswith("benchlens-worker")):
                 path = os.path.join(args.dist, f)
                 print(f"  {f}: {os.path.getsize(path):,} bytes, {gz(path):,} gzip")
-    print(f"  page + worker wasm: {wasm_gz:,} bytes gzip ({wasm_gz / 1e6:.3f} MB; the budget is 1 MB)")
+    print(f"  page + worker wasm: {wasm_gz:,} bytes gzip ({wasm_gz / 1e6:.3f} MB; issue 31 asks at most 0.85 MB)")
 
 
 if __name__ == "__main__":
