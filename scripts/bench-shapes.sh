@@ -9,8 +9,9 @@
 #   bound      2 x the file + 50 MB (the issue's target for peak memory)
 #
 # median (min-max) over RUNS runs (default 3). The shapes: a tidy CSV under generic headers,
-# the same rows under benchlens's canonical header, `convert --to csv` of a serving run with
-# per-request columns, vLLM serving JSON without and with `itls` (5M and 20M values), a
+# the same rows under benchlens's canonical header, `convert --to csv` of a serving run (which
+# today is one summary row: canonical CSV has no per-request columns, so the shape is reported
+# as not measured rather than timed on a tiny file), vLLM serving JSON without and with `itls` (5M and 20M values), a
 # genai-perf/AIPerf CSV, SGLang JSON Lines, a markdown table of 200,000 rows.
 #
 #   scripts/bench-shapes.sh [BINARY]
@@ -85,6 +86,11 @@ printf '%-14s %8s  %-18s %-18s %-18s %-18s %s\n' shape "MB" "MB/CPU-s" "MB/s (wa
 for s in $shapes; do
     f="$(file_of "$s")"
     size_mb="$(awk -v b="$(stat -L -c %s "$f")" 'BEGIN { printf "%.1f", b / 1e6 }')"
+    if (($(stat -L -c %s "$f") < 1000000)); then
+        printf '%-14s %8s  not measured: the generated file is %s bytes (%s)\n' "$s" "$size_mb" \
+            "$(stat -L -c %s "$f")" "$(head -c 80 "$f" | head -n 1)"
+        continue
+    fi
     for which in new old; do
         [[ "$which" == new || -n "${OLD:-}" ]] || continue
         : >"$tmp/$which"
