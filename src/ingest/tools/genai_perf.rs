@@ -1,5 +1,8 @@
 //! genai-perf and AIPerf: the JSON export (a `unit` per metric) and the two-block CSV.
 
+use std::borrow::Cow;
+use std::collections::HashMap;
+
 use serde_json::{Map, Value};
 
 use super::push;
@@ -7,7 +10,7 @@ use crate::ingest::fields::{place, set_dim_json, set_tag, stat_name};
 use crate::ingest::text::{parse_quantity, snake, to_ms_factor};
 use crate::ingest::{Ingested, Warning};
 use crate::model::canonical::number_from_json;
-use crate::model::{Dim, DimValue, LatencyMetric, MetricKey, Record};
+use crate::model::{Dim, DimValue, LatencyMetric, MetricKey, Record, Stat};
 
 /// A genai-perf metric name → canonical metric family or dimension.
 enum GenaiTarget {
@@ -39,15 +42,17 @@ fn genai_target(name: &str) -> GenaiTarget {
     }
 }
 
-/// Sets `metric`'s statistic `stat` (`avg`, `p99`, `Value`) from `value` in `unit`; `target`
-/// is [`genai_target`] of the metric (worked out once a row, not once a cell), `here` where it
-/// stands (made only for a warning).
+/// Sets `metric`'s statistic `stat` (`avg`, `p99`, `Value`; `parsed` is its [`stat_name`],
+/// worked out once a header, not once a cell) from `value` in `unit`; `target` is
+/// [`genai_target`] of the metric (worked out once per metric name), `here` where it stands
+/// (made only for a warning).
 #[allow(clippy::too_many_arguments)]
 fn set_genai_stat(
     r: &mut Record,
     metric: &str,
     target: &GenaiTarget,
     stat: &str,
+    parsed: Option<Stat>,
     value: f64,
     unit: &str,
     here: impl FnOnce() -> String,
@@ -71,7 +76,7 @@ fn set_genai_stat(
                 crate::ingest::fields::note(out, format!("{metric}: converted from {unit} to ms"));
             }
             let f = *f;
-            match stat_name(stat) {
+            match parsed {
                 Some(s) => r.set_metric(MetricKey::Latency(f, s), value * scale),
                 None => r.set_metric(
                     MetricKey::Extra(format!("{}_{}_ms", f.name(), snake(stat))),
@@ -167,6 +172,7 @@ pub(crate) fn read_genai_perf(o: &Map<String, Value>, at: &str, out: &mut Ingest
                     k,
                     &target,
                     stat,
+                    stat_name(stat),
                     x,
                     unit,
                     || place(&here, stat),
@@ -189,16 +195,23 @@ pub(crate) fn read_genai_perf(o: &Map<String, Value>, at: &str, out: &mut Ingest
 /// `Metric,Value` rows. Metric names carry their unit (`Time To First Token (ms)`).
 pub(crate) fn read_genai_csv(text: &str, out: &mut Ingested) {
     let mut r = Record::default();
-    let mut header: Vec<String> = Vec::new();
+    // The header's statistics, each with its canonical statistic (worked out once a header).
+    let mut header: Vec<(String, Option<Stat>)> = Vec::new();
+    // Each metric name's (metric, unit, target), worked out once per distinct name: a long
+    // file repeats its few names on every block.
+    let mut targets: HashMap<String, (String, String, GenaiTarget)> = HashMap::new();
     for (i, line) in text.lines().enumerate() {
         let n = i + 1;
         if line.trim().is_empty() {
             header.clear();
             continue;
         }
-        let cells: Vec<String> = split_csv_line(line);
-        if cells.first().map(String::as_str) == Some("Metric") {
-            header = cells;
+        let cells = split_csv_line(line);
+        if cells.first().map(|c| c.as_ref()) == Some("Metric") {
+            header = cells
+                .iter()
+                .map(|c| (c.to_string(), stat_name(c)))
+                .collect();
             continue;
         }
         if header.is_empty() {
@@ -207,13 +220,22 @@ pub(crate) fn read_genai_csv(text: &str, out: &mut Ingested) {
             continue;
         }
         let Some(name) = cells.first() else { continue };
-        let (metric, unit) = match name.rfind('(') {
-            Some(p) => (name[..p].trim(), name[p + 1..].trim_end_matches(')').trim()),
-            None => (name.as_str(), ""),
+        if !targets.contains_key(name.as_ref()) {
+            let (metric, unit) = match name.rfind('(') {
+                Some(p) => (name[..p].trim(), name[p + 1..].trim_end_matches(')').trim()),
+                None => (name.as_ref(), ""),
+            };
+            let target = genai_target(metric);
+            targets.insert(
+                name.to_string(),
+                (metric.to_string(), unit.to_string(), target),
+            );
+        }
+        let Some((metric, unit, target)) = targets.get(name.as_ref()) else {
+            continue;
         };
-        let target = genai_target(metric);
         for (j, cell) in cells.iter().enumerate().skip(1) {
-            let Some(stat) = header.get(j) else {
+            let Some((stat, parsed)) = header.get(j) else {
                 out.warnings.push(Warning::line(
                     n,
                     "more cells than the header, extra ignored",
@@ -224,8 +246,9 @@ pub(crate) fn read_genai_csv(text: &str, out: &mut Ingested) {
                 set_genai_stat(
                     &mut r,
                     metric,
-                    &target,
+                    target,
                     stat,
+                    *parsed,
                     v,
                     unit,
                     || format!("line {n}"),
@@ -241,11 +264,11 @@ pub(crate) fn read_genai_csv(text: &str, out: &mut Ingested) {
     }
 }
 
-fn split_csv_line(line: &str) -> Vec<String> {
+fn split_csv_line(line: &str) -> Vec<Cow<'_, str>> {
     // Most lines hold no quote: split them here rather than start a CSV reader (and its
     // buffer) for each of them.
     if memchr::memchr(b'"', line.as_bytes()).is_none() {
-        return line.split(',').map(|c| c.trim().to_string()).collect();
+        return line.split(',').map(|c| Cow::Borrowed(c.trim())).collect();
     }
     let mut rdr = csv::ReaderBuilder::new()
         .has_headers(false)
@@ -254,6 +277,6 @@ fn split_csv_line(line: &str) -> Vec<String> {
     rdr.records()
         .next()
         .and_then(Result::ok)
-        .map(|r| r.iter().map(|c| c.trim().to_string()).collect())
+        .map(|r| r.iter().map(|c| Cow::Owned(c.trim().to_string())).collect())
         .unwrap_or_default()
 }
