@@ -492,3 +492,65 @@ fn mlperf_offline_summaries_leave_the_one_query_latency_out() {
     close(metric(r, "request_throughput"), 0.165037);
     assert_eq!(r.metrics.len(), 1);
 }
+
+/// InferenceX's token-position experiment results: vLLM serving figures written in
+/// InferenceX's units (seconds, `_ms` dropped from the names), the precision, the engine and
+/// the sequence lengths only in the file name.
+#[test]
+fn inferencex_seconds_named_results_are_ms_with_the_name_s_settings() {
+    let got = read_fixture("real/inferencex-glm5_fp8_vllm_tp8_isl8192_osl128_conc64.json");
+    assert_eq!(got.format, Format::InferenceX);
+    assert_eq!(got.records.len(), 1);
+    let r = &got.records[0];
+    assert_eq!(r.model.as_deref(), Some("zai-org/GLM-5-FP8"));
+    assert_eq!(r.max_concurrency, Some(64));
+    assert_eq!(r.num_prompts, Some(640));
+    assert_eq!(r.request_rate, Some(f64::INFINITY));
+    // From the file name, marked inferred.
+    assert_eq!(r.precision.as_deref(), Some("fp8"));
+    assert_eq!(r.engine.as_deref(), Some("vllm"));
+    assert_eq!(r.tp, Some(8));
+    assert_eq!((r.input_len, r.output_len), (Some(8192.0), Some(128.0)));
+    assert!(r.is_inferred("input_len") && r.is_inferred("precision"));
+    close(metric(r, "median_ttft_ms"), 40179.269942454994);
+    close(metric(r, "p99_e2el_ms"), 84303.47274420784);
+    close(metric(r, "median_tpot_ms"), 210.91479159832938);
+    close(metric(r, "output_throughput"), 120.66745473046097);
+    close(metric(r, "duration_s"), 678.8905938472599);
+    close(metric(r, "completed"), 640.0);
+
+    let got = read_fixture("real/inferencex-minimax_m25_vllm_tep8_isl32768_osl128_conc4.json");
+    assert_eq!(got.format, Format::InferenceX);
+    let r = &got.records[0];
+    assert_eq!(r.model.as_deref(), Some("MiniMaxAI/MiniMax-M2.5"));
+    assert_eq!((r.input_len, r.max_concurrency), (Some(32768.0), Some(4)));
+    close(metric(r, "median_ttft_ms"), 5132.922445423901);
+    close(metric(r, "p99_tpot_ms"), 54.844431027506045);
+    close(metric(r, "output_throughput"), 52.85685794539469);
+
+    // The four files of the corpus are four configurations, not repeats.
+    let mut keys = Vec::new();
+    for f in [
+        "real/inferencex-glm5_fp8_vllm_tp8_isl1024_osl128_conc16.json",
+        "real/inferencex-glm5_fp8_vllm_tp8_isl8192_osl128_conc64.json",
+        "real/inferencex-minimax_m25_vllm_dep8_isl1024_osl128_conc16.json",
+        "real/inferencex-minimax_m25_vllm_tep8_isl32768_osl128_conc4.json",
+    ] {
+        let r = read_fixture(f).records.remove(0);
+        keys.push((
+            r.model.clone(),
+            r.input_len.map(|x| x as u64),
+            r.max_concurrency,
+        ));
+    }
+    keys.dedup();
+    assert_eq!(keys.len(), 4);
+    close(
+        metric(
+            &read_fixture("real/inferencex-glm5_fp8_vllm_tp8_isl1024_osl128_conc16.json").records
+                [0],
+            "median_ttft_ms",
+        ),
+        291.39942955225706,
+    );
+}

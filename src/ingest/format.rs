@@ -36,6 +36,9 @@ pub enum Format {
     HfBenchmarker,
     /// TensorRT-LLM `trtllm-bench --report_json`.
     Trtllm,
+    /// InferenceX (SemiAnalysis) aggregates: `agg_*.json`, agentic aggregates, and result
+    /// files with its seconds-named latencies.
+    InferenceX,
     /// TGI `text-generation-benchmark` markdown tables.
     TgiBenchmark,
     /// llama.cpp's `llama-bench` as `-o json`, `jsonl`, `csv` or `sql` (its `-o md` tables are
@@ -72,6 +75,7 @@ impl Format {
         Format::Guidellm,
         Format::HfBenchmarker,
         Format::Trtllm,
+        Format::InferenceX,
         Format::TgiBenchmark,
         Format::LlamaBench,
         Format::MlperfLog,
@@ -99,6 +103,7 @@ impl Format {
             Format::Guidellm => "guidellm",
             Format::HfBenchmarker => "hf_inference_benchmarker",
             Format::Trtllm => "trtllm_bench",
+            Format::InferenceX => "inferencex",
             Format::TgiBenchmark => "tgi_benchmark",
             Format::LlamaBench => "llama_bench",
             Format::MlperfLog => "mlperf_loadgen",
@@ -127,6 +132,7 @@ impl Format {
             Format::Guidellm => "guidellm benchmarks JSON",
             Format::HfBenchmarker => "HF inference-benchmarker JSON",
             Format::Trtllm => "trtllm-bench report JSON",
+            Format::InferenceX => "InferenceX aggregate JSON",
             Format::TgiBenchmark => "TGI benchmark tables",
             Format::LlamaBench => "llama-bench output",
             Format::MlperfLog => "MLPerf LoadGen log",
@@ -166,6 +172,7 @@ impl Format {
                 | Format::Guidellm
                 | Format::HfBenchmarker
                 | Format::Trtllm
+                | Format::InferenceX
                 | Format::CanonicalJson
         )
     }

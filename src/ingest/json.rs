@@ -351,6 +351,9 @@ fn classify_object(v: &Value, o: &Map<String, Value>) -> Option<(Format, &'stati
             "\"engine\", \"world_info\" and \"performance\"",
         ));
     }
+    if let Some(why) = tools::looks_like_inferencex(o) {
+        return Some((Format::InferenceX, why));
+    }
     let metric_objects = o
         .values()
         .filter(|v| v.get("unit").is_some() && v.get("avg").is_some())
@@ -574,6 +577,7 @@ fn read_one(
         Format::Guidellm => tools::read_guidellm(o, at, out),
         Format::HfBenchmarker => tools::read_hf(o, at, out),
         Format::Trtllm => tools::read_trtllm(o, at, out),
+        Format::InferenceX => tools::read_inferencex(o, at, out),
         _ => out.warnings.push(Warning::at(
             if at.is_empty() { "document" } else { at },
             format!("{} is not read from JSON, skipped", format.label()),
