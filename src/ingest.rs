@@ -465,6 +465,16 @@ fn sniff(source: &str, text: &str) -> Result<Sniffed, IngestError> {
             newlines: None,
         });
     }
+    if let Some(docs) = json::yaml_docs(text) {
+        if let Some((format, reason)) = json::classify(&docs) {
+            return Ok(Sniffed {
+                format,
+                reason: format!("{reason}, in YAML"),
+                body: Body::Json(docs),
+                newlines: None,
+            });
+        }
+    }
     if let Some(docs) = marked.then(|| json::fenced_docs(source, text)).flatten() {
         if let Some((format, reason)) = json::classify(&docs) {
             return Ok(Sniffed {
@@ -508,12 +518,14 @@ fn forced(source: &str, text: &str, format: Format) -> Result<Sniffed, IngestErr
         if looks_json {
             Body::Json(json::parse_docs(source, text, 1)?)
         } else {
-            Body::Json(json::fenced_docs(source, text).ok_or_else(|| {
-                IngestError::Unrecognised {
-                    file: source.to_string(),
-                    why: format!("{} expects JSON", format.label()),
-                }
-            })?)
+            Body::Json(
+                json::fenced_docs(source, text)
+                    .or_else(|| json::yaml_docs(text))
+                    .ok_or_else(|| IngestError::Unrecognised {
+                        file: source.to_string(),
+                        why: format!("{} expects JSON", format.label()),
+                    })?,
+            )
         }
     } else {
         Body::Text

@@ -306,6 +306,44 @@ fn absorb_fence(all: &mut Docs, source: &str, body: &str, body_line: usize) -> b
     true
 }
 
+/// Whether `text` starts like a YAML mapping: its first line that is not blank or a comment is
+/// `---` or `key:` / `key: value` with a plain key (guidellm's `benchmarks:`).
+fn looks_yaml(text: &str) -> bool {
+    let Some(first) = text
+        .lines()
+        .map(str::trim_end)
+        .find(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+    else {
+        return false;
+    };
+    if first == "---" {
+        return true;
+    }
+    let Some((key, rest)) = first.split_once(':') else {
+        return false;
+    };
+    !key.is_empty()
+        && key
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+        && (rest.is_empty() || rest.starts_with(' '))
+}
+
+/// The documents of a YAML report (guidellm's `benchmarks.yaml`), as the JSON values its JSON
+/// report holds, so one reader serves both; `None` when the text does not start like YAML,
+/// does not parse, or is not a mapping. A YAML parse error is kept as a warning.
+pub(crate) fn yaml_docs(text: &str) -> Option<Docs> {
+    if !looks_yaml(text) {
+        return None;
+    }
+    let value: Value = serde_yaml_ng::from_str(text).ok()?;
+    value.is_object().then(|| Docs {
+        values: vec![(1, value)],
+        arrays: vec![None],
+        warnings: Vec::new(),
+    })
+}
+
 fn has_any(o: &Map<String, Value>, keys: &[&str]) -> bool {
     keys.iter().any(|k| o.contains_key(*k))
 }
