@@ -50,6 +50,25 @@ fn a_file_of_another_kind_is_unrecognised() {
             .starts_with("notes.txt: not a recognised benchmark result file"),
         "{e}"
     );
+    // One line that names every format tried and why each said no.
+    let msg = e.to_string();
+    assert!(!msg.contains('\n'), "{msg}");
+    for tried in [
+        "JSON: does not start",
+        "vLLM console: no",
+        "trtllm-bench text: no",
+        "MLPerf LoadGen: no",
+        "YAML: first line is not",
+        "fenced JSON: no code fence",
+        "tables: no markdown table",
+    ] {
+        assert!(msg.contains(tried), "{tried} missing from {msg}");
+    }
+    let e = ingest::read("settings.yaml", b"port: 8000\nhost: x\n").unwrap_err();
+    assert!(
+        e.to_string().contains("YAML: no known benchmark keys"),
+        "{e}"
+    );
     let e = ingest::read("package.json", br#"{"name": "x", "version": "1.0.0"}"#).unwrap_err();
     assert!(
         e.to_string()

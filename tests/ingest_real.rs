@@ -554,3 +554,78 @@ fn inferencex_seconds_named_results_are_ms_with_the_name_s_settings() {
         291.39942955225706,
     );
 }
+
+/// trtllm-bench's text reports as its documentation prints them (a markdown page holding two
+/// reports in shell blocks, around markdown tables): one record per report, the older
+/// report's "Token Throughput" as output throughput, "Total Latency" as the duration.
+#[test]
+fn trtllm_bench_text_reports_inside_a_document() {
+    let got = read_fixture("real/trtllm-bench-docs-pytorch-and-multimodal.md");
+    assert_eq!(got.format, Format::Trtllm, "{:?}", got.warnings);
+    assert_eq!(got.records.len(), 2);
+    let torch = &got.records[0];
+    assert_eq!(torch.model.as_deref(), Some("meta-llama/Llama-3.1-8B"));
+    assert_eq!(torch.engine.as_deref(), Some("trtllm"));
+    assert_eq!(torch.engine_version.as_deref(), Some("0.17.0"));
+    assert_eq!(torch.precision.as_deref(), Some("fp8"));
+    assert_eq!((torch.tp, torch.pp), (Some(1), Some(1)));
+    assert_eq!(torch.num_prompts, Some(3000));
+    assert_eq!(
+        (torch.input_len, torch.output_len),
+        (Some(128.0), Some(128.0))
+    );
+    assert_eq!(tag(torch, "max_batch_size"), Some("2048"));
+    close(metric(torch, "output_throughput"), 20685.5510);
+    close(metric(torch, "request_throughput"), 161.6059);
+    close(metric(torch, "duration_s"), 18.5636825);
+    let mm = &got.records[1];
+    assert_eq!(mm.model, None);
+    assert_eq!(mm.num_prompts, Some(10));
+    assert_eq!((mm.input_len, mm.output_len), (Some(411.6), Some(128.7)));
+    close(metric(mm, "extra.concurrency"), 5.3019);
+    close(metric(mm, "total_token_throughput"), 780.1607);
+    close(
+        metric(mm, "extra.output_throughput_per_gpu_tok_s"),
+        185.8351,
+    );
+    close(metric(mm, "mean_e2el_ms"), 3671.8441);
+    close(metric(mm, "p50_e2el_ms"), 3936.3022);
+    close(metric(mm, "p99_e2el_ms"), 5514.4701);
+    close(metric(mm, "extra.e2el_min_ms"), 2397.1047);
+    // The dataset section's percentile table is the dataset's, not the run's.
+    assert_eq!(metric(mm, "p50_ttft_ms"), None);
+}
+
+/// The streaming report of trtllm-bench's performance overview page, starting with its
+/// `====` rule: TTFT and TPOT breakdowns in ms.
+#[test]
+fn trtllm_bench_streaming_report_breakdowns() {
+    let got = read_fixture("real/trtllm-bench-perf-overview-streaming.txt");
+    assert_eq!(got.format, Format::Trtllm);
+    assert_eq!(got.records.len(), 1);
+    let r = &got.records[0];
+    close(metric(r, "request_throughput"), 43.2089);
+    close(metric(r, "output_throughput"), 5530.7382);
+    close(metric(r, "mean_ttft_ms"), 52667.0339);
+    close(metric(r, "p90_ttft_ms"), 96583.7187);
+    close(metric(r, "p99_tpot_ms"), 206.5821);
+    close(metric(r, "mean_tpot_ms"), 182.9639);
+    close(metric(r, "extra.tpot_max_ms"), 208.4667);
+    close(metric(r, "p95_e2el_ms"), 111302.9101);
+    close(metric(r, "duration_s"), 115.7169214);
+    close(metric(r, "extra.output_speed_per_user_tok_s"), 5.4656);
+}
+
+/// A trtllm-bench log whose lines start with the logger's `[TensorRT-LLM][INFO]` prefix is
+/// text to read, not a JSON list that fails at "line 1, column 2".
+#[test]
+fn a_log_starting_with_a_bracketed_prefix_is_not_json() {
+    let mut log =
+        b"[TensorRT-LLM][INFO] Engine loaded\n[11/29/2025-10:00:00] [TRT-LLM] [I] \n".to_vec();
+    log.extend(common::fixture(
+        "real/trtllm-bench-perf-overview-streaming.txt",
+    ));
+    let got = benchlens::ingest::read("trtllm-bench.log", &log).unwrap();
+    assert_eq!(got.format, Format::Trtllm);
+    close(metric(&got.records[0], "p50_ttft_ms"), 52269.7072);
+}

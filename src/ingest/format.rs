@@ -30,6 +30,8 @@ pub enum Format {
     GenaiPerfRaw,
     /// llmperf `*_summary.json`.
     Llmperf,
+    /// llmperf `*_individual_responses.json`: one object per request.
+    LlmperfRequests,
     /// guidellm `benchmarks.json`.
     Guidellm,
     /// Hugging Face inference-benchmarker JSON.
@@ -72,6 +74,7 @@ impl Format {
         Format::AiperfRecords,
         Format::GenaiPerfRaw,
         Format::Llmperf,
+        Format::LlmperfRequests,
         Format::Guidellm,
         Format::HfBenchmarker,
         Format::Trtllm,
@@ -100,6 +103,7 @@ impl Format {
             Format::AiperfRecords => "aiperf_records",
             Format::GenaiPerfRaw => "genai_perf_raw",
             Format::Llmperf => "llmperf",
+            Format::LlmperfRequests => "llmperf_requests",
             Format::Guidellm => "guidellm",
             Format::HfBenchmarker => "hf_inference_benchmarker",
             Format::Trtllm => "trtllm_bench",
@@ -129,6 +133,7 @@ impl Format {
             Format::AiperfRecords => "AIPerf per-request JSON Lines",
             Format::GenaiPerfRaw => "genai-perf per-request export",
             Format::Llmperf => "llmperf summary JSON",
+            Format::LlmperfRequests => "llmperf per-request responses",
             Format::Guidellm => "guidellm benchmarks JSON",
             Format::HfBenchmarker => "HF inference-benchmarker JSON",
             Format::Trtllm => "trtllm-bench report JSON",
@@ -169,6 +174,7 @@ impl Format {
                 | Format::AiperfRecords
                 | Format::GenaiPerfRaw
                 | Format::Llmperf
+                | Format::LlmperfRequests
                 | Format::Guidellm
                 | Format::HfBenchmarker
                 | Format::Trtllm

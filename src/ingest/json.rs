@@ -102,9 +102,33 @@ pub(crate) fn rewrite_non_finite(text: &str) -> Cow<'_, str> {
     }
 }
 
-/// Whether `text` is JSON to parse (its first non-blank byte opens an object or a list).
+/// Whether `text` is JSON to parse: its first non-blank byte opens an object, or a list whose
+/// first item starts like a JSON value. A log whose lines start `[TensorRT-LLM][INFO]` or
+/// `[11/29/2025-10:00:00]` is text, not a broken JSON list.
 pub(crate) fn looks_json(text: &str) -> bool {
-    matches!(text.trim_start().as_bytes().first(), Some(b'{' | b'['))
+    let t = text.trim_start();
+    match t.as_bytes().first() {
+        Some(b'{') => true,
+        Some(b'[') => {
+            let rest = t[1..].trim_start();
+            match rest.as_bytes().first() {
+                None | Some(b'{' | b'[' | b'"' | b']') => true,
+                Some(b'-' | b'0'..=b'9') => {
+                    let end = rest
+                        .find(|c: char| !(c.is_ascii_digit() || "+-.eE".contains(c)))
+                        .unwrap_or(rest.len());
+                    matches!(
+                        rest[end..].trim_start().as_bytes().first(),
+                        None | Some(b',' | b']')
+                    ) || rest[1..].starts_with("Infinity")
+                }
+                Some(_) => ["true", "false", "null", "Infinity", "NaN"]
+                    .iter()
+                    .any(|w| rest.starts_with(w)),
+            }
+        }
+        _ => false,
+    }
 }
 
 /// Parses every JSON document in `text` (one, or several: JSON Lines / concatenated).
@@ -308,7 +332,7 @@ fn absorb_fence(all: &mut Docs, source: &str, body: &str, body_line: usize) -> b
 
 /// Whether `text` starts like a YAML mapping: its first line that is not blank or a comment is
 /// `---` or `key:` / `key: value` with a plain key (guidellm's `benchmarks:`).
-fn looks_yaml(text: &str) -> bool {
+pub(crate) fn looks_yaml(text: &str) -> bool {
     let Some(first) = text
         .lines()
         .map(str::trim_end)
@@ -506,6 +530,11 @@ pub(crate) fn read_docs(
 ) -> Result<(), IngestError> {
     if format == Format::LlamaBench {
         super::table::read_llama_bench_json(&docs.values, out);
+        return Ok(());
+    }
+    if format == Format::LlmperfRequests {
+        // One request per list item: the whole list goes into the one record.
+        tools::read_llmperf_requests(&docs.values, out);
         return Ok(());
     }
     if format == Format::AiperfRecords {

@@ -28,6 +28,7 @@ mod guidellm_samples;
 mod inference_benchmarker;
 mod inferencex;
 mod llmperf;
+mod llmperf_requests;
 mod per_request;
 mod trtllm;
 mod vllm;
@@ -40,7 +41,10 @@ pub(crate) use guidellm::read_guidellm;
 pub(crate) use inference_benchmarker::read_hf;
 pub(crate) use inferencex::{looks_like as looks_like_inferencex, read_inferencex};
 pub(crate) use llmperf::read_llmperf;
-pub(crate) use trtllm::read_trtllm;
+pub(crate) use llmperf_requests::read_llmperf_requests;
+pub(crate) use trtllm::{
+    detect_text as detect_trtllm_text, read_text as read_trtllm_text, read_trtllm,
+};
 pub(crate) use vllm::{read_vllm_latency, read_vllm_throughput};
 
 /// The per-request export an object belongs to, with the evidence: a line of AIPerf's
@@ -51,6 +55,11 @@ pub(crate) fn classify_per_request(o: &Map<String, Value>) -> Option<(Format, &'
         Some((
             Format::AiperfRecords,
             "per-request \"metadata\" and \"metrics\" objects",
+        ))
+    } else if llmperf_requests::looks_like(o) {
+        Some((
+            Format::LlmperfRequests,
+            "llmperf per-request \"ttft_s\" and \"end_to_end_latency_s\"",
         ))
     } else if genai_perf_raw::looks_like(o) {
         Some((

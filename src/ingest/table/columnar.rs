@@ -99,7 +99,7 @@ fn plan(mapping: &[ColumnMapping], rules: Rules) -> Option<(Columns, Vec<Slot>)>
     }
     let mut targets = Vec::with_capacity(mapping.len());
     for m in mapping {
-        if m.gpu.is_some() {
+        if m.group().is_some() {
             return None;
         }
         let Some(target) = &m.target else {
@@ -939,6 +939,7 @@ fn canonical_mapping(t: &Table, warnings: &mut Vec<Warning>) -> Vec<ColumnMappin
                 target: known.then(|| name.to_string()),
                 scale: 1.0,
                 gpu: None,
+                engine: None,
                 reason: "benchlens column name".into(),
             }
         })
