@@ -67,6 +67,7 @@ mod stream;
 mod table;
 mod text;
 mod tools;
+mod yaml;
 
 use std::fmt;
 use std::sync::Arc;

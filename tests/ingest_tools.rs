@@ -247,6 +247,16 @@ fn guidellm_yaml_reports_read_as_their_json() {
         }
         let detected = benchlens::ingest::detect("benchmarks.yaml", yaml.as_bytes());
         assert!(detected.reason.ends_with("in YAML"), "{}", detected.reason);
+        // PyYAML's dump (sequences at their key's indent, long strings wrapped).
+        let pyyaml = common::fixture(&path.replace(".json", ".yaml"));
+        let from_pyyaml = benchlens::ingest::read("benchmarks.yaml", &pyyaml)
+            .unwrap_or_else(|e| panic!("{path} (PyYAML): {e}"));
+        assert_eq!(from_pyyaml.records.len(), from_json.records.len(), "{path}");
+        for (y, j) in from_pyyaml.records.iter().zip(&from_json.records) {
+            let mut y = y.clone();
+            y.source = j.source.clone();
+            assert_eq!(&y, j, "{path} (PyYAML)");
+        }
     }
     // A YAML file of no known tool is still refused, not misread.
     let e = benchlens::ingest::read("config.yaml", b"model: llama\nport: 8000\n")

@@ -354,13 +354,13 @@ pub(crate) fn looks_yaml(text: &str) -> bool {
 }
 
 /// The documents of a YAML report (guidellm's `benchmarks.yaml`), as the JSON values its JSON
-/// report holds, so one reader serves both; `None` when the text does not start like YAML,
-/// does not parse, or is not a mapping. A YAML parse error is kept as a warning.
+/// report holds, so one reader serves both ([`super::yaml`]); `None` when the text does not
+/// start like YAML, is not the YAML tools dump, or is not a mapping.
 pub(crate) fn yaml_docs(text: &str) -> Option<Docs> {
     if !looks_yaml(text) {
         return None;
     }
-    let value: Value = serde_yaml_ng::from_str(text).ok()?;
+    let value = super::yaml::parse(text).ok()?;
     value.is_object().then(|| Docs {
         values: vec![(1, value)],
         arrays: vec![None],
