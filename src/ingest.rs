@@ -338,9 +338,12 @@ pub fn read_columnar(source: &str, bytes: &[u8]) -> Result<Contents, IngestError
             decoded.warnings.clone(),
         ) {
             // As `Stamp` does for records.
+            let mut none_completed = sanity::NoneCompleted::default();
+            none_completed.columns(&mut c.columns);
             let mut impossible = sanity::Impossible::default();
             impossible.columns(c.columns.metrics());
             c.warnings.extend(impossible.warnings());
+            c.warnings.extend(none_completed.warning());
             return Ok(Contents::Columns(Box::new(c)));
         }
     }
@@ -651,6 +654,7 @@ struct Stamp {
     format: Arc<str>,
     inferred: std::collections::BTreeMap<(String, String), usize>,
     impossible: sanity::Impossible,
+    none_completed: sanity::NoneCompleted,
 }
 
 impl Stamp {
@@ -661,11 +665,13 @@ impl Stamp {
             format: format.name().into(),
             inferred: Default::default(),
             impossible: Default::default(),
+            none_completed: Default::default(),
         }
     }
 
     /// Stamps `records`; `stamped`: their reader stamped them itself and inferred nothing.
     fn records(&mut self, stamped: bool, records: &mut [Record]) {
+        self.none_completed.records(records);
         self.impossible.records(records);
         // Records their reader stamped, with nothing inferred and nothing from the file name
         // to add, are done.
@@ -701,6 +707,7 @@ impl Stamp {
             )));
         }
         out.warnings.extend(self.impossible.warnings());
+        out.warnings.extend(self.none_completed.warning());
     }
 }
 
