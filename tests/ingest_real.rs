@@ -525,7 +525,7 @@ fn inferencex_seconds_named_results_are_ms_with_the_name_s_settings() {
     assert_eq!(r.model.as_deref(), Some("MiniMaxAI/MiniMax-M2.5"));
     assert_eq!((r.input_len, r.max_concurrency), (Some(32768.0), Some(4)));
     close(metric(r, "median_ttft_ms"), 5132.922445423901);
-    close(metric(r, "p99_tpot_ms"), 54.844431027506045);
+    close(metric(r, "p99_tpot_ms"), 54.844_431_027_506);
     close(metric(r, "output_throughput"), 52.85685794539469);
 
     // The four files of the corpus are four configurations, not repeats.

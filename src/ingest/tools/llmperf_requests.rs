@@ -153,7 +153,7 @@ mod tests {
         assert!((m("mean_ttft_ms").unwrap() - mean_ttft).abs() < 1e-9);
         assert!(
             (m("extra.mean_request_inter_token_latency_ms").unwrap()
-                - (10.063429028516459 + 11.119221556918532) / 2.0)
+                - (10.063_429_028_516_46 + 11.119_221_556_918_532) / 2.0)
                 .abs()
                 < 1e-9
         );
