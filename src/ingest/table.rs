@@ -51,7 +51,7 @@ pub(crate) use rows::{rows_to_records, RowsContext};
 pub(crate) use text_tables::markdown_tables;
 use text_tables::pandas_table;
 pub(crate) use tgi::read_tgi;
-pub(crate) use words::ENGINES;
+pub(crate) use words::{is_gpu_word, ENGINES};
 
 /// How one source column of a table was mapped.
 #[derive(Clone, Debug, PartialEq)]

@@ -34,6 +34,14 @@ fn seconds_latency(key: &str) -> Option<MetricKey> {
     ))
 }
 
+/// The GPU of an InferenceX runner name when the name says more than the GPU:
+/// `cluster:h100-dgxc` → `h100`, `mi355x-amds` → `mi355x`; `None` for a bare GPU name.
+fn runner_gpu(hw: &str) -> Option<&str> {
+    let name = hw.rsplit(':').next().unwrap_or(hw);
+    let first = name.split(['-', '_']).next().unwrap_or(name);
+    (first != hw && crate::ingest::table::is_gpu_word(first)).then_some(first)
+}
+
 /// Whether an object is an InferenceX aggregate, with the evidence.
 pub(crate) fn looks_like(o: &Map<String, Value>) -> Option<&'static str> {
     if o.contains_key("infmax_model_prefix") || o.contains_key("tput_per_gpu") {
@@ -138,7 +146,17 @@ pub(crate) fn read_inferencex(o: &Map<String, Value>, at: &str, out: &mut Ingest
             continue;
         }
         match key {
-            "hw" => set_dim_json(&mut r, Dim::Gpu, v, &here, out),
+            "hw" => {
+                // A runner name (`cluster:h100-dgxc`, `mi355x-amds`): the GPU is its first
+                // word; the name stays as `tag.hw`.
+                match v.as_str().and_then(runner_gpu) {
+                    Some(gpu) => {
+                        set_dim_json(&mut r, Dim::Gpu, &Value::String(gpu.into()), &here, out);
+                        set_tag(&mut r, "hw", v);
+                    }
+                    None => set_dim_json(&mut r, Dim::Gpu, v, &here, out),
+                }
+            }
             "conc" | "max_concurrency" => set_dim_json(&mut r, Dim::MaxConcurrency, v, &here, out),
             "model" | "model_id" => set_dim_json(&mut r, Dim::Model, v, &here, out),
             "framework" => set_dim_json(&mut r, Dim::Engine, v, &here, out),
@@ -429,7 +447,7 @@ mod tests {
     fn agentic_aggregate_nested_latencies_and_power() {
         let (r, w) = one(
             "agg_agentic.json",
-            r#"{"hw": "h100", "conc": 4, "model": "m", "framework": "sglang", "precision": "fp4",
+            r#"{"hw": "cluster:h100-dgxc", "conc": 4, "model": "m", "framework": "sglang", "precision": "fp4",
             "scenario_type": "agentic-coding", "num_gpus": 8, "tp": 8,
             "num_requests_total": 156, "num_requests_successful": 112,
             "request_accounting": {"records_total": 156, "records_error_dropped": 3},
@@ -447,6 +465,11 @@ mod tests {
         );
         assert_eq!(r.gpu_count, Some(8));
         assert!(!r.is_inferred("gpu_count"));
+        assert_eq!(r.gpu.as_deref(), Some("h100"));
+        assert_eq!(
+            r.tags.get("hw").map(String::as_str),
+            Some("cluster:h100-dgxc")
+        );
         let p50 = r
             .metric(&MetricKey::from_name("p50_ttft_ms").unwrap())
             .unwrap();
