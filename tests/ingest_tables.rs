@@ -306,3 +306,31 @@ fn statistic_prefixes_are_not_engine_groups() {
     assert_eq!(got.records.len(), 1);
     close(metric(&got.records[0], "median_ttft_ms"), 18.0);
 }
+
+/// A GPU cell that ends with its count (`NVIDIA H100 80GB HBM3 x 2`) gives the GPU and a GPU
+/// count of 2, as `8xH100` does, on the row path and the columnar path alike.
+#[test]
+fn gpu_count_after_the_gpu_name() {
+    let csv =
+        b"gpu,rate,mean_ttft_ms\nNVIDIA H100 80GB HBM3 x 2,1,20\n8xH100,2,25\nRTX 4090,3,30\n";
+    let got = ingest::read("gpus.csv", csv).unwrap();
+    let gpus: Vec<_> = got
+        .records
+        .iter()
+        .map(|r| (r.gpu.as_deref().unwrap_or(""), r.gpu_count))
+        .collect();
+    assert_eq!(
+        gpus,
+        [
+            ("NVIDIA H100 80GB HBM3", Some(2)),
+            ("H100", Some(8)),
+            ("RTX 4090", None)
+        ]
+    );
+    let cols = match ingest::read_columnar("gpus.csv", csv).unwrap() {
+        ingest::Contents::Columns(c) => c.columns.rows().collect::<Vec<_>>(),
+        ingest::Contents::Records(r) => r.records,
+    };
+    assert_eq!(cols[0].gpu_count, Some(2));
+    assert_eq!(cols[0].gpu.as_deref(), Some("NVIDIA H100 80GB HBM3"));
+}

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use super::cells::{cell_number, plain_decimal, plain_text, trim_cell};
+use super::cells::{cell_number, gpu_and_count, plain_decimal, plain_text, trim_cell};
 use super::{ColumnMapping, Table};
 use crate::ingest::fields::infer_dim;
 use crate::ingest::names::parse_test_name;
@@ -195,13 +195,11 @@ fn apply_cell(
             return Some(v * scale);
         }
         ColumnTarget::Gpu => {
-            // `8xH100` → gpu H100, gpu_count 8.
-            if let Some((count, rest)) = cell.split_once(['x', 'X']) {
-                if let Ok(c) = count.trim().parse::<u64>() {
-                    r.gpu_count = Some(c);
-                    r.gpu = Some(texts.get(rest.trim()));
-                    return None;
-                }
+            // `8xH100`, `H100 x 8` → gpu H100, gpu_count 8.
+            if let Some((c, gpu)) = gpu_and_count(cell) {
+                r.gpu_count = Some(c);
+                r.gpu = Some(texts.get(gpu));
+                return None;
             }
             r.gpu = Some(texts.get(cell));
         }
