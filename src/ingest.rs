@@ -41,6 +41,7 @@
 //! genai-perf); `*_e2e_latency_ms`,
 //! `random_input_len` → SGLang; `request_throughput`, `mean_ttft_ms`, `model_id` → vLLM serving;
 //! asked last, per-request exports: `metadata`+`metrics` lines → AIPerf `profile_export.jsonl`,
+//! objects with `ttft_s`+`end_to_end_latency_s` → llmperf `*_individual_responses.json`,
 //! `experiments` with `requests` → genai-perf's raw `profile_export.json`.
 //! Asked first: llama-bench's test objects (`avg_ts` with `n_prompt`/`n_gen`).
 //!
