@@ -629,3 +629,21 @@ fn a_log_starting_with_a_bracketed_prefix_is_not_json() {
     assert_eq!(got.format, Format::Trtllm);
     close(metric(&got.records[0], "p50_ttft_ms"), 52269.7072);
 }
+
+/// A SingleStream LoadGen summary: queries go one after another, so `target_qps : 1000` is no
+/// request rate (kept as `tag.target_qps`); the rate LoadGen measured ("QPS w/ loadgen
+/// overhead") is the request throughput; latencies from ns to ms.
+#[test]
+fn mlperf_singlestream_summary_target_is_not_a_rate() {
+    let got = read_fixture("real/mlperf-singlestream-pysut-summary.txt");
+    assert_eq!(got.format, Format::MlperfLog);
+    let r = &got.records[0];
+    assert_eq!(tag(r, "scenario"), Some("SingleStream"));
+    assert_eq!(tag(r, "validity"), Some("VALID"));
+    assert_eq!(r.request_rate, None);
+    assert_eq!(tag(r, "target_qps"), Some("1000"));
+    close(metric(r, "request_throughput"), 20.88);
+    close(metric(r, "mean_e2el_ms"), 47.877956);
+    close(metric(r, "p90_e2el_ms"), 50.798);
+    close(metric(r, "p99.9_e2el_ms"), 190.141625);
+}
