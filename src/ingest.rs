@@ -23,7 +23,9 @@
 //! | JSON (`{`/`[`, one document, a list, JSON Lines): by its keys  | see below                   |
 //! | the performance-suite template placeholders                    | [`Format::VllmPerfSuite`]   |
 //! | `Serving Benchmark Result` blocks                              | [`Format::VllmConsole`]     |
+//! | a trtllm-bench text report (`= PERFORMANCE OVERVIEW`)          | [`Format::Trtllm`]          |
 //! | `:::MLLOG` lines, or `MLPerf Results Summary` at the top       | [`Format::MlperfLog`]       |
+//! | YAML (`---` or a plain `key:` first): by its keys, as JSON     | see below                   |
 //! | a fenced code block holding JSON (a report): by its keys       | see below                   |
 //! | markdown tables with `Test name` / `Step`+`Batch Size` / other | perf suite / TGI / markdown |
 //! | CSV starting `Metric` / with canonical names / other           | genai-perf / canonical / CSV|
@@ -34,13 +36,20 @@
 //! dicts or records with `Test name` → perf suite; `benchmarks` → guidellm; `config`+`results`
 //! → HF benchmarker; `performance`+`engine` → trtllm-bench; `{unit, avg}` metric objects or
 //! `input_config` → genai-perf/AIPerf; `results_*` → llmperf; `avg_latency` → vLLM latency;
-//! `requests_per_second`+`elapsed_time` → vLLM throughput; `*_e2e_latency_ms`,
+//! `requests_per_second`+`elapsed_time` → vLLM throughput; `infmax_model_prefix`, `tput_per_gpu`,
+//! agentic `request_metrics`, or latencies named without `_ms` → InferenceX (asked before
+//! genai-perf); `*_e2e_latency_ms`,
 //! `random_input_len` → SGLang; `request_throughput`, `mean_ttft_ms`, `model_id` → vLLM serving;
 //! asked last, per-request exports: `metadata`+`metrics` lines → AIPerf `profile_export.jsonl`,
+//! objects with `ttft_s`+`end_to_end_latency_s` → llmperf `*_individual_responses.json`,
 //! `experiments` with `requests` → genai-perf's raw `profile_export.json`.
 //! Asked first: llama-bench's test objects (`avg_ts` with `n_prompt`/`n_gen`).
 //!
+//! A text starting `[` is JSON only when a JSON value follows the bracket (a log line
+//! `[TensorRT-LLM][INFO]` is text).
+//!
 //! Dimensions the content lacks are then filled from the file name (`..._tp8_pp1_qps_16.json`,
+//! InferenceX's `dsr1_1k1k_fp4_sglang_tp4_conc128_b200.json`,
 //! `{label}-{rate}qps-concurrency{N}-{model}-{date}.json`, `<model>_<in>_<out>_summary.json`)
 //! and marked inferred.
 
@@ -59,6 +68,7 @@ mod stream;
 mod table;
 mod text;
 mod tools;
+mod yaml;
 
 use std::fmt;
 use std::sync::Arc;
@@ -329,9 +339,12 @@ pub fn read_columnar(source: &str, bytes: &[u8]) -> Result<Contents, IngestError
             decoded.warnings.clone(),
         ) {
             // As `Stamp` does for records.
+            let mut none_completed = sanity::NoneCompleted::default();
+            none_completed.columns(&mut c.columns);
             let mut impossible = sanity::Impossible::default();
             impossible.columns(c.columns.metrics());
             c.warnings.extend(impossible.warnings());
+            c.warnings.extend(none_completed.warning());
             return Ok(Contents::Columns(Box::new(c)));
         }
     }
@@ -457,6 +470,14 @@ fn sniff(source: &str, text: &str) -> Result<Sniffed, IngestError> {
             newlines: None,
         });
     }
+    if tools::detect_trtllm_text(text) {
+        return Ok(Sniffed {
+            format: Format::Trtllm,
+            reason: "a trtllm-bench \"= PERFORMANCE OVERVIEW\" report in text".into(),
+            body: Body::Text,
+            newlines: None,
+        });
+    }
     if let Some(reason) = mlperf::detect(text) {
         return Ok(Sniffed {
             format: Format::MlperfLog,
@@ -464,6 +485,16 @@ fn sniff(source: &str, text: &str) -> Result<Sniffed, IngestError> {
             body: Body::Text,
             newlines: None,
         });
+    }
+    if let Some(docs) = json::yaml_docs(text) {
+        if let Some((format, reason)) = json::classify(&docs) {
+            return Ok(Sniffed {
+                format,
+                reason: format!("{reason}, in YAML"),
+                body: Body::Json(docs),
+                newlines: None,
+            });
+        }
     }
     if let Some(docs) = marked.then(|| json::fenced_docs(source, text)).flatten() {
         if let Some((format, reason)) = json::classify(&docs) {
@@ -485,8 +516,33 @@ fn sniff(source: &str, text: &str) -> Result<Sniffed, IngestError> {
     }
     Err(IngestError::Unrecognised {
         file: source.to_string(),
-        why: text::describe(text),
+        why: format!("{}; tried {}", text::describe(text), tried(text, marked)),
     })
+}
+
+/// Each text format detection tried on a file none of them took, and why each said no, in one
+/// line.
+fn tried(text: &str, marked: bool) -> String {
+    let yaml = if json::looks_yaml(text) {
+        "YAML: no known benchmark keys (or not valid YAML)"
+    } else {
+        "YAML: first line is not `key:` or `---`"
+    };
+    let fenced = if marked {
+        "fenced JSON: no code block holding a known report"
+    } else {
+        "fenced JSON: no code fence"
+    };
+    [
+        "JSON: does not start with `{` or a `[` list",
+        "vLLM console: no \"Serving Benchmark Result\" banner",
+        "trtllm-bench text: no \"= PERFORMANCE OVERVIEW\" section",
+        "MLPerf LoadGen: no `:::MLLOG` line or \"MLPerf Results Summary\"",
+        yaml,
+        fenced,
+        "tables: no markdown table, no delimiter shared by its lines, no fixed-width rows led by an index",
+    ]
+    .join("; ")
 }
 
 /// Reads `bytes` with the reader for `format`, whatever detection would say: for the UI's
@@ -504,16 +560,21 @@ fn forced(source: &str, text: &str, format: Format) -> Result<Sniffed, IngestErr
     }
     let looks_json = json::looks_json(t);
     let json_too = matches!(format, Format::VllmPerfSuite | Format::LlamaBench);
-    let body = if format.is_json() || (json_too && looks_json) {
+    let trtllm_text = format == Format::Trtllm && !looks_json && tools::detect_trtllm_text(t);
+    let body = if trtllm_text {
+        Body::Text
+    } else if format.is_json() || (json_too && looks_json) {
         if looks_json {
             Body::Json(json::parse_docs(source, text, 1)?)
         } else {
-            Body::Json(json::fenced_docs(source, text).ok_or_else(|| {
-                IngestError::Unrecognised {
-                    file: source.to_string(),
-                    why: format!("{} expects JSON", format.label()),
-                }
-            })?)
+            Body::Json(
+                json::fenced_docs(source, text)
+                    .or_else(|| json::yaml_docs(text))
+                    .ok_or_else(|| IngestError::Unrecognised {
+                        file: source.to_string(),
+                        why: format!("{} expects JSON", format.label()),
+                    })?,
+            )
         }
     } else {
         Body::Text
@@ -559,6 +620,7 @@ fn read_sniffed(
             Format::VllmPerfSuite => perfsuite::read_text(source, text, mapping, &mut out)?,
             Format::TgiBenchmark => table::read_tgi(text, &mut out),
             Format::MlperfLog => mlperf::read(source, text, &mut out),
+            Format::Trtllm => tools::read_trtllm_text(text, &mut out),
             Format::LlamaBench => table::read_llama_bench_text(source, text, mapping, &mut out)?,
             Format::GenaiPerfCsv => tools::read_genai_csv(text, &mut out),
             Format::CanonicalCsv => table::read_canonical_csv(source, text, &mut out)?,
@@ -593,6 +655,7 @@ struct Stamp {
     format: Arc<str>,
     inferred: std::collections::BTreeMap<(String, String), usize>,
     impossible: sanity::Impossible,
+    none_completed: sanity::NoneCompleted,
 }
 
 impl Stamp {
@@ -603,11 +666,13 @@ impl Stamp {
             format: format.name().into(),
             inferred: Default::default(),
             impossible: Default::default(),
+            none_completed: Default::default(),
         }
     }
 
     /// Stamps `records`; `stamped`: their reader stamped them itself and inferred nothing.
     fn records(&mut self, stamped: bool, records: &mut [Record]) {
+        self.none_completed.records(records);
         self.impossible.records(records);
         // Records their reader stamped, with nothing inferred and nothing from the file name
         // to add, are done.
@@ -643,6 +708,7 @@ impl Stamp {
             )));
         }
         out.warnings.extend(self.impossible.warnings());
+        out.warnings.extend(self.none_completed.warning());
     }
 }
 
@@ -678,7 +744,9 @@ fn read_json(source: &str, decoded: text::Decoded<'_>) -> Result<Contents, Inges
             file: source.to_string(),
             why: "JSON without any known benchmark keys".into(),
         })?;
-    if batch.values.len() <= JSON_BATCH || format == Format::AiperfRecords {
+    if batch.values.len() <= JSON_BATCH
+        || matches!(format, Format::AiperfRecords | Format::LlmperfRequests)
+    {
         // Few documents, or documents read together: the parsed documents, read as `read` does.
         fill(&mut batch, &mut docs, usize::MAX);
         batch.warnings = std::mem::take(&mut docs.warnings);

@@ -86,6 +86,15 @@ const TOKENS: &[&[u8]] = &[
     b"num_prompts: 1, 2\n",
     b"_a100",
     b"8xH100",
+    b"\"tput_per_gpu\": ",
+    b"\"median_ttft\": 0.5, \"p99_e2el\": ",
+    b"{\"conc\": 4, \"request_metrics\": {\"latency\": {\"ttft\": {\"p50\": ",
+    b"_fp8_vllm_tp8_isl1024_osl128_conc16_b200",
+    b"{\"ttft_s\": 0.1, \"end_to_end_latency_s\": 1, \"error_code\": ",
+    b"= PERFORMANCE OVERVIEW\nRequest Throughput (req/sec): ",
+    b"[TTFT] P50    : ",
+    b"benchmarks:\n- ",
+    b"[TensorRT-LLM][INFO] ",
 ];
 
 fn mutate(rng: &mut Rng, input: &[u8], other: &[u8]) -> Vec<u8> {

@@ -50,6 +50,25 @@ fn a_file_of_another_kind_is_unrecognised() {
             .starts_with("notes.txt: not a recognised benchmark result file"),
         "{e}"
     );
+    // One line that names every format tried and why each said no.
+    let msg = e.to_string();
+    assert!(!msg.contains('\n'), "{msg}");
+    for tried in [
+        "JSON: does not start",
+        "vLLM console: no",
+        "trtllm-bench text: no",
+        "MLPerf LoadGen: no",
+        "YAML: first line is not",
+        "fenced JSON: no code fence",
+        "tables: no markdown table",
+    ] {
+        assert!(msg.contains(tried), "{tried} missing from {msg}");
+    }
+    let e = ingest::read("settings.yaml", b"port: 8000\nhost: x\n").unwrap_err();
+    assert!(
+        e.to_string().contains("YAML: no known benchmark keys"),
+        "{e}"
+    );
     let e = ingest::read("package.json", br#"{"name": "x", "version": "1.0.0"}"#).unwrap_err();
     assert!(
         e.to_string()
@@ -208,5 +227,47 @@ fn impossible_values_are_warned_about_once_per_metric_and_kind() {
             w[2].starts_with("mean_ttft_ms: 500 values negative (first: -0.5)"),
             "{w:?}"
         );
+    }
+}
+
+/// A run whose every request failed measured no latency: vLLM's summary of such a run says
+/// `mean_ttft_ms: 0.0`, and a table may say 0 too. Read as records or as columns, its
+/// latencies are no value (never 0 ms), its completed and failed counts stay, and a warning
+/// says what was left out.
+#[test]
+fn a_run_that_only_failed_has_no_latency_on_either_path() {
+    use benchlens::model::MetricKey;
+    let ttft = MetricKey::from_name("mean_ttft_ms").unwrap();
+    let json = br#"{"backend": "vllm", "model_id": "m", "request_rate": 4, "completed": 0,
+        "failed": 8, "mean_ttft_ms": 0.0, "p99_ttft_ms": 0.0, "request_throughput": 0.0}"#;
+    let got = ingest::read("failed.json", json).unwrap();
+    let r = &got.records[0];
+    assert_eq!(r.metric(&ttft), None);
+    assert_eq!(r.metric(&MetricKey::Failed), Some(8.0));
+    assert_eq!(r.metric(&MetricKey::Completed), Some(0.0));
+    assert!(
+        got.warnings.iter().any(|w| w
+            .message
+            .starts_with("1 run completed no request: 2 latency values")),
+        "{:?}",
+        got.warnings
+    );
+    let csv = b"request_rate,completed,failed,mean_ttft_ms\n1,0,8,0\n2,8,0,35.5\n";
+    let got = ingest::read("sweep.csv", csv).unwrap();
+    assert_eq!(got.records[0].metric(&ttft), None);
+    assert_eq!(got.records[1].metric(&ttft), Some(35.5));
+    match ingest::read_columnar("sweep.csv", csv).unwrap() {
+        ingest::Contents::Columns(c) => {
+            let col = &c.columns.metrics()[c.columns.metric_position(&ttft).unwrap()];
+            assert_eq!((col.get(0), col.get(1)), (None, Some(35.5)));
+            let failed =
+                &c.columns.metrics()[c.columns.metric_position(&MetricKey::Failed).unwrap()];
+            assert_eq!(failed.get(0), Some(8.0));
+            assert!(c
+                .warnings
+                .iter()
+                .any(|w| w.message.contains("completed no request")));
+        }
+        ingest::Contents::Records(_) => panic!("a plain CSV reads into columns"),
     }
 }

@@ -492,3 +492,158 @@ fn mlperf_offline_summaries_leave_the_one_query_latency_out() {
     close(metric(r, "request_throughput"), 0.165037);
     assert_eq!(r.metrics.len(), 1);
 }
+
+/// InferenceX's token-position experiment results: vLLM serving figures written in
+/// InferenceX's units (seconds, `_ms` dropped from the names), the precision, the engine and
+/// the sequence lengths only in the file name.
+#[test]
+fn inferencex_seconds_named_results_are_ms_with_the_name_s_settings() {
+    let got = read_fixture("real/inferencex-glm5_fp8_vllm_tp8_isl8192_osl128_conc64.json");
+    assert_eq!(got.format, Format::InferenceX);
+    assert_eq!(got.records.len(), 1);
+    let r = &got.records[0];
+    assert_eq!(r.model.as_deref(), Some("zai-org/GLM-5-FP8"));
+    assert_eq!(r.max_concurrency, Some(64));
+    assert_eq!(r.num_prompts, Some(640));
+    assert_eq!(r.request_rate, Some(f64::INFINITY));
+    // From the file name, marked inferred.
+    assert_eq!(r.precision.as_deref(), Some("fp8"));
+    assert_eq!(r.engine.as_deref(), Some("vllm"));
+    assert_eq!(r.tp, Some(8));
+    assert_eq!((r.input_len, r.output_len), (Some(8192.0), Some(128.0)));
+    assert!(r.is_inferred("input_len") && r.is_inferred("precision"));
+    close(metric(r, "median_ttft_ms"), 40179.269942454994);
+    close(metric(r, "p99_e2el_ms"), 84303.47274420784);
+    close(metric(r, "median_tpot_ms"), 210.91479159832938);
+    close(metric(r, "output_throughput"), 120.66745473046097);
+    close(metric(r, "duration_s"), 678.8905938472599);
+    close(metric(r, "completed"), 640.0);
+
+    let got = read_fixture("real/inferencex-minimax_m25_vllm_tep8_isl32768_osl128_conc4.json");
+    assert_eq!(got.format, Format::InferenceX);
+    let r = &got.records[0];
+    assert_eq!(r.model.as_deref(), Some("MiniMaxAI/MiniMax-M2.5"));
+    assert_eq!((r.input_len, r.max_concurrency), (Some(32768.0), Some(4)));
+    close(metric(r, "median_ttft_ms"), 5132.922445423901);
+    close(metric(r, "p99_tpot_ms"), 54.844_431_027_506);
+    close(metric(r, "output_throughput"), 52.85685794539469);
+
+    // The four files of the corpus are four configurations, not repeats.
+    let mut keys = Vec::new();
+    for f in [
+        "real/inferencex-glm5_fp8_vllm_tp8_isl1024_osl128_conc16.json",
+        "real/inferencex-glm5_fp8_vllm_tp8_isl8192_osl128_conc64.json",
+        "real/inferencex-minimax_m25_vllm_dep8_isl1024_osl128_conc16.json",
+        "real/inferencex-minimax_m25_vllm_tep8_isl32768_osl128_conc4.json",
+    ] {
+        let r = read_fixture(f).records.remove(0);
+        keys.push((
+            r.model.clone(),
+            r.input_len.map(|x| x as u64),
+            r.max_concurrency,
+        ));
+    }
+    keys.dedup();
+    assert_eq!(keys.len(), 4);
+    close(
+        metric(
+            &read_fixture("real/inferencex-glm5_fp8_vllm_tp8_isl1024_osl128_conc16.json").records
+                [0],
+            "median_ttft_ms",
+        ),
+        291.39942955225706,
+    );
+}
+
+/// trtllm-bench's text reports as its documentation prints them (a markdown page holding two
+/// reports in shell blocks, around markdown tables): one record per report, the older
+/// report's "Token Throughput" as output throughput, "Total Latency" as the duration.
+#[test]
+fn trtllm_bench_text_reports_inside_a_document() {
+    let got = read_fixture("real/trtllm-bench-docs-pytorch-and-multimodal.md");
+    assert_eq!(got.format, Format::Trtllm, "{:?}", got.warnings);
+    assert_eq!(got.records.len(), 2);
+    let torch = &got.records[0];
+    assert_eq!(torch.model.as_deref(), Some("meta-llama/Llama-3.1-8B"));
+    assert_eq!(torch.engine.as_deref(), Some("trtllm"));
+    assert_eq!(torch.engine_version.as_deref(), Some("0.17.0"));
+    assert_eq!(torch.precision.as_deref(), Some("fp8"));
+    assert_eq!((torch.tp, torch.pp), (Some(1), Some(1)));
+    assert_eq!(torch.num_prompts, Some(3000));
+    assert_eq!(
+        (torch.input_len, torch.output_len),
+        (Some(128.0), Some(128.0))
+    );
+    assert_eq!(tag(torch, "max_batch_size"), Some("2048"));
+    close(metric(torch, "output_throughput"), 20685.5510);
+    close(metric(torch, "request_throughput"), 161.6059);
+    close(metric(torch, "duration_s"), 18.5636825);
+    let mm = &got.records[1];
+    assert_eq!(mm.model, None);
+    assert_eq!(mm.num_prompts, Some(10));
+    assert_eq!((mm.input_len, mm.output_len), (Some(411.6), Some(128.7)));
+    close(metric(mm, "extra.concurrency"), 5.3019);
+    close(metric(mm, "total_token_throughput"), 780.1607);
+    close(
+        metric(mm, "extra.output_throughput_per_gpu_tok_s"),
+        185.8351,
+    );
+    close(metric(mm, "mean_e2el_ms"), 3671.8441);
+    close(metric(mm, "p50_e2el_ms"), 3936.3022);
+    close(metric(mm, "p99_e2el_ms"), 5514.4701);
+    close(metric(mm, "extra.e2el_min_ms"), 2397.1047);
+    // The dataset section's percentile table is the dataset's, not the run's.
+    assert_eq!(metric(mm, "p50_ttft_ms"), None);
+}
+
+/// The streaming report of trtllm-bench's performance overview page, starting with its
+/// `====` rule: TTFT and TPOT breakdowns in ms.
+#[test]
+fn trtllm_bench_streaming_report_breakdowns() {
+    let got = read_fixture("real/trtllm-bench-perf-overview-streaming.txt");
+    assert_eq!(got.format, Format::Trtllm);
+    assert_eq!(got.records.len(), 1);
+    let r = &got.records[0];
+    close(metric(r, "request_throughput"), 43.2089);
+    close(metric(r, "output_throughput"), 5530.7382);
+    close(metric(r, "mean_ttft_ms"), 52667.0339);
+    close(metric(r, "p90_ttft_ms"), 96583.7187);
+    close(metric(r, "p99_tpot_ms"), 206.5821);
+    close(metric(r, "mean_tpot_ms"), 182.9639);
+    close(metric(r, "extra.tpot_max_ms"), 208.4667);
+    close(metric(r, "p95_e2el_ms"), 111302.9101);
+    close(metric(r, "duration_s"), 115.7169214);
+    close(metric(r, "extra.output_speed_per_user_tok_s"), 5.4656);
+}
+
+/// A trtllm-bench log whose lines start with the logger's `[TensorRT-LLM][INFO]` prefix is
+/// text to read, not a JSON list that fails at "line 1, column 2".
+#[test]
+fn a_log_starting_with_a_bracketed_prefix_is_not_json() {
+    let mut log =
+        b"[TensorRT-LLM][INFO] Engine loaded\n[11/29/2025-10:00:00] [TRT-LLM] [I] \n".to_vec();
+    log.extend(common::fixture(
+        "real/trtllm-bench-perf-overview-streaming.txt",
+    ));
+    let got = benchlens::ingest::read("trtllm-bench.log", &log).unwrap();
+    assert_eq!(got.format, Format::Trtllm);
+    close(metric(&got.records[0], "p50_ttft_ms"), 52269.7072);
+}
+
+/// A SingleStream LoadGen summary: queries go one after another, so `target_qps : 1000` is no
+/// request rate (kept as `tag.target_qps`); the rate LoadGen measured ("QPS w/ loadgen
+/// overhead") is the request throughput; latencies from ns to ms.
+#[test]
+fn mlperf_singlestream_summary_target_is_not_a_rate() {
+    let got = read_fixture("real/mlperf-singlestream-pysut-summary.txt");
+    assert_eq!(got.format, Format::MlperfLog);
+    let r = &got.records[0];
+    assert_eq!(tag(r, "scenario"), Some("SingleStream"));
+    assert_eq!(tag(r, "validity"), Some("VALID"));
+    assert_eq!(r.request_rate, None);
+    assert_eq!(tag(r, "target_qps"), Some("1000"));
+    close(metric(r, "request_throughput"), 20.88);
+    close(metric(r, "mean_e2el_ms"), 47.877956);
+    close(metric(r, "p90_e2el_ms"), 50.798);
+    close(metric(r, "p99.9_e2el_ms"), 190.141625);
+}

@@ -257,3 +257,80 @@ fn duplicates_in(text: &str) {
         assert!(dup[0].ends_with(&want), "{w:?}");
     }
 }
+
+/// A README comparing engines side by side, one column group per engine: each row gives one
+/// record per engine (so vLLM's and SGLang's TTFTs never share one metric), the bold row is
+/// read like the others, and columns outside the groups are shared.
+#[test]
+fn one_column_group_per_engine_gives_a_record_per_engine() {
+    let md = "## Results\n\n\
+| Concurrency | vLLM TPS | SGLang TPS | TRT-LLM TPS | vLLM TTFT (ms) | SGLang TTFT (ms) | TRT-LLM TTFT (ms) |\n\
+|---|---|---|---|---|---|---|\n\
+| 1 | 95.1 | 98.2 | 101.3 | 25.5 | 22.1 | 19.8 |\n\
+| **64** | **2100.5** | **2250.7** | **2301.9** | **180.2** | **150.3** | **140.6** |\n";
+    let got = ingest::read("engines.md", md.as_bytes()).unwrap();
+    assert_eq!(got.format, Format::MarkdownTable);
+    assert_eq!(got.records.len(), 6, "{:?}", got.warnings);
+    let find = |engine: &str, conc: u64| {
+        got.records
+            .iter()
+            .find(|r| r.engine.as_deref() == Some(engine) && r.max_concurrency == Some(conc))
+            .unwrap_or_else(|| panic!("{engine} {conc}: {:?}", got.records))
+    };
+    close(metric(find("vllm", 1), "mean_ttft_ms"), 25.5);
+    close(metric(find("sglang", 1), "mean_ttft_ms"), 22.1);
+    close(metric(find("trt-llm", 1), "mean_ttft_ms"), 19.8);
+    close(metric(find("sglang", 64), "mean_ttft_ms"), 150.3);
+    close(metric(find("trt-llm", 64), "mean_ttft_ms"), 140.6);
+    let tps = |r: &benchlens::model::Record| {
+        r.metrics
+            .iter()
+            .find(|(k, _)| k.name().contains("tps") || k.name().contains("throughput"))
+            .map(|(_, v)| *v)
+    };
+    assert_eq!(tps(find("vllm", 64)), Some(2100.5));
+    let m = got
+        .mapping
+        .iter()
+        .find(|m| m.column == "SGLang TTFT (ms)")
+        .unwrap();
+    assert_eq!(m.engine.as_deref(), Some("sglang"));
+    assert_eq!(m.target.as_deref(), Some("mean_ttft_ms"));
+}
+
+/// Statistics side by side (`Mean TTFT`, `Median TTFT`) are no engine groups.
+#[test]
+fn statistic_prefixes_are_not_engine_groups() {
+    let md = "| Rate | Mean TTFT (ms) | Median TTFT (ms) |\n|---|---|---|\n| 1 | 20 | 18 |\n";
+    let got = ingest::read("stats.md", md.as_bytes()).unwrap();
+    assert_eq!(got.records.len(), 1);
+    close(metric(&got.records[0], "median_ttft_ms"), 18.0);
+}
+
+/// A GPU cell that ends with its count (`NVIDIA H100 80GB HBM3 x 2`) gives the GPU and a GPU
+/// count of 2, as `8xH100` does, on the row path and the columnar path alike.
+#[test]
+fn gpu_count_after_the_gpu_name() {
+    let csv =
+        b"gpu,rate,mean_ttft_ms\nNVIDIA H100 80GB HBM3 x 2,1,20\n8xH100,2,25\nRTX 4090,3,30\n";
+    let got = ingest::read("gpus.csv", csv).unwrap();
+    let gpus: Vec<_> = got
+        .records
+        .iter()
+        .map(|r| (r.gpu.as_deref().unwrap_or(""), r.gpu_count))
+        .collect();
+    assert_eq!(
+        gpus,
+        [
+            ("NVIDIA H100 80GB HBM3", Some(2)),
+            ("H100", Some(8)),
+            ("RTX 4090", None)
+        ]
+    );
+    let cols = match ingest::read_columnar("gpus.csv", csv).unwrap() {
+        ingest::Contents::Columns(c) => c.columns.rows().collect::<Vec<_>>(),
+        ingest::Contents::Records(r) => r.records,
+    };
+    assert_eq!(cols[0].gpu_count, Some(2));
+    assert_eq!(cols[0].gpu.as_deref(), Some("NVIDIA H100 80GB HBM3"));
+}

@@ -220,3 +220,47 @@ fn conversions_and_inferences_are_reported_as_warnings() {
         &"input_len inferred from total_input_tokens / completed (12 records)".to_string()
     ));
 }
+
+/// guidellm writes its YAML report (`--outputs yaml`, `benchmarks.yaml`, `benchmarks:` on
+/// its first line) by dumping the same report its JSON holds: both layouts here (the 0.5
+/// report with request samples, the older `benchmarks.json`) read as YAML give the records
+/// the JSON gives, value for value.
+#[test]
+fn guidellm_yaml_reports_read_as_their_json() {
+    for path in [
+        "tools/benchmarks.json",
+        "tools/guidellm_samples_benchmarks.json",
+    ] {
+        let json_bytes = common::fixture(path);
+        let value: serde_json::Value = serde_json::from_slice(&json_bytes).unwrap();
+        let yaml = serde_yaml_ng::to_string(&value).unwrap();
+        let from_json = benchlens::ingest::read("benchmarks.json", &json_bytes).unwrap();
+        let from_yaml = benchlens::ingest::read("benchmarks.yaml", yaml.as_bytes())
+            .unwrap_or_else(|e| panic!("{path}: {e}"));
+        assert_eq!(from_yaml.format, Format::Guidellm, "{path}");
+        assert_eq!(from_yaml.records.len(), from_json.records.len(), "{path}");
+        assert!(!from_yaml.records.is_empty());
+        for (y, j) in from_yaml.records.iter().zip(&from_json.records) {
+            let mut y = y.clone();
+            y.source = j.source.clone();
+            assert_eq!(&y, j, "{path}");
+        }
+        let detected = benchlens::ingest::detect("benchmarks.yaml", yaml.as_bytes());
+        assert!(detected.reason.ends_with("in YAML"), "{}", detected.reason);
+        // PyYAML's dump (sequences at their key's indent, long strings wrapped).
+        let pyyaml = common::fixture(&path.replace(".json", ".yaml"));
+        let from_pyyaml = benchlens::ingest::read("benchmarks.yaml", &pyyaml)
+            .unwrap_or_else(|e| panic!("{path} (PyYAML): {e}"));
+        assert_eq!(from_pyyaml.records.len(), from_json.records.len(), "{path}");
+        for (y, j) in from_pyyaml.records.iter().zip(&from_json.records) {
+            let mut y = y.clone();
+            y.source = j.source.clone();
+            assert_eq!(&y, j, "{path} (PyYAML)");
+        }
+    }
+    // A YAML file of no known tool is still refused, not misread.
+    let e = benchlens::ingest::read("config.yaml", b"model: llama\nport: 8000\n")
+        .err()
+        .unwrap();
+    assert!(e.to_string().starts_with("config.yaml:"), "{e}");
+}

@@ -150,11 +150,11 @@ fn report(
         let _ = writeln!(s, "  columns:");
         for m in mapping {
             let target = m.target.as_deref().unwrap_or("(ignored)");
-            let gpu = m
-                .gpu
-                .as_deref()
-                .map(|g| format!(" [gpu {g}]"))
-                .unwrap_or_default();
+            let gpu = match (&m.gpu, &m.engine) {
+                (Some(g), _) => format!(" [gpu {g}]"),
+                (None, Some(e)) => format!(" [engine {e}]"),
+                (None, None) => String::new(),
+            };
             let scale = if m.scale == 1.0 {
                 String::new()
             } else {

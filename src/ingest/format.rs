@@ -30,12 +30,17 @@ pub enum Format {
     GenaiPerfRaw,
     /// llmperf `*_summary.json`.
     Llmperf,
+    /// llmperf `*_individual_responses.json`: one object per request.
+    LlmperfRequests,
     /// guidellm `benchmarks.json`.
     Guidellm,
     /// Hugging Face inference-benchmarker JSON.
     HfBenchmarker,
     /// TensorRT-LLM `trtllm-bench --report_json`.
     Trtllm,
+    /// InferenceX (SemiAnalysis) aggregates: `agg_*.json`, agentic aggregates, and result
+    /// files with its seconds-named latencies.
+    InferenceX,
     /// TGI `text-generation-benchmark` markdown tables.
     TgiBenchmark,
     /// llama.cpp's `llama-bench` as `-o json`, `jsonl`, `csv` or `sql` (its `-o md` tables are
@@ -69,9 +74,11 @@ impl Format {
         Format::AiperfRecords,
         Format::GenaiPerfRaw,
         Format::Llmperf,
+        Format::LlmperfRequests,
         Format::Guidellm,
         Format::HfBenchmarker,
         Format::Trtllm,
+        Format::InferenceX,
         Format::TgiBenchmark,
         Format::LlamaBench,
         Format::MlperfLog,
@@ -96,9 +103,11 @@ impl Format {
             Format::AiperfRecords => "aiperf_records",
             Format::GenaiPerfRaw => "genai_perf_raw",
             Format::Llmperf => "llmperf",
+            Format::LlmperfRequests => "llmperf_requests",
             Format::Guidellm => "guidellm",
             Format::HfBenchmarker => "hf_inference_benchmarker",
             Format::Trtllm => "trtllm_bench",
+            Format::InferenceX => "inferencex",
             Format::TgiBenchmark => "tgi_benchmark",
             Format::LlamaBench => "llama_bench",
             Format::MlperfLog => "mlperf_loadgen",
@@ -124,9 +133,11 @@ impl Format {
             Format::AiperfRecords => "AIPerf per-request JSON Lines",
             Format::GenaiPerfRaw => "genai-perf per-request export",
             Format::Llmperf => "llmperf summary JSON",
+            Format::LlmperfRequests => "llmperf per-request responses",
             Format::Guidellm => "guidellm benchmarks JSON",
             Format::HfBenchmarker => "HF inference-benchmarker JSON",
             Format::Trtllm => "trtllm-bench report JSON",
+            Format::InferenceX => "InferenceX aggregate JSON",
             Format::TgiBenchmark => "TGI benchmark tables",
             Format::LlamaBench => "llama-bench output",
             Format::MlperfLog => "MLPerf LoadGen log",
@@ -163,9 +174,11 @@ impl Format {
                 | Format::AiperfRecords
                 | Format::GenaiPerfRaw
                 | Format::Llmperf
+                | Format::LlmperfRequests
                 | Format::Guidellm
                 | Format::HfBenchmarker
                 | Format::Trtllm
+                | Format::InferenceX
                 | Format::CanonicalJson
         )
     }

@@ -102,9 +102,33 @@ pub(crate) fn rewrite_non_finite(text: &str) -> Cow<'_, str> {
     }
 }
 
-/// Whether `text` is JSON to parse (its first non-blank byte opens an object or a list).
+/// Whether `text` is JSON to parse: its first non-blank byte opens an object, or a list whose
+/// first item starts like a JSON value. A log whose lines start `[TensorRT-LLM][INFO]` or
+/// `[11/29/2025-10:00:00]` is text, not a broken JSON list.
 pub(crate) fn looks_json(text: &str) -> bool {
-    matches!(text.trim_start().as_bytes().first(), Some(b'{' | b'['))
+    let t = text.trim_start();
+    match t.as_bytes().first() {
+        Some(b'{') => true,
+        Some(b'[') => {
+            let rest = t[1..].trim_start();
+            match rest.as_bytes().first() {
+                None | Some(b'{' | b'[' | b'"' | b']') => true,
+                Some(b'-' | b'0'..=b'9') => {
+                    let end = rest
+                        .find(|c: char| !(c.is_ascii_digit() || "+-.eE".contains(c)))
+                        .unwrap_or(rest.len());
+                    matches!(
+                        rest[end..].trim_start().as_bytes().first(),
+                        None | Some(b',' | b']')
+                    ) || rest[1..].starts_with("Infinity")
+                }
+                Some(_) => ["true", "false", "null", "Infinity", "NaN"]
+                    .iter()
+                    .any(|w| rest.starts_with(w)),
+            }
+        }
+        _ => false,
+    }
 }
 
 /// Parses every JSON document in `text` (one, or several: JSON Lines / concatenated).
@@ -306,6 +330,44 @@ fn absorb_fence(all: &mut Docs, source: &str, body: &str, body_line: usize) -> b
     true
 }
 
+/// Whether `text` starts like a YAML mapping: its first line that is not blank or a comment is
+/// `---` or `key:` / `key: value` with a plain key (guidellm's `benchmarks:`).
+pub(crate) fn looks_yaml(text: &str) -> bool {
+    let Some(first) = text
+        .lines()
+        .map(str::trim_end)
+        .find(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+    else {
+        return false;
+    };
+    if first == "---" {
+        return true;
+    }
+    let Some((key, rest)) = first.split_once(':') else {
+        return false;
+    };
+    !key.is_empty()
+        && key
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+        && (rest.is_empty() || rest.starts_with(' '))
+}
+
+/// The documents of a YAML report (guidellm's `benchmarks.yaml`), as the JSON values its JSON
+/// report holds, so one reader serves both ([`super::yaml`]); `None` when the text does not
+/// start like YAML, is not the YAML tools dump, or is not a mapping.
+pub(crate) fn yaml_docs(text: &str) -> Option<Docs> {
+    if !looks_yaml(text) {
+        return None;
+    }
+    let value = super::yaml::parse(text).ok()?;
+    value.is_object().then(|| Docs {
+        values: vec![(1, value)],
+        arrays: vec![None],
+        warnings: Vec::new(),
+    })
+}
+
 fn has_any(o: &Map<String, Value>, keys: &[&str]) -> bool {
     keys.iter().any(|k| o.contains_key(*k))
 }
@@ -350,6 +412,9 @@ fn classify_object(v: &Value, o: &Map<String, Value>) -> Option<(Format, &'stati
             Format::Trtllm,
             "\"engine\", \"world_info\" and \"performance\"",
         ));
+    }
+    if let Some(why) = tools::looks_like_inferencex(o) {
+        return Some((Format::InferenceX, why));
     }
     let metric_objects = o
         .values()
@@ -467,6 +532,11 @@ pub(crate) fn read_docs(
         super::table::read_llama_bench_json(&docs.values, out);
         return Ok(());
     }
+    if format == Format::LlmperfRequests {
+        // One request per list item: the whole list goes into the one record.
+        tools::read_llmperf_requests(&docs.values, out);
+        return Ok(());
+    }
     if format == Format::AiperfRecords {
         // One request per line: every line goes into the one record.
         tools::read_aiperf_records(&docs.values, out);
@@ -574,6 +644,7 @@ fn read_one(
         Format::Guidellm => tools::read_guidellm(o, at, out),
         Format::HfBenchmarker => tools::read_hf(o, at, out),
         Format::Trtllm => tools::read_trtllm(o, at, out),
+        Format::InferenceX => tools::read_inferencex(o, at, out),
         _ => out.warnings.push(Warning::at(
             if at.is_empty() { "document" } else { at },
             format!("{} is not read from JSON, skipped", format.label()),

@@ -66,7 +66,10 @@ fn summary_field(key: &str) -> Option<Field> {
         "scenario" => Field::Tag("scenario"),
         "mode" => Field::Tag("mode"),
         "result is" => Field::Tag("validity"),
-        "samples per second" | "completed samples per second" => Field::SamplesPerS,
+        // SingleStream and MultiStream report their query rate as "QPS w/ loadgen overhead".
+        "samples per second" | "completed samples per second" | "qps w/ loadgen overhead" => {
+            Field::SamplesPerS
+        }
         "tokens per second" | "completed tokens per second" => Field::TokensPerS,
         "target_qps" => Field::TargetQps,
         _ => {
@@ -93,7 +96,9 @@ fn detail_field(key: &str) -> Option<Field> {
         "effective_scenario" => Field::Tag("scenario"),
         "effective_test_mode" => Field::Tag("mode"),
         "result_validity" => Field::Tag("validity"),
-        "result_samples_per_second" | "result_completed_samples_per_sec" => Field::SamplesPerS,
+        "result_samples_per_second"
+        | "result_completed_samples_per_sec"
+        | "result_qps_with_loadgen_overhead" => Field::SamplesPerS,
         "result_tokens_per_second" | "result_completed_tokens_per_second" => Field::TokensPerS,
         "effective_target_qps" => Field::TargetQps,
         "test_datetime" => Field::Date,
@@ -136,9 +141,14 @@ pub(crate) fn read(source: &str, text: &str, out: &mut Ingested) {
         }
     }
     let mut r = Record::default();
-    let offline = fields
+    let scenario = fields
         .iter()
-        .any(|(f, v, _)| *f == Field::Tag("scenario") && v.as_str() == Some("Offline"));
+        .find(|(f, _, _)| *f == Field::Tag("scenario"))
+        .and_then(|(_, v, _)| v.as_str().map(str::to_string));
+    let offline = scenario.as_deref() == Some("Offline");
+    // Only a Server run is sent at its target rate; SingleStream and MultiStream send the next
+    // query when the last one ends, whatever `target_qps` says.
+    let paced = scenario.as_deref().is_none_or(|s| s == "Server");
     for (f, v, n) in fields {
         let text = match &v {
             Value::String(s) => s.clone(),
@@ -159,6 +169,10 @@ pub(crate) fn read(source: &str, text: &str, out: &mut Ingested) {
                 continue;
             }
             Field::Latency(LatencyMetric::E2el, _) | Field::TargetQps if offline => continue,
+            Field::TargetQps if !paced => {
+                r.tags.insert("target_qps".into(), text);
+                continue;
+            }
             Field::TargetQps => {
                 match number() {
                     Some(q) => set_dim(&mut r, Dim::RequestRate, DimValue::Num(q), &at, out),

@@ -39,6 +39,34 @@ const DATASETS: &[&str] = &[
     "gsm8k",
 ];
 
+/// Precisions as InferenceX and others write them in file names (`dsr1_1k1k_fp4_sglang_…`).
+const PRECISIONS: &[&str] = &[
+    "fp4", "nvfp4", "mxfp4", "fp8", "bf16", "fp16", "fp32", "int8", "int4", "w4a16", "w8a8",
+];
+
+/// GPU names as InferenceX runners and others write them in file names (`…_conc128_b200`).
+const GPUS: &[&str] = &[
+    "a10", "a10g", "a100", "h20", "h100", "h200", "h800", "b200", "b300", "gb200", "gb300", "l4",
+    "l40s", "mi250x", "mi300x", "mi325x", "mi355x",
+];
+
+/// Engines by the names file names give them, with their canonical spelling.
+const ENGINES: &[(&str, &str)] = &[
+    ("vllm", "vllm"),
+    ("sglang", "sglang"),
+    ("trt", "trtllm"),
+    ("trtllm", "trtllm"),
+    ("tgi", "tgi"),
+];
+
+/// `1k1k`, `8k1k`: input and output lengths in units of 1,024 tokens, as InferenceX names its
+/// sequence-length pairs.
+fn kilo_pair(t: &str) -> Option<(f64, f64)> {
+    let (i, rest) = t.split_once('k')?;
+    let o = rest.strip_suffix('k')?;
+    Some((num(i)? * 1024.0, num(o)? * 1024.0))
+}
+
 fn num(t: &str) -> Option<f64> {
     if t.eq_ignore_ascii_case("inf") {
         return Some(f64::INFINITY);
@@ -90,6 +118,21 @@ pub(crate) fn parse_test_name(name: &str) -> FromName {
             f.push(Dim::MaxConcurrency, DimValue::Num(v));
         } else if let Some(v) = prefixed(t, "bs").or_else(|| prefixed(t, "batch")) {
             f.push(Dim::BatchSize, DimValue::Num(v));
+        } else if let Some(v) = prefixed(t, "conc") {
+            f.push(Dim::MaxConcurrency, DimValue::Num(v));
+        } else if let Some(v) = prefixed(t, "isl") {
+            f.push(Dim::InputLen, DimValue::Num(v));
+        } else if let Some(v) = prefixed(t, "osl") {
+            f.push(Dim::OutputLen, DimValue::Num(v));
+        } else if let Some((i, o)) = kilo_pair(&lower) {
+            f.push(Dim::InputLen, DimValue::Num(i));
+            f.push(Dim::OutputLen, DimValue::Num(o));
+        } else if PRECISIONS.contains(&lower.as_str()) {
+            f.push(Dim::Precision, DimValue::Text(lower));
+        } else if GPUS.contains(&lower.as_str()) {
+            f.push(Dim::Gpu, DimValue::Text(lower));
+        } else if let Some(engine) = ENGINES.iter().find(|(n, _)| *n == lower) {
+            f.push(Dim::Engine, DimValue::Text(engine.1.to_string()));
         } else if DATASETS.contains(&lower.as_str()) {
             f.push(Dim::Dataset, DimValue::Text(lower));
         } else if i == 1 && matches!(tokens[0], "serving" | "latency" | "throughput") {
@@ -200,6 +243,23 @@ mod tests {
         assert_eq!(get(&f, Dim::Pp).as_deref(), Some("1"));
         assert_eq!(get(&f, Dim::RequestRate).as_deref(), Some("inf"));
         assert_eq!(get(&f, Dim::Model), None);
+    }
+
+    #[test]
+    fn inferencex_result_names_give_gpu_parallelism_and_precision() {
+        let f = parse_file_name("dsr1_1k1k_fp4_sglang_tp4_ep1_dpa_false_conc128_b200.json");
+        assert_eq!(get(&f, Dim::Gpu).as_deref(), Some("b200"));
+        assert_eq!(get(&f, Dim::Precision).as_deref(), Some("fp4"));
+        assert_eq!(get(&f, Dim::Engine).as_deref(), Some("sglang"));
+        assert_eq!(get(&f, Dim::Tp).as_deref(), Some("4"));
+        assert_eq!(get(&f, Dim::MaxConcurrency).as_deref(), Some("128"));
+        assert_eq!(get(&f, Dim::InputLen).as_deref(), Some("1024"));
+        assert_eq!(get(&f, Dim::OutputLen).as_deref(), Some("1024"));
+        let f = parse_file_name("glm5_fp8_vllm_tp8_isl10240_osl128_conc16.json");
+        assert_eq!(get(&f, Dim::InputLen).as_deref(), Some("10240"));
+        assert_eq!(get(&f, Dim::OutputLen).as_deref(), Some("128"));
+        assert_eq!(get(&f, Dim::Engine).as_deref(), Some("vllm"));
+        assert_eq!(get(&f, Dim::Gpu), None);
     }
 
     #[test]

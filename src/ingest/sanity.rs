@@ -103,9 +103,120 @@ impl Impossible {
     }
 }
 
+/// Runs that completed no request: their latencies are no measurement, however the tool
+/// wrote them (vLLM's summary of an all-failed run says `mean_ttft_ms: 0.0`). Every reader's
+/// records and columns pass through one tally, which leaves such latencies out (no value,
+/// never 0 ms) and keeps the completed and failed counts; the file gets one warning.
+#[derive(Debug, Default)]
+pub(crate) struct NoneCompleted {
+    runs: usize,
+    dropped: usize,
+}
+
+fn is_latency(key: &MetricKey) -> bool {
+    matches!(key, MetricKey::Latency(..))
+}
+
+impl NoneCompleted {
+    /// Leaves out the latencies of the records that completed no request.
+    pub(crate) fn records(&mut self, records: &mut [Record]) {
+        for r in records {
+            if r.metric(&MetricKey::Completed) != Some(0.0) {
+                continue;
+            }
+            let before = r.metrics.len();
+            r.metrics.retain(|k, _| !is_latency(k));
+            let dropped = before - r.metrics.len();
+            if dropped > 0 {
+                self.runs += 1;
+                self.dropped += dropped;
+            }
+        }
+    }
+
+    /// The same over columns: the rows whose `completed` is 0 lose their latency values.
+    pub(crate) fn columns(&mut self, columns: &mut crate::model::columns::Columns) {
+        let Some(ci) = columns.metric_position(&MetricKey::Completed) else {
+            return;
+        };
+        let none: Vec<bool> = {
+            let c = &columns.metrics()[ci];
+            (0..c.len()).map(|i| c.get(i) == Some(0.0)).collect()
+        };
+        if !none.contains(&true) {
+            return;
+        }
+        let mut rows = vec![false; none.len()];
+        for col in columns.metrics_mut() {
+            if !is_latency(&col.key) || !(0..col.len()).any(|i| none[i] && col.get(i).is_some()) {
+                continue;
+            }
+            let mut kept = MetricColumn::new(col.key.clone());
+            for (i, is_none) in none.iter().enumerate().take(col.len()) {
+                let v = col.get(i);
+                if *is_none && v.is_some() {
+                    self.dropped += 1;
+                    rows[i] = true;
+                    kept.push(None);
+                } else {
+                    kept.push(v);
+                }
+            }
+            *col = kept;
+        }
+        self.runs += rows.iter().filter(|r| **r).count();
+    }
+
+    /// The warning, when a latency was left out.
+    pub(crate) fn warning(self) -> Option<Warning> {
+        (self.runs > 0).then(|| {
+            let runs = if self.runs == 1 { "run" } else { "runs" };
+            Warning::file(format!(
+                "{} {runs} completed no request: {} latency values left out (a run that only failed measured no latency, never 0 ms); its completed and failed counts are kept",
+                self.runs, self.dropped
+            ))
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_run_that_completed_nothing_has_no_latency() {
+        use crate::model::{LatencyMetric, Stat};
+        let ttft = MetricKey::Latency(LatencyMetric::Ttft, Stat::Mean);
+        let mut failed = Record::default();
+        failed.set_metric(MetricKey::Completed, 0.0);
+        failed.set_metric(MetricKey::Failed, 8.0);
+        failed.set_metric(ttft.clone(), 0.0);
+        failed.set_metric(MetricKey::RequestThroughput, 0.0);
+        let mut ok = Record::default();
+        ok.set_metric(MetricKey::Completed, 8.0);
+        ok.set_metric(ttft.clone(), 0.0);
+        let mut records = vec![failed, ok];
+        let columns_before = crate::model::columns::Columns::from_records(&records);
+        let mut t = NoneCompleted::default();
+        t.records(&mut records);
+        assert_eq!(records[0].metric(&ttft), None);
+        assert_eq!(records[0].metric(&MetricKey::Failed), Some(8.0));
+        assert_eq!(records[0].metric(&MetricKey::RequestThroughput), Some(0.0));
+        assert_eq!(records[1].metric(&ttft), Some(0.0));
+        let w = t.warning().unwrap().to_string();
+        assert!(
+            w.starts_with("1 run completed no request: 1 latency values left out"),
+            "{w}"
+        );
+        // The same through columns.
+        let mut columns = columns_before;
+        let mut t = NoneCompleted::default();
+        t.columns(&mut columns);
+        let c = &columns.metrics()[columns.metric_position(&ttft).unwrap()];
+        assert_eq!((c.get(0), c.get(1)), (None, Some(0.0)));
+        assert!(t.warning().is_some());
+        assert!(NoneCompleted::default().warning().is_none());
+    }
 
     #[test]
     fn one_warning_per_metric_and_kind_with_a_count() {

@@ -51,7 +51,7 @@ pub(crate) use rows::{rows_to_records, RowsContext};
 pub(crate) use text_tables::markdown_tables;
 use text_tables::pandas_table;
 pub(crate) use tgi::read_tgi;
-pub(crate) use words::ENGINES;
+pub(crate) use words::{is_gpu_word, ENGINES};
 
 /// How one source column of a table was mapped.
 #[derive(Clone, Debug, PartialEq)]
@@ -65,17 +65,26 @@ pub struct ColumnMapping {
     pub scale: f64,
     /// For wide tables: the GPU this column's values belong to (`A100` for `throughput_a100`).
     pub gpu: Option<String>,
+    /// For tables with one column group per engine: the engine this column's values belong
+    /// to (`vllm` for `vLLM TTFT`).
+    pub engine: Option<String>,
     /// Why the column was mapped so (or ignored).
     pub reason: String,
 }
 
 impl ColumnMapping {
+    /// The column group this column's values belong to: its GPU or its engine.
+    pub fn group(&self) -> Option<&str> {
+        self.gpu.as_deref().or(self.engine.as_deref())
+    }
+
     fn new(column: &str, target: Option<String>, scale: f64, reason: impl Into<String>) -> Self {
         ColumnMapping {
             column: column.to_string(),
             target,
             scale,
             gpu: None,
+            engine: None,
             reason: reason.into(),
         }
     }

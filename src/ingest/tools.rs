@@ -26,7 +26,9 @@ mod genai_perf_raw;
 mod guidellm;
 mod guidellm_samples;
 mod inference_benchmarker;
+mod inferencex;
 mod llmperf;
+mod llmperf_requests;
 mod per_request;
 mod trtllm;
 mod vllm;
@@ -37,8 +39,12 @@ pub(crate) use genai_perf_raw::read_genai_perf_raw;
 pub(crate) use genai_perf::{read_genai_csv, read_genai_perf};
 pub(crate) use guidellm::read_guidellm;
 pub(crate) use inference_benchmarker::read_hf;
+pub(crate) use inferencex::{looks_like as looks_like_inferencex, read_inferencex};
 pub(crate) use llmperf::read_llmperf;
-pub(crate) use trtllm::read_trtllm;
+pub(crate) use llmperf_requests::read_llmperf_requests;
+pub(crate) use trtllm::{
+    detect_text as detect_trtllm_text, read_text as read_trtllm_text, read_trtllm,
+};
 pub(crate) use vllm::{read_vllm_latency, read_vllm_throughput};
 
 /// The per-request export an object belongs to, with the evidence: a line of AIPerf's
@@ -49,6 +55,11 @@ pub(crate) fn classify_per_request(o: &Map<String, Value>) -> Option<(Format, &'
         Some((
             Format::AiperfRecords,
             "per-request \"metadata\" and \"metrics\" objects",
+        ))
+    } else if llmperf_requests::looks_like(o) {
+        Some((
+            Format::LlmperfRequests,
+            "llmperf per-request \"ttft_s\" and \"end_to_end_latency_s\"",
         ))
     } else if genai_perf_raw::looks_like(o) {
         Some((

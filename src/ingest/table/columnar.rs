@@ -18,7 +18,9 @@
 //! does not take whole; the general way sees every byte the fast one skips, so both together
 //! tell a text with a quote (then split by the `csv` crate) without a pass of their own.
 
-use super::cells::{cell_number, decimal_prefix, plain_decimal, plain_text, trim_cell};
+use super::cells::{
+    cell_number, decimal_prefix, gpu_and_count, plain_decimal, plain_text, trim_cell,
+};
 use super::delimited::{csv_delimiter, csv_reader, next_row, sample_plain_rows, sample_rows};
 use super::rows::Cells;
 use super::{auto_mapping, note_mapping, push_mapping, ColumnMapping, Table};
@@ -99,7 +101,7 @@ fn plan(mapping: &[ColumnMapping], rules: Rules) -> Option<(Columns, Vec<Slot>)>
     }
     let mut targets = Vec::with_capacity(mapping.len());
     for m in mapping {
-        if m.gpu.is_some() {
+        if m.group().is_some() {
             return None;
         }
         let Some(target) = &m.target else {
@@ -195,12 +197,10 @@ fn text_of(cell: &str) -> Option<&str> {
     }
 }
 
-/// `8xH100`: a GPU cell that gives a GPU count too (the row reader's job).
+/// `8xH100`, `H100 x 8`: a GPU cell that gives a GPU count too (the row reader's job).
 #[inline]
 fn gpu_with_count(cell: &str) -> bool {
-    filled(cell)
-        .and_then(|t| t.split_once(['x', 'X']))
-        .is_some_and(|(n, _)| n.trim().parse::<u64>().is_ok())
+    filled(cell).and_then(gpu_and_count).is_some()
 }
 
 fn text_column(columns: &mut Columns, at: usize) -> Option<&mut TextColumn> {
@@ -939,6 +939,7 @@ fn canonical_mapping(t: &Table, warnings: &mut Vec<Warning>) -> Vec<ColumnMappin
                 target: known.then(|| name.to_string()),
                 scale: 1.0,
                 gpu: None,
+                engine: None,
                 reason: "benchlens column name".into(),
             }
         })

@@ -321,6 +321,11 @@ pub(crate) fn auto_mapping(t: &Table) -> Vec<ColumnMapping> {
         }
     }
     let llama_bench = is_llama_bench(&t.headers);
+    if multi_stems.is_empty() {
+        if let Some(m) = engine_groups(t) {
+            return m;
+        }
+    }
     t.headers
         .iter()
         .enumerate()
@@ -358,6 +363,92 @@ pub(crate) fn auto_mapping(t: &Table) -> Vec<ColumnMapping> {
             }
         })
         .collect()
+}
+
+/// A header's leading word and the rest: `vLLM TTFT` → (`vllm`, `TTFT`), `TRT-LLM TPS
+/// (tok/s)` → (`trt-llm`, `TPS (tok/s)`), `sglang_ttft` → (`sglang`, `ttft`). A statistic or a
+/// token kind (`Mean TTFT`, `Output tok/s`) is no system's name.
+fn system_prefix(header: &str) -> Option<(String, &str)> {
+    let h = header.trim();
+    let (word, rest) = h.split_once([' ', '_'])?;
+    let lower = word.trim_matches('*').to_ascii_lowercase();
+    let rest = rest.trim();
+    let not_a_name = crate::ingest::fields::stat_name(&lower).is_some()
+        || matches!(
+            lower.as_str(),
+            "min"
+                | "max"
+                | "total"
+                | "input"
+                | "output"
+                | "prompt"
+                | "request"
+                | "requests"
+                | "token"
+                | "tokens"
+                | "e2e"
+                | "end-to-end"
+                | "peak"
+                | "per"
+        )
+        || lower.bytes().all(|b| b.is_ascii_digit());
+    (!rest.is_empty() && !lower.is_empty() && !not_a_name).then_some((lower, rest))
+}
+
+/// The mapping of a table with one column group per engine (`| Concurrency | vLLM TPS |
+/// SGLang TPS | vLLM TTFT | SGLang TTFT |`): each group's columns are mapped by the rest of
+/// their name and belong to that engine, so a row gives one record per engine. `None` unless
+/// two leading words share a column name and one of them is a known engine; only leading
+/// words that share a name with another form a group.
+fn engine_groups(t: &Table) -> Option<Vec<ColumnMapping>> {
+    let prefixes: Vec<Option<(String, &str)>> =
+        t.headers.iter().map(|h| system_prefix(h)).collect();
+    let mut systems_of: HashMap<String, HashSet<&str>> = HashMap::new();
+    for (system, rest) in prefixes.iter().flatten() {
+        systems_of
+            .entry(rest.to_ascii_lowercase())
+            .or_default()
+            .insert(system.as_str());
+    }
+    let grouped: HashSet<&str> = systems_of
+        .values()
+        .filter(|s| s.len() >= 2)
+        .flat_map(|s| s.iter().copied())
+        .collect();
+    if !grouped.iter().any(|s| ENGINES.contains(s)) {
+        return None;
+    }
+    let split: Vec<Option<(String, &str)>> = prefixes
+        .iter()
+        .map(|p| {
+            p.as_ref()
+                .filter(|(s, _)| grouped.contains(s.as_str()))
+                .map(|(s, r)| (s.clone(), *r))
+        })
+        .collect();
+    Some(
+        t.headers
+            .iter()
+            .enumerate()
+            .map(|(i, h)| {
+                let numeric = numeric_column(t, i);
+                match &split[i] {
+                    Some((engine, rest)) => {
+                        let mut m = guess_column(rest, numeric);
+                        m.column = h.clone();
+                        m.reason = format!("{} (per engine: {engine})", m.reason);
+                        m.engine = Some(engine.clone());
+                        m
+                    }
+                    None => {
+                        let mut m = guess_column(h, numeric);
+                        m.reason = format!("{} (shared by every engine of the row)", m.reason);
+                        m
+                    }
+                }
+            })
+            .collect(),
+    )
 }
 
 /// Whether a table is llama.cpp's `llama-bench` output (its markdown or field names).

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use super::cells::{cell_number, plain_decimal, plain_text, trim_cell};
+use super::cells::{cell_number, gpu_and_count, plain_decimal, plain_text, trim_cell};
 use super::{ColumnMapping, Table};
 use crate::ingest::fields::infer_dim;
 use crate::ingest::names::parse_test_name;
@@ -195,13 +195,11 @@ fn apply_cell(
             return Some(v * scale);
         }
         ColumnTarget::Gpu => {
-            // `8xH100` → gpu H100, gpu_count 8.
-            if let Some((count, rest)) = cell.split_once(['x', 'X']) {
-                if let Ok(c) = count.trim().parse::<u64>() {
-                    r.gpu_count = Some(c);
-                    r.gpu = Some(texts.get(rest.trim()));
-                    return None;
-                }
+            // `8xH100`, `H100 x 8` → gpu H100, gpu_count 8.
+            if let Some((c, gpu)) = gpu_and_count(cell) {
+                r.gpu_count = Some(c);
+                r.gpu = Some(texts.get(gpu));
+                return None;
             }
             r.gpu = Some(texts.get(cell));
         }
@@ -296,8 +294,10 @@ pub(crate) struct RowMapper<'a> {
     /// Per column: the value the current record measured in it.
     measured: Vec<Option<f64>>,
     groups: Vec<Option<&'a str>>,
-    /// Per group: its GPU, shared by the group's records.
+    /// Per group: its GPU (or engine), shared by the group's records.
     group_gpus: Vec<Option<Arc<str>>>,
+    /// Per group: whether it is an engine's group (`vLLM TTFT`), not a GPU's.
+    group_engines: Vec<bool>,
     context: Vec<(Dim, DimValue, String)>,
     tags: &'a [(&'a str, &'a str)],
     at: &'a str,
@@ -313,8 +313,8 @@ impl<'a> RowMapper<'a> {
         let targets: Vec<ColumnTarget> = mapping.iter().map(ColumnTarget::of).collect();
         let mut gpus: Vec<&str> = Vec::new();
         for m in mapping {
-            if let Some(g) = &m.gpu {
-                if !gpus.contains(&g.as_str()) {
+            if let Some(g) = m.group() {
+                if !gpus.contains(&g) {
                     gpus.push(g);
                 }
             }
@@ -352,7 +352,7 @@ impl<'a> RowMapper<'a> {
             .iter()
             .map(|group| {
                 (0..mapping.len())
-                    .filter(|i| mapping[*i].gpu.is_none() || mapping[*i].gpu.as_deref() == *group)
+                    .filter(|i| mapping[*i].group().is_none() || mapping[*i].group() == *group)
                     .collect()
             })
             .collect();
@@ -385,6 +385,10 @@ impl<'a> RowMapper<'a> {
             texts: mapping.iter().map(|_| TextInterner::default()).collect(),
             metrics_per_record,
             group_gpus: groups.iter().map(|g| g.map(Arc::from)).collect(),
+            group_engines: groups
+                .iter()
+                .map(|g| g.is_some_and(|g| mapping.iter().any(|m| m.engine.as_deref() == Some(g))))
+                .collect(),
             targets,
             groups,
             context,
@@ -504,7 +508,11 @@ impl<'a> RowMapper<'a> {
                 }
             }
             if self.group_gpus[g].is_some() {
-                r.gpu.clone_from(&self.group_gpus[g]);
+                if self.group_engines[g] {
+                    r.engine.clone_from(&self.group_gpus[g]);
+                } else {
+                    r.gpu.clone_from(&self.group_gpus[g]);
+                }
             }
             for (d, v, from) in &self.context {
                 infer_dim(r, *d, v.clone(), from);

@@ -9,7 +9,24 @@ fn split_md_row(line: &str) -> Vec<String> {
     let t = line.trim();
     let t = t.strip_prefix('|').unwrap_or(t);
     let t = t.strip_suffix('|').unwrap_or(t);
-    t.split('|').map(|c| c.trim().to_string()).collect()
+    t.split('|')
+        .map(|c| unemphasise(c.trim()).to_string())
+        .collect()
+}
+
+/// A cell without the markdown emphasis around its whole text (`**64**`, `*0.5*`, `__x__`):
+/// a bold row (the author's best result) reads like the others.
+fn unemphasise(cell: &str) -> &str {
+    for mark in ["**", "__", "*", "_"] {
+        if let Some(inner) = cell
+            .strip_prefix(mark)
+            .and_then(|c| c.strip_suffix(mark))
+            .filter(|i| !i.is_empty() && !i.contains(mark))
+        {
+            return inner.trim();
+        }
+    }
+    cell
 }
 
 fn is_md_separator(line: &str) -> bool {

@@ -94,12 +94,76 @@ pub(crate) fn read_vllm_throughput(o: &Map<String, Value>, at: &str, out: &mut I
             "requests_per_second" => {
                 set_metric_json(&mut r, MetricKey::RequestThroughput, v, 1.0, &here, out)
             }
+            // Prompt and output tokens over the elapsed time.
             "tokens_per_second" => {
                 set_metric_json(&mut r, MetricKey::TotalTokenThroughput, v, 1.0, &here, out)
             }
+            "output_tokens_per_second" => {
+                set_metric_json(&mut r, MetricKey::OutputThroughput, v, 1.0, &here, out)
+            }
+            "elapsed_time_ms" => {
+                set_metric_json(&mut r, MetricKey::DurationS, v, 0.001, &here, out)
+            }
+            "total_num_input_tokens" | "total_prompt_tokens" => set_metric_json(
+                &mut r,
+                MetricKey::Extra("total_input_tokens".into()),
+                v,
+                1.0,
+                &here,
+                out,
+            ),
+            "total_num_output_tokens" | "total_output_tokens" => set_metric_json(
+                &mut r,
+                MetricKey::Extra("total_output_tokens".into()),
+                v,
+                1.0,
+                &here,
+                out,
+            ),
             "model" => set_dim_json(&mut r, Dim::Model, v, &here, out),
             _ => unknown(&mut r, k, v, &here, out),
         }
     }
+    crate::ingest::fields::lengths_from_totals(
+        &mut r,
+        [
+            "total_num_input_tokens",
+            "total_num_output_tokens",
+            "num_requests",
+        ],
+    );
     push(out, r);
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::ingest::{read, Format};
+    use crate::model::MetricKey;
+
+    /// The layouts `vllm bench throughput --output-json` has written: the first five keys,
+    /// then token totals split by kind, output tokens a second, the time in ms.
+    #[test]
+    fn throughput_json_of_every_layout_read_value_for_value() {
+        let got = read(
+            "throughput.json",
+            br#"{"dataset_basename": "Synthetic-hi", "elapsed_time_ms": 25800.0,
+            "num_requests": 1000, "total_num_input_tokens": 256000,
+            "total_num_output_tokens": 128000, "total_num_tokens": 384000,
+            "requests_per_second": 38.76, "tokens_per_second": 14883.7,
+            "output_tokens_per_second": 4961.2}"#,
+        )
+        .unwrap();
+        assert_eq!(got.format, Format::VllmThroughput);
+        let r = &got.records[0];
+        let m = |n: &str| r.metric(&MetricKey::from_name(n).unwrap());
+        assert_eq!(m("duration_s"), Some(25.8));
+        assert_eq!(m("request_throughput"), Some(38.76));
+        assert_eq!(m("total_token_throughput"), Some(14883.7));
+        assert_eq!(m("output_throughput"), Some(4961.2));
+        assert_eq!(m("completed"), Some(1000.0));
+        assert_eq!(m("extra.total_num_tokens"), Some(384000.0));
+        assert_eq!((r.input_len, r.output_len), (Some(256.0), Some(128.0)));
+        assert!(r.is_inferred("input_len"));
+        assert!(r.tags.is_empty() || !r.tags.contains_key("output_tokens_per_second"));
+    }
 }
