@@ -9,12 +9,10 @@
 
 use super::fields::{infer_dim, lengths_from_totals};
 use super::table::ENGINES;
+use super::text::BANNER;
 use super::{Ingested, Warning};
 use crate::model::canonical::parse_number_text;
 use crate::model::{Dim, DimValue, LatencyMetric, MetricKey, Record, Stat};
-
-/// The banner of a summary block: a text holding it is console output.
-pub(crate) const BANNER: &str = "Serving Benchmark Result";
 
 /// One context value: applies to every block, or one list item per block.
 struct ContextValue {

@@ -5,6 +5,9 @@ use std::borrow::Cow;
 
 use super::{IngestError, Warning};
 
+/// The banner of a summary block: a text holding it is console output.
+pub(crate) const BANNER: &str = "Serving Benchmark Result";
+
 /// A file's content as text, with what decoding had to do.
 pub(crate) struct Decoded<'a> {
     pub text: Cow<'a, str>,
@@ -119,7 +122,7 @@ pub(crate) struct Scan {
     /// The text holds a `{`, `|` or backtick (templates need a `{`, markdown tables a `|`,
     /// fenced blocks a backtick).
     pub marked: bool,
-    /// The text holds the vLLM console banner ([`super::console::BANNER`]).
+    /// The text holds the vLLM console banner ([`BANNER`]).
     pub console: bool,
     /// `\n` bytes in the text (a table's rows to make room for).
     pub newlines: usize,
@@ -134,7 +137,7 @@ impl Scan {
     /// whole text give them, `newlines` as a count over it.
     pub(crate) fn of(text: &str) -> Scan {
         let bytes = text.as_bytes();
-        let banner = super::console::BANNER.as_bytes();
+        let banner = BANNER.as_bytes();
         let finder = memchr::memmem::Finder::new(banner);
         // A banner may straddle two pieces: each search starts this much before its piece.
         let overlap = banner.len().saturating_sub(1);
@@ -239,7 +242,7 @@ mod tests {
 
     #[test]
     fn a_scan_finds_what_whole_text_searches_find_across_its_pieces() {
-        let banner = super::super::console::BANNER;
+        let banner = super::BANNER;
         // The banner and each mark at every offset around a piece's end, in a text of
         // several pieces.
         for at in (SCAN_PIECE - banner.len() - 2)..(SCAN_PIECE + 2) {
