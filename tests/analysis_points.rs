@@ -298,6 +298,8 @@ fn new_real_formats_open_on_a_chart_without_merged_points() {
             "real/inferencex-minimax_m25_vllm_tep8_isl32768_osl128_conc4.json",
         ][..],
         &["real/trtllm-bench-docs-pytorch-and-multimodal.md"][..],
+        // One report that names only its engine: no load or length to draw along.
+        &["real/trtllm-bench-perf-overview-streaming.txt"][..],
     ] {
         let ds = dataset(files);
         let view = default_view(&ds);

@@ -246,7 +246,9 @@ pub fn default_compare_metric(present: &[MetricKey]) -> Option<MetricKey> {
 /// The x dimension when the user has not chosen one: the first of [`X_CANDIDATES`] that
 /// varies over the whole dataset (so narrowing a filter never changes it) and is not a
 /// measured length; when none varies, the first the records have at all (one x value, the
-/// runs side by side at it, rather than an axis no record has); else request rate.
+/// runs side by side at it, rather than an axis no record has); when the records have none of
+/// them (a single report naming only its engine), the first of [`X_FALLBACKS`] they have, so
+/// the first chart is a bar per value rather than empty; else request rate.
 pub fn default_x(ds: &Dataset) -> DimKey {
     let measured = measured_dims(ds);
     let candidates = || {
@@ -258,8 +260,18 @@ pub fn default_x(ds: &Dataset) -> DimKey {
     candidates()
         .find(|k| ds.distinct_len(k) > 1)
         .or_else(|| candidates().find(|k| ds.distinct_len(k) == 1))
+        .or_else(|| {
+            X_FALLBACKS
+                .iter()
+                .map(|d| DimKey::Known(*d))
+                .find(|k| ds.distinct_len(k) > 0)
+        })
         .unwrap_or(DimKey::Known(Dim::RequestRate))
 }
+
+/// The x dimension of records that have no load or length: what names the run, most telling
+/// first (`source`, the file, is always there).
+pub const X_FALLBACKS: [Dim; 4] = [Dim::Model, Dim::Engine, Dim::Gpu, Dim::Source];
 
 /// How a chart's records become points: the x axis, the series and the panels.
 #[derive(Clone, Debug, PartialEq)]
