@@ -111,7 +111,12 @@ fn list_of_runs() {
     let got = read_fixture("vllm/list.json");
     assert_eq!(got.records.len(), 2);
     assert_eq!(got.records[1].request_rate, Some(2.0));
-    assert_eq!(got.records[1].engine.as_deref(), Some("openai-chat"));
+    // `openai-chat` is the protocol vLLM's client spoke, not an engine.
+    assert_eq!(got.records[1].engine, None);
+    assert_eq!(
+        got.records[1].tags.get("backend").map(String::as_str),
+        Some("openai-chat")
+    );
 }
 
 #[test]

@@ -39,6 +39,9 @@ pub(crate) fn read_object(
                 has_framework = true;
                 set_dim_json(&mut r, Dim::Engine, v, &here, out);
             }
+            // vLLM's client writes the protocol it spoke (`openai`, `openai-chat`): that names
+            // no engine, and is kept as a tag; an engine's name (`vllm`, `sglang`) is the engine.
+            "backend" if client_protocol(v) => set_named(&mut r, "backend", v, &here, out),
             "backend" => {
                 if !has_framework && !o.contains_key("framework") {
                     set_dim_json(&mut r, Dim::Engine, v, &here, out);
@@ -171,6 +174,13 @@ pub(crate) fn read_object(
         ["total_input_tokens", "total_output_tokens", "completed"],
     );
     out.records.push(r);
+}
+
+/// Whether a `backend` names the client's protocol (`openai`, `openai-chat`, `openai-audio`)
+/// rather than an engine.
+fn client_protocol(v: &Value) -> bool {
+    v.as_str()
+        .is_some_and(|b| b == "openai" || b.starts_with("openai-"))
 }
 
 /// Whether an unknown field is a wall-clock reading of the run (`"global_start_timestamp":
