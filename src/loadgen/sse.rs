@@ -253,6 +253,31 @@ pub fn capture<T>(text: &mut String, decode: impl FnOnce() -> T) -> T {
     out
 }
 
+/// Parses a chunk as JSON; a chunk that is not JSON only because of a bare `NaN`, `Infinity` or
+/// `-Infinity` (Python's `json.dumps` writes them) is parsed again with those made strings, so
+/// an absurd usage count they stand in is ignored like `"NaN"` instead of failing the stream as
+/// `malformed_sse`. The retry only runs on a chunk that failed, so good chunks cost nothing
+/// more; text the failed attempt captured is taken back first.
+fn parse_chunk<T: serde::de::DeserializeOwned>(data: &[u8]) -> Option<T> {
+    let captured = SINK.with(|s| s.borrow().as_ref().map(String::len));
+    match serde_json::from_slice(data) {
+        Ok(v) => Some(v),
+        Err(_) => {
+            let text = std::str::from_utf8(data).ok()?;
+            let rewritten = crate::ingest::rewrite_non_finite(text);
+            if matches!(rewritten, std::borrow::Cow::Borrowed(_)) {
+                return None;
+            }
+            SINK.with(|s| {
+                if let (Some(t), Some(n)) = (s.borrow_mut().as_mut(), captured) {
+                    t.truncate(n);
+                }
+            });
+            serde_json::from_str(&rewritten).ok()
+        }
+    }
+}
+
 /// Length of a JSON string without keeping it (but see [`capture`]).
 #[derive(Clone, Copy, Debug, Default)]
 struct StrLen(usize);
@@ -410,7 +435,7 @@ struct OpenAiChunk {
 /// Decodes an OpenAI completions or chat-completions stream chunk. `None` when it is not JSON
 /// of that shape.
 pub fn decode_openai(data: &[u8]) -> Option<ChunkInfo> {
-    let c: OpenAiChunk = serde_json::from_slice(data).ok()?;
+    let c: OpenAiChunk = parse_chunk(data)?;
     let usage = c.usage.as_ref();
     let mut usage_ignored = false;
     let completion_tokens = count(usage.and_then(|u| u.completion_tokens), &mut usage_ignored);
@@ -465,7 +490,7 @@ struct TgiChunk {
 
 /// Decodes a TGI `/generate_stream` event (one token per event).
 pub fn decode_tgi(data: &[u8]) -> Option<ChunkInfo> {
-    let c: TgiChunk = serde_json::from_slice(data).ok()?;
+    let c: TgiChunk = parse_chunk(data)?;
     let token = c.token.as_ref();
     let mut usage_ignored = false;
     let generated = c.details.as_ref().and_then(|d| d.generated_tokens);
@@ -506,7 +531,7 @@ struct SglChunk {
 
 /// Decodes an SGLang native `/generate` stream event (cumulative text and token counts).
 pub fn decode_sglang(data: &[u8]) -> Option<ChunkInfo> {
-    let c: SglChunk = serde_json::from_slice(data).ok()?;
+    let c: SglChunk = parse_chunk(data)?;
     let meta = c.meta_info.as_ref();
     let mut usage_ignored = false;
     let completion_tokens = count(meta.and_then(|m| m.completion_tokens), &mut usage_ignored);
@@ -587,6 +612,27 @@ mod tests {
                 "{bad}"
             );
         }
+        // Bare NaN/Infinity (not JSON, as Python writes them) are absurd counts too, the text
+        // captured once.
+        for bad in ["NaN", "Infinity", "-Infinity"] {
+            let chunk = format!(
+                r#"{{"choices":[{{"delta":{{"content":"ab"}}}}],"usage":{{"prompt_tokens":{bad},"completion_tokens":3}}}}"#
+            );
+            let mut text = String::new();
+            let c = capture(&mut text, || decode_openai(chunk.as_bytes()))
+                .unwrap_or_else(|| panic!("{bad}"));
+            assert!(c.usage_ignored, "{bad}");
+            assert_eq!(
+                (text.as_str(), c.prompt_tokens, c.completion_tokens),
+                ("ab", None, Some(3))
+            );
+        }
+        let c =
+            decode_tgi(br#"{"token":{"text":"a"},"details":{"generated_tokens":NaN}}"#).unwrap();
+        assert_eq!((c.completion_tokens, c.usage_ignored), (None, true));
+        let c = decode_sglang(br#"{"text":"ab","meta_info":{"prompt_tokens":Infinity}}"#).unwrap();
+        assert_eq!((c.prompt_tokens, c.usage_ignored), (None, true));
+        assert!(decode_openai(br#"{"choices":[], NaN}"#).is_none());
         // A whole number written as a float is a count; null is no count and nothing ignored.
         let c = decode_openai(
             br#"{"choices":[],"usage":{"prompt_tokens":7.0,"completion_tokens":null}}"#,

@@ -501,6 +501,31 @@ mod tests {
     }
 
     #[test]
+    fn bare_nan_usage_in_a_data_line_keeps_the_stream() {
+        // Not JSON (Python's json.dumps writes a bare NaN): the usage is ignored with a warning,
+        // the chunks and their times kept, the stream not thrown away as malformed_sse.
+        let (rec, end) = feed(
+            Backend::OpenAiChat,
+            SSE,
+            &[
+                ("data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\n", 0.1),
+                (
+                    "data: {\"choices\":[{\"delta\":{\"content\":\"b\"},\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":NaN,\"completion_tokens\":Infinity}}\n\n",
+                    0.2,
+                ),
+                ("data: [DONE]\n\n", 0.3),
+            ],
+        );
+        end.unwrap();
+        assert!(rec.usage_ignored);
+        assert_eq!(rec.chunks.len(), 2);
+        assert_eq!(
+            (rec.input_tokens_server, rec.output_tokens_server),
+            (None, None)
+        );
+    }
+
+    #[test]
     fn an_empty_event_stream_says_so() {
         let (_, end) = feed(Backend::OpenAiChat, SSE, &[]);
         let f = end.unwrap_err();

@@ -291,6 +291,11 @@ fn print_verdict(k: usize, load: f64, unit: &str, v: &Verdict) {
         .iter()
         .map(|c| {
             let measured = match (c.objective.percentile, c.measured) {
+                (_, _) if c.too_few.is_some() => format!(
+                    "not judged: it needs {} samples in the steady window, so the probe was too \
+                     short (raise --duration)",
+                    c.too_few.unwrap_or_default()
+                ),
                 (_, None) => "n/a".to_string(),
                 (Some(_), Some(ms)) => format!("{ms:.1} ms"),
                 (None, Some(pct)) => format!("{pct:.1} % within"),

@@ -228,8 +228,37 @@ pub struct ObjectiveCheck {
     /// The measured percentile (ms); for a per-request objective, the share of requests that met
     /// it, in percent.
     pub measured: Option<f64>,
-    /// Whether it was met.
+    /// Whether it was met (never when too few samples were measured for its percentile).
     pub met: bool,
+    /// For a percentile objective measured on fewer samples than [`min_samples`] asks: how
+    /// many it needs. The probe was too short to judge it.
+    pub too_few: Option<usize>,
+}
+
+/// Fewest samples a percentile objective is judged on: enough that the percentile is not read
+/// off the sample maximum. The percentile interpolates between ranks `⌊p·(n−1)⌋` and the next
+/// (0-based, `p` as a fraction), so it stays clear of the maximum (rank `n−1`) only when
+/// `p·(n−1) ≤ n−2`, i.e. `n ≥ 1 + 1/(1−p)`: 11 requests for p90, 21 for p95, 101 for p99,
+/// 1001 for p99.9. Fewer, and one outlier is the percentile (the p99 of 27 requests is their
+/// maximum, so a single slow first token failed a probe). p100 is the maximum by definition and
+/// needs one sample.
+pub fn min_samples(percentile: f64) -> usize {
+    let p = percentile / 100.0;
+    if !(0.0..1.0).contains(&p) {
+        return 1;
+    }
+    // The smallest whole n with p·(n−1) ≤ n−2, found by stepping rather than trusting
+    // 1/(1−p); a rounding error of 1e-9 (0.999 · 1000 is not exactly 999) gives the maximum no
+    // weight worth a sample.
+    let clear = |n: usize| p * (n as f64 - 1.0) <= n as f64 - 2.0 + 1e-9;
+    let mut n = (1.0 + 1.0 / (1.0 - p)).floor().max(2.0) as usize;
+    while !clear(n) {
+        n += 1;
+    }
+    while n > 2 && clear(n - 1) {
+        n -= 1;
+    }
+    n
 }
 
 /// Whether a probe met the objectives, and by how much each.
@@ -281,6 +310,7 @@ pub fn judge(slo: &CapacitySlo, requests: &[RequestOutcome]) -> Verdict {
                     objective: *o,
                     measured: share,
                     met: share.is_some_and(|s| s >= slo.min_good_fraction * 100.0),
+                    too_few: None,
                 }
             }
             Some(p) => {
@@ -298,10 +328,13 @@ pub fn judge(slo: &CapacitySlo, requests: &[RequestOutcome]) -> Verdict {
                 }
                 crate::model::order::sort_floats(&mut values);
                 let measured = percentile_sorted(&values, p);
+                let need = min_samples(p);
+                let too_few = (values.len() < need).then_some(need);
                 ObjectiveCheck {
                     objective: *o,
                     measured,
-                    met: measured.is_some_and(|v| v <= o.limit_ms),
+                    met: too_few.is_none() && measured.is_some_and(|v| v <= o.limit_ms),
+                    too_few,
                 }
             }
         };
@@ -434,6 +467,31 @@ mod tests {
             itl_ms: vec![10.0, 12.0],
             e2el_ms: ttft + 20.0,
         }
+    }
+
+    #[test]
+    fn a_percentile_needs_enough_samples_not_to_be_the_maximum() {
+        assert_eq!(
+            [50.0, 90.0, 95.0, 99.0, 99.9, 100.0].map(min_samples),
+            [3, 11, 21, 101, 1001, 1]
+        );
+        // The smallest count whose percentile reads no rank above the second largest value.
+        for p in [90.0, 95.0, 99.0] {
+            let n = min_samples(p);
+            let clear = |n: usize| p / 100.0 * (n as f64 - 1.0) <= n as f64 - 2.0 + 1e-9;
+            assert!(clear(n) && !clear(n - 1), "{p} {n}");
+        }
+        // The probe: 27 requests, one slow first token. p99 of them is their maximum,
+        // so the probe is too short to judge p99 rather than failed by one outlier's value.
+        let slo = CapacitySlo::parse(&items("p99_ttft:50"), 0.0).unwrap();
+        let mut reqs: Vec<RequestOutcome> = (0..26).map(|_| ok(20.0)).collect();
+        reqs.push(ok(73.8));
+        let v = judge(&slo, &reqs);
+        assert_eq!(v.checks[0].too_few, Some(101));
+        assert!(!v.checks[0].met && !v.passed);
+        let many: Vec<RequestOutcome> = (0..101).map(|_| ok(20.0)).collect();
+        let v = judge(&slo, &many);
+        assert_eq!((v.checks[0].too_few, v.passed), (None, true));
     }
 
     #[test]

@@ -185,6 +185,36 @@ impl Search {
         self.probes.push(ProbeOutcome { load, passed });
     }
 
+    /// A load a later probe contradicted, to probe again before the bracket stands: the lowest
+    /// load whose passes and failures are tied (a rate below the knee that failed once, or the
+    /// failing side that then passed), else the lowest failing load when a higher load passed.
+    /// Each load is probed at most `2 × repeats + 1` times: a tie (an even count) is always
+    /// settled by one more, and a failure still contradicted after that stands (the lower
+    /// capacity is the safe answer).
+    fn unsettled(&self) -> Option<f64> {
+        let cap = 2 * self.config.repeats + 1;
+        let mut loads: Vec<f64> = self.probes.iter().map(|p| p.load).collect();
+        loads.sort_by(f64::total_cmp);
+        loads.dedup();
+        let open = |l: &f64| self.runs_at(*l).0 < cap;
+        if let Some(&tied) = loads
+            .iter()
+            .find(|&&l| verdict(&self.probes, l).is_none() && open(&l))
+        {
+            return Some(tied);
+        }
+        let top_pass = loads
+            .iter()
+            .copied()
+            .filter(|&l| verdict(&self.probes, l) == Some(true))
+            .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))))?;
+        loads
+            .iter()
+            .copied()
+            .find(|&l| l < top_pass && verdict(&self.probes, l) == Some(false))
+            .filter(open)
+    }
+
     fn runs_at(&self, load: f64) -> (usize, bool) {
         let at: Vec<&ProbeOutcome> = self.probes.iter().filter(|p| p.load == load).collect();
         (at.len(), at.iter().all(|p| p.passed))
@@ -220,6 +250,9 @@ impl Search {
     /// The next step: a load to probe, or the answer.
     pub fn next(&self) -> Step {
         let c = &self.config;
+        if let Some(load) = self.unsettled() {
+            return Step::Probe(load);
+        }
         let (low, high) = self.bracket();
         match (low, high) {
             (None, None) => Step::Probe(c.start),
@@ -255,9 +288,9 @@ impl Search {
                     };
                     return Step::Probe(mid);
                 }
-                // Narrow enough: repeat the passing side until it has passed `repeats` times
-                // (one failure moves the bracket down), and the failing side until it has been
-                // probed as often (a failure stands: one miss is enough to leave a load out).
+                // Narrow enough: repeat each side until it has been probed `repeats` times. A
+                // repeat that contradicts its side's verdict makes a tie, settled by one more
+                // probe before anything stands (see `unsettled`).
                 let (lo_runs, _) = self.runs_at(lo);
                 if lo_runs < c.repeats {
                     return Step::Probe(lo);
@@ -276,28 +309,50 @@ impl Search {
     }
 }
 
-/// The highest load whose every probe passed, below the lowest load that failed any; and that
-/// lowest failing load.
+/// A load's standing verdict from all its probes: passed when its passes outnumber its
+/// failures, failed when they are fewer, `None` on a tie (probe it again). One outlier does not
+/// outvote a later contradicting probe, and a tie is never read as either side.
+fn verdict(probes: &[ProbeOutcome], load: f64) -> Option<bool> {
+    let (pass, fail) =
+        probes
+            .iter()
+            .filter(|p| p.load == load)
+            .fold((0usize, 0usize), |(a, b), p| {
+                if p.passed {
+                    (a + 1, b)
+                } else {
+                    (a, b + 1)
+                }
+            });
+    match pass.cmp(&fail) {
+        std::cmp::Ordering::Greater => Some(true),
+        std::cmp::Ordering::Less => Some(false),
+        std::cmp::Ordering::Equal => None,
+    }
+}
+
+/// The highest load that passed (by its verdict) below the lowest load that failed; and that
+/// lowest failing load. Tied loads are in neither until settled.
 fn bracket(probes: &[ProbeOutcome]) -> (Option<f64>, Option<f64>) {
+    let min = |m: Option<f64>, x: f64| Some(m.map_or(x, |m: f64| m.min(x)));
+    let max = |m: Option<f64>, x: f64| Some(m.map_or(x, |m: f64| m.max(x)));
     let failed = probes
         .iter()
-        .filter(|p| !p.passed)
         .map(|p| p.load)
-        .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.min(x))));
+        .filter(|&l| verdict(probes, l) == Some(false))
+        .fold(None, min);
     let passed = probes
         .iter()
         .map(|p| p.load)
-        .filter(|&l| {
-            failed.is_none_or(|f| l < f) && probes.iter().filter(|p| p.load == l).all(|p| p.passed)
-        })
-        .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))));
+        .filter(|&l| failed.is_none_or(|f| l < f) && verdict(probes, l) == Some(true))
+        .fold(None, max);
     (passed, failed)
 }
 
 impl Capacity {
     /// What a finished list of probes (a sweep's records, read back) says by the search's own
-    /// rule, whatever the order: found between the highest load that passed every one of its
-    /// probes below the lowest failing load, and that load; at least the highest pass when no
+    /// rule, whatever the order: found between the highest load that passed (most of its
+    /// probes passed) below the lowest failing load (most failed), and that load; at least the highest pass when no
     /// probe failed; below the lowest failure when none passed. `rests_on` is the index in
     /// `probes` of the last probe at the capacity. `None` without probes.
     pub fn from_probes(probes: &[ProbeOutcome]) -> Option<Capacity> {
@@ -390,6 +445,44 @@ mod tests {
         assert!(failed_at <= clean);
         // Every probe of the reported capacity passed.
         assert!(probes.iter().filter(|p| p.load == load).all(|p| p.passed));
+    }
+
+    #[test]
+    fn a_contradicting_probe_reopens_the_bracket() {
+        // 16 fails once on an outlier while bracketing; the search used to settle below 16 even
+        // after 16 then passed. The tie is probed again, 16 passes by majority, and the bracket
+        // reopens above it to the real knee.
+        let (c, probes) = search(SearchConfig::default(), 21.6, vec![16.0]);
+        let Capacity::Found {
+            load, failed_at, ..
+        } = c
+        else {
+            panic!("{c:?}");
+        };
+        assert!(
+            load > 16.0 && load <= 21.6 && failed_at > 21.6,
+            "{c:?} {probes:?}"
+        );
+        assert_eq!(probes.iter().filter(|p| p.load == 16.0).count(), 3);
+        assert_eq!(Capacity::from_probes(&probes), Some(c));
+        // A pass above a failure contests the failure: it is probed again, and after
+        // 2 × repeats + 1 probes a failure that keeps failing stands.
+        let mut s = Search::new(SearchConfig::default()).unwrap();
+        s.record(8.0, false);
+        s.record(10.0, true);
+        assert_eq!(s.next(), Step::Probe(8.0));
+        s.record(8.0, false);
+        assert_eq!(s.next(), Step::Probe(8.0));
+        for _ in 0..3 {
+            s.record(8.0, false);
+        }
+        assert_ne!(s.next(), Step::Probe(8.0));
+        // A rate below the knee that fails on its repeat is a tie, probed once more.
+        let mut s = Search::new(SearchConfig::default()).unwrap();
+        s.record(4.0, true);
+        s.record(5.0, false);
+        s.record(4.0, false);
+        assert_eq!(s.next(), Step::Probe(4.0));
     }
 
     #[test]
