@@ -194,7 +194,7 @@ impl Search {
     fn unsettled(&self) -> Option<f64> {
         let cap = 2 * self.config.repeats + 1;
         let mut loads: Vec<f64> = self.probes.iter().map(|p| p.load).collect();
-        loads.sort_by(f64::total_cmp);
+        crate::model::order::sort_floats(&mut loads);
         loads.dedup();
         let open = |l: &f64| self.runs_at(*l).0 < cap;
         if let Some(&tied) = loads
