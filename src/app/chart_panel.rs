@@ -158,7 +158,9 @@ pub fn ChartPanel() -> impl IntoView {
                         )}
                     </p>
                 }.into_any()),
-                _ => None,
+                Some(r) => r.left_out_note().map(|note| view! {
+                    <p class="muted" id="left-out">{note}</p>
+                }.into_any()),
             }}
             <div class="chart" id="chart" node_ref=chart_ref></div>
             <ComparisonTableView contents=contents/>

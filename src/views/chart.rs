@@ -118,6 +118,25 @@ pub struct ChartContents {
     pub dims: Vec<DimKey>,
     /// The dataset generation these were derived from.
     pub generation: u64,
+    /// Filtered records not drawn: they lack the x value or the metric.
+    pub left_out: usize,
+    /// The filtered records.
+    pub filtered: usize,
+}
+
+impl ChartContents {
+    /// Says how many filtered records the chart leaves out and why, when it leaves any out.
+    pub fn left_out_note(&self) -> Option<String> {
+        (self.left_out > 0).then(|| {
+            format!(
+                "{} of {} filtered records are not drawn: they have no {} or no {}.",
+                self.left_out,
+                self.filtered,
+                self.spec.x.label(),
+                self.spec.metric.label()
+            )
+        })
+    }
 }
 
 /// What the chart shows for the records at `indices` under `choice`; `None` when the dataset
@@ -240,12 +259,19 @@ pub fn chart_contents_cached(
         (Some(p), None) => charts::build_series_indexed(ds, indices, &spec, &p),
         (None, _) => charts::build_series(ds, indices, &spec),
     });
+    let drawn: usize = series
+        .iter()
+        .flat_map(|s| &s.points)
+        .map(|p| p.merge.records)
+        .sum();
     Some(ChartContents {
         spec,
         series,
         metrics,
         dims: ds.dim_keys().cloned().collect(),
         generation,
+        left_out: indices.len().saturating_sub(drawn),
+        filtered: indices.len(),
     })
 }
 
@@ -450,6 +476,32 @@ mod tests {
         let chart = chart_contents(&ds, &all, &choice, Theme::Light, 0).unwrap();
         assert_eq!(chart.spec.metric, MetricKey::OutputThroughput);
         assert!(chart_contents(&Dataset::default(), &[], &choice, Theme::Light, 0).is_none());
+    }
+
+    #[test]
+    fn records_the_chart_cannot_draw_are_counted_in_a_note() {
+        let ds = engines();
+        let all = [0, 1, 2, 3];
+        let chart = chart_contents(&ds, &all, &ChartChoice::default(), Theme::Light, 0).unwrap();
+        assert_eq!((chart.left_out, chart.left_out_note()), (0, None));
+        // A fifth record without a request rate: not on the chart, and said so.
+        let mut records: Vec<Record> = (0..4)
+            .filter_map(|i| ds.record(i).map(std::borrow::Cow::into_owned))
+            .collect();
+        let mut no_rate = records[0].clone();
+        no_rate.request_rate = None;
+        records.push(no_rate);
+        let ds = Dataset::new(records);
+        let all = [0, 1, 2, 3, 4];
+        let chart = chart_contents(&ds, &all, &ChartChoice::default(), Theme::Light, 0).unwrap();
+        assert_eq!(chart.left_out, 1);
+        assert_eq!(
+            chart.left_out_note().as_deref(),
+            Some(
+                "1 of 5 filtered records are not drawn: they have no Request rate (req/s) or \
+                 no Mean TTFT (ms)."
+            )
+        );
     }
 
     #[test]

@@ -238,3 +238,13 @@ test('real files: vLLM deployments per rate (as their author drew), SGLang runs 
   assert.deepEqual(page.errors, []);
   assert.deepEqual(second.errors, []);
 });
+
+test('records the chart cannot draw are counted under it', async (t) => {
+  const page = await newPage(app.browser, t);
+  await load(page, ['tests/fixtures/tables/rates-one-missing.csv'], 1);
+  await page.waitForSelector('#left-out');
+  assert.equal(
+    await page.textContent('#left-out'),
+    '1 of 4 filtered records are not drawn: they have no Request rate (req/s) or no Mean TTFT (ms).');
+  assert.deepEqual(page.errors, []);
+});
