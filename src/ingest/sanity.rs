@@ -148,7 +148,9 @@ impl NoneCompleted {
         }
         let mut rows = vec![false; none.len()];
         for col in columns.metrics_mut() {
-            if !is_latency(&col.key) || !(0..col.len()).any(|i| none[i] && col.get(i).is_some()) {
+            if !is_latency(&col.key)
+                || !(0..col.len()).any(|i| none.get(i) == Some(&true) && col.get(i).is_some())
+            {
                 continue;
             }
             let mut kept = MetricColumn::new(col.key.clone());

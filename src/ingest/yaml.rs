@@ -32,6 +32,10 @@ struct Line<'a> {
 
 type Parsed<T> = Result<T, YamlError>;
 
+/// Deepest nesting read (serde_json's limit): deeper input is refused with its line rather
+/// than recursed into until the stack runs out.
+const MAX_DEPTH: usize = 128;
+
 fn fail<T>(line: usize, message: impl Into<String>) -> Parsed<T> {
     Err(YamlError {
         line,
@@ -73,7 +77,11 @@ pub(crate) fn parse(text: &str) -> Parsed<Value> {
             text: body,
         });
     }
-    let mut p = Parser { lines, pos: 0 };
+    let mut p = Parser {
+        lines,
+        pos: 0,
+        depth: 0,
+    };
     if p.lines.is_empty() {
         return Ok(Value::Null);
     }
@@ -88,6 +96,8 @@ pub(crate) fn parse(text: &str) -> Parsed<Value> {
 struct Parser<'a> {
     lines: Vec<Line<'a>>,
     pos: usize,
+    /// Nodes being read, outermost first.
+    depth: usize,
 }
 
 fn is_item(text: &str) -> bool {
@@ -141,6 +151,17 @@ impl<'a> Parser<'a> {
 
     /// The node starting at the current line, whose indent is `indent`.
     fn node(&mut self, indent: usize) -> Parsed<Value> {
+        if self.depth >= MAX_DEPTH {
+            let no = self.peek().map_or(0, |l| l.no);
+            return fail(no, format!("nested deeper than {MAX_DEPTH} levels"));
+        }
+        self.depth += 1;
+        let v = self.node_inner(indent);
+        self.depth -= 1;
+        v
+    }
+
+    fn node_inner(&mut self, indent: usize) -> Parsed<Value> {
         let Some(l) = self.peek() else {
             return Ok(Value::Null);
         };
@@ -258,6 +279,7 @@ impl<'a> Parser<'a> {
                     b: text.as_bytes(),
                     at: 0,
                     no,
+                    depth: 0,
                 };
                 let v = f.value()?;
                 f.ws();
@@ -373,6 +395,8 @@ struct Flow<'b> {
     b: &'b [u8],
     at: usize,
     no: usize,
+    /// Collections being read, outermost first.
+    depth: usize,
 }
 
 impl Flow<'_> {
@@ -383,6 +407,16 @@ impl Flow<'_> {
     }
 
     fn value(&mut self) -> Parsed<Value> {
+        if self.depth >= MAX_DEPTH {
+            return fail(self.no, format!("nested deeper than {MAX_DEPTH} levels"));
+        }
+        self.depth += 1;
+        let v = self.value_inner();
+        self.depth -= 1;
+        v
+    }
+
+    fn value_inner(&mut self) -> Parsed<Value> {
         self.ws();
         match self.b.get(self.at) {
             Some(b'[') => {
@@ -460,6 +494,20 @@ impl Flow<'_> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn deep_nesting_is_refused_with_its_line_not_recursed_into() {
+        let flow = format!("a: {}1{}\n", "[".repeat(100_000), "]".repeat(100_000));
+        let e = parse(&flow).unwrap_err();
+        assert_eq!(e.line, 1);
+        assert!(e.message.contains("nested deeper"), "{}", e.message);
+        let block: String = (0..1_000)
+            .map(|i| format!("{}k:\n", " ".repeat(i)))
+            .collect();
+        let e = parse(&block).unwrap_err();
+        assert!(e.message.contains("nested deeper"), "{}", e.message);
+        assert_eq!(e.line, MAX_DEPTH + 1);
+    }
 
     #[test]
     fn pyyaml_block_style_reads_as_its_json() {
