@@ -27,7 +27,7 @@ pub use dim::{
     format_number, natural_cmp, round_significant, Dim, DimKey, DimKind, DimValue, NO_VALUE,
 };
 pub use gaps::{BadExponent, Gaps, GapsIter, GapsParts};
-pub use metric::{Direction, LatencyMetric, MetricKey, Percentile, Stat};
+pub use metric::{capitalized, Direction, LatencyMetric, MetricKey, Percentile, Stat};
 pub use metrics::Metrics;
 pub(crate) use record::parse_number;
 pub use record::{BorrowedDim, Record, RequestDetail, SetDimError};

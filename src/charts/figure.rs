@@ -195,13 +195,11 @@ pub fn plot(ds: &Dataset, series: &[Series], spec: &ChartSpec) -> Plot {
     }
     let colors = spec.theme.colors();
     // Every x value once, in value order (numbers numerically, inf last).
-    let categories: Vec<String> = series
-        .iter()
-        .flat_map(|s| s.points.iter().map(|p| &p.x))
-        .collect::<std::collections::BTreeSet<&DimValue>>()
-        .into_iter()
-        .map(DimValue::to_string)
-        .collect();
+    let categories: Vec<String> =
+        crate::model::order::set_of(series.iter().flat_map(|s| s.points.iter().map(|p| &p.x)))
+            .into_iter()
+            .map(DimValue::to_string)
+            .collect();
     let mut x_axis = themed_axis(&spec.x.label(), spec.theme);
     if categorical {
         x_axis = x_axis

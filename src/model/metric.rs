@@ -370,20 +370,19 @@ pub fn extra_label(n: &str) -> String {
         .filter(|w| !w.is_empty())
         .map(|w| match w {
             "avg" => "average".to_string(),
-            "ttft" | "tpot" | "itl" | "e2e" | "e2el" | "gpu" | "kv" | "qps" => w.to_uppercase(),
+            "ttft" | "tpot" | "itl" | "e2e" | "e2el" | "gpu" | "kv" | "qps" => {
+                w.to_ascii_uppercase()
+            }
             _ if w.len() > 1
                 && w.starts_with('p')
                 && w[1..].bytes().all(|b| b.is_ascii_digit()) =>
             {
-                w.to_uppercase()
+                w.to_ascii_uppercase()
             }
             _ => w.to_string(),
         })
         .collect();
-    let mut text = words.join(" ");
-    if let Some(first) = text.get(..1) {
-        text = first.to_uppercase() + &text[1..];
-    }
+    let mut text = capitalized(&words.join(" "));
     if text.is_empty() {
         text = n.to_string();
     }
@@ -399,9 +398,28 @@ impl fmt::Display for MetricKey {
     }
 }
 
+/// `s` with its first letter in upper case when that letter is ASCII (`tesla` → `Tesla`);
+/// anything else is left as it is. ASCII only on purpose: the labels capitalised are this
+/// project's own words or file headers, and the explorer's wasm then carries no Unicode
+/// upper-case table (about 12 KB; clippy's wasm32 pass refuses `to_uppercase`).
+pub fn capitalized(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map(|f| std::iter::once(f.to_ascii_uppercase()).chain(c).collect())
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn capitalized_raises_an_ascii_first_letter_only() {
+        assert_eq!(capitalized("tesla"), "Tesla");
+        assert_eq!(capitalized("mean TTFT"), "Mean TTFT");
+        assert_eq!(capitalized("éclair"), "éclair");
+        assert_eq!(capitalized(""), "");
+    }
 
     #[test]
     fn latency_names_round_trip_with_any_percentile() {

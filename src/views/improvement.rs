@@ -53,11 +53,9 @@ impl ImproveChoice {
             baseline: link.baseline.clone(),
             candidate: link.candidate.clone(),
             metric: link.metric.as_deref().and_then(MetricKey::from_name),
-            ignore: link
-                .ignore
-                .iter()
-                .filter_map(|n| DimKey::from_name(n))
-                .collect(),
+            ignore: crate::model::order::set_of(
+                link.ignore.iter().filter_map(|n| DimKey::from_name(n)),
+            ),
             ..ImproveChoice::default()
         }
     }

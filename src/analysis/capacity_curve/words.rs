@@ -105,7 +105,7 @@ pub fn capacity_words(c: &CapacityCurves) -> Vec<SweepWords> {
                     };
                     notes.push(format!(
                         "{} at the capacity: {} req/s{spread}.",
-                        capitalize(label),
+                        crate::model::capitalized(label),
                         format_value(at.mean)
                     ));
                 }
@@ -145,13 +145,6 @@ pub fn capacity_words(c: &CapacityCurves) -> Vec<SweepWords> {
             }
         })
         .collect()
-}
-
-fn capitalize(s: &str) -> String {
-    let mut c = s.chars();
-    c.next()
-        .map(|f| f.to_uppercase().chain(c).collect())
-        .unwrap_or_default()
 }
 
 /// What the view says about the selection as a whole: records that are not probes, sweeps on

@@ -52,11 +52,7 @@ pub(super) fn gpu_display(suffix: &str) -> String {
     if suffix.bytes().any(|b| b.is_ascii_digit()) {
         suffix.to_ascii_uppercase()
     } else {
-        let mut c = suffix.chars();
-        match c.next() {
-            Some(f) => f.to_uppercase().chain(c).collect(),
-            None => String::new(),
-        }
+        crate::model::capitalized(suffix)
     }
 }
 
