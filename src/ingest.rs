@@ -214,6 +214,9 @@ pub struct Ingested {
     /// Set by a reader that stamped every record with the file and format itself and
     /// inferred nothing, so that [`finish`] need not go over them again.
     stamped: bool,
+    /// When a reader that wants columns asked for it (`Some`): each record's per-request
+    /// detail as columns, by record, instead of in the record (see [`Ingested::keep_requests`]).
+    requests_apart: Option<Vec<(usize, crate::model::columns::RequestArrays)>>,
 }
 
 impl Ingested {
@@ -225,6 +228,31 @@ impl Ingested {
             mapping: Vec::new(),
             note: None,
             stamped: false,
+            requests_apart: None,
+        }
+    }
+
+    /// Gives the record about to be pushed (`r`) its requests, built as columns by its
+    /// reader: kept apart as columns when asked for, else rebuilt into the record (the row
+    /// view).
+    pub(crate) fn keep_requests(
+        &mut self,
+        r: &mut Record,
+        requests: crate::model::columns::RequestArrays,
+    ) {
+        match &mut self.requests_apart {
+            Some(apart) => apart.push((self.records.len(), requests)),
+            None => r.requests = requests.requests(0),
+        }
+    }
+
+    /// The requests kept apart, put back into their records (the row view): for a reader
+    /// that asked for them but cannot use them as columns after all.
+    pub(crate) fn requests_into_records(&mut self) {
+        for (i, requests) in self.requests_apart.take().unwrap_or_default() {
+            if let Some(r) = self.records.get_mut(i) {
+                r.requests = requests.requests(0);
+            }
         }
     }
 }
@@ -313,6 +341,7 @@ impl Contents {
                     mapping: c.mapping,
                     note: c.note,
                     stamped: true,
+                    requests_apart: None,
                 }
             }
         }

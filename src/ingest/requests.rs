@@ -14,16 +14,17 @@ use serde_json::{Map, Value};
 
 use crate::model::canonical::parse_number_text;
 
-/// The per-request arrays of one run object.
+/// The per-request arrays of one run object. A number array holds NaN where an element is
+/// not a number (null, text that is none): 8 bytes a value, as the columns they become.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct RequestArrays {
-    pub input_lens: Option<Vec<Option<f64>>>,
-    pub output_lens: Option<Vec<Option<f64>>>,
-    pub ttfts: Option<Vec<Option<f64>>>,
+    pub input_lens: Option<Vec<f64>>,
+    pub output_lens: Option<Vec<f64>>,
+    pub ttfts: Option<Vec<f64>>,
     pub itls: Option<Vec<Vec<f64>>>,
     pub errors: Option<Vec<Option<String>>>,
     /// vLLM's `start_times` (`--save-detailed`): each request's send time on a clock of its own.
-    pub start_times: Option<Vec<Option<f64>>>,
+    pub start_times: Option<Vec<f64>>,
     /// Keys whose value was not an array of the expected shape.
     pub malformed: Vec<String>,
 }
@@ -235,8 +236,9 @@ impl<'de> Deserialize<'de> for OptText {
     }
 }
 
-pub(super) fn numbers(l: Lenient<OptF64>) -> Option<Vec<Option<f64>>> {
-    l.0.map(|v| v.into_iter().map(|x| x.0).collect())
+/// A number array's values, NaN where an element is not a number.
+pub(super) fn numbers(l: Lenient<OptF64>) -> Option<Vec<f64>> {
+    l.0.map(|v| v.into_iter().map(|x| x.0.unwrap_or(f64::NAN)).collect())
 }
 
 impl<'de> Deserialize<'de> for Doc {
@@ -352,7 +354,9 @@ mod tests {
         assert_eq!(d.value["a"], 1);
         assert!(d.value.get("ttfts").is_some());
         let a = d.arrays.unwrap();
-        assert_eq!(a.ttfts, Some(vec![Some(0.1), Some(f64::INFINITY), None]));
+        let ttfts = a.ttfts.unwrap();
+        assert_eq!(ttfts[..2], [0.1, f64::INFINITY]);
+        assert!(ttfts[2].is_nan() && ttfts.len() == 3);
         assert_eq!(a.itls, Some(vec![vec![0.01, 0.02], vec![], vec![]]));
         assert_eq!(a.errors, Some(vec![None, Some("boom".into())]));
         assert_eq!(a.malformed, vec!["input_lens".to_string()]);

@@ -5,7 +5,8 @@
 //! `*_e2e_latency_ms` → `*_e2el_ms`), run settings to dimensions (`model_id` → model,
 //! `duration` → `duration_s`, `"inf"` request rate), the per-request arrays (`input_lens`,
 //! `output_lens`, `ttfts` and `itls` in seconds, `errors`, `start_times` counted from the first,
-//! and beside them `latencies` as each successful request's E2EL) to [`RequestDetail`]s in ms, and
+//! and beside them `latencies` as each successful request's E2EL) to per-request columns in ms
+//! ([`columns::RequestArrays`], rebuilt into the record unless the reader keeps them apart), and
 //! unknown top-level scalars (`--metadata k=v`) to tags (or to the dimension of that name).
 
 use serde_json::{Map, Value};
@@ -17,7 +18,8 @@ use super::fields::{
 use super::requests::RequestArrays;
 use super::{Ingested, Warning};
 use crate::model::canonical::number_from_json;
-use crate::model::{Dim, MetricKey, Record, RequestDetail};
+use crate::model::columns::{self, NumberLists, RequestField};
+use crate::model::{Dim, MetricKey, Record};
 
 /// Reads one serving-run object into a record.
 pub(crate) fn read_object(
@@ -155,24 +157,24 @@ pub(crate) fn read_object(
             );
         }
     }
-    let with_arrays = has_request_arrays(arrays.as_deref(), o);
-    match arrays {
-        Some(a) => from_arrays(*a, at, &mut r, out),
-        None => from_arrays(arrays_from_object(o), at, &mut r, out),
-    }
-    if with_arrays {
-        e2el_from_latencies(o.get("latencies"), &place(at, "latencies"), &mut r, out);
-    }
-    if r.requests
-        .iter()
-        .any(|q| q.ttft_ms.is_some() || !q.itl_ms.is_empty())
-    {
+    let latencies = has_request_arrays(arrays.as_deref(), o)
+        .then(|| o.get("latencies"))
+        .flatten();
+    let arrays = match arrays {
+        Some(a) => *a,
+        None => arrays_from_object(o),
+    };
+    let requests = request_columns(arrays, latencies, at, out);
+    if requests.has_gaps() || requests.ttft_ms().any(|t| t.is_some()) {
         super::fields::note(out, "per-request ttfts and itls converted from s to ms");
     }
     lengths_from_totals(
         &mut r,
         ["total_input_tokens", "total_output_tokens", "completed"],
     );
+    if requests.total() > 0 {
+        out.keep_requests(&mut r, requests);
+    }
     out.records.push(r);
 }
 
@@ -205,29 +207,19 @@ fn has_request_arrays(arrays: Option<&RequestArrays>, o: &Map<String, Value>) ->
             .any(|k| o.get(*k).is_some_and(Value::is_array))
 }
 
-/// vLLM's `latencies` (seconds, always written; 0 for a failed request) as the E2EL of each
-/// successful request, when there is one per request.
-fn e2el_from_latencies(v: Option<&Value>, at: &str, r: &mut Record, out: &mut Ingested) {
-    let Some(v) = v.filter(|v| !v.is_null()) else {
-        return;
-    };
-    let Some(items) = v.as_array().filter(|a| a.len() == r.requests.len()) else {
-        out.warnings.push(Warning::at(
-            at.to_string(),
-            "not one number per request, ignored",
-        ));
-        return;
-    };
-    for (q, item) in r.requests.iter_mut().zip(items) {
-        let seconds = number_from_json(item).filter(|s| s.is_finite() && *s > 0.0);
-        if q.error.is_none() {
-            q.e2el_ms = seconds.map(|s| s * 1000.0);
-        }
-    }
-}
-
-/// Per-request arrays parsed straight into vectors (seconds → ms).
-fn from_arrays(a: RequestArrays, at: &str, r: &mut Record, out: &mut Ingested) {
+/// The per-request arrays (seconds, as the file has them) as the columns of one row of
+/// requests in ms, built field by field from the parsed arrays (never a [`RequestDetail`]
+/// per request: a run of millions of requests stays a few bytes a value). Beside them
+/// vLLM's `latencies` (always written; 0 for a failed request) give each successful
+/// request's E2EL when there is one per request.
+///
+/// [`RequestDetail`]: crate::model::RequestDetail
+fn request_columns(
+    a: RequestArrays,
+    latencies: Option<&Value>,
+    at: &str,
+    out: &mut Ingested,
+) -> columns::RequestArrays {
     for k in &a.malformed {
         out.warnings.push(Warning::at(
             place(at, k),
@@ -244,61 +236,78 @@ fn from_arrays(a: RequestArrays, at: &str, r: &mut Record, out: &mut Ingested) {
     .into_iter()
     .flatten()
     .collect();
-    let Some(n) = lens.iter().copied().max() else {
-        return;
-    };
+    let n = lens.iter().copied().max().unwrap_or(0);
     if lens.iter().any(|l| *l != n) {
         out.warnings.push(Warning::at(
             place(at, "input_lens"),
             format!("per-request arrays differ in length ({lens:?}); missing entries left empty"),
         ));
     }
-    let count = |v: &Option<Vec<Option<f64>>>, i: usize| {
-        v.as_ref()
-            .and_then(|v| v.get(i).copied().flatten())
-            .filter(|v| v.is_finite() && *v >= 0.0)
-            .map(|v| v as u64)
+    let mut requests = columns::RequestArrays::one_row(n);
+    let failed = |q: usize| {
+        a.errors
+            .as_ref()
+            .is_some_and(|e| e.get(q).is_some_and(Option::is_some))
     };
-    let mut itls = a.itls.unwrap_or_default().into_iter();
-    let mut errors = a.errors.unwrap_or_default().into_iter();
-    // vLLM's start times are readings of a clock of its own: counted from the first send.
-    let starts = a.start_times.unwrap_or_default();
-    let first_start = starts
-        .iter()
-        .flatten()
-        .copied()
-        .filter(|v| v.is_finite())
-        .fold(f64::INFINITY, f64::min);
-    r.requests.reserve(n);
-    for i in 0..n {
-        let mut itl_ms = itls.next().unwrap_or_default();
-        for x in &mut itl_ms {
-            *x *= 1000.0;
+    if let Some(v) = latencies.filter(|v| !v.is_null()) {
+        match v.as_array().filter(|items| items.len() == n) {
+            Some(items) => {
+                let e2el = items
+                    .iter()
+                    .enumerate()
+                    .map(|(q, item)| {
+                        number_from_json(item)
+                            .filter(|s| s.is_finite() && *s > 0.0 && !failed(q))
+                            .map_or(f64::NAN, |s| s * 1000.0)
+                    })
+                    .collect();
+                requests.set_numbers(RequestField::E2elMs, e2el);
+            }
+            None => out.warnings.push(Warning::at(
+                place(at, "latencies"),
+                "not one number per request, ignored",
+            )),
         }
-        r.requests.push(RequestDetail {
-            input_len: count(&a.input_lens, i),
-            output_len: count(&a.output_lens, i),
-            ttft_ms: a
-                .ttfts
-                .as_ref()
-                .and_then(|t| t.get(i).copied().flatten())
-                .map(|s| s * 1000.0),
-            itl_ms: itl_ms.into(),
-            e2el_ms: None,
-            error: errors.next().flatten(),
-            sent_s: starts
-                .get(i)
-                .copied()
-                .flatten()
-                .filter(|v| v.is_finite())
-                .map(|v| v - first_start),
-            ..RequestDetail::default()
-        });
     }
+    if n == 0 {
+        return requests;
+    }
+    if let Some(v) = a.input_lens {
+        requests.set_numbers(RequestField::InputLen, v);
+    }
+    if let Some(v) = a.output_lens {
+        requests.set_numbers(RequestField::OutputLen, v);
+    }
+    if let Some(mut v) = a.ttfts {
+        v.iter_mut().for_each(|s| *s *= 1000.0);
+        requests.set_numbers(RequestField::TtftMs, v);
+    }
+    // vLLM's start times are readings of a clock of its own: counted from the first send.
+    if let Some(mut v) = a.start_times {
+        let first = v
+            .iter()
+            .copied()
+            .filter(|s| s.is_finite())
+            .fold(f64::INFINITY, f64::min);
+        v.iter_mut()
+            .for_each(|s| *s = if s.is_finite() { *s - first } else { f64::NAN });
+        requests.set_numbers(RequestField::SentS, v);
+    }
+    if let Some(errors) = &a.errors {
+        requests.set_errors(errors.iter().map(Option::as_deref));
+    }
+    if let Some(itls) = a.itls {
+        let mut lists = NumberLists::new();
+        for gaps in itls {
+            lists.push_iter(gaps.iter().map(|s| s * 1000.0));
+        }
+        requests.set_gaps(lists);
+    }
+    requests
 }
 
 /// The per-request arrays of a run object that was parsed whole into a `Value` (JSON Lines,
-/// lists), in the same shape the streaming scanner produces, so [`from_arrays`] serves both.
+/// lists), in the same shape the streaming scanner produces, so [`request_columns`] serves both.
 fn arrays_from_object(o: &Map<String, Value>) -> RequestArrays {
     let mut a = RequestArrays::default();
     let mut list = |key: &str| match o.get(key) {
@@ -309,7 +318,12 @@ fn arrays_from_object(o: &Map<String, Value>) -> RequestArrays {
             None
         }
     };
-    let numbers = |items: &Vec<Value>| items.iter().map(number_from_json).collect::<Vec<_>>();
+    let numbers = |items: &Vec<Value>| {
+        items
+            .iter()
+            .map(|v| number_from_json(v).unwrap_or(f64::NAN))
+            .collect::<Vec<_>>()
+    };
     let input_lens = list("input_lens").map(numbers);
     let output_lens = list("output_lens").map(numbers);
     let ttfts = list("ttfts").map(numbers);

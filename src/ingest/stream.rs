@@ -26,7 +26,7 @@ use super::requests::{
 };
 use super::{finish, text, Contents, Format, Ingested, IngestedColumns};
 use crate::model::columns::{self, NumberLists};
-use crate::model::{Gaps, RequestDetail};
+use crate::model::Gaps;
 
 /// Bytes asked of the input per read.
 const CHUNK: usize = 1 << 20;
@@ -65,9 +65,12 @@ fn stream_columns(
         None => None,
         Some(Apart::Whole(out)) => Some(Contents::Records(out)),
         Some(Apart::Run(out, requests)) => {
-            // As the serving reader converts every request's gaps (seconds to ms).
-            gaps.scale(1000.0);
-            columns_of(out, requests, gaps)
+            let itl = (gaps.values() > 0).then(|| {
+                // As the serving reader converts every request's gaps (seconds to ms).
+                gaps.scale(1000.0);
+                gaps
+            });
+            columns_of(out, *requests, itl)
         }
     })
 }
@@ -98,11 +101,8 @@ fn stream_gaps_apart<F: FnMut(&[Gaps])>(
         None => None,
         Some(Apart::Whole(out)) => Some(Contents::Records(out)),
         Some(Apart::Run(out, requests)) => {
-            let mut empty = NumberLists::new();
-            for _ in 0..requests.len() {
-                empty.push(&[]);
-            }
-            let got = columns_of(out, requests, empty);
+            // No request keeps gaps here: they were handed on.
+            let got = columns_of(out, *requests, Some(NumberLists::new()));
             if got.is_some() {
                 gaps.hand_on();
             }
@@ -213,15 +213,16 @@ impl<F: FnMut(&[Gaps])> SetApart for GapStream<F> {
 
 /// What [`read_apart`] read.
 enum Apart {
-    /// No gap was set apart (no `itls` array, or only empty lists): the records are whole.
+    /// Records (not a serving run of one record): their requests are in them.
     Whole(Ingested),
-    /// A serving run of one record, its requests (each with a stand-in where its gaps were
-    /// set apart) taken out of it.
-    Run(Ingested, Vec<RequestDetail>),
+    /// A serving run of one record and its requests as columns (each request holding a
+    /// stand-in list of one value where its gaps were set apart).
+    Run(Ingested, Box<columns::RequestArrays>),
 }
 
-/// Reads the document with its gaps set apart into `gaps`; `None` as [`read_json_stream`]
-/// does, and for gaps that cannot go with the requests as columns.
+/// Reads the document with its gaps set apart into `gaps` and a serving run's requests as
+/// columns; `None` as [`read_json_stream`] does, and for gaps that cannot go with the
+/// requests as columns.
 fn read_apart(
     source: &str,
     input: impl BufRead,
@@ -231,32 +232,40 @@ fn read_apart(
     let Some(mut out) = read_in_chunks(source, input, chunk, Some(&mut *gaps))? else {
         return Ok(None);
     };
-    if gaps.values() == 0 {
+    let mut apart = out.requests_apart.take().unwrap_or_default();
+    let run = matches!(out.format, Format::VllmServing | Format::SglangServing)
+        && out.records.len() == 1
+        && apart.len() == 1;
+    let Some((_, requests)) = apart.pop().filter(|_| run) else {
+        if gaps.values() > 0 {
+            return Ok(None);
+        }
+        out.requests_apart = Some(apart);
+        out.requests_into_records();
         return Ok(Some(Apart::Whole(out)));
-    }
-    if !matches!(out.format, Format::VllmServing | Format::SglangServing) || out.records.len() != 1
-    {
-        return Ok(None);
-    }
-    let Some(record) = out.records.first_mut() else {
-        return Ok(None);
     };
-    let requests = std::mem::take(&mut record.requests);
     // Each request holds one stand-in value where its gaps were set apart, none otherwise.
-    let stand_ins_match = requests.len() == gaps.lists()
-        && requests
-            .iter()
-            .enumerate()
-            .all(|(q, r)| r.itl_ms.len() == usize::from(gaps.has_values(q)));
-    Ok(stand_ins_match.then_some(Apart::Run(out, requests)))
+    let stand_ins_match = gaps.values() == 0
+        || (requests.total() == gaps.lists()
+            && (0..requests.total())
+                .all(|q| requests.gaps(q).len() == usize::from(gaps.has_values(q))));
+    Ok(stand_ins_match.then(|| Apart::Run(out, Box::new(requests))))
 }
 
-/// The run `out` as columns, request `q`'s gaps list `q` of `itl`.
-fn columns_of(out: Ingested, requests: Vec<RequestDetail>, itl: NumberLists) -> Option<Contents> {
+/// The run `out` as columns with its `requests`; with `itl`, request `q`'s gaps are list `q`
+/// of it (in place of the stand-ins).
+fn columns_of(
+    out: Ingested,
+    mut requests: columns::RequestArrays,
+    itl: Option<NumberLists>,
+) -> Option<Contents> {
     let mut cols = columns::Columns::from_records(&out.records);
-    let arrays = columns::RequestArrays::one_row(&requests, itl)?;
-    drop(requests);
-    if !cols.set_requests(arrays) {
+    if let Some(itl) = itl {
+        if !requests.set_gaps(itl) {
+            return None;
+        }
+    }
+    if !cols.set_requests(requests) {
         return None;
     }
     Some(Contents::Columns(Box::new(IngestedColumns {
@@ -315,6 +324,7 @@ fn read_in_chunks(
         return Ok(None);
     }
     // The buffers are not needed while the records are built.
+    let wants_columns = w.gaps.is_some();
     drop(w);
     let docs = Docs {
         values: vec![(line, doc.value)],
@@ -325,6 +335,9 @@ fn read_in_chunks(
         return Ok(None);
     };
     let mut out = Ingested::new(format);
+    if wants_columns {
+        out.requests_apart = Some(Vec::new());
+    }
     if json::read_docs(source, format, docs, &mut out).is_err() {
         return Ok(None);
     }
@@ -578,15 +591,15 @@ impl<R: BufRead> Window<'_, R> {
     /// A per-request array of numbers (`ttfts`, `input_lens`, ...) that comes next, as
     /// [`Window::lenient`] of [`OptF64`] gives it: each number read by
     /// [`json_number::scan`] as the array is read, any other element by serde_json.
-    fn numbers(&mut self) -> Step<Option<Vec<Option<f64>>>> {
+    fn numbers(&mut self) -> Step<Option<Vec<f64>>> {
         if self.peek()? != Some(b'[') {
             return Ok(self.parse::<Lenient<OptF64>>()?.map(numbers));
         }
         self.pos += 1;
         Ok(self
             .elements(|w| match w.number()? {
-                Some(v) => Ok(Some(Some(v))),
-                None => Ok(w.parse::<OptF64>()?.map(|x| x.0)),
+                Some(v) => Ok(Some(v)),
+                None => Ok(w.parse::<OptF64>()?.map(|x| x.0.unwrap_or(f64::NAN))),
             })?
             .map(Some))
     }
@@ -893,13 +906,36 @@ mod tests {
                 (whole.format, &whole.warnings, &whole.mapping, &whole.note)
             );
         }
-        // Without gaps, or not a serving run: records, as the row reader gives them.
+        // Without gaps: columns all the same, the records the row reader gives once rebuilt.
         let no_gaps = t.replace("[[0.01, 0.5], [], [0.25], [\"a\", 7]]", "[[], [], [], []]");
-        let got = stream_columns("run.json", no_gaps.as_bytes(), 64).unwrap();
-        let Some(Contents::Records(r)) = got else {
-            panic!("not records: {got:?}");
-        };
-        assert_eq!(Ok(r), super::super::read("run.json", no_gaps.as_bytes()));
+        for doc in [
+            no_gaps.clone(),
+            no_gaps.replace("\"itls\": [[], [], [], []], ", ""),
+        ] {
+            let got = stream_columns("run.json", doc.as_bytes(), 64).unwrap();
+            let Some(Contents::Columns(c)) = got else {
+                panic!("not columns: {got:?}");
+            };
+            assert_eq!(c.columns.requests().total(), 4);
+            let whole = super::super::read("run.json", doc.as_bytes()).unwrap();
+            let back = Contents::Columns(c).into_ingested();
+            assert_eq!(
+                (
+                    back.records,
+                    back.format,
+                    back.warnings,
+                    back.mapping,
+                    back.note
+                ),
+                (
+                    whole.records,
+                    whole.format,
+                    whole.warnings,
+                    whole.mapping,
+                    whole.note
+                )
+            );
+        }
         // Two `itls` arrays: more lists than requests, left to the record reader.
         let twice = t.replace(
             "\"request_throughput\"",
@@ -962,14 +998,14 @@ mod tests {
                 assert_eq!(back.records[0].requests[4].itl_ms, vec![1.0, 2.0, 3.0]);
             }
         }
-        // No gap at all: records, nothing handed on.
+        // No gap at all: columns, only empty lists handed on.
         let no_gaps = t.replace(
             "[[0.01, 0.5], [], [0.25], [\"a\", 7], [0.001, 0.002, 0.003]]",
             "[[], [], [], [], []]",
         );
         let (got, handed, _) = apart(&no_gaps, 64, 1);
-        assert!(matches!(got, Some(Contents::Records(_))), "{got:?}");
-        assert!(handed.is_empty());
+        assert!(matches!(got, Some(Contents::Columns(_))), "{got:?}");
+        assert!(handed.iter().all(Gaps::is_empty));
         // Two `itls` arrays: declined after lists were handed on (the receiver drops them).
         let twice = t.replace(
             "\"request_throughput\"",
@@ -1084,9 +1120,12 @@ mod tests {
             match (apart_got, columns) {
                 (Some(Contents::Columns(a)), Some(Contents::Columns(c))) => {
                     let mut a = Contents::Columns(a).into_ingested();
-                    prop_assert_eq!(a.records[0].requests.len(), handed.len());
-                    for (q, list) in a.records[0].requests.iter_mut().zip(handed) {
-                        q.itl_ms = list;
+                    // Nothing handed on when the run has no `itls` array.
+                    if !handed.is_empty() {
+                        prop_assert_eq!(a.records[0].requests.len(), handed.len());
+                        for (q, list) in a.records[0].requests.iter_mut().zip(handed) {
+                            q.itl_ms = list;
+                        }
                     }
                     let c = Contents::Columns(c).into_ingested();
                     prop_assert_eq!(format!("{:?}", a.records), format!("{:?}", c.records));

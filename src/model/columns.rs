@@ -35,7 +35,7 @@ mod text;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-pub use arrays::RequestArrays;
+pub use arrays::{RequestArrays, RequestField};
 pub use bitmap::Bitmap;
 pub(crate) use codes::with_codes;
 pub use codes::{CodeRows, Codes, SameRows};

@@ -7,7 +7,8 @@ use super::lists::NumberLists;
 use super::text::TextColumn;
 use crate::model::RequestDetail;
 
-/// An optional number per request: values plus validity.
+/// An optional number per request: values plus validity. The column may stop short of the
+/// requests: those past its end have no value, so a field no request has costs nothing.
 #[derive(Clone, Debug, Default)]
 struct OptColumn<T> {
     values: Vec<T>,
@@ -15,14 +16,26 @@ struct OptColumn<T> {
 }
 
 impl<T: Copy + Default> OptColumn<T> {
-    fn push(&mut self, v: Option<T>) {
-        self.values.push(v.unwrap_or_default());
-        self.valid.push(v.is_some());
+    /// Sets request `q`'s value, `q` at or past the column's end.
+    fn put(&mut self, q: usize, v: Option<T>) {
+        let Some(v) = v else { return };
+        if self.values.len() < q {
+            self.values.resize(q, T::default());
+        }
+        while self.valid.len() < q {
+            self.valid.push(false);
+        }
+        self.values.push(v);
+        self.valid.push(true);
     }
 
-    fn reserve(&mut self, n: usize) {
-        self.values.reserve_exact(n);
-        self.valid.reserve(n);
+    /// A whole one-row column from `values` (`None`: no value), kept only if one has a value.
+    fn of(values: Vec<T>, valid: Bitmap) -> OptColumn<T> {
+        if valid.count_ones() == 0 {
+            OptColumn::default()
+        } else {
+            OptColumn { values, valid }
+        }
     }
 
     fn get(&self, i: usize) -> Option<T> {
@@ -36,6 +49,23 @@ impl<T: Copy + Default> OptColumn<T> {
     fn heap_bytes(&self) -> usize {
         self.values.capacity() * std::mem::size_of::<T>() + self.valid.heap_bytes()
     }
+}
+
+/// A per-request number field of [`RequestArrays`], for [`RequestArrays::set_numbers`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RequestField {
+    /// Prompt tokens (a count: rounded down, negative or non-finite values are no value).
+    InputLen,
+    /// Generated tokens (a count, as `InputLen`).
+    OutputLen,
+    /// Time to first token, ms.
+    TtftMs,
+    /// End-to-end latency, ms.
+    E2elMs,
+    /// Scheduled send time, s.
+    IntendedS,
+    /// Send time, s.
+    SentS,
 }
 
 /// The requests of every row, as columns. Row `r`'s requests are
@@ -96,55 +126,134 @@ impl RequestArrays {
                 std::mem::take(&mut self.empty_tail),
             ));
         }
-        for q in requests {
-            self.push_scalars(q);
-            self.itl.push_iter(q.itl_ms.iter());
+        let start = self.total();
+        for (i, q) in requests.iter().enumerate() {
+            self.push_scalars(start + i, q);
+            if !q.itl_ms.is_empty() {
+                self.pad_lists(start + i);
+                self.itl.push_iter(q.itl_ms.iter());
+            }
         }
-        self.offsets.push(self.total());
+        self.offsets.push(start + requests.len());
     }
 
-    /// Appends one request's fields but its inter-token latencies.
-    fn push_scalars(&mut self, q: &RequestDetail) {
-        self.input_len.push(q.input_len);
-        self.output_len.push(q.output_len);
-        self.ttft_ms.push(q.ttft_ms);
-        self.e2el_ms.push(q.e2el_ms);
-        self.intended_s.push(q.intended_s);
-        self.sent_s.push(q.sent_s);
-        self.error.push(q.error.as_deref());
-        self.error_kind.push(q.error_kind.as_deref());
+    /// Empty gap lists up to request `q` (lists stop at the last request with gaps).
+    fn pad_lists(&mut self, q: usize) {
+        while self.itl.len() < q {
+            self.itl.push(&[]);
+        }
     }
 
-    /// One row of `requests`, their inter-token latencies taken from `itl` (list `q` for
-    /// request `q`; the requests' own `itl_ms` are not read). `None` when `itl` does not hold
-    /// one list per request.
-    pub fn one_row(requests: &[RequestDetail], itl: NumberLists) -> Option<RequestArrays> {
-        if itl.len() != requests.len() {
-            return None;
-        }
-        let mut arrays = RequestArrays {
-            itl,
-            ..RequestArrays::default()
-        };
-        let n = requests.len();
-        for c in [&mut arrays.input_len, &mut arrays.output_len] {
-            c.reserve(n);
-        }
-        for c in [
-            &mut arrays.ttft_ms,
-            &mut arrays.e2el_ms,
-            &mut arrays.intended_s,
-            &mut arrays.sent_s,
+    /// Sets request `q`'s fields but its inter-token latencies (`q` at or past every
+    /// column's end).
+    fn push_scalars(&mut self, q: usize, r: &RequestDetail) {
+        self.input_len.put(q, r.input_len);
+        self.output_len.put(q, r.output_len);
+        self.ttft_ms.put(q, r.ttft_ms);
+        self.e2el_ms.put(q, r.e2el_ms);
+        self.intended_s.put(q, r.intended_s);
+        self.sent_s.put(q, r.sent_s);
+        for (column, text) in [
+            (&mut self.error, &r.error),
+            (&mut self.error_kind, &r.error_kind),
         ] {
-            c.reserve(n);
+            if let Some(text) = text {
+                while column.len() < q {
+                    column.push(None);
+                }
+                column.push(Some(text));
+            }
         }
-        arrays.error.reserve(n);
-        arrays.error_kind.reserve(n);
-        for q in requests {
-            arrays.push_scalars(q);
+    }
+
+    /// One row of `n` requests whose fields are then given a field at a time
+    /// ([`set_numbers`](Self::set_numbers), [`set_errors`](Self::set_errors),
+    /// [`set_gaps`](Self::set_gaps)): a reader holding per-request arrays builds the columns
+    /// straight from them, never a [`RequestDetail`] per request.
+    pub fn one_row(n: usize) -> RequestArrays {
+        RequestArrays {
+            offsets: vec![0, n],
+            ..RequestArrays::default()
         }
-        arrays.offsets.push(requests.len());
-        Some(arrays)
+    }
+
+    /// Sets `field` of the requests of a [`one_row`](Self::one_row): request `q` gets
+    /// `values[q]`, NaN being no value (values past the row's requests are ignored). Times
+    /// are taken as given, counts as whole numbers ≥ 0 (anything else is no value).
+    pub fn set_numbers(&mut self, field: RequestField, mut values: Vec<f64>) {
+        values.truncate(self.total());
+        let mut valid = Bitmap::default();
+        valid.reserve(values.len());
+        match field {
+            RequestField::InputLen | RequestField::OutputLen => {
+                // Collected in place: the f64s' allocation holds the counts.
+                let counts: Vec<u64> = values
+                    .into_iter()
+                    .map(|v| {
+                        let ok = v.is_finite() && v >= 0.0;
+                        valid.push(ok);
+                        if ok {
+                            v as u64
+                        } else {
+                            0
+                        }
+                    })
+                    .collect();
+                let column = OptColumn::of(counts, valid);
+                match field {
+                    RequestField::InputLen => self.input_len = column,
+                    _ => self.output_len = column,
+                }
+            }
+            _ => {
+                for v in &mut values {
+                    valid.push(!v.is_nan());
+                    if v.is_nan() {
+                        *v = 0.0;
+                    }
+                }
+                let column = OptColumn::of(values, valid);
+                match field {
+                    RequestField::TtftMs => self.ttft_ms = column,
+                    RequestField::E2elMs => self.e2el_ms = column,
+                    RequestField::IntendedS => self.intended_s = column,
+                    _ => self.sent_s = column,
+                }
+            }
+        }
+    }
+
+    /// Sets the error texts of a [`one_row`](Self::one_row)'s requests, in order (`None`:
+    /// it succeeded or the source did not say); texts past the row's requests are ignored.
+    pub fn set_errors<'a>(&mut self, errors: impl IntoIterator<Item = Option<&'a str>>) {
+        let mut column = TextColumn::default();
+        let mut any = false;
+        for e in errors.into_iter().take(self.total()) {
+            any |= e.is_some();
+            column.push(e);
+        }
+        self.error = if any { column } else { TextColumn::default() };
+    }
+
+    /// Gives a [`one_row`](Self::one_row)'s requests their inter-token latencies: list `q`
+    /// for request `q` (fewer lists: the rest have none). `false`, leaving the row as it was,
+    /// when there are more lists than requests.
+    pub fn set_gaps(&mut self, lists: NumberLists) -> bool {
+        if lists.len() > self.total() {
+            return false;
+        }
+        self.itl = lists;
+        true
+    }
+
+    /// Whether some request has inter-token latencies.
+    pub fn has_gaps(&self) -> bool {
+        self.itl.values() > 0
+    }
+
+    /// Request `q`'s inter-token latencies (empty past the end).
+    pub fn gaps(&self, q: usize) -> &[f64] {
+        self.itl.get(q)
     }
 
     /// Appends `n` rows without requests.
@@ -168,7 +277,7 @@ impl RequestArrays {
 
     /// Requests over all rows.
     pub fn total(&self) -> usize {
-        self.itl.len()
+        self.offsets.last().copied().unwrap_or(0)
     }
 
     /// How many requests row `r` has.
@@ -302,30 +411,73 @@ mod tests {
     }
 
     #[test]
-    fn one_row_takes_the_gaps_from_the_lists() {
-        let with_gaps = |itl: Vec<f64>| RequestDetail {
-            input_len: Some(4),
-            ttft_ms: Some(2.5),
-            itl_ms: itl.into(),
-            error: Some("boom".into()),
-            ..RequestDetail::default()
-        };
-        let whole = vec![with_gaps(vec![1.0, 2.0]), with_gaps(Vec::new())];
+    fn one_row_built_a_field_at_a_time_reads_as_pushed_requests() {
+        let whole = vec![
+            RequestDetail {
+                input_len: Some(4),
+                output_len: Some(2),
+                ttft_ms: Some(2.5),
+                itl_ms: vec![1.0, 2.0].into(),
+                ..RequestDetail::default()
+            },
+            RequestDetail {
+                input_len: Some(7),
+                error: Some("boom".into()),
+                ..RequestDetail::default()
+            },
+            RequestDetail {
+                output_len: Some(0),
+                ttft_ms: Some(f64::INFINITY),
+                sent_s: Some(0.5),
+                ..RequestDetail::default()
+            },
+        ];
+        let mut arr = RequestArrays::one_row(3);
+        // A fourth value is past the row's requests; -1 is no count.
+        arr.set_numbers(RequestField::InputLen, vec![4.0, 7.0, -1.0, 9.0]);
+        arr.set_numbers(RequestField::OutputLen, vec![2.0, f64::NAN, 0.0]);
+        arr.set_numbers(RequestField::TtftMs, vec![2.5, f64::NAN, f64::INFINITY]);
+        arr.set_numbers(RequestField::SentS, vec![f64::NAN, f64::NAN, 0.5]);
+        arr.set_numbers(RequestField::E2elMs, vec![f64::NAN; 3]);
+        arr.set_errors([None, Some("boom"), None]);
         let mut lists = NumberLists::new();
         lists.push(&[1.0, 2.0]);
-        lists.push(&[]);
-        let heads: Vec<RequestDetail> = whole
-            .iter()
-            .map(|q| RequestDetail {
-                itl_ms: vec![f64::NAN].into(),
-                ..q.clone()
-            })
-            .collect();
-        let arr = RequestArrays::one_row(&heads, lists.clone()).unwrap();
+        assert!(arr.set_gaps(lists));
         let mut expected = RequestArrays::default();
         expected.push_row(&whole);
         assert_eq!(arr, expected);
         assert_eq!(arr.requests(0), whole);
-        assert!(RequestArrays::one_row(&heads[..1], lists).is_none());
+        assert_eq!(arr.gaps(0), &[1.0, 2.0]);
+        // Fields no request has hold nothing.
+        let mut bare = RequestArrays::one_row(1_000_000);
+        bare.set_numbers(RequestField::E2elMs, vec![f64::NAN; 1_000_000]);
+        bare.set_errors(std::iter::repeat_n(None, 1_000_000));
+        assert!(bare.heap_bytes() < 1_000, "{}", bare.heap_bytes());
+        assert_eq!(bare.request(999_999), RequestDetail::default());
+        let mut too_many = NumberLists::new();
+        for _ in 0..4 {
+            too_many.push(&[1.0]);
+        }
+        assert!(!arr.set_gaps(too_many));
+    }
+
+    #[test]
+    fn rows_pushed_after_a_sparse_row_line_up() {
+        let a = RequestDetail {
+            ttft_ms: Some(1.0),
+            ..RequestDetail::default()
+        };
+        let b = RequestDetail {
+            e2el_ms: Some(3.0),
+            itl_ms: vec![0.5].into(),
+            error_kind: Some("timeout".into()),
+            ..RequestDetail::default()
+        };
+        let mut arr = RequestArrays::default();
+        arr.push_row(&[a.clone(), a.clone()]);
+        arr.push_row(&[a.clone(), b.clone()]);
+        assert_eq!(arr.requests(0), vec![a.clone(), a.clone()]);
+        assert_eq!(arr.requests(1), vec![a, b]);
+        assert_eq!(arr.total(), 4);
     }
 }
