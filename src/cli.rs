@@ -23,7 +23,6 @@ pub mod results_dir;
 pub mod site;
 pub mod trend;
 pub mod vllm_flags;
-pub mod write_json;
 
 /// How errors are printed and what the exit codes mean, shown at the end of `--help`.
 const ERRORS_AND_EXIT_CODES: &str =

@@ -9,7 +9,7 @@ mod common;
 
 use benchlens::ingest::{self, Contents};
 use benchlens::model::canonical;
-use benchlens::model::columns::{write_csv, write_json, Part};
+use benchlens::model::canonical::{write_csv, write_json, Part};
 
 fn all_fixtures() -> Vec<(String, Vec<u8>)> {
     let out = common::fixture_files();

@@ -7,10 +7,9 @@
 //! Large files are memory-mapped rather than copied ([`super::input`], which says what a file
 //! changing under the map does).
 //!
-//! Tables read into columns ([`ingest::read_columnar`]) are written from the columns, streamed
-//! through a buffer ([`columns::write_json`], [`columns::write_csv`]); records alone as JSON
-//! record by record ([`super::write_json`]): the same bytes as the canonical writers give,
-//! without the whole text or a document-sized value tree in memory.
+//! Everything read (records, or columns from [`ingest::read_columnar`]) goes through the one
+//! canonical writer ([`canonical::write_json`], [`canonical::write_csv`]), streamed through a
+//! buffer, without the whole text or a document-sized value tree in memory.
 
 use std::io::{BufWriter, Write};
 use std::path::Path;
@@ -21,7 +20,7 @@ use clap::{Args, ValueEnum};
 use super::error::{folder_error_text, print_error, CliError};
 use super::input::{read_file, read_input};
 use crate::ingest::{self, Contents, Ingested, Warning};
-use crate::model::columns::{self, Part};
+use crate::model::canonical::{self, Part};
 use crate::model::Record;
 
 /// The canonical output format.
@@ -260,30 +259,14 @@ pub fn run(args: &ConvertArgs) -> Result<ExitCode, CliError> {
     })
 }
 
-/// Writes the canonical text of `contents` to `out`. Records only (a vLLM run with its
-/// per-request detail, say) go through [`super::write_json`], which never builds a record's
-/// requests as a `Value` tree; columns through [`columns::write_json`] / [`columns::write_csv`].
+/// Writes the canonical text of `contents` to `out` through the one canonical writer
+/// ([`canonical::write_json`], [`canonical::write_csv`]): records and columns alike, a run's
+/// requests one at a time, never the whole text or a `Value` tree of them.
 fn write_contents(
     contents: Vec<Contents>,
     to: OutputFormat,
     mut out: impl Write,
 ) -> std::io::Result<()> {
-    if to == OutputFormat::Json && contents.iter().all(|c| matches!(c, Contents::Records(_))) {
-        let records = contents
-            .into_iter()
-            .flat_map(|c| c.into_ingested().records)
-            .collect();
-        return super::write_json::write_json(records, out);
-    }
-    // Columns with per-request detail (a serving run read as columns): the requests are
-    // written one at a time, never as a `Value` tree of the whole record.
-    let with_requests = |c: &Contents| match c {
-        Contents::Columns(c) => c.columns.requests().total() > 0,
-        Contents::Records(_) => false,
-    };
-    if to == OutputFormat::Json && contents.iter().any(with_requests) {
-        return super::write_json::write_json_contents(contents, out);
-    }
     let parts: Vec<Part<'_>> = contents
         .iter()
         .map(|c| match c {
@@ -292,8 +275,8 @@ fn write_contents(
         })
         .collect();
     match to {
-        OutputFormat::Json => columns::write_json(&mut out, &parts)?,
-        OutputFormat::Csv => columns::write_csv(&mut out, &parts)?,
+        OutputFormat::Json => canonical::write_json(&mut out, &parts)?,
+        OutputFormat::Csv => canonical::write_csv(&mut out, &parts)?,
     }
     out.flush()
 }

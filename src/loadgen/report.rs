@@ -6,7 +6,7 @@
 //! This file holds the dates and the atomic writes; each output has its own file, all re-exported
 //! here: `stage_info` ([`StageInfo`], a stage's dimensions), `view` ([`SummaryView`]: percentile
 //! metrics, queue times, failure reasons), `console` ([`summary_text`]), `record`
-//! ([`stage_record`]), `vllm` ([`vllm_json`], [`vllm_file_name`]) and `jsonl`
+//! ([`stage_record`]), `vllm` ([`write_vllm_json`], [`vllm_file_name`]) and `jsonl`
 //! ([`request_line`]), and `canonical_file` ([`write_canonical`]: the canonical file streamed to
 //! disk, its per-request detail made while written). They import one another one way (`stage_info` ← `view` ← `console`,
 //! `record` ← `vllm`) and never this file.
@@ -38,7 +38,9 @@ pub use view::{
     error_reasons, ErrorReason, PercentileMetric, SummaryView, UnknownPercentileMetric, ViewTally,
     REASON_BYTES,
 };
-pub use vllm::{vllm_file_name, vllm_json, write_vllm_json};
+#[cfg(test)]
+pub(crate) use vllm::vllm_json;
+pub use vllm::{vllm_file_name, write_vllm_json};
 
 /// `%Y%m%d-%H%M%S` in UTC for seconds since the Unix epoch.
 pub fn format_date(unix_s: u64) -> String {

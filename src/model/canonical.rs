@@ -46,7 +46,9 @@ use super::record::{Record, RequestDetail};
 use super::SCHEMA_VERSION;
 
 mod csv_text;
-pub use csv_text::{duplicate_column_warnings, from_csv, header_is_canonical, to_csv};
+mod write;
+pub use csv_text::{duplicate_column_warnings, from_csv, header_is_canonical};
+pub use write::{write_csv, write_json, write_json_made, Made, Part, RequestOut};
 
 /// Records read from a canonical file, with what was skipped along the way.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -135,45 +137,24 @@ fn dim_to_json(d: Dim, v: &DimValue) -> Value {
     }
 }
 
-fn opt_number(v: Option<f64>) -> Value {
-    v.map_or(Value::Null, number_to_json)
-}
-
 fn request_to_json(r: &RequestDetail) -> Value {
-    let mut m = Map::new();
-    m.insert(
-        "input_len".into(),
-        r.input_len.map_or(Value::Null, Value::from),
-    );
-    m.insert(
-        "output_len".into(),
-        r.output_len.map_or(Value::Null, Value::from),
-    );
-    m.insert("ttft_ms".into(), opt_number(r.ttft_ms));
-    m.insert(
-        "itl_ms".into(),
-        Value::Array(r.itl_ms.iter().map(number_to_json).collect()),
-    );
-    m.insert("e2el_ms".into(), opt_number(r.e2el_ms));
-    m.insert(
-        "error".into(),
-        r.error.clone().map_or(Value::Null, Value::String),
-    );
-    // Timing on the stage's clock only when known, so files without it stay as they were.
-    if let Some(v) = r.intended_s {
-        m.insert("intended_s".into(), number_to_json(v));
-    }
-    if let Some(v) = r.sent_s {
-        m.insert("sent_s".into(), number_to_json(v));
-    }
-    if let Some(k) = &r.error_kind {
-        m.insert("error_kind".into(), Value::String(k.clone()));
-    }
-    Value::Object(m)
+    serde_json::to_value(RequestOut(r)).unwrap_or(Value::Null)
 }
 
 /// One record as a canonical JSON object.
 pub fn record_to_json(r: &Record) -> Value {
+    let mut m = record_fields(r);
+    if !r.requests.is_empty() {
+        m.insert(
+            "requests".into(),
+            Value::Array(r.requests.iter().map(request_to_json).collect()),
+        );
+    }
+    Value::Object(m)
+}
+
+/// A record's fields but its requests, in the canonical order (`requests` goes last).
+fn record_fields(r: &Record) -> Map<String, Value> {
     let mut m = Map::new();
     for d in Dim::ALL {
         if let Some(v) = r.known(*d) {
@@ -205,13 +186,7 @@ pub fn record_to_json(r: &Record) -> Value {
             .collect();
         m.insert("inferred".into(), Value::Object(inferred));
     }
-    if !r.requests.is_empty() {
-        m.insert(
-            "requests".into(),
-            Value::Array(r.requests.iter().map(request_to_json).collect()),
-        );
-    }
-    Value::Object(m)
+    m
 }
 
 /// The canonical JSON document for `records`.
@@ -225,11 +200,20 @@ pub fn to_json_value(records: &[Record]) -> Value {
     Value::Object(doc)
 }
 
-/// The canonical JSON text for `records` (pretty-printed, trailing newline).
+/// The canonical JSON text for `records` (pretty-printed, trailing newline): [`write_json`]
+/// into a string.
 pub fn to_json(records: &[Record]) -> String {
-    let mut s = serde_json::to_string_pretty(&to_json_value(records)).unwrap_or_default();
-    s.push('\n');
-    s
+    let mut out = Vec::new();
+    // Writing to a Vec cannot fail.
+    let _ = write_json(&mut out, &[Part::Records(records)]);
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// The canonical CSV text for `records`: [`write_csv`] into a string.
+pub fn to_csv(records: &[Record]) -> String {
+    let mut out = Vec::new();
+    let _ = write_csv(&mut out, &[Part::Records(records)]);
+    String::from_utf8(out).unwrap_or_default()
 }
 
 /// Whether a parsed JSON document looks like a canonical records file.

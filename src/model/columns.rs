@@ -29,7 +29,6 @@ mod codes;
 mod dict_numbers;
 mod lists;
 mod numbers;
-mod output;
 mod text;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -42,7 +41,6 @@ pub use codes::{CodeRows, Codes, SameRows};
 pub use dict_numbers::{DictKey, DictNumbers};
 pub use lists::NumberLists;
 pub use numbers::MetricColumn;
-pub use output::{write_csv, write_json, Part};
 pub use text::TextColumn;
 
 use super::record::SeriesColumns;

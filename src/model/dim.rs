@@ -182,14 +182,23 @@ pub fn round_significant(x: f64, digits: i32) -> f64 {
 
 /// Formats a number the way people write it: whole numbers without a fraction, `inf` for +∞.
 pub fn format_number(v: f64) -> String {
+    let mut s = String::new();
+    number_into(&mut s, v);
+    s
+}
+
+/// [`format_number`] into `buf` (cleared first): writers of millions of cells reuse one buffer.
+pub(crate) fn number_into(buf: &mut String, v: f64) {
+    use std::fmt::Write as _;
+    buf.clear();
     if v.is_nan() {
-        "NaN".to_string()
+        buf.push_str("NaN");
     } else if v.is_infinite() {
-        if v > 0.0 { "inf" } else { "-inf" }.to_string()
+        buf.push_str(if v > 0.0 { "inf" } else { "-inf" });
     } else if v == v.trunc() && v.abs() < 1e15 {
-        format!("{}", v as i64)
+        let _ = write!(buf, "{}", v as i64);
     } else {
-        format!("{v}")
+        let _ = write!(buf, "{v}");
     }
 }
 

@@ -1,25 +1,23 @@
-//! The canonical result file written straight to disk: the same bytes as
-//! [`canonical::to_json`], but each stage's per-request detail is made from its
+//! The canonical result file written straight to disk by the one canonical writer
+//! ([`canonical::write_json_made`]), each stage's per-request detail made from its
 //! [`RequestRecord`]s one request at a time while it is written, so neither the whole text nor
 //! a JSON tree of every request (nor a [`crate::model::RequestDetail`] per request) is ever held.
 //!
 //! Or, for a long run, that detail is made while the stage runs: [`DetailSpool`] writes each
-//! request's part of the document, in the document's own indentation, to a file beside the
-//! result as the request ends, and [`write_canonical_spooled`] copies those files into the
-//! document at the end (the same bytes again), so the end of a stage makes no request's detail.
+//! request's item (the writer's own [`canonical::RequestOut`]), in the document's indentation,
+//! to a file beside the result as the request ends, and [`write_canonical_spooled`] has the
+//! writer put a marker where each stage's detail goes and copies the spools in its place, so
+//! the end of a stage makes no request's detail.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use serde::ser::{SerializeMap, SerializeSeq};
-use serde::{Serialize, Serializer};
-use serde_json::Value;
-
 use super::record::request_detail;
 use crate::loadgen::record::RequestRecord;
 use crate::loadgen::LoadgenError;
-use crate::model::{canonical, Record};
+use crate::model::canonical::{self, Made, RequestOut};
+use crate::model::{Record, RequestDetail};
 
 /// A stage to write: its record and, when the record carries no per-request detail of its own,
 /// the requests to make it from (in the record's order).
@@ -32,130 +30,24 @@ pub struct StageOut<'a> {
 }
 
 /// Writes the canonical document of `stages` to `path` atomically (a temporary file in the same
-/// folder, then a rename), or to stdout when `path` is `-`: byte for byte what
-/// [`canonical::to_json`] gives for the records with their requests' detail filled in.
+/// folder, then a rename), or to stdout when `path` is `-`, each stage's requests' detail
+/// filled in from its requests.
 pub fn write_canonical(path: &Path, stages: &[StageOut<'_>]) -> Result<(), LoadgenError> {
     super::write_atomic_with(path, |mut out| write_doc(&mut out, stages))
 }
 
 /// The document, pretty-printed as [`canonical::to_json`] prints it, and its final newline.
 pub fn write_doc<W: Write>(out: &mut W, stages: &[StageOut<'_>]) -> std::io::Result<()> {
-    let stages: Vec<Out<'_>> = stages
+    let makers: Vec<_> = stages
         .iter()
-        .map(|s| Out {
-            record: s.record,
-            detail: Detail::Records(s.requests),
-        })
+        .map(|s| move |q: usize| s.requests.get(q).map(request_detail).unwrap_or_default())
         .collect();
-    write_outs(out, &stages)
-}
-
-fn write_outs<W: Write>(out: &mut W, stages: &[Out<'_>]) -> std::io::Result<()> {
-    let mut ser = serde_json::Serializer::pretty(&mut *out);
-    Doc(stages)
-        .serialize(&mut ser)
-        .map_err(std::io::Error::from)?;
-    out.write_all(b"\n")
-}
-
-/// Where a stage's per-request detail comes from.
-#[derive(Clone, Copy)]
-enum Detail<'a> {
-    /// Made from these requests as it is written (none: no detail).
-    Records(&'a [RequestRecord]),
-    /// A spooled stage's place: one string, replaced by the spool's text afterwards.
-    Marker(&'a str),
-}
-
-/// A stage to write (see [`StageOut`]).
-#[derive(Clone, Copy)]
-struct Out<'a> {
-    record: &'a Record,
-    detail: Detail<'a>,
-}
-
-/// `{"schema_version": …, "records": [...]}`, in the keys' order of the canonical document.
-struct Doc<'a>(&'a [Out<'a>]);
-
-impl Serialize for Doc<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let empty = canonical::to_json_value(&[]);
-        let keys = empty.as_object().cloned().unwrap_or_default();
-        let mut map = s.serialize_map(Some(keys.len()))?;
-        for (k, v) in &keys {
-            if k == "records" {
-                map.serialize_entry(k, &Stages(self.0))?;
-            } else {
-                map.serialize_entry(k, v)?;
-            }
-        }
-        map.end()
-    }
-}
-
-struct Stages<'a>(&'a [Out<'a>]);
-
-impl Serialize for Stages<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut seq = s.serialize_seq(Some(self.0.len()))?;
-        for stage in self.0 {
-            seq.serialize_element(&Stage(*stage))?;
-        }
-        seq.end()
-    }
-}
-
-/// One record: its keys as [`canonical::record_to_json`] orders them, `requests` (the last
-/// key there) made as it is written.
-struct Stage<'a>(Out<'a>);
-
-impl Serialize for Stage<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let value = canonical::record_to_json(self.0.record);
-        let Value::Object(keys) = value else {
-            return value.serialize(s);
-        };
-        let detail = self.0.record.requests.is_empty()
-            && match self.0.detail {
-                Detail::Records(r) => !r.is_empty(),
-                Detail::Marker(_) => true,
-            };
-        let mut map = s.serialize_map(Some(keys.len() + usize::from(detail)))?;
-        for (k, v) in &keys {
-            map.serialize_entry(k, v)?;
-        }
-        if detail {
-            match self.0.detail {
-                Detail::Records(r) => map.serialize_entry("requests", &Details(r))?,
-                Detail::Marker(m) => map.serialize_entry("requests", &[m])?,
-            }
-        }
-        map.end()
-    }
-}
-
-struct Details<'a>(&'a [RequestRecord]);
-
-impl Serialize for Details<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut seq = s.serialize_seq(Some(self.0.len()))?;
-        let mut one = Record::default();
-        for r in self.0 {
-            seq.serialize_element(&item_of(&mut one, r))?;
-        }
-        seq.end()
-    }
-}
-
-/// The canonical form of one request: that of a record holding only it (`one`, reused).
-fn item_of(one: &mut Record, r: &RequestRecord) -> Value {
-    one.requests.clear();
-    one.requests.push(request_detail(r));
-    let mut v = canonical::record_to_json(one);
-    match v.get_mut("requests").and_then(|a| a.get_mut(0)) {
-        Some(item) => item.take(),
-        None => Value::Null,
-    }
+    let records: Vec<(&Record, Made<'_>)> = stages
+        .iter()
+        .zip(&makers)
+        .map(|(s, make)| (s.record, Made::Each(s.requests.len(), make)))
+        .collect();
+    canonical::write_json_made(out, &records)
 }
 
 /// How deep a request's detail lies in the document: `records[i].requests[j]`, 8 spaces.
@@ -176,7 +68,6 @@ pub struct DetailSpool {
     file: SpoolFile,
     out: BufWriter<File>,
     count: usize,
-    one: Record,
     item: Vec<u8>,
 }
 
@@ -192,16 +83,15 @@ impl DetailSpool {
             file: SpoolFile(path.into()),
             out: BufWriter::with_capacity(1 << 16, out),
             count: 0,
-            one: Record::default(),
             item: Vec::new(),
         })
     }
 
     /// Appends the next request's detail (requests in the stage's order).
     pub fn push(&mut self, r: &RequestRecord) -> std::io::Result<()> {
-        let item = item_of(&mut self.one, r);
         self.item.clear();
-        serde_json::to_writer_pretty(&mut self.item, &item).map_err(std::io::Error::from)?;
+        serde_json::to_writer_pretty(&mut self.item, &RequestOut(&request_detail(r)))
+            .map_err(std::io::Error::from)?;
         if self.count > 0 {
             self.out.write_all(b",\n")?;
         }
@@ -289,20 +179,20 @@ pub fn write_canonical_spooled(
             )
         })
         .collect();
-    let outs: Vec<Out<'_>> = stages
+    let records: Vec<(&Record, Made<'_>)> = stages
         .iter()
         .zip(&markers)
-        .map(|(s, m)| Out {
-            record: s.record,
-            detail: if s.detail.is_empty() {
-                Detail::Records(&[])
+        .map(|(s, m)| {
+            let made = if s.detail.is_empty() {
+                Made::Each(0, &|_| RequestDetail::default())
             } else {
-                Detail::Marker(m)
-            },
+                Made::Marker(m)
+            };
+            (s.record, made)
         })
         .collect();
     let mut text = Vec::new();
-    write_outs(&mut text, &outs).map_err(|source| LoadgenError::Write {
+    canonical::write_json_made(&mut text, &records).map_err(|source| LoadgenError::Write {
         path: path.into(),
         source,
     })?;

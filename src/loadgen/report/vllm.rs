@@ -52,14 +52,10 @@ fn seconds_or_zero(ms: Option<f64>) -> Value {
     json!(ms.map_or(0.0, |ms| ms / 1e3))
 }
 
-/// vLLM's serving result object for a stage (formats.md §2), with the keys `vllm bench serve`
-/// writes (vllm/benchmarks/serve.py, vLLM main at commit 009e6d4): the run's settings, `--metadata` (our
-/// tags) as top-level keys, the totals, `latencies` and `queue_times` (seconds, every request,
-/// 0 for failed ones as vLLM), `rtfx` (0: no audio), mean/median/std and percentiles of the
-/// metrics in `view.metrics`, and only with `detailed` (vLLM's `--save-detailed`) the other
-/// per-request arrays: `input_lens`, `output_lens`, `start_times`, `ttfts`, `itls`,
-/// `generated_texts`, `errors`.
-pub fn vllm_json(
+/// The tests' reference for [`write_vllm_json`]: the whole object built in memory from the
+/// same map and columns.
+#[cfg(test)]
+pub(crate) fn vllm_json(
     info: &StageInfo,
     m: &StageMetrics,
     requests: &[RequestRecord],
@@ -75,10 +71,16 @@ pub fn vllm_json(
     }))
 }
 
-/// [`vllm_json`]'s text and final newline written to `out`, the per-request arrays made in one
-/// pass over `requests`, one request at a time, each array into its own scratch file (named
-/// `scratch` and the array's key; removed after) and copied into its place, so neither the text
-/// nor the requests are held: the same bytes as `vllm_json(…).to_string() + "\n"`.
+/// vLLM's serving result object for a stage (formats.md §2), with the keys `vllm bench serve`
+/// writes (vllm/benchmarks/serve.py, vLLM main at commit 009e6d4): the run's settings, `--metadata` (our
+/// tags) as top-level keys, the totals, `latencies` and `queue_times` (seconds, every request,
+/// 0 for failed ones as vLLM), `rtfx` (0: no audio), mean/median/std and percentiles of the
+/// metrics in `view.metrics`, and only with `detailed` (vLLM's `--save-detailed`) the other
+/// per-request arrays: `input_lens`, `output_lens`, `start_times`, `ttfts`, `itls`,
+/// `generated_texts`, `errors`. Written to `out` with its final newline, the per-request arrays
+/// made in one pass over `requests`, one request at a time, each array into its own scratch
+/// file (named `scratch` and the array's key; removed after) and copied into its place, so
+/// neither the text nor the requests are held.
 #[allow(clippy::too_many_arguments)]
 pub fn write_vllm_json(
     out: &mut dyn Write,

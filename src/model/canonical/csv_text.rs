@@ -1,68 +1,16 @@
-//! Canonical CSV: one row per record, a column per dimension and metric present (canonical
-//! names, sorted), `inferred` last; written and read back here, described in the parent
-//! module's doc.
+//! Canonical CSV read back (written by [`super::write_csv`]): one row per record, a column per
+//! dimension and metric present (canonical names, sorted), `inferred` last; described in the
+//! parent module's doc.
 
-use std::collections::BTreeSet;
-
-use super::super::dim::{format_number, DimKey, DimValue};
+use super::super::dim::{DimKey, DimValue};
 use super::super::metric::MetricKey;
 use super::super::record::Record;
 use super::{parse_number_text, CanonicalError, Decoded};
-
-fn cell_for(r: &Record, column: &Column) -> String {
-    match column {
-        Column::Dim(key) => r.dim(key).map(|v| v.to_string()).unwrap_or_default(),
-        Column::Metric(key) => r.metric(key).map(format_number).unwrap_or_default(),
-        Column::Inferred => r
-            .inferred
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect::<Vec<_>>()
-            .join(";"),
-    }
-}
 
 enum Column {
     Dim(DimKey),
     Metric(MetricKey),
     Inferred,
-}
-
-impl Column {
-    fn name(&self) -> String {
-        match self {
-            Column::Dim(k) => k.name(),
-            Column::Metric(k) => k.name(),
-            Column::Inferred => "inferred".into(),
-        }
-    }
-}
-
-/// The canonical CSV text for `records`.
-pub fn to_csv(records: &[Record]) -> String {
-    let mut dims: BTreeSet<DimKey> = BTreeSet::new();
-    let mut metrics: BTreeSet<MetricKey> = BTreeSet::new();
-    let mut any_inferred = false;
-    for r in records {
-        dims.extend(r.dims().map(|(k, _)| k));
-        metrics.extend(r.metrics.keys().cloned());
-        any_inferred |= !r.inferred.is_empty();
-    }
-    let mut columns: Vec<Column> = dims.into_iter().map(Column::Dim).collect();
-    columns.extend(metrics.into_iter().map(Column::Metric));
-    if any_inferred {
-        columns.push(Column::Inferred);
-    }
-    let mut w = csv::Writer::from_writer(Vec::new());
-    let header: Vec<String> = columns.iter().map(Column::name).collect();
-    // Writing to a Vec cannot fail.
-    let _ = w.write_record(&header);
-    for r in records {
-        let row: Vec<String> = columns.iter().map(|c| cell_for(r, c)).collect();
-        let _ = w.write_record(&row);
-    }
-    let bytes = w.into_inner().unwrap_or_default();
-    String::from_utf8(bytes).unwrap_or_default()
 }
 
 /// Whether a CSV header row is canonical: every column is a canonical name and at least one

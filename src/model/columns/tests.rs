@@ -1,11 +1,12 @@
 //! Round trips of [`Columns`]: records in, the same records out, and canonical text written
-//! from columns equal to the canonical writers' text.
+//! from columns equal to the text written from the same records.
 #![allow(clippy::unwrap_used)]
 
 use std::sync::Arc;
 
 use super::*;
-use crate::model::{canonical, RequestDetail};
+use crate::model::canonical::{self, write_csv, write_json, Part};
+use crate::model::RequestDetail;
 
 fn records() -> Vec<Record> {
     let mut out = Vec::new();
