@@ -68,7 +68,7 @@ pub mod trace;
 use std::path::PathBuf;
 
 pub use mock::{MockOpts, MockServer};
-pub use run::{run, run_with_stop, RunOpts, RunOutcome};
+pub use run::{run, run_with_stop, Rate, RunOpts, RunOutcome};
 pub use sweep::{SweepOpts, SweepOutcome};
 
 /// Everything that can stop `benchlens run` or `benchlens mock` as a whole. Failures of single

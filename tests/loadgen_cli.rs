@@ -86,7 +86,8 @@ fn errors_print_as_one_error_line_with_their_causes() {
         stderr_of(&["run", "--mock", "--goodput", "ttft"]),
         (
             Some(1),
-            "error: invalid --goodput: \"ttft\" is not NAME:MS\n".to_string()
+            "error: invalid --goodput: \"ttft\" is not NAME:LIMIT (for example ttft:500, p99_ttft:500 or mean_tpot_ms<=50)\n"
+                .to_string()
         )
     );
     // A port that is taken: the address, then the system's reason.

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use benchlens::loadgen::client::Backend;
-use benchlens::loadgen::{run_with_stop, MockOpts, MockServer, RunOpts};
+use benchlens::loadgen::{run_with_stop, MockOpts, MockServer, Rate, RunOpts};
 use benchlens::model::{canonical, LatencyMetric, MetricKey, Stat};
 use tokio::sync::watch;
 
@@ -35,7 +35,7 @@ async fn stages_are_the_product_of_rates_and_concurrencies() {
     let mut o = opts(dir.path());
     o.base_url = mock.base_url();
     o.backend = Backend::OpenAiChat;
-    o.request_rate = vec!["200".into(), "inf".into()];
+    o.request_rate = vec![Rate(200.0), Rate::INF];
     o.max_concurrency = vec![2, 8];
     o.num_prompts = 20;
     o.warmup = 3;
@@ -126,7 +126,7 @@ async fn stopping_keeps_what_was_measured_and_marks_it_partial() {
     let dir = tempfile::tempdir().unwrap();
     let mut o = opts(dir.path());
     o.mock = true;
-    o.request_rate = vec!["50".into(), "100".into()];
+    o.request_rate = vec![Rate(50.0), Rate(100.0)];
     o.num_prompts = 1000;
     o.result_filename = Some("partial.json".into());
     let (tx, rx) = watch::channel(false);
@@ -249,7 +249,7 @@ async fn api_key_and_headers_reach_the_server_and_duration_stages_end_on_time() 
     o.headers = vec!["Authorization=Bearer sekrit".into()];
     o.model = None; // found through /v1/models, which also needs the key
     o.duration = Some(0.5);
-    o.request_rate = vec!["40".into()];
+    o.request_rate = vec![Rate(40.0)];
     let started = std::time::Instant::now();
     let out = run(o).await.unwrap();
     assert!(started.elapsed() < Duration::from_secs(3));

@@ -4,7 +4,7 @@
 //! `--save-detailed`, and the recorded command line uses vLLM's flag names.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
-use benchlens::loadgen::{run_with_stop, MockOpts, MockServer, RunOpts};
+use benchlens::loadgen::{run_with_stop, MockOpts, MockServer, Rate, RunOpts};
 use benchlens::model::canonical;
 use serde_json::Value;
 use tokio::sync::watch;
@@ -49,7 +49,7 @@ async fn run(dir: &std::path::Path, url: String, detailed: bool) -> benchlens::l
         input_len: 12,
         output_len: Some(6),
         num_prompts: 10,
-        request_rate: vec!["50".into()],
+        request_rate: vec![Rate(50.0)],
         max_concurrency: vec![4],
         vllm_compatible: true,
         save_detailed: detailed,

@@ -20,7 +20,8 @@ mod search;
 mod window;
 
 pub use objectives::{
-    judge, CapacitySlo, Objective, ObjectiveCheck, RequestOutcome, SloError, SloMetric, Verdict,
+    judge, parse_item, Bounded, CapacitySlo, Item, Objective, ObjectiveCheck, RequestOutcome,
+    SloError, SloMetric, Verdict,
 };
 pub use search::{Capacity, ProbeOutcome, Search, SearchConfig, SearchConfigError, Step};
 pub use window::{

@@ -12,6 +12,7 @@
 
 use std::collections::BTreeMap;
 
+use super::capacity::{parse_item, Bounded};
 use super::export::{Cell, TextColumn, TextTable};
 use super::SeriesSlots;
 use crate::charts::style::format_value;
@@ -37,26 +38,33 @@ pub struct SloParseError {
 }
 
 impl SloLimit {
-    /// Parses `p99_ttft_ms<=500` (also `≤`, spaces allowed).
+    /// Parses one limit with the one objectives parser ([`parse_item`]): a figure the records
+    /// hold, `p99_ttft_ms<=500` or `p99_ttft:500` (also `≤`, spaces allowed), `mean_tpot_ms<=50`.
+    /// A per-request bound (`ttft:500`) needs each request, which records do not hold.
     pub fn parse(text: &str) -> Result<SloLimit, SloParseError> {
-        let err = |why: &str| SloParseError {
+        let err = |why: String| SloParseError {
             text: text.to_string(),
-            why: why.to_string(),
+            why,
         };
-        let (name, value) = text
-            .split_once("<=")
-            .or_else(|| text.split_once('≤'))
-            .ok_or_else(|| err("expected METRIC<=VALUE, e.g. p99_ttft_ms<=500"))?;
-        let metric = MetricKey::from_name(name.trim())
-            .ok_or_else(|| err(&format!("unknown metric {:?}", name.trim())))?;
-        let max_value: f64 = value
-            .trim()
-            .parse()
-            .map_err(|_| err(&format!("{:?} is not a number", value.trim())))?;
-        if !max_value.is_finite() {
-            return Err(err("the limit must be a finite number"));
-        }
-        Ok(SloLimit { metric, max_value })
+        let item = parse_item(text).map_err(|e| err(e.to_string()))?;
+        let metric = match item.bounded {
+            Bounded::Figure(k) => k,
+            Bounded::Percentile(p, m) => MetricKey::from_name(&format!("p{p}_{}_ms", m.name()))
+                .ok_or_else(|| err(format!("no figure p{p}_{}_ms", m.name())))?,
+            Bounded::Request(m) => {
+                return Err(err(format!(
+                    "{} bounds every request; limits apply to recorded figures, e.g. \
+                     p99_{}_ms<=500 or mean_{}_ms<=500",
+                    m.name(),
+                    m.name(),
+                    m.name()
+                )))
+            }
+        };
+        Ok(SloLimit {
+            metric,
+            max_value: item.limit,
+        })
     }
 }
 
@@ -543,9 +551,17 @@ mod tests {
             500.0
         );
         let e = SloLimit::parse("ttft<500").unwrap_err();
-        assert!(e.to_string().contains("expected METRIC<=VALUE"), "{e}");
+        assert!(e.to_string().contains("is not NAME:LIMIT"), "{e}");
         let e = SloLimit::parse("nope<=5").unwrap_err();
-        assert!(e.to_string().contains("unknown metric \"nope\""), "{e}");
+        assert!(e.to_string().contains("unknown objective \"nope\""), "{e}");
+        // The objectives' other forms: a percentile as a capacity writes it, and a bound on
+        // every request, which records cannot answer.
+        assert_eq!(
+            SloLimit::parse("p99_ttft:500"),
+            SloLimit::parse("p99_ttft_ms<=500")
+        );
+        let e = SloLimit::parse("ttft:500").unwrap_err();
+        assert!(e.to_string().contains("bounds every request"), "{e}");
     }
 
     #[test]

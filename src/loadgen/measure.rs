@@ -20,6 +20,7 @@ use std::collections::BTreeMap;
 
 use super::record::{ChunkArrival, LengthFlag, RequestRecord};
 use super::stats::{summarize_owned, StreamedSummary, Summary};
+use crate::analysis::capacity::{parse_item, Bounded, SloError, SloMetric};
 
 /// Service-level objectives for goodput, in milliseconds (vLLM's `--goodput ttft:MS tpot:MS e2el:MS`).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -32,60 +33,27 @@ pub struct Slo {
     pub e2el_ms: Option<f64>,
 }
 
-/// Why a `--goodput` item was refused.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum SloError {
-    /// No `:` between the metric and the limit.
-    #[error("{item:?} is not NAME:MS")]
-    NotNameColonMs {
-        /// The item as given.
-        item: String,
-    },
-    /// The limit is not a finite number of milliseconds at least 0.
-    #[error("{item:?}: {value:?} is not a number of milliseconds")]
-    NotMilliseconds {
-        /// The item as given.
-        item: String,
-        /// The part after the `:`.
-        value: String,
-    },
-    /// A metric other than `ttft`, `tpot` and `e2el`.
-    #[error("{item:?}: unknown metric {name:?} (ttft, tpot, e2el)")]
-    UnknownMetric {
-        /// The item as given.
-        item: String,
-        /// The part before the `:`.
-        name: String,
-    },
-}
-
 impl Slo {
-    /// Parses `ttft:500 tpot:50 e2el:2000` items (one per argument).
+    /// Parses `ttft:500 tpot:50 e2el:2000` items (one or several per argument) with the one
+    /// objectives parser ([`parse_item`]); `run --goodput` counts requests, so it takes vLLM's
+    /// per-request bounds on TTFT, TPOT and E2EL only.
     pub fn parse(items: &[String]) -> Result<Option<Slo>, SloError> {
         if items.is_empty() {
             return Ok(None);
         }
         let mut slo = Slo::default();
         for item in items.iter().flat_map(|s| s.split_whitespace()) {
-            let (k, v) = item
-                .split_once(':')
-                .ok_or_else(|| SloError::NotNameColonMs { item: item.into() })?;
-            let ms: f64 = v
-                .parse()
-                .ok()
-                .filter(|x: &f64| x.is_finite() && *x >= 0.0)
-                .ok_or_else(|| SloError::NotMilliseconds {
-                    item: item.into(),
-                    value: v.into(),
-                })?;
-            match k {
-                "ttft" => slo.ttft_ms = Some(ms),
-                "tpot" => slo.tpot_ms = Some(ms),
-                "e2el" => slo.e2el_ms = Some(ms),
+            let parsed = parse_item(item)?;
+            match parsed.bounded {
+                Bounded::Request(SloMetric::Ttft) => slo.ttft_ms = Some(parsed.limit),
+                Bounded::Request(SloMetric::Tpot) => slo.tpot_ms = Some(parsed.limit),
+                Bounded::Request(SloMetric::E2el) => slo.e2el_ms = Some(parsed.limit),
                 _ => {
-                    return Err(SloError::UnknownMetric {
-                        item: item.into(),
-                        name: k.into(),
+                    return Err(SloError::NotHere {
+                        item: item.to_string(),
+                        why: "run's goodput counts the requests within every bound, as vLLM's: \
+                              ttft, tpot and e2el (stage percentiles such as p99_ttft are \
+                              sweep's)",
                     })
                 }
             }
@@ -840,20 +808,29 @@ mod tests {
         );
         assert_eq!(
             Slo::parse(&["foo:5".into()]),
-            Err(SloError::UnknownMetric {
+            Err(SloError::Name {
                 item: "foo:5".into(),
                 name: "foo".into()
             })
         );
         assert_eq!(
             Slo::parse(&["ttft".into()]),
-            Err(SloError::NotNameColonMs {
-                item: "ttft".into()
-            })
+            Err(SloError::Shape("ttft".into()))
         );
         assert_eq!(
             Slo::parse(&["ttft:-1".into()]).unwrap_err().to_string(),
-            "\"ttft:-1\": \"-1\" is not a number of milliseconds"
+            "\"ttft:-1\": the bound is not a number of milliseconds"
         );
+        // The one objectives parser: `<=` and `_ms` read too; a percentile or ITL is sweep's.
+        let slo = Slo::parse(&["ttft_ms<=300 e2el:2000".into()])
+            .unwrap()
+            .unwrap();
+        assert_eq!((slo.ttft_ms, slo.e2el_ms), (Some(300.0), Some(2000.0)));
+        for other in ["p99_ttft:500", "itl:40", "mean_ttft_ms<=5"] {
+            assert!(
+                matches!(Slo::parse(&[other.into()]), Err(SloError::NotHere { .. })),
+                "{other}"
+            );
+        }
     }
 }

@@ -43,7 +43,7 @@ mod stage;
 mod tally;
 mod vllm_command;
 
-pub use opts::{DatasetKind, RunOpts};
+pub use opts::{DatasetKind, Rate, RunOpts};
 pub use prepare::parse_header;
 pub use vllm_command::vllm_command_line;
 

@@ -16,7 +16,7 @@ use super::capacity::{
 };
 use super::measure::request_latencies;
 use super::report;
-use super::run::{run_with_stop, steady_window_of, RunOpts};
+use super::run::{run_with_stop, steady_window_of, Rate, RunOpts};
 use super::LoadgenError;
 use crate::model::{MetricKey, Record};
 
@@ -105,7 +105,7 @@ fn invalid(option: &'static str, message: impl ToString) -> LoadgenError {
 fn prepare(opts: &SweepOpts) -> Result<(CapacitySlo, Search), LoadgenError> {
     let slo = CapacitySlo::parse(&opts.run.goodput, opts.min_good_pct)
         .map_err(|e| invalid("goodput", e))?;
-    if opts.over == SweepOver::Rate && opts.run.request_rate != ["inf"] {
+    if opts.over == SweepOver::Rate && opts.run.request_rate != [Rate::INF] {
         return Err(invalid(
             "request-rate",
             "the sweep chooses the request rate; give --start and --max-load instead",
@@ -147,7 +147,7 @@ fn prepare(opts: &SweepOpts) -> Result<(CapacitySlo, Search), LoadgenError> {
 fn probe_opts(opts: &SweepOpts, slo: &CapacitySlo, k: usize, load: f64) -> RunOpts {
     let mut run = opts.run.clone();
     match opts.over {
-        SweepOver::Rate => run.request_rate = vec![load.to_string()],
+        SweepOver::Rate => run.request_rate = vec![Rate(load)],
         SweepOver::Concurrency => {
             run.max_concurrency = vec![load as u64];
         }
@@ -442,7 +442,7 @@ mod tests {
         let o = opts(&["--goodput", "ttft:300 p99_ttft:500 itl:40", "--seed", "7"]);
         let (slo, _) = prepare(&o).unwrap();
         let run = probe_opts(&o, &slo, 2, 12.5);
-        assert_eq!(run.request_rate, vec!["12.5"]);
+        assert_eq!(run.request_rate, vec![Rate(12.5)]);
         assert_eq!(run.duration, Some(PROBE_SECONDS));
         assert_eq!(run.seed, 9);
         assert_eq!(run.goodput, vec!["ttft:300"]);
@@ -458,7 +458,7 @@ mod tests {
         let (slo, _) = prepare(&c).unwrap();
         let run = probe_opts(&c, &slo, 0, 16.0);
         assert_eq!(run.max_concurrency, vec![16]);
-        assert_eq!(run.request_rate, vec!["inf"]);
+        assert_eq!(run.request_rate, vec![Rate::INF]);
         assert_eq!(run.duration, Some(5.0));
     }
 }

@@ -1,12 +1,16 @@
-//! Objectives for a capacity: vLLM's per-request `--goodput` form (`ttft:500`) and percentile
-//! objectives (`p99_ttft:500`), the share of requests that must be good, and a probe judged
-//! against them ([`judge`]). A failed request is never good and counts as beyond every bound.
+//! Objectives: the one way they are written, read by [`parse_item`] wherever they are given
+//! (`run --goodput`, `sweep --goodput`, the explorer's SLO view and its link): vLLM's
+//! per-request form (`ttft:500`), stage percentiles (`p99_ttft:500`) and, for the SLO view,
+//! any figure a result file records (`mean_tpot_ms<=50`). Then, for a capacity, the share of
+//! requests that must be good, and a probe judged against them ([`judge`]). A failed request
+//! is never good and counts as beyond every bound.
 
 use std::fmt;
 
 use thiserror::Error;
 
 use crate::analysis::stats::percentile_sorted;
+use crate::model::MetricKey;
 
 /// A latency measured per request that an objective can bound.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -22,8 +26,9 @@ pub enum SloMetric {
 }
 
 impl SloMetric {
+    /// `ttft`, `tpot`, `itl`, `e2el`, with or without `_ms`.
     fn parse(name: &str) -> Option<SloMetric> {
-        match name {
+        match name.strip_suffix("_ms").unwrap_or(name) {
             "ttft" => Some(SloMetric::Ttft),
             "tpot" => Some(SloMetric::Tpot),
             "itl" => Some(SloMetric::Itl),
@@ -66,12 +71,12 @@ impl fmt::Display for Objective {
 /// Why an objective list does not parse.
 #[derive(Debug, Error, PartialEq)]
 pub enum SloError {
-    /// An item without `NAME:MS`.
-    #[error("{0:?} is not NAME:MS (for example ttft:500 or p99_ttft:500)")]
+    /// An item without `NAME:LIMIT` (or `NAME<=LIMIT`).
+    #[error("{0:?} is not NAME:LIMIT (for example ttft:500, p99_ttft:500 or mean_tpot_ms<=50)")]
     Shape(String),
     /// A name that is neither a metric nor `pNN_metric`.
     #[error(
-        "{item:?}: unknown objective {name:?} (ttft, tpot, itl, e2el, optionally as pNN_ttft …)"
+        "{item:?}: unknown objective {name:?} (ttft, tpot, itl, e2el, optionally as pNN_ttft …, or a metric name)"
     )]
     Name {
         /// The whole item.
@@ -79,10 +84,18 @@ pub enum SloError {
         /// The part before the colon.
         name: String,
     },
+    /// An objective of a kind this use does not take.
+    #[error("{item:?}: {why}")]
+    NotHere {
+        /// The item as given.
+        item: String,
+        /// What the use takes instead.
+        why: &'static str,
+    },
     /// A percentile outside (0, 100].
     #[error("{0:?}: the percentile must be above 0 and at most 100")]
     Percentile(String),
-    /// A bound that is not a finite, non-negative number.
+    /// A bound that is not a finite number (not below 0 for a latency).
     #[error("{0:?}: the bound is not a number of milliseconds")]
     Limit(String),
     /// A share of good requests outside [0, 100].
@@ -98,6 +111,70 @@ pub enum SloError {
         "{0:?} is not ITEMS, at least N% of requests good (as a sweep records its objectives)"
     )]
     Recorded(String),
+}
+
+/// What one objective bounds.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Bounded {
+    /// Every request's latency (`ttft:500`, vLLM's `--goodput`).
+    Request(SloMetric),
+    /// A percentile of a stage's request latencies (`p99_ttft:500`, also `p99_ttft_ms<=500`).
+    Percentile(f64, SloMetric),
+    /// Another figure a result file records (`mean_tpot_ms<=50`, `output_throughput>=…` is not
+    /// a form: every objective is an upper bound).
+    Figure(MetricKey),
+}
+
+/// One objective as written: what it bounds and the bound (in ms for latencies, else in the
+/// figure's unit).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Item {
+    /// What is bounded.
+    pub bounded: Bounded,
+    /// The largest value that meets it.
+    pub limit: f64,
+}
+
+/// Reads one objective: `NAME:LIMIT` or `NAME<=LIMIT` (also `≤`, spaces allowed), the name a
+/// per-request latency (`ttft`, `tpot`, `itl`, `e2el`, `_ms` optional), `pNN_` and one of
+/// them, or any metric name of a result file; the limit a finite number, at least 0 for
+/// latencies. Each use says which kinds it takes.
+pub fn parse_item(item: &str) -> Result<Item, SloError> {
+    let text = item.trim();
+    let (name, value) = text
+        .split_once("<=")
+        .or_else(|| text.split_once('≤'))
+        .or_else(|| text.split_once(':'))
+        .ok_or_else(|| SloError::Shape(text.to_string()))?;
+    let name = name.trim();
+    let limit: f64 = value
+        .trim()
+        .parse()
+        .ok()
+        .filter(|x: &f64| x.is_finite())
+        .ok_or_else(|| SloError::Limit(text.to_string()))?;
+    let unknown = || SloError::Name {
+        item: text.to_string(),
+        name: name.to_string(),
+    };
+    let percentile = name
+        .strip_prefix('p')
+        .and_then(|r| r.split_once('_'))
+        .and_then(|(p, m)| Some((p.parse::<f64>().ok()?, SloMetric::parse(m)?)));
+    let bounded = if let Some(m) = SloMetric::parse(name) {
+        Bounded::Request(m)
+    } else if let Some((p, m)) = percentile {
+        if !(p > 0.0 && p <= 100.0) {
+            return Err(SloError::Percentile(text.to_string()));
+        }
+        Bounded::Percentile(p, m)
+    } else {
+        Bounded::Figure(MetricKey::from_name(name).ok_or_else(unknown)?)
+    };
+    if !matches!(bounded, Bounded::Figure(_)) && limit < 0.0 {
+        return Err(SloError::Limit(text.to_string()));
+    }
+    Ok(Item { bounded, limit })
 }
 
 /// The objectives a probe must meet.
@@ -118,30 +195,19 @@ impl CapacitySlo {
         }
         let mut objectives = Vec::new();
         for item in items.iter().flat_map(|s| s.split_whitespace()) {
-            let (name, value) = item
-                .split_once(':')
-                .ok_or_else(|| SloError::Shape(item.to_string()))?;
-            let limit_ms: f64 = value
-                .parse()
-                .ok()
-                .filter(|x: &f64| x.is_finite() && *x >= 0.0)
-                .ok_or_else(|| SloError::Limit(item.to_string()))?;
-            let unknown = || SloError::Name {
-                item: item.to_string(),
-                name: name.to_string(),
-            };
-            let (percentile, metric) = match name.strip_prefix('p').and_then(|r| r.split_once('_'))
-            {
-                Some((p, metric)) => {
-                    let p: f64 = p.parse().map_err(|_| unknown())?;
-                    if !(p > 0.0 && p <= 100.0) {
-                        return Err(SloError::Percentile(item.to_string()));
-                    }
-                    (Some(p), metric)
+            let parsed = parse_item(item)?;
+            let (metric, percentile) = match parsed.bounded {
+                Bounded::Request(m) => (m, None),
+                Bounded::Percentile(p, m) => (m, Some(p)),
+                Bounded::Figure(_) => {
+                    return Err(SloError::NotHere {
+                        item: item.to_string(),
+                        why: "a capacity judges each probe's requests: bound ttft, tpot, itl or \
+                              e2el, or a percentile of them (p99_ttft:500)",
+                    })
                 }
-                None => (None, name),
             };
-            let metric = SloMetric::parse(metric).ok_or_else(unknown)?;
+            let limit_ms = parsed.limit;
             objectives.push(Objective {
                 metric,
                 percentile,
@@ -353,6 +419,48 @@ pub fn judge(slo: &CapacitySlo, requests: &[RequestOutcome]) -> Verdict {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_parser_reads_every_form_of_objective() {
+        let read = |t: &str| parse_item(t).map(|i| (i.bounded, i.limit));
+        assert_eq!(
+            read("ttft:500"),
+            Ok((Bounded::Request(SloMetric::Ttft), 500.0))
+        );
+        assert_eq!(
+            read(" e2el_ms <= 2000 "),
+            Ok((Bounded::Request(SloMetric::E2el), 2000.0))
+        );
+        assert_eq!(read("p99_ttft:500"), read("p99_ttft_ms<=500"));
+        assert_eq!(
+            read("p99.9_itl_ms≤40"),
+            Ok((Bounded::Percentile(99.9, SloMetric::Itl), 40.0))
+        );
+        assert_eq!(
+            read("mean_tpot_ms<=50"),
+            Ok((
+                Bounded::Figure(MetricKey::from_name("mean_tpot_ms").unwrap()),
+                50.0
+            ))
+        );
+        assert_eq!(read("ttft=5"), Err(SloError::Shape("ttft=5".into())));
+        assert_eq!(
+            read("p0_ttft:5"),
+            Err(SloError::Percentile("p0_ttft:5".into()))
+        );
+        assert_eq!(read("ttft:-1"), Err(SloError::Limit("ttft:-1".into())));
+        assert_eq!(read("ttft:inf"), Err(SloError::Limit("ttft:inf".into())));
+        assert!(matches!(read("nope:5"), Err(SloError::Name { .. })));
+        // A capacity takes requests and percentiles, not recorded figures.
+        assert!(matches!(
+            CapacitySlo::parse(&["mean_tpot_ms<=50".into()], 100.0),
+            Err(SloError::NotHere { .. })
+        ));
+        assert_eq!(
+            CapacitySlo::parse(&["p99_ttft_ms<=500 ttft:300".into()], 100.0),
+            CapacitySlo::parse(&["p99_ttft:500".into(), "ttft:300".into()], 100.0)
+        );
+    }
 
     fn items(s: &str) -> Vec<String> {
         vec![s.to_string()]

@@ -2,6 +2,7 @@
 //! ([`DatasetKind`]): names, defaults and help text, nothing checked here (see
 //! [`super::prepare`]).
 
+use std::fmt;
 use std::path::PathBuf;
 
 use crate::loadgen::client::Backend;
@@ -9,6 +10,42 @@ use crate::loadgen::dataset::PrefixOrder;
 use crate::loadgen::report::PercentileMetric;
 use crate::loadgen::schedule::RampStrategy;
 use crate::loadgen::shard::Shard;
+
+/// A request rate as `--request-rate` takes it: requests per second, a positive number, or
+/// `inf` (any case: every request at once). Parsed here, at the command line, once.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Rate(pub f64);
+
+impl Rate {
+    /// Every request at once.
+    pub const INF: Rate = Rate(f64::INFINITY);
+}
+
+impl std::str::FromStr for Rate {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Rate, String> {
+        let t = s.trim();
+        if t.eq_ignore_ascii_case("inf") {
+            return Ok(Rate::INF);
+        }
+        t.parse::<f64>()
+            .ok()
+            .filter(|v| *v > 0.0 && v.is_finite())
+            .map(Rate)
+            .ok_or_else(|| format!("{t:?} is not a positive number or inf"))
+    }
+}
+
+impl fmt::Display for Rate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0.is_finite() {
+            write!(f, "{}", self.0)
+        } else {
+            f.write_str("inf")
+        }
+    }
+}
 
 /// Where prompts come from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -94,7 +131,7 @@ pub struct RunOpts {
 
     /// Requests per second, a number or `inf`; a comma list runs one stage per value.
     #[arg(long, value_delimiter = ',', default_value = "inf")]
-    pub request_rate: Vec<String>,
+    pub request_rate: Vec<Rate>,
     /// Burstiness of arrivals: gamma shape (1 = Poisson, lower = burstier).
     #[arg(long, default_value_t = 1.0)]
     pub burstiness: f64,

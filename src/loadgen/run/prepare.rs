@@ -8,7 +8,7 @@ use std::time::Duration;
 use hyper::header::{HeaderName, HeaderValue};
 use serde_json::{Map, Value};
 
-use super::opts::{DatasetKind, RunOpts};
+use super::opts::{DatasetKind, Rate, RunOpts};
 use crate::loadgen::client::Timeouts;
 use crate::loadgen::measure::Slo;
 use crate::loadgen::report::PercentileMetric;
@@ -33,29 +33,12 @@ fn invalid_value(
     }
 }
 
-fn parse_rates(items: &[String]) -> Result<Vec<f64>, LoadgenError> {
-    let mut out = Vec::new();
-    for s in items {
-        let t = s.trim();
-        let v = if t.eq_ignore_ascii_case("inf") {
-            f64::INFINITY
-        } else {
-            t.parse::<f64>()
-                .ok()
-                .filter(|v| *v > 0.0 && v.is_finite())
-                .ok_or_else(|| {
-                    invalid(
-                        "request-rate",
-                        format!("{t:?} is not a positive number or inf"),
-                    )
-                })?
-        };
-        out.push(v);
+/// The rates of the stages (`inf` when none is given).
+fn rates_of(items: &[Rate]) -> Vec<f64> {
+    match items {
+        [] => vec![f64::INFINITY],
+        _ => items.iter().map(|r| r.0).collect(),
     }
-    if out.is_empty() {
-        out.push(f64::INFINITY);
-    }
-    Ok(out)
 }
 
 fn parse_pairs(
@@ -174,7 +157,7 @@ fn parse_ramp(opts: &RunOpts) -> Result<Option<Ramp>, LoadgenError> {
             "an exponential ramp must start above 0",
         ));
     }
-    if opts.request_rate != ["inf"] {
+    if opts.request_rate != [Rate::INF] {
         return Err(invalid(
             "request-rate",
             "a ramp sets the rate: give --ramp-up-start-rps and --ramp-up-end-rps only",
@@ -188,7 +171,7 @@ fn parse_ramp(opts: &RunOpts) -> Result<Option<Ramp>, LoadgenError> {
 }
 
 pub(super) fn prepare(opts: &RunOpts) -> Result<Prepared, LoadgenError> {
-    let rates = parse_rates(&opts.request_rate)?;
+    let rates = rates_of(&opts.request_rate);
     let ramp = parse_ramp(opts)?;
     if !(opts.burstiness > 0.0 && opts.burstiness.is_finite()) {
         return Err(invalid(
@@ -299,7 +282,6 @@ pub(super) fn run_fingerprint(
     server: &str,
     endpoint: &str,
 ) -> BTreeMap<&'static str, String> {
-    let list = |v: &[String]| v.join(",");
     let opt = |v: Option<String>| v.unwrap_or_default();
     BTreeMap::from([
         ("model", model.to_string()),
@@ -325,7 +307,14 @@ pub(super) fn run_fingerprint(
         ("tokenizer", opts.tokenizer.clone()),
         ("ignore_eos", opts.ignore_eos.to_string()),
         ("extra_body", opt(opts.extra_body.clone())),
-        ("request_rate", list(&opts.request_rate)),
+        (
+            "request_rate",
+            opts.request_rate
+                .iter()
+                .map(Rate::to_string)
+                .collect::<Vec<_>>()
+                .join(","),
+        ),
         ("burstiness", opts.burstiness.to_string()),
         (
             "ramp_up",
@@ -406,14 +395,26 @@ mod tests {
                 .map(|e| format!("{:#}", anyhow::Error::from(e)))
                 .unwrap_or_default()
         };
-        assert!(bad(&|o| o.request_rate = vec!["fast".into()]).contains("--request-rate"));
+        // A rate is checked where the command line is parsed.
+        assert_eq!(
+            "fast".parse::<Rate>(),
+            Err("\"fast\" is not a positive number or inf".to_string())
+        );
+        for bad_rate in ["0", "-2", "NaN", "infinity", ""] {
+            assert!(bad_rate.parse::<Rate>().is_err(), "{bad_rate}");
+        }
+        assert_eq!(" INF ".parse::<Rate>(), Ok(Rate::INF));
+        assert_eq!(
+            "12.5".parse::<Rate>().map(|r| r.to_string()),
+            Ok("12.5".into())
+        );
         assert!(bad(&|o| o.burstiness = 0.0).contains("--burstiness"));
         assert!(bad(&|o| o.duration = Some(5.0)).contains("--max-concurrency"));
         assert!(bad(&|o| o.extra_body = Some("[1]".into())).contains("--extra-body"));
         assert!(bad(&|o| o.tags = vec!["novalue".into()]).contains("--tag"));
         assert_eq!(
             bad(&|o| o.goodput = vec!["ttft".into()]),
-            "invalid --goodput: \"ttft\" is not NAME:MS"
+            "invalid --goodput: \"ttft\" is not NAME:LIMIT (for example ttft:500, p99_ttft:500 or mean_tpot_ms<=50)"
         );
         assert_eq!(
             bad(&|o| o.percentile_metrics = "ttft,p99".into()),
@@ -422,10 +423,8 @@ mod tests {
         );
         assert!(bad(&|o| o.extra_body = Some("{".into()))
             .starts_with("invalid --extra-body: EOF while parsing an object"));
-        assert_eq!(
-            parse_rates(&["1".into(), "inf".into()]).unwrap(),
-            vec![1.0, f64::INFINITY]
-        );
+        assert_eq!(rates_of(&[Rate(1.0), Rate::INF]), vec![1.0, f64::INFINITY]);
+        assert_eq!(rates_of(&[]), vec![f64::INFINITY]);
     }
 
     #[test]
