@@ -359,26 +359,40 @@ pub fn read_columnar(source: &str, bytes: &[u8]) -> Result<Contents, IngestError
         return read_json(source, decoded);
     }
     let sniffed = sniff(source, &decoded.text)?;
-    if matches!(sniffed.format, Format::GenericCsv | Format::CanonicalCsv)
-        && matches!(sniffed.body, Body::Text)
-        && names::parse_file_name(source).values.is_empty()
-    {
-        if let Some(mut c) = table::read_csv_columns(
+    let plain_text =
+        matches!(sniffed.body, Body::Text) && names::parse_file_name(source).values.is_empty();
+    let columns = match sniffed.format {
+        Format::GenericCsv | Format::CanonicalCsv if plain_text => table::read_csv_columns(
             source,
             sniffed.format,
             &decoded.text,
             sniffed.newlines,
             decoded.warnings.clone(),
-        ) {
-            // As `Stamp` does for records.
-            let mut none_completed = sanity::NoneCompleted::default();
-            none_completed.columns(&mut c.columns);
-            let mut impossible = sanity::Impossible::default();
-            impossible.columns(c.columns.metrics());
-            c.warnings.extend(impossible.warnings());
-            c.warnings.extend(none_completed.warning());
-            return Ok(Contents::Columns(Box::new(c)));
+        ),
+        // One plain markdown table: its rows go into columns as a CSV's do.
+        Format::MarkdownTable if plain_text => {
+            match table::markdown_headers(&decoded.text).as_slice() {
+                [t] => table::read_markdown_columns(
+                    source,
+                    sniffed.format,
+                    t,
+                    &decoded.text,
+                    decoded.warnings.clone(),
+                ),
+                _ => None,
+            }
         }
+        _ => None,
+    };
+    if let Some(mut c) = columns {
+        // As `Stamp` does for records.
+        let mut none_completed = sanity::NoneCompleted::default();
+        none_completed.columns(&mut c.columns);
+        let mut impossible = sanity::Impossible::default();
+        impossible.columns(c.columns.metrics());
+        c.warnings.extend(impossible.warnings());
+        c.warnings.extend(none_completed.warning());
+        return Ok(Contents::Columns(Box::new(c)));
     }
     read_sniffed(source, decoded, sniffed, None).map(Contents::Records)
 }

@@ -111,6 +111,49 @@ fn plain_cell(r: usize, c: usize) -> String {
     }
 }
 
+/// `csv` (a table from [`table`]) as a markdown table.
+fn markdown(csv: &str) -> String {
+    let mut lines = csv.lines();
+    let header = lines.next().unwrap_or("");
+    let cells = |l: &str| format!("| {} |", l.split(',').collect::<Vec<_>>().join(" | "));
+    let mut out = format!("{}\n", cells(header));
+    out.push_str(&format!("|{}\n", "---|".repeat(header.split(',').count())));
+    for l in lines {
+        out.push_str(&cells(l));
+        out.push('\n');
+    }
+    out
+}
+
+#[test]
+fn markdown_tables_read_the_same_either_way() {
+    let plain = markdown(&table(HEADER, 400, plain_cell));
+    assert!(same("plain.md", plain.as_bytes()));
+    // Bold cells (an author's best row) read as the others.
+    let bold = markdown(&table(HEADER, 60, |r, c| match r % 9 {
+        0 => format!("**{}**", plain_cell(r, c)),
+        _ => plain_cell(r, c),
+    }));
+    assert!(same("bold.md", bold.as_bytes()));
+    let holes = markdown(&table(HEADER, 200, |r, c| match (r + c) % 7 {
+        0 => String::new(),
+        1 if c > 4 => "-".into(),
+        _ => plain_cell(r, c),
+    }));
+    same("holes.md", holes.as_bytes());
+    // Context from a heading, two tables, a short row: the row reader's.
+    assert!(!same(
+        "titled.md",
+        format!("# llama-3-8b\n\n{plain}").as_bytes()
+    ));
+    assert!(!same(
+        "two.md",
+        format!("{plain}\ntext\n\n{plain}").as_bytes()
+    ));
+    let short = plain.replacen("| n1 |", "|", 1);
+    assert!(!same("short.md", short.as_bytes()));
+}
+
 #[test]
 fn generated_tables_read_the_same_either_way() {
     // Plain: read into columns.

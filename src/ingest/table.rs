@@ -39,7 +39,7 @@ mod text_tables;
 mod tgi;
 mod words;
 
-pub(crate) use columnar::read_csv_columns;
+pub(crate) use columnar::{read_csv_columns, read_markdown_columns};
 pub(crate) use columns::auto_mapping;
 use columns::merge_mapping;
 use delimited::read_csv;
@@ -48,8 +48,8 @@ pub(crate) use llama_bench::{
     read_json as read_llama_bench_json, read_text as read_llama_bench_text,
 };
 pub(crate) use rows::{rows_to_records, RowsContext};
-pub(crate) use text_tables::markdown_tables;
 use text_tables::pandas_table;
+pub(crate) use text_tables::{markdown_headers, markdown_tables};
 pub(crate) use tgi::read_tgi;
 pub(crate) use words::{is_gpu_word, ENGINES};
 

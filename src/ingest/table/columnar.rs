@@ -21,8 +21,11 @@
 use super::cells::{
     cell_number, decimal_prefix, gpu_and_count, plain_decimal, plain_text, trim_cell,
 };
-use super::delimited::{csv_delimiter, csv_reader, next_row, sample_plain_rows, sample_rows};
+use super::delimited::{
+    csv_delimiter, csv_reader, next_row, sample_plain_rows, sample_rows, SAMPLE_ROWS,
+};
 use super::rows::Cells;
+use super::text_tables::first_table_rows;
 use super::{auto_mapping, note_mapping, push_mapping, ColumnMapping, Table};
 use crate::ingest::text::snake;
 use crate::ingest::{Format, Ingested, IngestedColumns, Warning};
@@ -845,6 +848,47 @@ pub(crate) fn read_csv_columns(
         });
     }
     Some(read)
+}
+
+/// Reads the one markdown table of `text` (`format` [`Format::MarkdownTable`]; `head` is it as
+/// [`markdown_headers`](super::text_tables::markdown_headers) gives it) into columns, its rows
+/// split and appended one at a time, or `None` when it needs the row reader: context from
+/// headings or a section, a row whose cell count differs from the header's, or anything the
+/// CSV path also gives up on (see the [module](self) docs). The columns are mapped from the
+/// first [`SAMPLE_ROWS`] rows, as the row reader maps them. `warnings` are the decoding's.
+pub(crate) fn read_markdown_columns(
+    source: &str,
+    format: Format,
+    head: &Table,
+    text: &str,
+    warnings: Vec<Warning>,
+) -> Option<IngestedColumns> {
+    if !head.context.is_empty() || head.section.is_some() {
+        return None;
+    }
+    let width = head.headers.len();
+    let mut rows = first_table_rows(text);
+    let mut t = Table {
+        headers: head.headers.clone(),
+        ..Table::default()
+    };
+    for (line, cells) in rows.by_ref().take(SAMPLE_ROWS) {
+        if cells.len() != width {
+            return None;
+        }
+        t.rows.push((line, cells));
+    }
+    let newlines = memchr::memchr_iter(b'\n', text.as_bytes()).count();
+    let mut out = Ingested::new(format);
+    out.warnings = warnings;
+    let mut app = start(&t, newlines, source, Rules::Table, &mut out)?;
+    for (line, cells) in rows {
+        if cells.len() != width {
+            return None;
+        }
+        app.row(line, &cells, &mut out.warnings).ok()?;
+    }
+    Some(finish(app, out))
 }
 
 /// Reads text with quotes, split by the `csv` crate.

@@ -22,7 +22,7 @@ pub(super) fn csv_delimiter(header: &str) -> Option<u8> {
 }
 
 /// Rows read before the mapping is fixed (to tell numeric columns from text ones).
-const SAMPLE_ROWS: usize = 200;
+pub(super) const SAMPLE_ROWS: usize = 200;
 
 /// The `csv` crate's reader for `text`: rows of any width, no header (the first row is read
 /// as one).

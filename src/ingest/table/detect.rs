@@ -2,7 +2,7 @@
 //! markdown tables, genai-perf or canonical CSV, any other delimited table, a pandas printout.
 
 use super::delimited::csv_delimiter;
-use super::{markdown_tables, pandas_table, Table};
+use super::{markdown_headers, pandas_table, Table};
 use crate::ingest::Format;
 use crate::model::canonical;
 
@@ -13,7 +13,7 @@ use crate::model::canonical;
 pub(crate) fn classify_text(text: &str, may_have_tables: bool) -> Option<(Format, String)> {
     // A markdown table needs a `|`; without one, skip splitting every line of a large CSV.
     let md = if may_have_tables && memchr::memchr(b'|', text.as_bytes()).is_some() {
-        markdown_tables(text)
+        markdown_headers(text)
     } else {
         Vec::new()
     };

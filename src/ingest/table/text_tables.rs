@@ -5,13 +5,16 @@ use super::words::{is_gpu_word, ENGINES};
 use super::Table;
 use crate::model::Dim;
 
-fn split_md_row(line: &str) -> Vec<String> {
+/// A markdown row's cells, straight into one record (no string a cell).
+fn split_md_row(line: &str) -> csv::StringRecord {
     let t = line.trim();
     let t = t.strip_prefix('|').unwrap_or(t);
     let t = t.strip_suffix('|').unwrap_or(t);
-    t.split('|')
-        .map(|c| unemphasise(c.trim()).to_string())
-        .collect()
+    let mut record = csv::StringRecord::with_capacity(t.len(), 16);
+    for c in t.split('|') {
+        record.push_field(unemphasise(c.trim()));
+    }
+    record
 }
 
 /// A cell without the markdown emphasis around its whole text (`**64**`, `*0.5*`, `__x__`):
@@ -52,6 +55,31 @@ const TITLE_WORDS: &[&str] = &[
     "notes",
 ];
 
+/// The markdown tables in `text` with their headers and context but no rows: what detection
+/// needs, without reading every row of a large table a first time.
+pub(crate) fn markdown_headers(text: &str) -> Vec<Table> {
+    tables_in(text, false)
+}
+
+/// The rows of the first markdown table in `text` (the one [`markdown_tables`] gives first),
+/// split as they are read: a reader that appends them one at a time never holds them all.
+pub(crate) fn first_table_rows(
+    text: &str,
+) -> impl Iterator<Item = (usize, csv::StringRecord)> + '_ {
+    let mut lines = text.lines().enumerate().peekable();
+    let mut found = false;
+    while let Some((_, l)) = lines.next() {
+        if l.trim().starts_with('|') && lines.peek().is_some_and(|(_, n)| is_md_separator(n)) {
+            lines.next();
+            found = true;
+            break;
+        }
+    }
+    lines
+        .take_while(move |(_, l)| found && l.trim().starts_with('|'))
+        .map(|(i, l)| (i + 1, split_md_row(l)))
+}
+
 /// Markdown tables in `text`, each with the heading context above it.
 ///
 /// A heading's context (model, GPU, engine) lasts until a heading of the same kind replaces it
@@ -59,6 +87,10 @@ const TITLE_WORDS: &[&str] = &[
 /// engine of an earlier `### TRT-LLM` no longer applies. Lines inside code fences are not
 /// headings (`# lmdeploy serve ...` in a shell snippet).
 pub(crate) fn markdown_tables(text: &str) -> Vec<Table> {
+    tables_in(text, true)
+}
+
+fn tables_in(text: &str, with_rows: bool) -> Vec<Table> {
     let lines: Vec<&str> = text.lines().collect();
     let mut tables = Vec::new();
     // Each with the line and the level of the heading that named it.
@@ -113,7 +145,7 @@ pub(crate) fn markdown_tables(text: &str) -> Vec<Table> {
         }
         if line.starts_with('|') && i + 1 < lines.len() && is_md_separator(lines[i + 1]) {
             let mut t = Table {
-                headers: split_md_row(line),
+                headers: split_md_row(line).iter().map(str::to_string).collect(),
                 section: section.clone(),
                 ..Table::default()
             };
@@ -135,11 +167,12 @@ pub(crate) fn markdown_tables(text: &str) -> Vec<Table> {
             }
             i += 2;
             while i < lines.len() && lines[i].trim().starts_with('|') {
-                t.rows
-                    .push((i + 1, csv::StringRecord::from(split_md_row(lines[i]))));
+                if with_rows {
+                    t.rows.push((i + 1, split_md_row(lines[i])));
+                }
                 i += 1;
             }
-            if llama_bench {
+            if llama_bench && with_rows {
                 super::llama_bench::split_spread(&mut t);
             }
             tables.push(t);
