@@ -21,6 +21,7 @@ pub mod order;
 pub mod points;
 pub mod provenance;
 mod record;
+pub mod spread;
 mod store;
 
 pub use dim::{

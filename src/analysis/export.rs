@@ -289,7 +289,10 @@ pub fn comparison_text_table(
                     .iter()
                     .map(|v| v.map_or(Cell::Empty, |v| Cell::number(v, format_value(v)))),
             );
-            cells.push(r.fastest.clone().map_or(Cell::Empty, Cell::Text));
+            cells.push(
+                r.fastest_text(&table.series)
+                    .map_or(Cell::Empty, Cell::Text),
+            );
             cells.push(
                 r.faster_by_pct
                     .map_or(Cell::Empty, |p| Cell::number(p, format_value(p))),

@@ -453,6 +453,7 @@ mod tests {
             y: 1.0,
             first_record: i,
             merge: Default::default(),
+            interval: None,
         };
         let series = vec![
             (
