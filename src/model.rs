@@ -14,6 +14,7 @@ pub mod canonical;
 pub mod civil;
 pub mod columns;
 mod dim;
+pub mod flags;
 mod gaps;
 mod metric;
 mod metrics;

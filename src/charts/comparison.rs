@@ -21,6 +21,9 @@ pub struct ComparisonRow {
     pub values: Vec<Option<f64>>,
     /// Each series' interval at x (see [`crate::charts::series::SeriesPoint::interval`]).
     pub intervals: Vec<Option<Interval>>,
+    /// What to know about the records behind the row's points
+    /// ([`crate::charts::series::SeriesPoint::notes`]), each prefixed with its series' name.
+    pub notes: Vec<String>,
     /// The best series at x (lowest for latencies, highest otherwise), when two or more have
     /// a value.
     pub fastest: Option<String>,
@@ -68,7 +71,7 @@ pub fn comparison_table(series: &[Series], metric: &MetricKey) -> ComparisonTabl
     let names = series_names(series);
     let panels = facets(series);
     // (panel position, x) -> values per series name.
-    type Cells = (Vec<Option<f64>>, Vec<Option<Interval>>);
+    type Cells = (Vec<Option<f64>>, Vec<Option<Interval>>, Vec<String>);
     let mut xs: BTreeMap<(usize, DimValue), Cells> = BTreeMap::new();
     for s in series {
         let panel = panels.iter().position(|f| *f == s.facet).unwrap_or(0);
@@ -76,14 +79,17 @@ pub fn comparison_table(series: &[Series], metric: &MetricKey) -> ComparisonTabl
         for p in &s.points {
             let cells = xs
                 .entry((panel, p.x.clone()))
-                .or_insert_with(|| (vec![None; names.len()], vec![None; names.len()]));
+                .or_insert_with(|| (vec![None; names.len()], vec![None; names.len()], Vec::new()));
             cells.0[si] = Some(p.y);
             cells.1[si] = p.interval;
+            cells
+                .2
+                .extend(p.notes().into_iter().map(|n| format!("{}: {n}", s.name)));
         }
     }
     let rows = xs
         .into_iter()
-        .map(|((panel, x), (values, intervals))| {
+        .map(|((panel, x), (values, intervals, notes))| {
             let mut ranked: Vec<(usize, f64)> = values
                 .iter()
                 .enumerate()
@@ -120,6 +126,7 @@ pub fn comparison_table(series: &[Series], metric: &MetricKey) -> ComparisonTabl
                 x,
                 values,
                 intervals,
+                notes,
                 fastest,
                 faster_by_pct,
                 runner_up,

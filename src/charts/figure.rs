@@ -55,6 +55,9 @@ fn hover_text(ds: &Dataset, s: &Series, p: &SeriesPoint, spec: &ChartSpec) -> St
     if let Some(i) = &p.interval {
         lines.push(escape_html(&i.describe()));
     }
+    for flag in p.flags.texts(p.merge.records) {
+        lines.push(format!("⚠ {}", escape_html(&flag)));
+    }
     if let Some(r) = ds.record(p.first_record) {
         let merged: Vec<&DimKey> = p.merge.dims.iter().map(|d| &d.dim).collect();
         for (k, v) in r.dims() {

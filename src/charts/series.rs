@@ -14,6 +14,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::OnceLock;
 
 use super::style::{Theme, NO_VALUE};
+use crate::model::flags::{FlagCounts, RowFlags};
 use crate::model::points::{Combos, MergeFinder, PointMerge};
 use crate::model::spread::{is_repeat_dim, spread_companions, Interval, Moments};
 use crate::model::{ColumnRef, Dataset, DimKey, DimValue, MetricKey};
@@ -77,6 +78,24 @@ pub struct SeriesPoint {
     /// standard deviation of a single record ([`crate::model::spread`]); `None` for a single
     /// record without one or a mean of different configurations.
     pub interval: Option<Interval>,
+    /// How many of its records are flagged ([`crate::model::flags`]: failed requests, fewer
+    /// prompts completed than asked); its hover text and the exported table say so.
+    pub flags: FlagCounts,
+}
+
+impl SeriesPoint {
+    /// What a reader should know about the records behind the point: its flagged records, and
+    /// that it is the mean of several records of one configuration (a duplicated configuration).
+    pub fn notes(&self) -> Vec<String> {
+        let mut notes = self.flags.texts(self.merge.records);
+        if self.merge.records > 1 && !self.merge.is_merged() {
+            notes.push(format!(
+                "mean of {} records of one configuration",
+                self.merge.records
+            ));
+        }
+        notes
+    }
 }
 
 /// A named series of points sorted by x, in one panel.
@@ -95,6 +114,7 @@ pub struct Series {
 /// what it merges.
 struct Gathered<'p> {
     moments: Moments,
+    flags: FlagCounts,
     first: usize,
     merge: MergeOf<'p>,
 }
@@ -139,7 +159,8 @@ pub fn build_series_with_records(
     };
     // Each (facet, series, x) combination is a point: its sum and its records.
     let mut combos = point_combos(ds, spec, x_col);
-    let mut points: Vec<(Moments, Vec<usize>)> = Vec::new();
+    let mut points: Vec<(Moments, FlagCounts, Vec<usize>)> = Vec::new();
+    let flagger = RowFlags::new(ds);
     // The metric's column in the index: no record is read.
     let Some(values) = ds.metric_values(&spec.metric) else {
         return Vec::new();
@@ -157,16 +178,20 @@ pub fn build_series_with_records(
         }
         let p = combos.id(i) as usize;
         if p == points.len() {
-            points.push((Moments::default(), Vec::new()));
+            points.push((Moments::default(), FlagCounts::default(), Vec::new()));
         }
         let point = &mut points[p];
         point.0.add(y);
-        point.1.push(i);
+        if let Some(f) = &flagger {
+            f.count(i, &mut point.1);
+        }
+        point.2.push(i);
     }
     let points = points
         .into_iter()
-        .map(|(moments, rows)| Gathered {
+        .map(|(moments, flags, rows)| Gathered {
             moments,
+            flags,
             first: rows.first().copied().unwrap_or(0),
             merge: MergeOf { rows, kept: None },
         })
@@ -259,6 +284,7 @@ fn series_of_points(
                         first_record: p.first,
                         merge,
                         interval,
+                        flags: p.flags,
                     };
                     (point, p.merge.rows)
                 })
@@ -299,6 +325,8 @@ pub struct PointIndex {
     /// Per point: the moments of all its drawn values, added in row order (as
     /// [`build_series_indexed`] adds them), and its first drawn row.
     whole: Vec<(Moments, usize)>,
+    /// Per point: its flagged rows, counted with `whole`.
+    flags: Vec<FlagCounts>,
     /// Per configuration: whether a row of it is drawn (on its point, with a value).
     drawn: Vec<bool>,
     /// Per point: how many configurations have a row drawn on it.
@@ -321,6 +349,7 @@ impl PointIndex {
             point: vec![Self::NOT_DRAWN; configurations.len()],
             first_row: Vec::new(),
             whole: Vec::new(),
+            flags: Vec::new(),
             drawn: vec![false; configurations.len()],
             drawn_configurations: Vec::new(),
             merges: Vec::new(),
@@ -342,6 +371,8 @@ impl PointIndex {
             *slot = p;
         }
         index.whole = vec![(Moments::default(), 0); index.first_row.len()];
+        index.flags = vec![FlagCounts::default(); index.first_row.len()];
+        let flagger = RowFlags::new(ds);
         let column = values.column();
         ds.each_configuration(None, |row, c| {
             let p = index
@@ -359,6 +390,9 @@ impl PointIndex {
                 whole.1 = row;
             }
             whole.0.add(y);
+            if let (Some(f), Some(counts)) = (&flagger, index.flags.get_mut(p as usize)) {
+                f.count(row, counts);
+            }
             if let Some(d) = index.drawn.get_mut(c as usize) {
                 *d = true;
             }
@@ -394,7 +428,9 @@ pub fn build_series_indexed(
     };
     let column = values.column();
     // Per point: moments and first row.
-    let mut sums: Vec<(Moments, usize)> = vec![(Moments::default(), 0); points.first_row.len()];
+    let mut sums: Vec<(Moments, usize, FlagCounts)> =
+        vec![(Moments::default(), 0, FlagCounts::default()); points.first_row.len()];
+    let flagger = RowFlags::new(ds);
     // Per configuration: whether a row of it was drawn.
     let mut drew = vec![false; points.point.len()];
     ds.each_configuration(Some(indices), |row, c| {
@@ -413,6 +449,9 @@ pub fn build_series_indexed(
             sum.1 = row;
         }
         sum.0.add(y);
+        if let Some(f) = &flagger {
+            f.count(row, &mut sum.2);
+        }
         if let Some(d) = drew.get_mut(c as usize) {
             *d = true;
         }
@@ -429,8 +468,8 @@ pub fn build_series_indexed(
         .into_iter()
         .zip(standing)
         .enumerate()
-        .filter(|(_, ((m, _), _))| m.n > 0)
-        .map(|(p, ((moments, first), rows))| {
+        .filter(|(_, ((m, _, _), _))| m.n > 0)
+        .map(|(p, ((moments, first, flags), rows))| {
             // A point with all its rows merges what it merges unfiltered: worked out once.
             let kept = points
                 .merges
@@ -438,6 +477,7 @@ pub fn build_series_indexed(
                 .filter(|_| points.whole.get(p).map(|w| w.0.n) == Some(moments.n));
             Gathered {
                 moments,
+                flags,
                 first,
                 merge: MergeOf { rows, kept },
             }
@@ -499,17 +539,20 @@ pub fn build_series_selected(
     let drawn = chosen
         .iter()
         .zip(standing)
-        .zip(&points.whole)
+        .zip(points.whole.iter().zip(&points.flags))
         .zip(&points.merges)
         .filter(|(((&n, _), _), _)| n > 0)
-        .map(|(((_, rows), &(moments, first)), kept)| Gathered {
-            moments,
-            first,
-            merge: MergeOf {
-                rows,
-                kept: Some(kept),
+        .map(
+            |(((_, rows), (&(moments, first), &flags)), kept)| Gathered {
+                moments,
+                flags,
+                first,
+                merge: MergeOf {
+                    rows,
+                    kept: Some(kept),
+                },
             },
-        })
+        )
         .collect();
     series_of_points(ds, spec, x_col, drawn)
         .into_iter()

@@ -88,6 +88,7 @@ fn higher_is_better_for_throughput() {
                 first_record: 0,
                 merge: PointMerge::default(),
                 interval: None,
+                flags: Default::default(),
             }],
         },
         Series {
@@ -99,6 +100,7 @@ fn higher_is_better_for_throughput() {
                 first_record: 1,
                 merge: PointMerge::default(),
                 interval: None,
+                flags: Default::default(),
             }],
         },
     ];
@@ -634,4 +636,48 @@ fn a_files_standard_deviation_makes_a_bar_for_one_record() {
     let table = comparison_table(&series, &metric);
     // 100 ± 0.5 and 101 ± 0.7 overlap.
     assert_eq!(table.rows[0].distinguishable, Some(false));
+}
+
+#[test]
+fn flagged_records_are_said_in_the_hover_and_the_exported_table() {
+    let with = |engine: &str, ttft: f64, failed: f64, completed: f64| {
+        let mut r = rec(engine, 1.0, ttft);
+        r.num_prompts = Some(100);
+        r.set_metric(MetricKey::Failed, failed);
+        r.set_metric(MetricKey::Completed, completed);
+        r
+    };
+    let ds = Dataset::new(vec![
+        with("vllm", 10.0, 0.0, 100.0),
+        with("vllm", 11.0, 4.0, 96.0),
+        with("sgl", 12.0, 0.0, 100.0),
+    ]);
+    let all: Vec<usize> = (0..ds.len()).collect();
+    let series = build_series(&ds, &all, &spec());
+    let points = PointIndex::new(&ds, &spec());
+    assert_eq!(build_series_indexed(&ds, &all, &spec(), &points), series);
+    let vllm = series.iter().find(|s| s.name == "vllm").unwrap();
+    assert_eq!(vllm.points[0].flags.failed, 1);
+    let fig: serde_json::Value =
+        serde_json::from_str(&plot(&ds, &series, &spec()).to_json()).unwrap();
+    let hover = fig["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "vllm")
+        .unwrap()["hovertext"][0]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        hover.contains("⚠ 1 of 2 records with failed requests"),
+        "{hover}"
+    );
+    assert!(hover.contains("⚠ 1 of 2 records completed fewer prompts than asked"));
+    let table = comparison_table(&series, &spec().metric);
+    let md =
+        crate::analysis::export::comparison_text_table(&table, None, &spec().x, &spec().metric)
+            .to_markdown();
+    assert!(md.contains("| Data quality |"), "{md}");
+    assert!(md.contains("vllm: 1 of 2 records with failed requests; vllm: 1 of 2 records completed fewer prompts than asked; vllm: mean of 2 records of one configuration"), "{md}");
 }

@@ -148,3 +148,31 @@ test('without plotly.js every chart view says so instead of drawing nothing', as
   await page.waitForFunction(() => document.querySelectorAll('#file-list > li.loaded').length === 2);
   await shows('tradeoff');
 });
+
+test('repeated runs: each side is a mean ± its interval, overlap says "not distinguishable"', async (t) => {
+  const page = await newPage(app.browser, t);
+  await page.goto(app.server.url);
+  await pickFiles(page, ['tests/fixtures/noise/repeats.csv']);
+  await page.waitForSelector('#file-list > li.loaded');
+  await page.click('button[data-view="improvement"]');
+  await page.waitForSelector('#compare-dim');
+  await page.selectOption('#compare-dim', 'engine');
+  await page.selectOption('#baseline-select', 'vllm');
+  await page.selectOption('#candidate-select', 'sglang');
+  await page.selectOption('#improve-metric', 'output_throughput');
+  await page.waitForSelector('#improve-table');
+  // Runs are repeats, not a key: two matched configurations, nothing ambiguous.
+  assert.match(await page.textContent('#improve-summary'), /^2 matched configurations/);
+  assert.doesNotMatch(await page.textContent('#improve-summary'), /duplicate/);
+  const headers = await page.$$eval('#improve-table th', (th) => th.map((h) => h.textContent));
+  const rows = await improveRows(page);
+  const at = (c) => rows.find((r) => r[headers.indexOf('Max concurrency')] === c);
+  const noise = headers.indexOf('Noise');
+  assert.ok(noise >= 0, String(headers));
+  assert.equal(at('1')[noise], 'not distinguishable');
+  assert.equal(at('16')[noise], 'distinguishable');
+  assert.match(at('1')[headers.indexOf('vllm (baseline)')], /^100(\.00)? ± 9\.94$/);
+  assert.match(await page.inputValue('#improve-markdown'), /\| not distinguishable \|/);
+  await screenshot(page, 'improve-noise');
+  assert.deepEqual(page.errors, []);
+});
