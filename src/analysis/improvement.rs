@@ -51,7 +51,7 @@ use super::stats::mean;
 use super::{default_ignored, join_or_none, AnalysisError};
 use crate::charts::format_value;
 use crate::model::spread::{
-    distinguishable, is_repeat_dim, spread_companions, Interval, Moments, Noisy,
+    distinguishable, is_repeat_dim, short_number, spread_companions, Interval, Moments, Noisy,
     NOT_DISTINGUISHABLE,
 };
 use crate::model::{format_number, Dataset, DimKey, DimValue, Direction, MetricKey};
@@ -449,8 +449,8 @@ impl ImprovementTable {
                         i.map_or(Cell::Empty, |i| {
                             Cell::Text(format!(
                                 "{} – {}",
-                                format_number(i.low),
-                                format_number(i.high)
+                                short_number(i.low),
+                                short_number(i.high)
                             ))
                         })
                     };

@@ -157,7 +157,7 @@ pub fn plot(ds: &Dataset, series: &[Series], spec: &ChartSpec) -> Plot {
         };
         let color = PALETTE[si % PALETTE.len()];
         let name = escape_html(&s.name);
-        let errors = error_bars(s, color);
+        let errors = error_bars(s, spec.theme.colors().text);
         match spec.kind {
             ChartKind::Bars => plot.add_trace(
                 Bar::new(xs, ys)
@@ -311,7 +311,8 @@ impl LineStyle<'_> {
 }
 
 /// The series' error bars: each point's half interval (`null`, no bar, where it has none);
-/// `None` when no point of the series has an interval.
+/// `None` when no point of the series has an interval. Drawn in the text colour: in the
+/// series' own colour a bar's lower half vanishes into the bar.
 fn error_bars(s: &Series, color: &str) -> Option<ErrorData> {
     s.points.iter().any(|p| p.interval.is_some()).then(|| {
         ErrorData::new(ErrorType::Data)
@@ -366,10 +367,12 @@ const MAX_LABELLED_MERGED_POINTS: usize = 24;
 /// to the hover text.
 fn merged_note(series: &[Series], merged_points: usize, labelled: bool) -> String {
     let mut dims: Vec<&DimKey> = Vec::new();
+    // Runs of one configuration (file, date, label, run tag) are repeats, not a mix.
     for d in series
         .iter()
         .flat_map(|s| &s.points)
         .flat_map(|p| &p.merge.dims)
+        .filter(|d| !crate::model::spread::is_repeat_dim(&d.dim))
     {
         if !dims.contains(&&d.dim) {
             dims.push(&d.dim);

@@ -29,7 +29,12 @@
 //! million values of 10⁶ ± 1 is not lost to cancellation.
 
 use super::{DimKey, MetricKey};
-use crate::model::{format_number, Dim};
+use crate::model::{format_number, round_significant, Dim};
+
+/// A bound or deviation as the notes print it: four significant digits (`90.06`, `109.9`).
+pub fn short_number(v: f64) -> String {
+    format_number(round_significant(v, 4))
+}
 
 /// Tags whose values number or name repeated runs of one configuration, not a configuration.
 pub const REPEAT_TAGS: [&str; 10] = [
@@ -191,15 +196,15 @@ impl Interval {
         match self.basis {
             Basis::Repeats { n, sd } => format!(
                 "95 % interval {} – {} (mean ± t·s/√n of {n} repeats, s = {})",
-                format_number(self.low),
-                format_number(self.high),
-                format_number(sd)
+                short_number(self.low),
+                short_number(self.high),
+                short_number(sd)
             ),
             Basis::FileStd { sd } => format!(
                 "± {}: the file's standard deviation over its repetitions ({} – {})",
-                format_number(sd),
-                format_number(self.low),
-                format_number(self.high)
+                short_number(sd),
+                short_number(self.low),
+                short_number(self.high)
             ),
         }
     }
