@@ -33,8 +33,8 @@
 //! repeats: the row compares their means, each with its 95 % interval (mean ± t·s/√n), and a
 //! single record whose file gives its standard deviation carries mean ± that deviation. When
 //! the baseline's and the candidate's intervals overlap the row says "not distinguishable"
-//! ([`ImprovementRow::noise_text`]). Records sharing a key that differ in anything else stay
-//! ambiguous and are listed, not compared.
+//! ([`ImprovementRow::noise_text`]). Records sharing a key that differ in anything else, or
+//! not at all (a file loaded twice), stay ambiguous and are listed, not compared.
 //!
 //! The comparison and its table (sorting, summary, export) are here; the two aggregates the
 //! figures draw (bars per value, heatmap per cell) in [`aggregate`], the figures themselves in
@@ -585,15 +585,23 @@ pub fn improvement(
         }
         Some((moments.mean(), moments.interval(), first))
     };
-    // Keys with several records on a side that are repeats become pairs of means.
+    // Keys with several records on a side that are repeats become pairs of means: records
+    // that agree on every ignored configuration dimension and are told apart by where or when
+    // they ran. Two records alike in every dimension (one configuration, as a file loaded
+    // twice gives) cannot be told from a copy: still ambiguous, not compared.
     let repeats_only = |rows: &[usize]| {
-        spec.ignore
+        let same_configuration = spec
+            .ignore
             .iter()
             .filter(|k| !is_repeat_dim(k))
             .all(|k| match ds.column(k) {
                 Some(c) => rows.iter().all(|&r| c.codes.get(r) == c.codes.get(rows[0])),
                 None => true,
-            })
+            });
+        let mut seen = std::collections::HashSet::new();
+        let mut distinct = true;
+        ds.each_configuration(Some(rows), |_, c| distinct &= seen.insert(c));
+        same_configuration && distinct
     };
     let mut sides = Vec::new();
     let mut still_ambiguous = Vec::new();
