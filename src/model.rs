@@ -14,6 +14,7 @@ pub mod canonical;
 pub mod civil;
 pub mod columns;
 mod dim;
+pub mod flags;
 mod gaps;
 mod metric;
 mod metrics;
@@ -21,6 +22,7 @@ pub mod order;
 pub mod points;
 pub mod provenance;
 mod record;
+pub mod spread;
 mod store;
 
 pub use dim::{

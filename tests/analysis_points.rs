@@ -322,3 +322,37 @@ fn new_real_formats_open_on_a_chart_without_merged_points() {
     let points: usize = series.iter().map(|s| s.points.len()).sum();
     assert_eq!(points, 2, "{spec:?}");
 }
+
+/// Three runs of each configuration (a `run` column): the default chart averages the runs,
+/// with the 95 % interval of each mean, and says "not distinguishable" where two engines'
+/// intervals overlap, in the chart's table and in the improvement table alike.
+#[test]
+fn repeated_runs_give_intervals_and_overlap_is_not_distinguishable() {
+    let ds = dataset(&["noise/repeats.csv"]);
+    assert_eq!(ds.len(), 12);
+    let (spec, series) = default_chart(&ds, View::Throughput).unwrap();
+    assert_eq!(spec.metric, MetricKey::OutputThroughput);
+    assert_eq!(series_names(&series), ["sglang", "vllm"]);
+    let vllm = &series[1];
+    // 100, 104, 96: mean 100, s = 4, t(2) = 4.3027 → ± 9.937.
+    assert_eq!(vllm.points[0].y, 100.0);
+    let i = vllm.points[0].interval.unwrap();
+    assert!(
+        (i.half_width() - 4.3027 * 4.0 / 3f64.sqrt()).abs() < 1e-9,
+        "{i:?}"
+    );
+    let table = comparison_table(&series, &spec.metric);
+    assert_eq!(table.rows[0].distinguishable, Some(false));
+    assert_eq!(table.rows[1].distinguishable, Some(true));
+    assert_eq!(
+        table.rows[1].fastest_text(&table.series).as_deref(),
+        Some("sglang")
+    );
+    let cmp = default_comparison(&ds, &(0..ds.len()).collect::<Vec<_>>()).unwrap();
+    assert_eq!(cmp.dim, k(Dim::Engine));
+    let spec = ImprovementSpec::new(Dim::Engine, "vllm", "sglang", MetricKey::OutputThroughput);
+    let t = improvement(&ds, &(0..ds.len()).collect::<Vec<_>>(), &spec).unwrap();
+    assert_eq!(t.rows.len(), 2, "{}", t.summary());
+    assert_eq!(t.rows[0].noise_text(), Some("not distinguishable"));
+    assert_eq!(t.rows[1].noise_text(), Some("distinguishable"));
+}

@@ -295,7 +295,9 @@ impl PointLayout {
 }
 
 /// The first of `merged` in [`SERIES_PREFERENCE`] order (then canonical order, `source` last)
-/// with at most `max_values` values; never `format`, `date` or `label`.
+/// with at most `max_values` values; never `format`, `date`, `label` or a repeat tag
+/// ([`crate::model::spread::REPEAT_TAGS`]: runs of one configuration are averaged, with their
+/// interval drawn as error bars, not split into a series per run).
 fn pick(ds: &Dataset, merged: &[DimKey], max_values: usize) -> Option<DimKey> {
     let never = [Dim::Format, Dim::Date, Dim::Label, Dim::Source];
     let rank = |k: &DimKey| match k {
@@ -308,6 +310,7 @@ fn pick(ds: &Dataset, merged: &[DimKey], max_values: usize) -> Option<DimKey> {
     let mut ordered: Vec<&DimKey> = merged
         .iter()
         .filter(|k| !matches!(k, DimKey::Known(d) if never.contains(d)))
+        .filter(|k| !(matches!(k, DimKey::Tag(_)) && crate::model::spread::is_repeat_dim(k)))
         .collect();
     crate::model::order::sort_by_key(&mut ordered, |k| rank(k));
     let source = DimKey::Known(Dim::Source);
@@ -389,13 +392,20 @@ pub fn default_compare_dim(ds: &Dataset) -> Option<DimKey> {
         .or_else(|| {
             config
                 .iter()
-                .find(|k| matches!(k, DimKey::Tag(_)) && varying(k))
+                .find(|k| {
+                    matches!(k, DimKey::Tag(_))
+                        && !crate::model::spread::is_repeat_dim(k)
+                        && varying(k)
+                })
                 .cloned()
         })
         .or_else(|| {
             config
                 .into_iter()
                 .filter(|k| !matches!(k, DimKey::Known(Dim::Date | Dim::Label)))
+                .filter(|k| {
+                    !(matches!(k, DimKey::Tag(_)) && crate::model::spread::is_repeat_dim(k))
+                })
                 .find(varying)
         })
 }

@@ -275,6 +275,10 @@ pub fn comparison_text_table(
         false,
     ));
     columns.push(TextColumn::new("faster_by_pct", "Better by (%)", true));
+    let noted = table.rows.iter().any(|r| !r.notes.is_empty());
+    if noted {
+        columns.push(TextColumn::new("data_quality", "Data quality", false));
+    }
     let rows = table
         .rows
         .iter()
@@ -289,11 +293,17 @@ pub fn comparison_text_table(
                     .iter()
                     .map(|v| v.map_or(Cell::Empty, |v| Cell::number(v, format_value(v)))),
             );
-            cells.push(r.fastest.clone().map_or(Cell::Empty, Cell::Text));
+            cells.push(
+                r.fastest_text(&table.series)
+                    .map_or(Cell::Empty, Cell::Text),
+            );
             cells.push(
                 r.faster_by_pct
                     .map_or(Cell::Empty, |p| Cell::number(p, format_value(p))),
             );
+            if noted {
+                cells.push(Cell::Text(r.notes.join("; ")));
+            }
             cells
         })
         .collect();

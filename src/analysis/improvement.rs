@@ -28,6 +28,14 @@
 //! file's, beside the recomputed value. A figure of another comparison (the reverse direction,
 //! another metric) does not agree and is never shown.
 //!
+//! **Noise.** Records of one side sharing a match key that differ only in where or when they
+//! ran (the file, date, label or a repeat tag, [`crate::model::spread::is_repeat_dim`]) are
+//! repeats: the row compares their means, each with its 95 % interval (mean ± t·s/√n), and a
+//! single record whose file gives its standard deviation carries mean ± that deviation. When
+//! the baseline's and the candidate's intervals overlap the row says "not distinguishable"
+//! ([`ImprovementRow::noise_text`]). Records sharing a key that differ in anything else, or
+//! not at all (a file loaded twice), stay ambiguous and are listed, not compared.
+//!
 //! The comparison and its table (sorting, summary, export) are here; the two aggregates the
 //! figures draw (bars per value, heatmap per cell) in [`aggregate`], the figures themselves in
 //! [`plot`] (`improvement_bars_plot`, `improvement_heatmap_plot`).
@@ -41,6 +49,11 @@ use super::export::{Cell, TextColumn, TextTable};
 use super::matching::{match_rows, DuplicateKey, MatchKey, MatchSummary};
 use super::stats::mean;
 use super::{default_ignored, join_or_none, AnalysisError};
+use crate::charts::format_value;
+use crate::model::spread::{
+    distinguishable, is_repeat_dim, short_number, spread_companions, Interval, Moments, Noisy,
+    NOT_DISTINGUISHABLE,
+};
 use crate::model::{format_number, Dataset, DimKey, DimValue, Direction, MetricKey};
 pub use aggregate::{improvement_by, improvement_heatmap, ImprovementGroup, ImprovementHeatmap};
 
@@ -134,6 +147,46 @@ pub struct ImprovementRow {
     /// The improvement % the source file itself prints for this pair, when it has one and it
     /// is this comparison (see the module docs).
     pub reported_pct: Option<f64>,
+    /// The baseline's interval: of its repeats' mean, or the file's standard deviation.
+    pub baseline_interval: Option<Interval>,
+    /// The candidate's interval.
+    pub candidate_interval: Option<Interval>,
+}
+
+impl ImprovementRow {
+    /// Whether the baseline and candidate can be told apart (`None`: neither has an interval).
+    pub fn distinguishable(&self) -> Option<bool> {
+        distinguishable(
+            &Noisy {
+                value: self.baseline_value,
+                interval: self.baseline_interval,
+            },
+            &Noisy {
+                value: self.candidate_value,
+                interval: self.candidate_interval,
+            },
+        )
+    }
+
+    /// `not distinguishable` when the intervals overlap, `distinguishable` when they do not,
+    /// `None` when neither side has one.
+    pub fn noise_text(&self) -> Option<&'static str> {
+        self.distinguishable().map(|apart| {
+            if apart {
+                "distinguishable"
+            } else {
+                NOT_DISTINGUISHABLE
+            }
+        })
+    }
+}
+
+/// `12.5` or `12.5 ± 1.2` (the half width of its interval).
+pub fn value_with_interval(value: f64, interval: Option<&Interval>) -> String {
+    match interval {
+        Some(i) => format!("{} ± {}", format_value(value), format_value(i.half_width())),
+        None => format_value(value),
+    }
 }
 
 /// How far a file's printed improvement may sit from the one recomputed from its printed
@@ -228,6 +281,13 @@ impl ImprovementTable {
                 o
             }
         });
+    }
+
+    /// Whether any row knows its noise (an interval on either side).
+    pub fn has_intervals(&self) -> bool {
+        self.rows
+            .iter()
+            .any(|r| r.baseline_interval.is_some() || r.candidate_interval.is_some())
     }
 
     /// Whether any row carries the file's own improvement figure.
@@ -345,6 +405,16 @@ impl ImprovementTable {
                 true,
             ));
         }
+        let noisy = self.has_intervals();
+        if noisy {
+            for (id, header) in [
+                ("baseline_interval", "Baseline 95 % interval"),
+                ("candidate_interval", "Candidate 95 % interval"),
+                ("noise", "Noise"),
+            ] {
+                columns.push(TextColumn::new(id, header, false));
+            }
+        }
         let rows = self
             .rows
             .iter()
@@ -373,6 +443,20 @@ impl ImprovementTable {
                 cells.push(pct(r.improvement_pct));
                 if reported {
                     cells.push(pct(r.reported_pct));
+                }
+                if noisy {
+                    let range = |i: Option<Interval>| {
+                        i.map_or(Cell::Empty, |i| {
+                            Cell::Text(format!(
+                                "{} – {}",
+                                short_number(i.low),
+                                short_number(i.high)
+                            ))
+                        })
+                    };
+                    cells.push(range(r.baseline_interval));
+                    cells.push(range(r.candidate_interval));
+                    cells.push(r.noise_text().map_or(Cell::Empty, |t| Cell::Text(t.into())));
                 }
                 cells
             })
@@ -473,16 +557,77 @@ pub fn improvement(
     crate::model::order::sort(&mut missing_metric);
     let mut exclude = spec.ignore.clone();
     exclude.insert(spec.dim.clone());
-    let m = match_rows(ds, &base, &cand, &exclude);
+    // Repeat tags number runs of one configuration: repeats, not a key.
+    exclude.extend(
+        ds.dim_keys()
+            .filter(|k| matches!(k, DimKey::Tag(_)) && is_repeat_dim(k))
+            .cloned(),
+    );
+    let mut m = match_rows(ds, &base, &cand, &exclude);
+    let file_sd = spread_companions(&spec.metric)
+        .into_iter()
+        .find_map(|k| ds.metric_values(&k));
+    let file_sd = |row: usize| file_sd.as_ref().and_then(|v| v.get(row));
+    // One side of a pair: its value and interval from its records (one, or repeats).
+    let side_of = |rows: &[usize]| -> Option<(f64, Option<Interval>, usize)> {
+        let first = *rows.first()?;
+        if let [only] = rows {
+            let v = value(*only)?;
+            return Some((
+                v,
+                file_sd(*only).and_then(|sd| Interval::from_file_std(v, sd)),
+                first,
+            ));
+        }
+        let mut moments = Moments::default();
+        for &r in rows {
+            moments.add(value(r)?);
+        }
+        Some((moments.mean(), moments.interval(), first))
+    };
+    // Keys with several records on a side that are repeats become pairs of means: records
+    // that agree on every ignored configuration dimension and are told apart by where or when
+    // they ran. Two records alike in every dimension (one configuration, as a file loaded
+    // twice gives) cannot be told from a copy: still ambiguous, not compared.
+    let repeats_only = |rows: &[usize]| {
+        let same_configuration = spec
+            .ignore
+            .iter()
+            .filter(|k| !is_repeat_dim(k))
+            .all(|k| match ds.column(k) {
+                Some(c) => rows.iter().all(|&r| c.codes.get(r) == c.codes.get(rows[0])),
+                None => true,
+            });
+        let mut seen = std::collections::HashSet::new();
+        let mut distinct = true;
+        ds.each_configuration(Some(rows), |_, c| distinct &= seen.insert(c));
+        same_configuration && distinct
+    };
+    let mut sides = Vec::new();
+    let mut still_ambiguous = Vec::new();
+    for d in std::mem::take(&mut m.summary.duplicates) {
+        let both = !d.baseline_records.is_empty() && !d.candidate_records.is_empty();
+        if both && repeats_only(&d.baseline_records) && repeats_only(&d.candidate_records) {
+            sides.push((d.key, d.baseline_records, d.candidate_records));
+        } else {
+            still_ambiguous.push(d);
+        }
+    }
+    m.summary.duplicates = still_ambiguous;
+    sides.extend(
+        m.pairs
+            .into_iter()
+            .map(|(key, b, c)| (key, vec![b], vec![c])),
+    );
+    crate::model::order::sort_by(&mut sides, |a, b| a.0.cmp(&b.0));
     let reported = ds.metric_values(&MetricKey::reported_improvement());
     let reported = |row: usize| reported.as_ref().and_then(|v| v.get(row));
     let direction = spec.metric.direction();
-    let rows = m
-        .pairs
+    let rows = sides
         .into_iter()
         .filter_map(|(key, b, c)| {
-            let baseline_value = value(b)?;
-            let candidate_value = value(c)?;
+            let (baseline_value, baseline_interval, b) = side_of(&b)?;
+            let (candidate_value, candidate_interval, c) = side_of(&c)?;
             let improvement_pct = improvement_pct(baseline_value, candidate_value, direction);
             Some(ImprovementRow {
                 key,
@@ -496,6 +641,8 @@ pub fn improvement(
                     (baseline_value, candidate_value),
                     improvement_pct,
                 ),
+                baseline_interval,
+                candidate_interval,
             })
         })
         .collect();
@@ -661,6 +808,56 @@ pub(crate) mod tests {
         let row = t.row(&[Some("a".into()), Some(1.0.into())]).unwrap();
         assert!(row.improvement_pct.unwrap() > 0.0);
         assert!(t.rule.contains("lower"));
+    }
+
+    #[test]
+    fn repeats_compare_as_means_and_overlap_is_not_distinguishable() {
+        let run = |gpu: &str, batch: u64, n: u32, tput: f64| {
+            let mut r = rec(gpu, "a", batch, tput);
+            r.tags.insert("run".into(), n.to_string());
+            r
+        };
+        let ds = Dataset::new(vec![
+            // Batch 1: 100, 110, 120 against 105, 115, 125: overlapping intervals.
+            run("Tesla", 1, 1, 100.0),
+            run("Tesla", 1, 2, 110.0),
+            run("Tesla", 1, 3, 120.0),
+            run("A100", 1, 1, 105.0),
+            run("A100", 1, 2, 115.0),
+            run("A100", 1, 3, 125.0),
+            // Batch 8: 200 ± little against 300 ± little: told apart.
+            run("Tesla", 8, 1, 200.0),
+            run("Tesla", 8, 2, 201.0),
+            run("A100", 8, 1, 300.0),
+            run("A100", 8, 2, 301.0),
+        ]);
+        let spec = ImprovementSpec::new(Dim::Gpu, "Tesla", "A100", MetricKey::OutputThroughput);
+        let t = improvement(&ds, &all(&ds), &spec).unwrap();
+        assert!(t.matching.duplicates.is_empty(), "{:?}", t.matching);
+        assert_eq!(t.rows.len(), 2);
+        let b1 = &t.rows[0];
+        assert_eq!((b1.baseline_value, b1.candidate_value), (110.0, 115.0));
+        assert!(b1.baseline_interval.unwrap().contains(110.0));
+        assert_eq!(b1.noise_text(), Some("not distinguishable"));
+        assert_eq!(t.rows[1].noise_text(), Some("distinguishable"));
+        assert_eq!(
+            value_with_interval(110.0, b1.baseline_interval.as_ref()),
+            "110.00 ± 24.84"
+        );
+        let md = t.to_text_table().to_markdown();
+        assert!(md.contains("| not distinguishable |"), "{md}");
+        // Records sharing a key that differ in an ignored configuration stay ambiguous.
+        let mut other = ds.clone().into_records();
+        other[1].engine_version = Some("v2".into());
+        let other = Dataset::new(other);
+        let t = improvement(
+            &other,
+            &all(&other),
+            &spec.clone().ignoring(Dim::EngineVersion),
+        )
+        .unwrap();
+        assert_eq!(t.matching.duplicates.len(), 1);
+        assert_eq!(t.rows.len(), 1);
     }
 
     #[test]

@@ -6,6 +6,7 @@
 use super::improvement::ImprovementRow;
 use crate::charts::comparison::ComparisonTable;
 use crate::charts::series::{build_series_with_records, ChartSpec, Series};
+use crate::model::flags;
 use crate::model::{format_number, Dataset, Dim, DimValue, MetricKey, Record};
 
 /// The kind of a flag, for icons and filtering.
@@ -46,7 +47,10 @@ const LENGTH_TOLERANCE: f64 = 0.01;
 pub fn record_flags(r: &Record) -> Vec<Flag> {
     // Keep `may_flag` a superset of what is checked here.
     let mut flags = Vec::new();
-    if let Some(failed) = r.metric(&MetricKey::Failed).filter(|f| *f > 0.0) {
+    if let Some(failed) = r
+        .metric(&MetricKey::Failed)
+        .filter(|f| flags::failed_requests(*f))
+    {
         flags.push(Flag::new(
             FlagKind::FailedRequests,
             format!(
@@ -57,7 +61,7 @@ pub fn record_flags(r: &Record) -> Vec<Flag> {
         ));
     }
     if let (Some(completed), Some(prompts)) = (r.metric(&MetricKey::Completed), r.num_prompts) {
-        if completed < prompts as f64 {
+        if flags::incomplete(completed, prompts as f64) {
             flags.push(Flag::new(
                 FlagKind::Incomplete,
                 format!(
@@ -274,9 +278,6 @@ pub fn improvement_notes(ds: &Dataset, rows: &[ImprovementRow]) -> TableNotes {
     )
 }
 
-/// Completion below this share of the prompts is noted per file.
-const LOW_COMPLETION: f64 = 0.95;
-
 /// What a reader should know about one file's records before trusting its numbers, one short
 /// sentence each: records with failed requests, completion below 95 %, configurations that
 /// appear more than once (their points are means), and GPU names no default price or power
@@ -317,7 +318,7 @@ pub fn file_notes(ds: &Dataset, rows: std::ops::Range<usize>) -> Vec<String> {
                     .value(r)
                     .and_then(DimValue::as_f64)
                     .filter(|p| *p > 0.0);
-                matches!((completed.get(r), asked), (Some(c), Some(p)) if c < LOW_COMPLETION * p)
+                matches!((completed.get(r), asked), (Some(c), Some(p)) if flags::low_completion(c, p))
             })
             .count();
         if low > 0 {
@@ -453,6 +454,8 @@ mod tests {
             y: 1.0,
             first_record: i,
             merge: Default::default(),
+            interval: None,
+            flags: Default::default(),
         };
         let series = vec![
             (

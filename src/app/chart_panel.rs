@@ -284,6 +284,7 @@ fn ComparisonTableView(
             .unwrap_or_default();
         let has_facets = facet.is_some() && table.rows.iter().any(|row| row.facet.is_some());
         let any_row_notes = notes.rows.iter().any(|n| !n.is_empty());
+        let names = table.series.clone();
         Some(view! {
             {markdown_export(Some("comparison-markdown"), 8, markdown)}
             {shared_notes("comparison-shared-notes", &notes.shared)}
@@ -310,7 +311,7 @@ fn ComparisonTableView(
                             {row.values.iter().map(|v| view! {
                                 <td class="num">{v.map(format_value).unwrap_or_else(|| "—".into())}</td>
                             }).collect_view()}
-                            <td class="fastest">{row.fastest.unwrap_or_else(|| "—".into())}</td>
+                            <td class="fastest">{row.fastest_text(&names).unwrap_or_else(|| "—".into())}</td>
                             <td class="num">{row.faster_by_pct.map(|p| format!("{p:.2}%")).unwrap_or_else(|| "—".into())}</td>
                             {any_row_notes.then(|| view! { <td class="flags">{flags}</td> })}
                         </tr>

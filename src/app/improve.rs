@@ -8,9 +8,10 @@ use leptos::prelude::*;
 use super::plotly;
 use super::state::AppState;
 use super::widgets::{markdown_export, options, shared_notes};
-use crate::analysis::improvement::{self as analysis, ImprovementSort, ImprovementTable};
+use crate::analysis::improvement::{
+    self as analysis, value_with_interval, ImprovementSort, ImprovementTable,
+};
 use crate::analysis::quality::TableNotes;
-use crate::charts::format_value;
 use crate::model::{DimKey, MetricKey};
 use crate::views::improvement::improvement_contents;
 use crate::views::improvement::ImproveChoice;
@@ -162,6 +163,7 @@ fn improvement_table(
     let markdown = t.to_text_table().to_markdown();
     let total = t.rows.len();
     let reported = t.has_reported();
+    let noisy = t.has_intervals();
     let header = |label: String, column: ImprovementSort| {
         view! { <th on:click=move |_| sort_by(column)>{label}</th> }
     };
@@ -177,20 +179,22 @@ fn improvement_table(
                     {header(format!("{} (candidate)", t.candidate), ImprovementSort::Candidate)}
                     {header("Improvement (%)".to_string(), ImprovementSort::Improvement)}
                     {reported.then(|| header("Improvement in the file (%)".to_string(), ImprovementSort::Reported))}
+                    {noisy.then(|| view! { <th title="95 % intervals of repeated runs (mean ± t·s/√n) or the file's standard deviation; overlapping intervals cannot be told apart">"Noise"</th> })}
                     {any_row_notes.then(|| view! { <th>"Data quality"</th> })}
                 </tr></thead>
                 <tbody>
                     {t.rows.iter().zip(flags).take(ROWS).map(|(r, flag)| view! {
                         <tr>
                             {r.key.iter().map(|v| view! { <td>{v.as_ref().map(|v| v.to_string()).unwrap_or_default()}</td> }).collect_view()}
-                            <td class="num">{format_value(r.baseline_value)}</td>
-                            <td class="num">{format_value(r.candidate_value)}</td>
+                            <td class="num" title=r.baseline_interval.map(|i| i.describe())>{value_with_interval(r.baseline_value, r.baseline_interval.as_ref())}</td>
+                            <td class="num" title=r.candidate_interval.map(|i| i.describe())>{value_with_interval(r.candidate_value, r.candidate_interval.as_ref())}</td>
                             <td class="num" class:better=r.improvement_pct.is_some_and(|p| p > 0.0) class:worse=r.improvement_pct.is_some_and(|p| p < 0.0)>
                                 {r.improvement_pct.map(|p| format!("{p:.6}")).unwrap_or_else(|| "—".into())}
                             </td>
                             {reported.then(|| view! {
                                 <td class="num reported">{r.reported_pct.map(|p| format!("{p:.6}")).unwrap_or_else(|| "—".into())}</td>
                             })}
+                            {noisy.then(|| view! { <td class="noise">{r.noise_text().unwrap_or("—")}</td> })}
                             {any_row_notes.then(|| view! { <td class="flags">{flag}</td> })}
                         </tr>
                     }).collect_view()}

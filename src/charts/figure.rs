@@ -1,9 +1,11 @@
 //! The main chart's plotly figure ([`plot`]): one trace per series in value order, a
 //! categorical or numeric (log-2) x axis, small multiples with shared y ranges, "mean of N"
-//! on points that average several configurations and a note saying which dimensions they mix.
+//! on points that average several configurations and a note saying which dimensions they mix,
+//! and error bars where a point knows its noise ([`SeriesPoint::interval`]: the 95 % interval
+//! of repeats, or the file's standard deviation), said in its hover text and under the title.
 
 use crate::charts::plotly::common::{
-    Anchor, HoverInfo, Marker, Mode, Position, TextPosition, Title,
+    Anchor, ErrorData, ErrorType, HoverInfo, Marker, Mode, Position, TextPosition, Title,
 };
 use crate::charts::plotly::layout::{
     Annotation, Axis, AxisType, BarMode, CategoryOrder, HoverMode, Layout, Legend, Margin,
@@ -49,6 +51,12 @@ fn hover_text(ds: &Dataset, s: &Series, p: &SeriesPoint, spec: &ChartSpec) -> St
     let merge = p.merge.text();
     if !merge.is_empty() {
         lines.push(format!("<b>{}</b>", escape_html(&merge)));
+    }
+    if let Some(i) = &p.interval {
+        lines.push(escape_html(&i.describe()));
+    }
+    for flag in p.flags.texts(p.merge.records) {
+        lines.push(format!("⚠ {}", escape_html(&flag)));
     }
     if let Some(r) = ds.record(p.first_record) {
         let merged: Vec<&DimKey> = p.merge.dims.iter().map(|d| &d.dim).collect();
@@ -149,9 +157,11 @@ pub fn plot(ds: &Dataset, series: &[Series], spec: &ChartSpec) -> Plot {
         };
         let color = PALETTE[si % PALETTE.len()];
         let name = escape_html(&s.name);
+        let errors = error_bars(s, spec.theme.colors().text);
         match spec.kind {
             ChartKind::Bars => plot.add_trace(
                 Bar::new(xs, ys)
+                    .error_y_if(errors)
                     .name(&name)
                     .legend_group(&name)
                     .show_legend(show_legend)
@@ -184,6 +194,7 @@ pub fn plot(ds: &Dataset, series: &[Series], spec: &ChartSpec) -> Plot {
                     notes,
                     hover,
                     color,
+                    errors,
                 };
                 if categorical {
                     plot.add_trace(line.apply(Scatter::new(xs, ys)));
@@ -224,14 +235,21 @@ pub fn plot(ds: &Dataset, series: &[Series], spec: &ChartSpec) -> Plot {
         title.push_str(&format!(", one panel per {}", points::dim_phrase(k)));
     }
     let mut title = escape_html(&title);
+    let mut notes = Vec::new();
     if merged_anywhere {
+        notes.push(merged_note(series, merged_points, label_points));
+    }
+    if let Some(n) = noise_note(series) {
+        notes.push(n);
+    }
+    if !notes.is_empty() {
         title.push_str(&format!(
             "<br><sup>{}</sup>",
-            escape_html(&merged_note(series, merged_points, label_points))
+            escape_html(&notes.join("; "))
         ));
     }
     // Room for the note under the title and the panel titles above the plots.
-    let top_margin = if merged_anywhere || panels.len() > 1 {
+    let top_margin = if !notes.is_empty() || panels.len() > 1 {
         100
     } else {
         60
@@ -264,6 +282,7 @@ struct LineStyle<'a> {
     notes: Vec<String>,
     hover: Vec<String>,
     color: &'static str,
+    errors: Option<ErrorData>,
 }
 
 impl LineStyle<'_> {
@@ -285,6 +304,50 @@ impl LineStyle<'_> {
             })
             .hover_text_array(self.hover)
             .marker(Marker::new().color(self.color))
+            .error_y_if(self.errors)
+    }
+}
+
+/// The series' error bars: each point's half interval (`null`, no bar, where it has none);
+/// `None` when no point of the series has an interval. Drawn in the text colour: in the
+/// series' own colour a bar's lower half vanishes into the bar.
+fn error_bars(s: &Series, color: &str) -> Option<ErrorData> {
+    s.points.iter().any(|p| p.interval.is_some()).then(|| {
+        ErrorData::new(ErrorType::Data)
+            .array(
+                s.points
+                    .iter()
+                    .map(|p| p.interval.map_or(f64::NAN, |i| i.half_width()))
+                    .collect(),
+            )
+            .color(color)
+            .thickness(1.5)
+            .width(6)
+    })
+}
+
+/// What the error bars are, when some point has one: the 95 % interval of repeats and/or the
+/// file's standard deviation.
+fn noise_note(series: &[Series]) -> Option<String> {
+    use crate::model::spread::Basis;
+    let intervals = || {
+        series
+            .iter()
+            .flat_map(|s| &s.points)
+            .filter_map(|p| p.interval)
+    };
+    let repeats = intervals().any(|i| matches!(i.basis, Basis::Repeats { .. }));
+    let file = intervals().any(|i| matches!(i.basis, Basis::FileStd { .. }));
+    match (repeats, file) {
+        (false, false) => None,
+        (true, false) => {
+            Some("error bars: 95 % interval of the mean of repeated runs (t·s/√n)".into())
+        }
+        (false, true) => Some("error bars: ± the file's standard deviation".into()),
+        (true, true) => Some(
+            "error bars: 95 % interval of repeated runs (t·s/√n), or ± the file's standard deviation"
+                .into(),
+        ),
     }
 }
 
@@ -302,10 +365,12 @@ const MAX_LABELLED_MERGED_POINTS: usize = 24;
 /// to the hover text.
 fn merged_note(series: &[Series], merged_points: usize, labelled: bool) -> String {
     let mut dims: Vec<&DimKey> = Vec::new();
+    // Runs of one configuration (file, date, label, run tag) are repeats, not a mix.
     for d in series
         .iter()
         .flat_map(|s| &s.points)
         .flat_map(|p| &p.merge.dims)
+        .filter(|d| !crate::model::spread::is_repeat_dim(&d.dim))
     {
         if !dims.contains(&&d.dim) {
             dims.push(&d.dim);

@@ -162,6 +162,19 @@ macro_rules! trace {
             pub fn opacity(self: Box<Self>, o: f64) -> Box<Self> {
                 self.put("opacity", number(o))
             }
+
+            /// Error bars along y.
+            pub fn error_y(self: Box<Self>, e: common::ErrorData) -> Box<Self> {
+                self.put("error_y", e.into())
+            }
+
+            /// Error bars along y, when there are any.
+            pub fn error_y_if(self: Box<Self>, e: Option<common::ErrorData>) -> Box<Self> {
+                match e {
+                    Some(e) => self.error_y(e),
+                    None => self,
+                }
+            }
         }
     };
 }
@@ -194,11 +207,6 @@ impl Scatter {
     /// Where the points' texts sit.
     pub fn text_position(self: Box<Self>, p: common::Position) -> Box<Self> {
         self.put("textposition", p.into())
-    }
-
-    /// Error bars along y.
-    pub fn error_y(self: Box<Self>, e: common::ErrorData) -> Box<Self> {
-        self.put("error_y", e.into())
     }
 }
 

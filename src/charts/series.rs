@@ -1,12 +1,22 @@
 //! Grouping records into the series (and panels) a chart draws: what to draw
 //! ([`ChartSpec`]), one point per (series, panel, x) with the records it stands for, series in
 //! value order.
+//!
+//! Every way of building the points (from the rows, [`build_series_with_records`]; through a
+//! [`PointIndex`], [`build_series_indexed`] and [`build_series_selected`]) gathers a point's
+//! values in one accumulator, [`Moments`] (count, sum, squared deviations), so each point
+//! also knows its noise: a point of repeats (records of one configuration differing only in
+//! file, date, label or a repeat tag) carries the 95 % confidence interval of its mean, a
+//! single record whose file gives its standard deviation carries mean ± that deviation, and
+//! a point averaging different configurations carries none ([`crate::model::spread`] says why).
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::OnceLock;
 
 use super::style::{Theme, NO_VALUE};
+use crate::model::flags::{FlagCounts, RowFlags};
 use crate::model::points::{Combos, MergeFinder, PointMerge};
+use crate::model::spread::{is_repeat_dim, spread_companions, Interval, Moments};
 use crate::model::{ColumnRef, Dataset, DimKey, DimValue, MetricKey};
 
 /// How the chart draws its series.
@@ -64,6 +74,28 @@ pub struct SeriesPoint {
     /// How many records the point averages, and what it stands for when they differ in a
     /// dimension (see [`crate::model::points`]); no dimensions for one configuration.
     pub merge: PointMerge,
+    /// How far the mean may be from a rerun's: the 95 % interval of repeats, or the file's
+    /// standard deviation of a single record ([`crate::model::spread`]); `None` for a single
+    /// record without one or a mean of different configurations.
+    pub interval: Option<Interval>,
+    /// How many of its records are flagged ([`crate::model::flags`]: failed requests, fewer
+    /// prompts completed than asked); its hover text and the exported table say so.
+    pub flags: FlagCounts,
+}
+
+impl SeriesPoint {
+    /// What a reader should know about the records behind the point: its flagged records, and
+    /// that it is the mean of several records of one configuration (a duplicated configuration).
+    pub fn notes(&self) -> Vec<String> {
+        let mut notes = self.flags.texts(self.merge.records);
+        if self.merge.records > 1 && !self.merge.is_merged() {
+            notes.push(format!(
+                "mean of {} records of one configuration",
+                self.merge.records
+            ));
+        }
+        notes
+    }
 }
 
 /// A named series of points sorted by x, in one panel.
@@ -77,11 +109,12 @@ pub struct Series {
     pub points: Vec<SeriesPoint>,
 }
 
-/// A point gathered from the rows: the sum of the metric over its records, how many, its
-/// first row (which holds its panel, series and x codes) and how to find what it merges.
+/// A point gathered from the rows: the metric's moments over its records (how many, their
+/// sum and spread), its first row (which holds its panel, series and x codes) and how to find
+/// what it merges.
 struct Gathered<'p> {
-    sum: f64,
-    records: usize,
+    moments: Moments,
+    flags: FlagCounts,
     first: usize,
     merge: MergeOf<'p>,
 }
@@ -126,7 +159,8 @@ pub fn build_series_with_records(
     };
     // Each (facet, series, x) combination is a point: its sum and its records.
     let mut combos = point_combos(ds, spec, x_col);
-    let mut points: Vec<(f64, Vec<usize>)> = Vec::new();
+    let mut points: Vec<(Moments, FlagCounts, Vec<usize>)> = Vec::new();
+    let flagger = RowFlags::new(ds);
     // The metric's column in the index: no record is read.
     let Some(values) = ds.metric_values(&spec.metric) else {
         return Vec::new();
@@ -144,17 +178,20 @@ pub fn build_series_with_records(
         }
         let p = combos.id(i) as usize;
         if p == points.len() {
-            points.push((0.0, Vec::new()));
+            points.push((Moments::default(), FlagCounts::default(), Vec::new()));
         }
         let point = &mut points[p];
-        point.0 += y;
-        point.1.push(i);
+        point.0.add(y);
+        if let Some(f) = &flagger {
+            f.count(i, &mut point.1);
+        }
+        point.2.push(i);
     }
     let points = points
         .into_iter()
-        .map(|(sum, rows)| Gathered {
-            sum,
-            records: rows.len(),
+        .map(|(moments, flags, rows)| Gathered {
+            moments,
+            flags,
             first: rows.first().copied().unwrap_or(0),
             merge: MergeOf { rows, kept: None },
         })
@@ -211,21 +248,43 @@ fn series_of_points(
     };
     let drawn = spec.drawn();
     let finder = MergeFinder::new(ds, &drawn);
+    // The file's standard deviation of the metric, where it gives one.
+    let file_sd = spread_companions(&spec.metric)
+        .into_iter()
+        .find_map(|k| ds.metric_values(&k));
     let mut keyed: Vec<((u32, Vec<u32>), SeriesRecords)> = groups
         .into_iter()
         .map(|((facet, codes), points)| {
             let (points, rows): (Vec<SeriesPoint>, Vec<Vec<usize>>) = points
                 .into_iter()
                 .map(|(x, p)| {
-                    let merge = || finder.merge_of(&p.merge.rows, p.records);
+                    let merge = || finder.merge_of(&p.merge.rows, p.moments.n);
+                    let merge = match p.merge.kept {
+                        Some(k) => k.get_or_init(merge).clone(),
+                        None => merge(),
+                    };
+                    let y = p.moments.mean();
+                    let interval = if merge.records >= 2 {
+                        // Repeats only: a mean of configurations is not noise.
+                        merge
+                            .dims
+                            .iter()
+                            .all(|d| is_repeat_dim(&d.dim))
+                            .then(|| p.moments.interval())
+                            .flatten()
+                    } else {
+                        file_sd
+                            .as_ref()
+                            .and_then(|v| v.get(p.first))
+                            .and_then(|sd| Interval::from_file_std(y, sd))
+                    };
                     let point = SeriesPoint {
                         x: x_col.dict[x as usize - 1].clone(),
-                        y: p.sum / p.records as f64,
+                        y,
                         first_record: p.first,
-                        merge: match p.merge.kept {
-                            Some(k) => k.get_or_init(merge).clone(),
-                            None => merge(),
-                        },
+                        merge,
+                        interval,
+                        flags: p.flags,
                     };
                     (point, p.merge.rows)
                 })
@@ -263,11 +322,11 @@ pub struct PointIndex {
     point: Vec<u32>,
     /// Per point: a row of it (which holds its panel, series and x codes).
     first_row: Vec<usize>,
-    /// Per point: how many rows are drawn on it (those whose value is not NaN).
-    rows: Vec<usize>,
-    /// Per point: the sum of all its drawn values, added in row order (as
+    /// Per point: the moments of all its drawn values, added in row order (as
     /// [`build_series_indexed`] adds them), and its first drawn row.
-    whole: Vec<(f64, usize)>,
+    whole: Vec<(Moments, usize)>,
+    /// Per point: its flagged rows, counted with `whole`.
+    flags: Vec<FlagCounts>,
     /// Per configuration: whether a row of it is drawn (on its point, with a value).
     drawn: Vec<bool>,
     /// Per point: how many configurations have a row drawn on it.
@@ -289,8 +348,8 @@ impl PointIndex {
             rows_of_dataset: ds.len(),
             point: vec![Self::NOT_DRAWN; configurations.len()],
             first_row: Vec::new(),
-            rows: Vec::new(),
             whole: Vec::new(),
+            flags: Vec::new(),
             drawn: vec![false; configurations.len()],
             drawn_configurations: Vec::new(),
             merges: Vec::new(),
@@ -311,8 +370,9 @@ impl PointIndex {
             }
             *slot = p;
         }
-        index.rows = vec![0; index.first_row.len()];
-        index.whole = vec![(0.0, 0); index.first_row.len()];
+        index.whole = vec![(Moments::default(), 0); index.first_row.len()];
+        index.flags = vec![FlagCounts::default(); index.first_row.len()];
+        let flagger = RowFlags::new(ds);
         let column = values.column();
         ds.each_configuration(None, |row, c| {
             let p = index
@@ -320,21 +380,19 @@ impl PointIndex {
                 .get(c as usize)
                 .copied()
                 .unwrap_or(Self::NOT_DRAWN);
-            let (Some(n), Some(whole), Some(&y)) = (
-                index.rows.get_mut(p as usize),
-                index.whole.get_mut(p as usize),
-                column.get(row),
-            ) else {
+            let (Some(whole), Some(&y)) = (index.whole.get_mut(p as usize), column.get(row)) else {
                 return;
             };
             if y.is_nan() {
                 return;
             }
-            if *n == 0 {
+            if whole.0.n == 0 {
                 whole.1 = row;
             }
-            whole.0 += y;
-            *n += 1;
+            whole.0.add(y);
+            if let (Some(f), Some(counts)) = (&flagger, index.flags.get_mut(p as usize)) {
+                f.count(row, counts);
+            }
             if let Some(d) = index.drawn.get_mut(c as usize) {
                 *d = true;
             }
@@ -345,7 +403,7 @@ impl PointIndex {
                 *n += 1;
             }
         }
-        index.merges = index.rows.iter().map(|_| OnceLock::new()).collect();
+        index.merges = index.whole.iter().map(|_| OnceLock::new()).collect();
         index
     }
 
@@ -369,8 +427,10 @@ pub fn build_series_indexed(
         return Vec::new();
     };
     let column = values.column();
-    // Per point: sum, rows, first row.
-    let mut sums: Vec<(f64, usize, usize)> = vec![(0.0, 0, 0); points.first_row.len()];
+    // Per point: moments and first row.
+    let mut sums: Vec<(Moments, usize, FlagCounts)> =
+        vec![(Moments::default(), 0, FlagCounts::default()); points.first_row.len()];
+    let flagger = RowFlags::new(ds);
     // Per configuration: whether a row of it was drawn.
     let mut drew = vec![false; points.point.len()];
     ds.each_configuration(Some(indices), |row, c| {
@@ -385,11 +445,13 @@ pub fn build_series_indexed(
         if y.is_nan() {
             return;
         }
-        if sum.1 == 0 {
-            sum.2 = row;
+        if sum.0.n == 0 {
+            sum.1 = row;
         }
-        sum.0 += y;
-        sum.1 += 1;
+        sum.0.add(y);
+        if let Some(f) = &flagger {
+            f.count(row, &mut sum.2);
+        }
         if let Some(d) = drew.get_mut(c as usize) {
             *d = true;
         }
@@ -406,16 +468,16 @@ pub fn build_series_indexed(
         .into_iter()
         .zip(standing)
         .enumerate()
-        .filter(|(_, ((_, n, _), _))| *n > 0)
-        .map(|(p, ((sum, records, first), rows))| {
+        .filter(|(_, ((m, _, _), _))| m.n > 0)
+        .map(|(p, ((moments, first, flags), rows))| {
             // A point with all its rows merges what it merges unfiltered: worked out once.
             let kept = points
                 .merges
                 .get(p)
-                .filter(|_| points.rows.get(p) == Some(&records));
+                .filter(|_| points.whole.get(p).map(|w| w.0.n) == Some(moments.n));
             Gathered {
-                sum,
-                records,
+                moments,
+                flags,
                 first,
                 merge: MergeOf { rows, kept },
             }
@@ -477,18 +539,20 @@ pub fn build_series_selected(
     let drawn = chosen
         .iter()
         .zip(standing)
-        .zip(points.whole.iter().zip(&points.rows))
+        .zip(points.whole.iter().zip(&points.flags))
         .zip(&points.merges)
         .filter(|(((&n, _), _), _)| n > 0)
-        .map(|(((_, rows), (&(sum, first), &records)), kept)| Gathered {
-            sum,
-            records,
-            first,
-            merge: MergeOf {
-                rows,
-                kept: Some(kept),
+        .map(
+            |(((_, rows), (&(moments, first), &flags)), kept)| Gathered {
+                moments,
+                flags,
+                first,
+                merge: MergeOf {
+                    rows,
+                    kept: Some(kept),
+                },
             },
-        })
+        )
         .collect();
     series_of_points(ds, spec, x_col, drawn)
         .into_iter()

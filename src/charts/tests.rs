@@ -87,6 +87,8 @@ fn higher_is_better_for_throughput() {
                 y: 110.0,
                 first_record: 0,
                 merge: PointMerge::default(),
+                interval: None,
+                flags: Default::default(),
             }],
         },
         Series {
@@ -97,6 +99,8 @@ fn higher_is_better_for_throughput() {
                 y: 100.0,
                 first_record: 1,
                 merge: PointMerge::default(),
+                interval: None,
+                flags: Default::default(),
             }],
         },
     ];
@@ -493,4 +497,187 @@ fn points_a_filter_leaves_whole_give_the_series_grouped_directly() {
     );
     assert_eq!(series.len(), 3);
     assert!(series.iter().all(|x| x.name == "vllm"));
+}
+
+/// Three runs of one configuration (differing only in their `run` tag) per engine at rate 1,
+/// a single record at rate 2, and at rate 4 a point averaging two output lengths.
+fn repeats() -> Dataset {
+    let mut records = Vec::new();
+    for (engine, ttfts) in [("vllm", [10.0, 12.0, 14.0]), ("sgl", [11.0, 13.0, 12.0])] {
+        for (run, ttft) in ttfts.into_iter().enumerate() {
+            let mut r = rec(engine, 1.0, ttft);
+            r.tags.insert("run".into(), (run + 1).to_string());
+            records.push(r);
+        }
+        records.push(rec(engine, 2.0, 20.0));
+        for len in [128.0, 1024.0] {
+            let mut r = rec(engine, 4.0, len / 10.0);
+            r.output_len = Some(len);
+            records.push(r);
+        }
+    }
+    Dataset::new(records)
+}
+
+#[test]
+fn repeats_carry_their_interval_and_configurations_do_not() {
+    let ds = repeats();
+    let all: Vec<usize> = (0..ds.len()).collect();
+    let series = build_series(&ds, &all, &spec());
+    let vllm = series.iter().find(|s| s.name == "vllm").unwrap();
+    let at1 = &vllm.points[0];
+    assert_eq!(at1.y, 12.0);
+    let i = at1.interval.expect("three repeats give an interval");
+    // s = 2, t(2) = 4.3027: 12 ± 4.968.
+    assert!((i.half_width() - 4.3027 * 2.0 / 3f64.sqrt()).abs() < 1e-9);
+    assert_eq!(
+        vllm.points[1].interval, None,
+        "one record, no std in the file"
+    );
+    assert!(vllm.points[2].merge.is_merged());
+    assert_eq!(
+        vllm.points[2].interval, None,
+        "a mean of two output lengths is not noise"
+    );
+    // Every way of building the points gives the same intervals.
+    let points = PointIndex::new(&ds, &spec());
+    assert_eq!(build_series_indexed(&ds, &all, &spec(), &points), series);
+    let pass = ds.filter_pass(&Filter::default());
+    assert_eq!(
+        build_series_selected(&ds, &pass.rows, &pass.configurations, &spec(), &points),
+        series
+    );
+    // The figure draws them as error bars (null where none) and says what they are.
+    let fig: serde_json::Value =
+        serde_json::from_str(&plot(&ds, &series, &spec()).to_json()).unwrap();
+    let trace = fig["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "vllm")
+        .unwrap();
+    assert_eq!(trace["error_y"]["type"], "data");
+    let bars = trace["error_y"]["array"].as_array().unwrap();
+    assert!((bars[0].as_f64().unwrap() - i.half_width()).abs() < 1e-9);
+    assert!(bars[1].is_null() && bars[2].is_null());
+    assert!(trace["hovertext"][0]
+        .as_str()
+        .unwrap()
+        .contains("95 % interval 7.03"));
+    assert!(fig["layout"]["title"]["text"]
+        .as_str()
+        .unwrap()
+        .contains("error bars: 95 % interval of the mean of repeated runs"));
+    // Series never split by run: the default layout averages runs.
+    let layout = crate::analysis::defaults::default_layout(
+        &ds,
+        Dim::RequestRate.into(),
+        None,
+        Some(&spec().metric),
+    );
+    assert!(
+        !layout.series_by.iter().any(|k| k.name() == "tag.run"),
+        "{layout:?}"
+    );
+}
+
+#[test]
+fn overlapping_intervals_are_not_distinguishable_in_the_fastest_column() {
+    let ds = repeats();
+    let all: Vec<usize> = (0..ds.len()).collect();
+    let series = build_series(&ds, &all, &spec());
+    let table = comparison_table(&series, &spec().metric);
+    // vllm 12 ± 4.97 and sgl 12 ± 2.48 at rate 1: not told apart.
+    let at1 = &table.rows[0];
+    assert_eq!(at1.distinguishable, Some(false));
+    assert!(at1
+        .fastest_text(&table.series)
+        .unwrap()
+        .starts_with("not distinguishable ("));
+    // Single records without intervals keep the old verdict.
+    assert_eq!(table.rows[1].distinguishable, None);
+    assert_eq!(
+        table.rows[1].fastest_text(&table.series),
+        table.rows[1].fastest
+    );
+    let md =
+        crate::analysis::export::comparison_text_table(&table, None, &spec().x, &spec().metric)
+            .to_markdown();
+    assert!(md.contains("not distinguishable"), "{md}");
+}
+
+#[test]
+fn a_files_standard_deviation_makes_a_bar_for_one_record() {
+    let metric = MetricKey::Extra("tokens_per_s".into());
+    let run = |engine: &str, tps: f64, sd: f64| {
+        let mut r = rec(engine, 1.0, 1.0);
+        r.set_metric(metric.clone(), tps);
+        r.set_metric(MetricKey::Extra("tokens_per_s_stddev".into()), sd);
+        r
+    };
+    let ds = Dataset::new(vec![
+        run("a", 100.0, 0.5),
+        run("b", 101.0, 0.7),
+        run("a", 100.0, 0.5),
+    ]);
+    let s = ChartSpec {
+        metric: metric.clone(),
+        ..spec()
+    };
+    // Rows 0 and 2 are repeats of "a": their own spread (none) is used, not the file's.
+    let series = build_series(&ds, &[0, 2], &s);
+    let i = series[0].points[0].interval.unwrap();
+    assert_eq!((i.low, i.high), (100.0, 100.0));
+    let series = build_series(&ds, &[1], &s);
+    let i = series[0].points[0].interval.unwrap();
+    assert_eq!((i.low, i.high), (100.3, 101.7));
+    assert!(i.describe().contains("the file's standard deviation"));
+    let series = build_series(&ds, &[0, 1], &s);
+    let table = comparison_table(&series, &metric);
+    // 100 ± 0.5 and 101 ± 0.7 overlap.
+    assert_eq!(table.rows[0].distinguishable, Some(false));
+}
+
+#[test]
+fn flagged_records_are_said_in_the_hover_and_the_exported_table() {
+    let with = |engine: &str, ttft: f64, failed: f64, completed: f64| {
+        let mut r = rec(engine, 1.0, ttft);
+        r.num_prompts = Some(100);
+        r.set_metric(MetricKey::Failed, failed);
+        r.set_metric(MetricKey::Completed, completed);
+        r
+    };
+    let ds = Dataset::new(vec![
+        with("vllm", 10.0, 0.0, 100.0),
+        with("vllm", 11.0, 4.0, 96.0),
+        with("sgl", 12.0, 0.0, 100.0),
+    ]);
+    let all: Vec<usize> = (0..ds.len()).collect();
+    let series = build_series(&ds, &all, &spec());
+    let points = PointIndex::new(&ds, &spec());
+    assert_eq!(build_series_indexed(&ds, &all, &spec(), &points), series);
+    let vllm = series.iter().find(|s| s.name == "vllm").unwrap();
+    assert_eq!(vllm.points[0].flags.failed, 1);
+    let fig: serde_json::Value =
+        serde_json::from_str(&plot(&ds, &series, &spec()).to_json()).unwrap();
+    let hover = fig["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "vllm")
+        .unwrap()["hovertext"][0]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        hover.contains("⚠ 1 of 2 records with failed requests"),
+        "{hover}"
+    );
+    assert!(hover.contains("⚠ 1 of 2 records completed fewer prompts than asked"));
+    let table = comparison_table(&series, &spec().metric);
+    let md =
+        crate::analysis::export::comparison_text_table(&table, None, &spec().x, &spec().metric)
+            .to_markdown();
+    assert!(md.contains("| Data quality |"), "{md}");
+    assert!(md.contains("vllm: 1 of 2 records with failed requests; vllm: 1 of 2 records completed fewer prompts than asked; vllm: mean of 2 records of one configuration"), "{md}");
 }

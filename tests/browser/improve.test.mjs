@@ -89,16 +89,18 @@ test('exports: comparison as Markdown, chart as SVG, records as canonical CSV an
   await page.click('button[data-sample="001_b815cef7710eda19.txt"]');
   await page.waitForFunction(() => document.getElementById('chart')?.data?.length === 2);
   // The comparison table's Markdown: mean TTFT per request rate as the seed file gives it
-  // (vllm 45.037437…, sgl 64.875195… at rate 1; better by (64.88 − 45.04) / 64.88).
+  // (vllm 45.037437…, sgl 64.875195… at rate 1; better by (64.88 − 45.04) / 64.88), with the
+  // flags of the records behind each point (at rate inf both engines' records completed fewer
+  // prompts than their num_prompts).
   assert.equal(await page.inputValue('#comparison-markdown'), [
-    '| Request rate (req/s) | sgl (ms) | vllm (ms) | Fastest | Better by (%) |',
-    '| ---: | ---: | ---: | --- | ---: |',
-    '| 1 | 64.88 | 45.04 | vllm | 30.58 |',
-    '| 10 | 68.60 | 56.90 | vllm | 17.06 |',
-    '| 20 | 100.92 | 88.14 | vllm | 12.66 |',
-    '| 30 | 765.79 | 373.01 | vllm | 51.29 |',
-    '| 35 | 9696.13 | 8402.26 | vllm | 13.34 |',
-    '| inf | 17419.66 | 18107.32 | sgl | 3.80 |',
+    '| Request rate (req/s) | sgl (ms) | vllm (ms) | Fastest | Better by (%) | Data quality |',
+    '| ---: | ---: | ---: | --- | ---: | --- |',
+    '| 1 | 64.88 | 45.04 | vllm | 30.58 |  |',
+    '| 10 | 68.60 | 56.90 | vllm | 17.06 |  |',
+    '| 20 | 100.92 | 88.14 | vllm | 12.66 |  |',
+    '| 30 | 765.79 | 373.01 | vllm | 51.29 |  |',
+    '| 35 | 9696.13 | 8402.26 | vllm | 13.34 |  |',
+    '| inf | 17419.66 | 18107.32 | sgl | 3.80 | sgl: the record completed fewer prompts than asked; vllm: the record completed fewer prompts than asked |',
     '',
   ].join('\n'));
   // The chart as an SVG file: plotly's own drawing of both engines' bars.
@@ -147,4 +149,32 @@ test('without plotly.js every chart view says so instead of drawing nothing', as
   await pickFiles(page, ['public/samples/001_b815cef7710eda19.txt']);
   await page.waitForFunction(() => document.querySelectorAll('#file-list > li.loaded').length === 2);
   await shows('tradeoff');
+});
+
+test('repeated runs: each side is a mean ± its interval, overlap says "not distinguishable"', async (t) => {
+  const page = await newPage(app.browser, t);
+  await page.goto(app.server.url);
+  await pickFiles(page, ['tests/fixtures/noise/repeats.csv']);
+  await page.waitForSelector('#file-list > li.loaded');
+  await page.click('button[data-view="improvement"]');
+  await page.waitForSelector('#compare-dim');
+  await page.selectOption('#compare-dim', 'engine');
+  await page.selectOption('#baseline-select', 'vllm');
+  await page.selectOption('#candidate-select', 'sglang');
+  await page.selectOption('#improve-metric', 'output_throughput');
+  await page.waitForSelector('#improve-table');
+  // Runs are repeats, not a key: two matched configurations, nothing ambiguous.
+  assert.match(await page.textContent('#improve-summary'), /^2 matched configurations/);
+  assert.doesNotMatch(await page.textContent('#improve-summary'), /duplicate/);
+  const headers = await page.$$eval('#improve-table th', (th) => th.map((h) => h.textContent));
+  const rows = await improveRows(page);
+  const at = (c) => rows.find((r) => r[headers.indexOf('Max concurrency')] === c);
+  const noise = headers.indexOf('Noise');
+  assert.ok(noise >= 0, String(headers));
+  assert.equal(at('1')[noise], 'not distinguishable');
+  assert.equal(at('16')[noise], 'distinguishable');
+  assert.match(at('1')[headers.indexOf('vllm (baseline)')], /^100(\.00)? ± 9\.94$/);
+  assert.match(await page.inputValue('#improve-markdown'), /\| not distinguishable \|/);
+  await screenshot(page, 'improve-noise');
+  assert.deepEqual(page.errors, []);
 });

@@ -248,3 +248,35 @@ test('records the chart cannot draw are counted under it', async (t) => {
     '1 of 4 filtered records are not drawn: they have no Request rate (req/s) or no Mean TTFT (ms).');
   assert.deepEqual(page.errors, []);
 });
+
+test('repeated runs: error bars of the 95 % interval, and "not distinguishable" where they overlap', async (t) => {
+  const page = await newPage(app.browser, t);
+  await load(page, ['tests/fixtures/noise/repeats.csv']);
+  await page.click('button[data-view="throughput"]');
+  await waitForTraces(page, 2);
+  const bars = await page.evaluate(() => document.getElementById('chart').data.map((t) => ({
+    name: t.name,
+    y: [...t.y],
+    type: t.error_y?.type,
+    array: [...(t.error_y?.array ?? [])],
+    hover: [...(t.hovertext ?? [])],
+  })));
+  const vllm = bars.find((b) => b.name === 'vllm');
+  const sglang = bars.find((b) => b.name === 'sglang');
+  // Three runs a point, averaged (not a series per run): 100, 104, 96 → 100 ± t(2)·4/√3.
+  assert.deepEqual(vllm.y, [100, 1000]);
+  assert.equal(vllm.type, 'data');
+  const half = (s) => 4.3027 * s / Math.sqrt(3);
+  assert.ok(Math.abs(vllm.array[0] - half(4)) < 1e-6, String(vllm.array));
+  assert.ok(Math.abs(vllm.array[1] - half(10)) < 1e-6, String(vllm.array));
+  assert.ok(Math.abs(sglang.array[0] - half(2)) < 1e-6, String(sglang.array));
+  assert.match(vllm.hover[0], /95 % interval 90\.06 – 109\.9 \(mean ± t·s\/√n of 3 repeats, s = 4\)/);
+  assert.match((await layout(page)).title, /error bars: 95 % interval of the mean of repeated runs/);
+  // The table under the bars: at concurrency 1 the intervals overlap, at 16 they do not.
+  const rows = await comparisonRows(page);
+  assert.match(rows[0].join('|'), /not distinguishable \((sglang|vllm), (sglang|vllm)\)/);
+  assert.ok(rows[1].includes('sglang') && !rows[1].join('|').includes('not distinguishable'), String(rows[1]));
+  assert.match(await page.inputValue('#comparison-markdown'), /not distinguishable/);
+  await screenshot(page, 'points-noise-error-bars');
+  assert.deepEqual(page.errors, []);
+});
