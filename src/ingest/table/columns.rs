@@ -343,7 +343,7 @@ fn guess_latency_units(t: &Table, mapping: &mut [ColumnMapping]) {
             continue;
         };
         let (scale, reason) = match neighbours {
-            Some(s) if s == 1000.0 => (
+            Some(1000.0) => (
                 1000.0,
                 "latency without a unit: seconds, the unit of the table's other latency \
                  columns (guessed)"
