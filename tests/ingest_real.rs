@@ -647,3 +647,296 @@ fn mlperf_singlestream_summary_target_is_not_a_rate() {
     close(metric(r, "p90_e2el_ms"), 50.798);
     close(metric(r, "p99.9_e2el_ms"), 190.141625);
 }
+
+/// The LLMPerf leaderboard's summaries (one provider, one model each): llmperf's seconds are
+/// ms here, `framework` names the provider measured (the engine dimension the leaderboard's
+/// own charts compare), completed requests a minute are requests a second, and the run's end
+/// time is no setting.
+#[test]
+fn llmperf_leaderboard_summaries() {
+    let cases = [
+        // (file, model, provider, mean TTFT s, output tok/s, completed)
+        ("groq_70b", "llama2-70b-4096", "groq", 0.22786034579078357, 441.84737788500206, 150.0),
+        ("anyscale_70b", "meta-llama/Llama-2-70b-chat-hf", "anyscale", 0.24890269464666667, 207.52121071152493, 150.0),
+        ("bedrock_70b", "meta.llama2-70b-chat-v1", "bedrock", 0.40837363779203295, 62.867056292903534, 101.0),
+        ("fireworks_70b", "accounts/fireworks/models/llama-v2-70b-chat", "fireworks", 0.5115081730199972, 162.86950633872, 150.0),
+        ("lepton_70b", "llama2-70b", "lepton", 0.899458765500001, 53.02189174249291, 20.0),
+        ("perplexity_70b", "llama-2-70b-chat", "perplexity", 0.4190719783040514, 126.05102586791163, 148.0),
+        ("replicate_70b", "meta/llama-2-70b-chat:02e509c789964a7ea8736978a43525956ef40397be9033abf9fd2badfe68c9e3", "replicate", 5.083249257606895, 29.434595028687124, 145.0),
+        ("together_70b", "together_ai/togethercomputer/llama-2-70b-chat", "together", 0.622329721273333, 216.45553311958628, 150.0),
+        ("anyscale_13b", "meta-llama/Llama-2-13b-chat-hf", "anyscale", 0.22044049145333625, 338.52437255956016, 150.0),
+        ("together_13b", "together_ai/togethercomputer/llama-2-13b-chat", "together", 1.8956155178858847, 86.2774490346918, 149.0),
+        ("anyscale_7b", "meta-llama/Llama-2-7b-chat-hf", "anyscale", 0.22518338954666584, 198.25122608178637, 150.0),
+        ("fireworks_7b", "accounts/fireworks/models/llama-v2-7b-chat", "fireworks", 0.3299350498733285, 260.3967163149623, 150.0),
+    ];
+    for (name, model, provider, ttft_s, tps, completed) in cases {
+        let got = read_fixture(&format!("real/llmperf-leaderboard-summary-{name}.json"));
+        assert_eq!(got.format, Format::Llmperf, "{name}");
+        assert_eq!(got.records.len(), 1, "{name}");
+        let r = &got.records[0];
+        assert_eq!(r.model.as_deref(), Some(model), "{name}");
+        assert_eq!(r.engine.as_deref(), Some(provider), "{name}");
+        assert_eq!(r.input_len, Some(550.0), "{name}");
+        assert_eq!(r.output_len, Some(150.0), "{name}");
+        assert_eq!(r.max_concurrency, Some(5), "{name}");
+        close(metric(r, "mean_ttft_ms"), ttft_s * 1000.0);
+        close(metric(r, "output_throughput"), tps);
+        close(metric(r, "completed"), completed);
+        assert_eq!(
+            tag(r, "timestamp"),
+            None,
+            "{name}: a clock reading is no dimension"
+        );
+        assert_eq!(tag(r, "framework"), None, "{name}");
+    }
+    let got = read_fixture("real/llmperf-leaderboard-summary-groq_70b.json");
+    let r = &got.records[0];
+    // "results_num_completed_requests_per_min": 176.73895115400083
+    close(metric(r, "request_throughput"), 176.73895115400083 / 60.0);
+    close(metric(r, "p99_e2el_ms"), 992.2714155726133);
+    close(metric(r, "p50_itl_ms"), 5.320808651546638);
+    assert_eq!(r.num_prompts, Some(150));
+}
+
+/// llmperf's per-request responses, cut to their first 12 requests: failed requests
+/// (`error_code` -100, "Output too few tokens") are counted as failed, never averaged in.
+#[test]
+fn llmperf_leaderboard_individual_responses() {
+    let got = read_fixture("real/llmperf-leaderboard-individual-groq_70b.json");
+    assert_eq!(got.format, Format::LlmperfRequests);
+    assert_eq!(got.records.len(), 1);
+    let r = &got.records[0];
+    assert_eq!(r.requests.len(), 12);
+    close(metric(r, "completed"), 12.0);
+    close(metric(r, "failed"), 0.0);
+    assert_eq!(r.input_len, Some(550.0));
+    assert_eq!(r.output_len, Some(150.0));
+    close(r.requests[0].ttft_ms, 297.977801412344);
+    close(metric(r, "mean_ttft_ms"), 243.83661709725857);
+    close(metric(r, "median_ttft_ms"), 225.09778011590242);
+
+    let got = read_fixture("real/llmperf-leaderboard-individual-bedrock_70b.json");
+    let r = &got.records[0];
+    assert_eq!(r.requests.len(), 12);
+    close(metric(r, "completed"), 8.0);
+    close(metric(r, "failed"), 4.0);
+    // The mean of the eight that succeeded.
+    close(metric(r, "mean_ttft_ms"), 552.3886121250143);
+    close(metric(r, "median_ttft_ms"), 557.4822620001214);
+}
+
+/// The leaderboard's README: one table per statistic and model size, the provider in the
+/// `Framework` column.
+#[test]
+fn llmperf_leaderboard_readme_tables() {
+    let got = read_fixture("real/llmperf-leaderboard-readme.md");
+    assert_eq!(got.format, Format::MarkdownTable);
+    assert_eq!(got.records.len(), 38);
+    let groq = got
+        .records
+        .iter()
+        .find(|r| r.engine.as_deref() == Some("groq"))
+        .unwrap();
+    // | groq | llama2-70b-4096 | 185 | 184 | 148 | 208 | 174 | 195 | 207 | 208 |
+    assert_eq!(groq.model.as_deref(), Some("llama2-70b-4096"));
+    assert_eq!(tag(groq, "section"), Some("70B Models"));
+    close(metric(groq, "extra.median"), 185.0);
+    close(metric(groq, "extra.mean"), 184.0);
+    close(metric(groq, "extra.p99"), 208.0);
+    let engines: std::collections::BTreeSet<_> = got
+        .records
+        .iter()
+        .filter_map(|r| r.engine.as_deref())
+        .collect();
+    assert_eq!(engines.len(), 8, "{engines:?}");
+}
+
+/// MLPerf v5.0, AMD's 8×MI325X Llama-2-70B (99.9) Server and Offline runs.
+#[test]
+fn mlperf_v5_amd_llama2_server_and_offline() {
+    let got = read_fixture("real/mlperf-v5.0-amd-mi325x8-llama2-70b-server-summary.txt");
+    assert_eq!(got.format, Format::MlperfLog);
+    assert_eq!(got.records.len(), 1);
+    let r = &got.records[0];
+    assert_eq!(tag(r, "scenario"), Some("Server"));
+    assert_eq!(tag(r, "validity"), Some("VALID"));
+    assert_eq!(r.request_rate, Some(104.2));
+    close(metric(r, "request_throughput"), 103.83);
+    close(metric(r, "output_throughput"), 30724.51);
+    // "Mean First Token latency (ns) : 1060314084", "99.00 percentile time to output token
+    // (ns) : 199404544".
+    close(metric(r, "mean_ttft_ms"), 1060.314084);
+    close(metric(r, "p99_tpot_ms"), 199.404544);
+    close(metric(r, "p50_e2el_ms"), 41777.872514);
+
+    let got = read_fixture("real/mlperf-v5.0-amd-mi325x8-llama2-70b-offline-summary.txt");
+    let r = &got.records[0];
+    assert_eq!(tag(r, "scenario"), Some("Offline"));
+    close(metric(r, "request_throughput"), 114.262);
+    close(metric(r, "output_throughput"), 33928.1);
+    assert_eq!(r.metrics.len(), 2);
+    assert_eq!(r.request_rate, None);
+}
+
+/// MLPerf v4.0, Google's 8×H100 Llama-2-70B (99.9): its Server summary gives the token rate
+/// only under "Additional Stats".
+#[test]
+fn mlperf_v4_google_llama2_server_and_offline() {
+    let got = read_fixture("real/mlperf-v4.0-google-h100x8-llama2-70b-server-summary.txt");
+    assert_eq!(got.records.len(), 1);
+    let r = &got.records[0];
+    assert_eq!(tag(r, "sut"), Some("llama2-70b-Server-SUT-LoadGen"));
+    assert_eq!(r.request_rate, Some(71.875));
+    close(metric(r, "request_throughput"), 69.50);
+    close(metric(r, "output_throughput"), 20287.78);
+    close(metric(r, "p99_ttft_ms"), 671.174358);
+    close(metric(r, "mean_tpot_ms"), 146.225437);
+
+    let got = read_fixture("real/mlperf-v4.0-google-h100x8-llama2-70b-offline-summary.txt");
+    let r = &got.records[0];
+    assert_eq!(tag(r, "scenario"), Some("Offline"));
+    close(metric(r, "request_throughput"), 71.9176);
+    close(metric(r, "output_throughput"), 20992.0);
+    assert_eq!(r.metrics.len(), 2);
+}
+
+/// AIPerf's example artifacts (one run of gpt-oss-20b, 100 requests at concurrency 100, 11
+/// cancelled): the JSON export (metrics under `records`, each naming itself), the CSV export
+/// and the per-request records read alike.
+#[test]
+fn aiperf_example_run_json_csv_and_records() {
+    let got = read_fixture("real/aiperf-example-run1-profile_export_aiperf.json");
+    assert_eq!(got.format, Format::GenaiPerf);
+    assert_eq!(got.records.len(), 1);
+    let r = &got.records[0];
+    assert_eq!(r.model.as_deref(), Some("openai/gpt-oss-20b"));
+    assert_eq!(r.max_concurrency, Some(100));
+    assert_eq!(r.input_len, Some(550.0));
+    close(metric(r, "mean_ttft_ms"), 2343.219436988764);
+    close(metric(r, "p99_ttft_ms"), 3833.3894000399996);
+    close(metric(r, "mean_itl_ms"), 27.763065454471807);
+    close(metric(r, "p99_e2el_ms"), 9297.609933759999);
+    close(metric(r, "request_throughput"), 9.551622221540914);
+    close(metric(r, "output_throughput"), 2320.7222350404572);
+    close(metric(r, "completed"), 89.0);
+    close(metric(r, "failed"), 11.0);
+    close(metric(r, "duration_s"), 9.317788951);
+    assert!(
+        got.warnings
+            .iter()
+            .all(|w| !w.message.contains("not a number")),
+        "{:?}",
+        got.warnings
+    );
+
+    let got = read_fixture("real/aiperf-example-run1-profile_export_aiperf.csv");
+    assert_eq!(got.format, Format::GenaiPerfCsv);
+    let r = &got.records[0];
+    close(metric(r, "mean_ttft_ms"), 2343.22);
+    close(metric(r, "p99_ttft_ms"), 3833.39);
+    close(metric(r, "request_throughput"), 9.55);
+    close(metric(r, "output_throughput"), 2320.72);
+    close(metric(r, "completed"), 89.0);
+    close(metric(r, "failed"), 11.0);
+
+    // Cut to its first 30 lines: 11 cancelled requests, then 19 that completed.
+    let got = read_fixture("real/aiperf-example-run1-profile_export.jsonl");
+    assert_eq!(got.format, Format::AiperfRecords);
+    let r = &got.records[0];
+    assert_eq!(r.requests.len(), 30);
+    close(metric(r, "completed"), 19.0);
+    close(metric(r, "failed"), 11.0);
+    close(metric(r, "mean_ttft_ms"), 1133.9957052105262);
+    close(metric(r, "median_ttft_ms"), 863.225388);
+}
+
+/// vLLM 0.25.1 `bench serve` results from er0080/vllm-benchmarking's fixtures: a run whose 8
+/// requests all failed keeps its counts and has no latency (not 0 ms), and the sweep's runs
+/// keep their server setting; their run number is no setting.
+#[test]
+fn vllm_bench_serve_failed_run_and_sweep() {
+    let got = read_fixture("real/vllmbench-er0080-bench_serve_all_requests_failed_v0.25.1.json");
+    assert_eq!(got.format, Format::VllmServing);
+    let r = &got.records[0];
+    close(metric(r, "completed"), 0.0);
+    close(metric(r, "failed"), 8.0);
+    assert_eq!(metric(r, "mean_ttft_ms"), None);
+    assert_eq!(metric(r, "p99_itl_ms"), None);
+
+    let got = read_fixture("real/vllmbench-er0080-bench_serve_v0.25.1.json");
+    let r = &got.records[0];
+    assert_eq!(r.model.as_deref(), Some("facebook/opt-125m"));
+    assert_eq!(r.engine.as_deref(), Some("vllm"));
+    assert_eq!(r.max_concurrency, Some(2));
+    assert_eq!(r.request_rate, Some(f64::INFINITY));
+    close(metric(r, "mean_ttft_ms"), 215.53594200008774);
+    close(metric(r, "output_throughput"), 82.89297074037474);
+
+    for (n, ttft0) in [(4, 217.27289337468392), (8, 46.89306787258829)] {
+        let got = read_fixture(&format!(
+            "real/vllmbench-er0080-sweep-max_num_seqs={n}-summary.json"
+        ));
+        assert_eq!(got.records.len(), 2, "{n}");
+        // Runs 0 and 1 repeat one configuration: their index is no setting, so they are
+        // repeats (one point, a mean of 2), not two configurations.
+        assert!(got.records.iter().all(|r| tag(r, "run_number").is_none()));
+        assert!(got
+            .warnings
+            .iter()
+            .any(|w| w.message.contains("among repeats of one configuration")));
+        for r in &got.records {
+            assert_eq!(tag(r, "max_num_seqs"), Some(n.to_string().as_str()));
+            assert_eq!(r.max_concurrency, Some(2));
+            assert_eq!(r.num_prompts, Some(8));
+        }
+        close(metric(&got.records[0], "mean_ttft_ms"), ttft0);
+        // The summary is the list of its runs' files.
+        let one = read_fixture(&format!(
+            "real/vllmbench-er0080-sweep-max_num_seqs={n}-run=0.json"
+        ));
+        assert_eq!(one.records.len(), 1);
+        close(metric(&one.records[0], "mean_ttft_ms"), ttft0);
+    }
+}
+
+/// A guidellm report digest (the author's own CSV of 16 runs): the rate column is `-` where
+/// the profile has none (synchronous, concurrent, throughput), so those rows have no rate.
+#[test]
+fn guidellm_digest_csv_rows_without_a_rate() {
+    let got = read_fixture("real/guidellm-pd-disaggregation-all-benchmarks.csv");
+    assert_eq!(got.format, Format::GenericCsv);
+    assert_eq!(got.records.len(), 16);
+    let with_rate = got
+        .records
+        .iter()
+        .filter(|r| r.request_rate.is_some())
+        .count();
+    assert_eq!(with_rate, 10);
+    // sweep[9],constant,18.0,60.0,935,0,138.5,134.6,-,0.0,273.2,57.3,57.4,-,6.365,7.283,...
+    let r = got
+        .records
+        .iter()
+        .find(|r| tag(r, "source_file") == Some("sweep[9]"))
+        .unwrap();
+    assert_eq!(tag(r, "profile"), Some("constant"));
+    assert_eq!(r.request_rate, Some(18.0));
+    close(metric(r, "mean_ttft_ms"), 138.5);
+    close(metric(r, "median_itl_ms"), 57.4);
+    close(metric(r, "mean_e2el_ms"), 6365.0);
+    assert_eq!(metric(r, "p99_ttft_ms"), None);
+}
+
+/// The same runs as the README summarises them: TTFT and ITL medians with `ms` in the cell.
+#[test]
+fn guidellm_readme_results_table() {
+    let got = read_fixture("real/guidellm-pd-disaggregation-readme-results.md");
+    assert_eq!(got.format, Format::MarkdownTable);
+    assert_eq!(got.records.len(), 7);
+    let r = got
+        .records
+        .iter()
+        .find(|r| tag(r, "profile") == Some("Throughput (64)"))
+        .unwrap();
+    close(metric(r, "median_ttft_ms"), 183.3);
+    close(metric(r, "median_itl_ms"), 39.0);
+}

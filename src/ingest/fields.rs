@@ -199,13 +199,27 @@ pub(crate) fn set_tag(r: &mut Record, key: &str, v: &Value) {
     }
 }
 
-/// Sets dimension `name` (canonical) if it is one, else a tag. Returns whether it was a
-/// dimension.
+/// Sets dimension `name` (canonical) if it is one, else a tag. A run's index among repeats of
+/// one configuration (`run_number`, as `vllm bench sweep` writes it) is neither: as a tag it
+/// would make each repeat a configuration of its own, drawn as competing series, so it is left
+/// out with a warning.
 pub(crate) fn set_named(r: &mut Record, name: &str, v: &Value, at: &str, out: &mut Ingested) {
     match DimKey::from_name(name) {
         Some(DimKey::Known(d)) => set_dim_json(r, d, v, at, out),
+        _ if repeat_index(name, v) => out.warnings.push(Warning::at(
+            at,
+            "the run's index among repeats of one configuration, not a setting: ignored",
+        )),
         _ => set_tag(r, name, v),
     }
+}
+
+/// Whether a field is a run's index among repeats: a whole number named so.
+fn repeat_index(name: &str, v: &Value) -> bool {
+    matches!(
+        super::text::snake(name).as_str(),
+        "run_number" | "run_index" | "repeat" | "repeat_index" | "repetition" | "trial"
+    ) && v.as_u64().is_some()
 }
 
 #[cfg(test)]

@@ -107,6 +107,9 @@ pub(crate) struct Table {
 /// Notes what the mapping did to values: scaled columns, and columns sharing a name.
 fn note_mapping(mapping: &[ColumnMapping], out: &mut Ingested) {
     for m in mapping {
+        if m.reason.ends_with("(guessed)") {
+            super::fields::note(out, format!("column {:?}: {}", m.column, m.reason));
+        }
         if m.scale != 1.0 {
             if let Some(target) = &m.target {
                 super::fields::note(

@@ -257,7 +257,7 @@ pub(crate) fn guess_column(name: &str, numeric: bool) -> ColumnMapping {
         let stat = stat_in(&n).unwrap_or(Stat::Mean);
         let (scale, why) = match scale_to_ms(unit) {
             Some(f) => (f, format!("latency in {}", unit.unwrap_or("ms"))),
-            None => (1.0, "latency without a unit: assumed ms".to_string()),
+            None => (1.0, UNITLESS_LATENCY.to_string()),
         };
         return ColumnMapping::new(
             name,
@@ -299,8 +299,89 @@ fn numeric_column(t: &Table, col: usize) -> bool {
     any
 }
 
-/// The automatic mapping of a table, melting wide column groups (`x_a100`, `x_tesla`).
+/// The reason of a latency column whose name gives no unit, before [`guess_latency_units`].
+const UNITLESS_LATENCY: &str = "latency without a unit: assumed ms";
+
+/// Decides the unit of each latency column whose name gives none (`TTFT`, `latency_mean`):
+/// the unit the table's other latency columns state, when they all state one; otherwise
+/// seconds when every value is below what an LLM request could take in ms (under 30 for a
+/// TTFT or a request latency, under 1 per token), else ms. A guess says so in its reason
+/// (which [`super::note_mapping`] turns into a warning). Columns whose cells carry their own
+/// unit (`96.6ms`) are left as they are.
+fn guess_latency_units(t: &Table, mapping: &mut [ColumnMapping]) {
+    let stated: Vec<f64> = mapping
+        .iter()
+        .filter(|m| m.reason.starts_with("latency in "))
+        .map(|m| m.scale)
+        .collect();
+    let neighbours = stated
+        .first()
+        .copied()
+        .filter(|s| stated.iter().all(|x| x == s));
+    for m in mapping.iter_mut().filter(|m| m.reason == UNITLESS_LATENCY) {
+        let Some(MetricKey::Latency(family, _)) =
+            m.target.as_deref().and_then(MetricKey::from_name)
+        else {
+            continue;
+        };
+        let Some(col) = t.headers.iter().position(|h| *h == m.column) else {
+            continue;
+        };
+        let mut max: Option<f64> = None;
+        let mut plain = true;
+        for (_, cells) in t.rows.iter().take(200) {
+            let c = cells.get(col).map(str::trim).unwrap_or("");
+            if c.is_empty() || c == "-" || c.eq_ignore_ascii_case("nan") {
+                continue;
+            }
+            match c.parse::<f64>() {
+                Ok(v) if v.is_finite() => max = Some(max.map_or(v, |x: f64| x.max(v))),
+                _ => plain = false,
+            }
+        }
+        let Some(max) = max.filter(|_| plain) else {
+            continue;
+        };
+        let (scale, reason) = match neighbours {
+            Some(1000.0) => (
+                1000.0,
+                "latency without a unit: seconds, the unit of the table's other latency \
+                 columns (guessed)"
+                    .to_string(),
+            ),
+            Some(_) => continue,
+            None => {
+                let below = match family {
+                    LatencyMetric::Ttft | LatencyMetric::E2el => 30.0,
+                    LatencyMetric::Tpot | LatencyMetric::Itl => 1.0,
+                };
+                if max >= below {
+                    continue;
+                }
+                (
+                    1000.0,
+                    format!(
+                        "latency without a unit: every value below {below}, too fast for ms, \
+                         read as seconds (guessed)"
+                    ),
+                )
+            }
+        };
+        m.scale = scale;
+        m.reason = reason;
+    }
+}
+
+/// The automatic mapping of a table, melting wide column groups (`x_a100`, `x_tesla`), with
+/// the unit of unitless latency columns decided by [`guess_latency_units`].
 pub(crate) fn auto_mapping(t: &Table) -> Vec<ColumnMapping> {
+    let mut mapping = auto_mapping_by_name(t);
+    guess_latency_units(t, &mut mapping);
+    mapping
+}
+
+/// The mapping of each column from its name (and whether it holds numbers).
+fn auto_mapping_by_name(t: &Table) -> Vec<ColumnMapping> {
     // Wide tables: stems seen with two or more GPU suffixes.
     let split: Vec<Option<(&str, &str)>> = t
         .headers
@@ -492,7 +573,52 @@ pub(super) fn merge_mapping(
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
+
+    fn read_csv(text: &str) -> crate::ingest::Ingested {
+        crate::ingest::read("results.csv", text.as_bytes()).unwrap()
+    }
+
+    fn first(got: &crate::ingest::Ingested, name: &str) -> Option<f64> {
+        got.records[0].metric(&MetricKey::from_name(name).unwrap())
+    }
+
+    /// A paper's CSV with `ttft` and `latency` and no unit, every value a few seconds: read
+    /// as seconds, with a warning that says it was guessed.
+    #[test]
+    fn unitless_latency_too_fast_for_ms_is_seconds_with_a_warning() {
+        let got = read_csv("rate,ttft,latency\n1,0.69,2.5\n4,0.91,3.75\n");
+        assert_eq!(first(&got, "mean_ttft_ms"), Some(690.0));
+        assert_eq!(first(&got, "mean_e2el_ms"), Some(2500.0));
+        let guessed: Vec<_> = got
+            .warnings
+            .iter()
+            .filter(|w| w.message.contains("read as seconds (guessed)"))
+            .collect();
+        assert_eq!(guessed.len(), 2, "{:?}", got.warnings);
+        // A TTFT of hundreds stays ms; an ITL below 1 is seconds, one of 20 is ms.
+        let got = read_csv("rate,ttft,itl\n1,120,0.021\n2,180,0.025\n");
+        assert_eq!(first(&got, "mean_ttft_ms"), Some(120.0));
+        assert_eq!(first(&got, "mean_itl_ms"), Some(21.0));
+        let got = read_csv("rate,itl\n1,20\n2,25\n");
+        assert_eq!(first(&got, "mean_itl_ms"), Some(20.0));
+    }
+
+    /// The unit the other latency columns state decides a unitless one, whatever its range.
+    #[test]
+    fn unitless_latency_takes_the_unit_of_its_neighbours() {
+        let got = read_csv("rate,ttft,e2e_latency_s\n1,45,2.5\n");
+        assert_eq!(first(&got, "mean_ttft_ms"), Some(45000.0));
+        assert!(got.warnings.iter().any(|w| w
+            .message
+            .contains("the unit of the table's other latency columns")));
+        let got = read_csv("rate,ttft,e2e_latency_ms\n1,0.5,2500\n");
+        assert_eq!(first(&got, "mean_ttft_ms"), Some(0.5));
+        // Cells that carry their unit are read by the cell.
+        let got = read_csv("rate,ttft\n1,96.6ms\n");
+        assert!(got.warnings.iter().all(|w| !w.message.contains("guessed")));
+    }
 
     fn target(name: &str) -> Option<String> {
         guess_column(name, true).target

@@ -30,12 +30,16 @@ fn genai_target(name: &str) -> GenaiTarget {
         .trim_end_matches("_tokens")
         .trim_end_matches("_count");
     match n {
-        "time_to_first_token" => GenaiTarget::Latency(LatencyMetric::Ttft),
+        // AIPerf's JSON names its metrics by tag (`ttft`, `error_request_count`), its CSV by
+        // header (`Time to First Token (ms)`, `Error Request Count`).
+        "time_to_first_token" | "ttft" => GenaiTarget::Latency(LatencyMetric::Ttft),
         "inter_token_latency" => GenaiTarget::Latency(LatencyMetric::Itl),
         "request_latency" => GenaiTarget::Latency(LatencyMetric::E2el),
         "request_throughput" => GenaiTarget::Fixed(MetricKey::RequestThroughput),
         "output_token_throughput" => GenaiTarget::Fixed(MetricKey::OutputThroughput),
         "request" => GenaiTarget::Fixed(MetricKey::Completed),
+        "error_request" => GenaiTarget::Fixed(MetricKey::Failed),
+        "benchmark_duration" => GenaiTarget::Fixed(MetricKey::DurationS),
         "output_sequence_length" => GenaiTarget::Dim(Dim::OutputLen),
         "input_sequence_length" => GenaiTarget::Dim(Dim::InputLen),
         other => GenaiTarget::Extra(other.to_string()),
@@ -151,9 +155,15 @@ fn genai_config(v: &Value, r: &mut Record, at: &str, out: &mut Ingested) {
 /// genai-perf / AIPerf JSON: metrics as `{unit, avg, p50, ...}` objects, `input_config`.
 pub(crate) fn read_genai_perf(o: &Map<String, Value>, at: &str, out: &mut Ingested) {
     let mut r = Record::default();
-    // The records, then the settings (so measured lengths win over configured ones).
-    for (k, v) in o {
-        let here = place(at, k);
+    // The records, then the settings (so measured lengths win over configured ones). AIPerf
+    // 0.1 keeps its metrics under `records`, each naming itself (`tag`, `header`) and
+    // counting its samples (`count`); genai-perf and later AIPerf put them at the top.
+    let (metrics, at_metrics) = match o.get("records").and_then(Value::as_object) {
+        Some(nested) => (nested, place(at, "records")),
+        None => (o, at.to_string()),
+    };
+    for (k, v) in metrics {
+        let here = place(&at_metrics, k);
         let Some(m) = v.as_object() else {
             continue;
         };
@@ -163,7 +173,7 @@ pub(crate) fn read_genai_perf(o: &Map<String, Value>, at: &str, out: &mut Ingest
         let unit = m.get("unit").and_then(Value::as_str).unwrap_or("");
         let target = genai_target(k);
         for (stat, sv) in m {
-            if stat == "unit" {
+            if matches!(stat.as_str(), "unit" | "tag" | "header" | "count") {
                 continue;
             }
             match number_from_json(sv) {

@@ -4,7 +4,7 @@ use serde_json::{Map, Value};
 
 use super::{push, unknown};
 use crate::ingest::fields::{place, set_dim_json, set_metric_json, stat_name};
-use crate::ingest::Ingested;
+use crate::ingest::{Ingested, Warning};
 use crate::model::canonical::number_from_json;
 use crate::model::{Dim, LatencyMetric, MetricKey, Record};
 
@@ -16,6 +16,14 @@ pub(crate) fn read_llmperf(o: &Map<String, Value>, at: &str, out: &mut Ingested)
         let here = place(at, k);
         match k.as_str() {
             "model" => set_dim_json(&mut r, Dim::Model, v, &here, out),
+            // The LLMPerf leaderboard's summaries name the provider or engine measured here.
+            "framework" => set_dim_json(&mut r, Dim::Engine, v, &here, out),
+            // When the run ended (Unix seconds): it differs from run to run, so as a tag it
+            // would make each repeat a configuration of its own.
+            "timestamp" if number_from_json(v).is_some() => out.warnings.push(Warning::at(
+                here,
+                "a clock reading of the run, not a setting: ignored",
+            )),
             "num_concurrent_requests" => set_dim_json(&mut r, Dim::MaxConcurrency, v, &here, out),
             "mean_input_tokens" => set_dim_json(&mut r, Dim::InputLen, v, &here, out),
             "mean_output_tokens" => set_dim_json(&mut r, Dim::OutputLen, v, &here, out),
@@ -26,14 +34,16 @@ pub(crate) fn read_llmperf(o: &Map<String, Value>, at: &str, out: &mut Ingested)
                 set_metric_json(&mut r, MetricKey::Completed, v, 1.0, &here, out)
             }
             "results_num_requests_started" => set_dim_json(&mut r, Dim::NumPrompts, v, &here, out),
-            "results_completed_requests_per_min" => set_metric_json(
-                &mut r,
-                MetricKey::RequestThroughput,
-                v,
-                1.0 / 60.0,
-                &here,
-                out,
-            ),
+            "results_completed_requests_per_min" | "results_num_completed_requests_per_min" => {
+                set_metric_json(
+                    &mut r,
+                    MetricKey::RequestThroughput,
+                    v,
+                    1.0 / 60.0,
+                    &here,
+                    out,
+                )
+            }
             "results_end_to_end_time" | "results_total_time" => {
                 set_metric_json(&mut r, MetricKey::DurationS, v, 1.0, &here, out)
             }
