@@ -205,14 +205,14 @@ pub fn to_json_value(records: &[Record]) -> Value {
 pub fn to_json(records: &[Record]) -> String {
     let mut out = Vec::new();
     // Writing to a Vec cannot fail.
-    let _ = write_json(&mut out, &[Part::Records(records)]);
+    let _ = write::write_records_json(&mut out, records);
     String::from_utf8(out).unwrap_or_default()
 }
 
 /// The canonical CSV text for `records`: [`write_csv`] into a string.
 pub fn to_csv(records: &[Record]) -> String {
     let mut out = Vec::new();
-    let _ = write_csv(&mut out, &[Part::Records(records)]);
+    let _ = write::write_records_csv(&mut out, records);
     String::from_utf8(out).unwrap_or_default()
 }
 

@@ -196,7 +196,9 @@ fn envelope_json(files: &[ShareFile<'_>]) -> String {
             if exact {
                 m.insert("csv".into(), Value::String(csv));
             } else {
-                m.insert("records".into(), canonical::to_json_value(f.records));
+                // The canonical writer's document, as a value inside the envelope.
+                let doc = serde_json::from_str(&canonical::to_json(f.records));
+                m.insert("records".into(), doc.unwrap_or(Value::Null));
             }
             Value::Object(m)
         })

@@ -4,12 +4,11 @@
 //! of the requests is ever held; only one record's fields exist as a `Value` at a time.
 //! [`super::to_json`] and [`super::to_csv`] are this writer into a string.
 
-use std::cell::Cell;
 use std::collections::BTreeSet;
 use std::io::{self, Write};
 use std::ops::Range;
 
-use serde::ser::{Error as _, SerializeMap, SerializeSeq};
+use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};
 
 use super::super::columns::{Columns, DimData, MetricColumn, RequestArrays};
@@ -51,157 +50,212 @@ pub enum Made<'a> {
 /// Writes the canonical JSON document of every part's rows, in order (pretty-printed, final
 /// newline).
 pub fn write_json<W: Write>(w: W, parts: &[Part<'_>]) -> io::Result<()> {
-    let len = parts.iter().map(Part::len).sum();
-    write_doc(w, len, Rows::Parts(parts))
+    write_doc(w, PartsOut(parts))
 }
 
 /// Writes the canonical JSON document of `records`, each record's requests made as they are
 /// written ([`Made`]).
 pub fn write_json_made<W: Write>(w: W, records: &[(&Record, Made<'_>)]) -> io::Result<()> {
-    write_doc(w, records.len(), Rows::Made(records))
+    write_doc(w, MadeOut(records))
 }
 
-fn write_doc<W: Write>(mut w: W, len: usize, rows: Rows<'_>) -> io::Result<()> {
-    let doc = Doc {
-        len,
-        rows: Cell::new(Some(rows)),
-    };
-    serde_json::to_writer_pretty(&mut w, &doc).map_err(io::Error::from)?;
+/// [`write_json`] of records alone: the explorer writes only these, and this way carries none
+/// of the columns' code.
+pub(super) fn write_records_json<W: Write>(w: W, records: &[Record]) -> io::Result<()> {
+    write_doc(w, RecordsOut(records))
+}
+
+fn write_doc<W: Write, R: RowsOut>(mut w: W, rows: R) -> io::Result<()> {
+    serde_json::to_writer_pretty(&mut w, &Doc(rows)).map_err(io::Error::from)?;
     w.write_all(b"\n")?;
     w.flush()
 }
 
-#[derive(Clone, Copy)]
-enum Rows<'a> {
-    Parts(&'a [Part<'a>]),
-    Made(&'a [(&'a Record, Made<'a>)]),
+/// The rows of a document, each serialized as a [`RecordOut`] (a type per kind of source, so
+/// a build writing records only carries nothing else).
+trait RowsOut {
+    fn len(&self) -> usize;
+    fn each<S: SerializeSeq>(&self, seq: &mut S) -> Result<(), S::Error>;
 }
 
-struct Doc<'a> {
-    len: usize,
-    rows: Cell<Option<Rows<'a>>>,
-}
+struct RecordsOut<'a>(&'a [Record]);
 
-impl Serialize for Doc<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(Some(2))?;
-        m.serialize_entry("schema_version", &SCHEMA_VERSION)?;
-        m.serialize_entry("records", &RecordsOut(self))?;
-        m.end()
+impl RowsOut for RecordsOut<'_> {
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    fn each<S: SerializeSeq>(&self, seq: &mut S) -> Result<(), S::Error> {
+        for r in self.0 {
+            seq.serialize_element(&RecordOut(r, Own(&r.requests)))?;
+        }
+        Ok(())
     }
 }
 
-struct RecordsOut<'d, 'a>(&'d Doc<'a>);
+struct PartsOut<'a>(&'a [Part<'a>]);
 
-impl Serialize for RecordsOut<'_, '_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let rows = self
-            .0
-            .rows
-            .take()
-            .ok_or_else(|| S::Error::custom("the records were written already"))?;
-        let mut seq = s.serialize_seq(Some(self.0.len))?;
-        let own = |r: &Record| Requests::Slice(0..r.requests.len());
-        match rows {
-            Rows::Parts(parts) => {
-                for part in parts {
-                    match part {
-                        Part::Records(records) => {
-                            for r in *records {
-                                seq.serialize_element(&RecordOut(r, own(r)))?;
-                            }
-                        }
-                        Part::Columns(c) => {
-                            let arrays = c.requests();
-                            for i in 0..c.len() {
-                                if let Some(r) = c.record_without_requests(i) {
-                                    let from = Requests::Columns(arrays, arrays.row_range(i));
-                                    seq.serialize_element(&RecordOut(&r, from))?;
-                                }
-                            }
+impl RowsOut for PartsOut<'_> {
+    fn len(&self) -> usize {
+        self.0.iter().map(Part::len).sum()
+    }
+
+    fn each<S: SerializeSeq>(&self, seq: &mut S) -> Result<(), S::Error> {
+        for part in self.0 {
+            match part {
+                Part::Records(records) => RecordsOut(records).each(seq)?,
+                Part::Columns(c) => {
+                    let arrays = c.requests();
+                    for i in 0..c.len() {
+                        if let Some(r) = c.record_without_requests(i) {
+                            let from = FromColumns(arrays, arrays.row_range(i));
+                            seq.serialize_element(&RecordOut(&r, from))?;
                         }
                     }
                 }
             }
-            Rows::Made(records) => {
-                for (r, made) in records {
-                    let from = match made {
-                        _ if !r.requests.is_empty() => own(r),
-                        Made::Each(n, f) => Requests::Made(*n, *f),
-                        Made::Marker(m) => Requests::Marker(m),
-                    };
-                    seq.serialize_element(&RecordOut(r, from))?;
+        }
+        Ok(())
+    }
+}
+
+struct MadeOut<'a>(&'a [(&'a Record, Made<'a>)]);
+
+impl RowsOut for MadeOut<'_> {
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    fn each<S: SerializeSeq>(&self, seq: &mut S) -> Result<(), S::Error> {
+        for (r, made) in self.0 {
+            match made {
+                _ if !r.requests.is_empty() => {
+                    seq.serialize_element(&RecordOut(r, Own(&r.requests)))?
                 }
+                Made::Each(n, f) => seq.serialize_element(&RecordOut(r, MadeEach(*n, *f)))?,
+                Made::Marker(m) => seq.serialize_element(&RecordOut(r, MarkerOut(m)))?,
             }
+        }
+        Ok(())
+    }
+}
+
+/// `{"schema_version": …, "records": [...]}`.
+struct Doc<R>(R);
+
+impl<R: RowsOut> Serialize for Doc<R> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(2))?;
+        m.serialize_entry("schema_version", &SCHEMA_VERSION)?;
+        m.serialize_entry("records", &DocRecords(&self.0))?;
+        m.end()
+    }
+}
+
+struct DocRecords<'a, R>(&'a R);
+
+impl<R: RowsOut> Serialize for DocRecords<'_, R> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(Some(self.0.len()))?;
+        self.0.each(&mut seq)?;
+        seq.end()
+    }
+}
+
+/// A record's requests as they are written: a sequence that knows its length.
+trait RequestsOut: Serialize {
+    fn count(&self) -> usize;
+}
+
+/// The record's own.
+struct Own<'a>(&'a [RequestDetail]);
+
+impl Serialize for Own<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(Some(self.0.len()))?;
+        for q in self.0 {
+            seq.serialize_element(&RequestOut(q))?;
         }
         seq.end()
     }
 }
 
-/// A record's requests as they are written.
-enum Requests<'a> {
-    /// The record's own, these of them.
-    Slice(Range<usize>),
-    /// Rebuilt one at a time from columns.
-    Columns(&'a RequestArrays, Range<usize>),
-    /// Made one at a time.
-    Made(usize, &'a dyn Fn(usize) -> RequestDetail),
-    /// A marker string in their place.
-    Marker(&'a str),
+impl RequestsOut for Own<'_> {
+    fn count(&self) -> usize {
+        self.0.len()
+    }
 }
 
-impl Requests<'_> {
-    fn len(&self) -> usize {
-        match self {
-            Requests::Slice(range) | Requests::Columns(_, range) => range.len(),
-            Requests::Made(n, _) => *n,
-            Requests::Marker(_) => 1,
+/// Rebuilt one at a time from columns.
+struct FromColumns<'a>(&'a RequestArrays, Range<usize>);
+
+impl Serialize for FromColumns<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(Some(self.1.len()))?;
+        for q in self.1.clone() {
+            seq.serialize_element(&RequestOut(&self.0.request(q)))?;
         }
+        seq.end()
+    }
+}
+
+impl RequestsOut for FromColumns<'_> {
+    fn count(&self) -> usize {
+        self.1.len()
+    }
+}
+
+/// Made one at a time.
+struct MadeEach<'a>(usize, &'a dyn Fn(usize) -> RequestDetail);
+
+impl Serialize for MadeEach<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(Some(self.0))?;
+        for q in 0..self.0 {
+            seq.serialize_element(&RequestOut(&(self.1)(q)))?;
+        }
+        seq.end()
+    }
+}
+
+impl RequestsOut for MadeEach<'_> {
+    fn count(&self) -> usize {
+        self.0
+    }
+}
+
+/// A marker string in their place.
+struct MarkerOut<'a>(&'a str);
+
+impl Serialize for MarkerOut<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(Some(1))?;
+        seq.serialize_element(self.0)?;
+        seq.end()
+    }
+}
+
+impl RequestsOut for MarkerOut<'_> {
+    fn count(&self) -> usize {
+        1
     }
 }
 
 /// One record: its fields in [`record_fields`]'s order, then `requests` when it has any.
-struct RecordOut<'a>(&'a Record, Requests<'a>);
+struct RecordOut<'a, Q>(&'a Record, Q);
 
-impl Serialize for RecordOut<'_> {
+impl<Q: RequestsOut> Serialize for RecordOut<'_, Q> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let fields = record_fields(self.0);
-        let some = self.1.len() > 0;
+        let some = self.1.count() > 0;
         let mut m = s.serialize_map(Some(fields.len() + usize::from(some)))?;
         for (k, v) in &fields {
             m.serialize_entry(k, v)?;
         }
         if some {
-            m.serialize_entry("requests", &RequestsOut(self.0, &self.1))?;
+            m.serialize_entry("requests", &self.1)?;
         }
         m.end()
-    }
-}
-
-struct RequestsOut<'a>(&'a Record, &'a Requests<'a>);
-
-impl Serialize for RequestsOut<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut seq = s.serialize_seq(Some(self.1.len()))?;
-        match self.1 {
-            Requests::Slice(range) => {
-                for q in &self.0.requests[range.clone()] {
-                    seq.serialize_element(&RequestOut(q))?;
-                }
-            }
-            Requests::Columns(arrays, range) => {
-                for q in range.clone() {
-                    seq.serialize_element(&RequestOut(&arrays.request(q)))?;
-                }
-            }
-            Requests::Made(n, f) => {
-                for q in 0..*n {
-                    seq.serialize_element(&RequestOut(&f(q)))?;
-                }
-            }
-            Requests::Marker(m) => seq.serialize_element(m)?,
-        }
-        seq.end()
     }
 }
 
@@ -284,48 +338,89 @@ fn inferred_cell(map: &std::collections::BTreeMap<String, String>) -> String {
 /// metric some row has (canonical names, in canonical order), `inferred` last. Numeric
 /// dimension values of columns are written once per distinct value, not once a row.
 pub fn write_csv<W: Write>(mut w: W, parts: &[Part<'_>]) -> io::Result<()> {
-    let mut dims: BTreeSet<DimKey> = BTreeSet::new();
-    let mut metrics: BTreeSet<MetricKey> = BTreeSet::new();
-    let mut any_inferred = false;
+    let mut used = Used::default();
     for part in parts {
         match part {
-            Part::Records(records) => {
-                for r in *records {
-                    for (k, _) in r.dims() {
-                        dims.insert(k);
-                    }
-                    for k in r.metrics.keys() {
-                        metrics.insert(k.clone());
-                    }
-                    any_inferred |= !r.inferred.is_empty();
-                }
-            }
+            Part::Records(records) => used.records(records),
             Part::Columns(c) => {
                 for col in c.dims() {
-                    let used = match &col.data {
+                    let any = match &col.data {
                         DimData::Text(t) => !t.values().is_empty(),
                         DimData::Count(n) => !n.values().is_empty(),
                         DimData::Real(n) => !n.values().is_empty(),
                     };
-                    if used {
-                        dims.insert(col.key.clone());
+                    if any {
+                        used.dims.insert(col.key.clone());
                     }
                 }
                 for col in c.metrics() {
                     if col.count() > 0 {
-                        metrics.insert(col.key.clone());
+                        used.metrics.insert(col.key.clone());
                     }
                 }
-                any_inferred |= c.any_inferred();
+                used.inferred |= c.any_inferred();
             }
         }
     }
-    let mut columns: Vec<Column> = dims.into_iter().map(Column::Dim).collect();
-    columns.extend(metrics.into_iter().map(Column::Metric));
-    if any_inferred {
-        columns.push(Column::Inferred);
+    let columns = used.columns();
+    let mut out = csv_with_header(&mut w, &columns)?;
+    let mut cell = String::new();
+    for part in parts {
+        match part {
+            Part::Records(records) => record_rows(&mut out, &columns, records, &mut cell)?,
+            Part::Columns(c) => write_columns(&mut out, &columns, c, &mut cell)?,
+        }
     }
-    let mut out = csv::Writer::from_writer(&mut w);
+    out.flush()?;
+    drop(out);
+    w.flush()
+}
+
+/// [`write_csv`] of records alone (the explorer's: no columns' code).
+pub(super) fn write_records_csv<W: Write>(mut w: W, records: &[Record]) -> io::Result<()> {
+    let mut used = Used::default();
+    used.records(records);
+    let columns = used.columns();
+    let mut out = csv_with_header(&mut w, &columns)?;
+    record_rows(&mut out, &columns, records, &mut String::new())?;
+    out.flush()?;
+    drop(out);
+    w.flush()
+}
+
+/// The fields some row uses.
+#[derive(Default)]
+struct Used {
+    dims: BTreeSet<DimKey>,
+    metrics: BTreeSet<MetricKey>,
+    inferred: bool,
+}
+
+impl Used {
+    fn records(&mut self, records: &[Record]) {
+        for r in records {
+            for (k, _) in r.dims() {
+                self.dims.insert(k);
+            }
+            for k in r.metrics.keys() {
+                self.metrics.insert(k.clone());
+            }
+            self.inferred |= !r.inferred.is_empty();
+        }
+    }
+
+    fn columns(self) -> Vec<Column> {
+        let mut columns: Vec<Column> = self.dims.into_iter().map(Column::Dim).collect();
+        columns.extend(self.metrics.into_iter().map(Column::Metric));
+        if self.inferred {
+            columns.push(Column::Inferred);
+        }
+        columns
+    }
+}
+
+fn csv_with_header<W: Write>(w: W, columns: &[Column]) -> io::Result<csv::Writer<W>> {
+    let mut out = csv::Writer::from_writer(w);
     let header: Vec<String> = columns
         .iter()
         .map(|c| match c {
@@ -335,33 +430,30 @@ pub fn write_csv<W: Write>(mut w: W, parts: &[Part<'_>]) -> io::Result<()> {
         })
         .collect();
     out.write_record(&header)?;
-    let mut cell = String::new();
-    for part in parts {
-        match part {
-            Part::Records(records) => {
-                for r in *records {
-                    for c in &columns {
-                        match c {
-                            Column::Dim(k) => {
-                                cell = r.dim(k).map(|v| v.to_string()).unwrap_or_default()
-                            }
-                            Column::Metric(k) => match r.metric(k) {
-                                Some(v) => number_into(&mut cell, v),
-                                None => cell.clear(),
-                            },
-                            Column::Inferred => cell = inferred_cell(&r.inferred),
-                        }
-                        out.write_field(&cell)?;
-                    }
-                    out.write_record(None::<&[u8]>)?;
-                }
+    Ok(out)
+}
+
+fn record_rows<W: Write>(
+    out: &mut csv::Writer<W>,
+    columns: &[Column],
+    records: &[Record],
+    cell: &mut String,
+) -> io::Result<()> {
+    for r in records {
+        for c in columns {
+            match c {
+                Column::Dim(k) => *cell = r.dim(k).map(|v| v.to_string()).unwrap_or_default(),
+                Column::Metric(k) => match r.metric(k) {
+                    Some(v) => number_into(cell, v),
+                    None => cell.clear(),
+                },
+                Column::Inferred => *cell = inferred_cell(&r.inferred),
             }
-            Part::Columns(c) => write_columns(&mut out, &columns, c, &mut cell)?,
+            out.write_field(&*cell)?;
         }
+        out.write_record(None::<&[u8]>)?;
     }
-    out.flush()?;
-    drop(out);
-    w.flush()
+    Ok(())
 }
 
 /// Where an output column's cells come from in one [`Columns`].
