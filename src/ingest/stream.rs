@@ -236,7 +236,8 @@ fn read_apart(
     let run = matches!(out.format, Format::VllmServing | Format::SglangServing)
         && out.records.len() == 1
         && apart.len() == 1;
-    let Some((_, requests)) = apart.pop().filter(|_| run) else {
+    // Taken only for a run: otherwise every record gets its own requests back.
+    let Some((_, requests)) = run.then(|| apart.pop()).flatten() else {
         if gaps.values() > 0 {
             return Ok(None);
         }
