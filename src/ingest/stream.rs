@@ -237,7 +237,8 @@ fn read_apart(
         && out.records.len() == 1
         && apart.len() == 1;
     // Taken only for a run: otherwise every record gets its own requests back.
-    let Some((_, requests)) = run.then(|| apart.pop()).flatten() else {
+    let taken = if run { apart.pop() } else { None };
+    let Some((_, requests)) = taken else {
         if gaps.values() > 0 {
             return Ok(None);
         }
