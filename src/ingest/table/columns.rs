@@ -318,7 +318,13 @@ fn guess_latency_units(t: &Table, mapping: &mut [ColumnMapping]) {
         .first()
         .copied()
         .filter(|s| stated.iter().all(|x| x == s));
-    for m in mapping.iter_mut().filter(|m| m.reason == UNITLESS_LATENCY) {
+    // Each unitless latency column read as plain numbers: where it is, and whether every
+    // value is below what an LLM request could take in ms.
+    let mut unitless: Vec<(usize, bool)> = Vec::new();
+    for (k, m) in mapping.iter().enumerate() {
+        if m.reason != UNITLESS_LATENCY {
+            continue;
+        }
         let Some(MetricKey::Latency(family, _)) =
             m.target.as_deref().and_then(MetricKey::from_name)
         else {
@@ -342,33 +348,33 @@ fn guess_latency_units(t: &Table, mapping: &mut [ColumnMapping]) {
         let Some(max) = max.filter(|_| plain) else {
             continue;
         };
-        let (scale, reason) = match neighbours {
-            Some(1000.0) => (
-                1000.0,
-                "latency without a unit: seconds, the unit of the table's other latency \
-                 columns (guessed)"
-                    .to_string(),
-            ),
-            Some(_) => continue,
-            None => {
-                let below = match family {
-                    LatencyMetric::Ttft | LatencyMetric::E2el => 30.0,
-                    LatencyMetric::Tpot | LatencyMetric::Itl => 1.0,
-                };
-                if max >= below {
-                    continue;
-                }
-                (
-                    1000.0,
-                    format!(
-                        "latency without a unit: every value below {below}, too fast for ms, \
-                         read as seconds (guessed)"
-                    ),
-                )
-            }
+        let below = match family {
+            LatencyMetric::Ttft | LatencyMetric::E2el => 30.0,
+            LatencyMetric::Tpot | LatencyMetric::Itl => 1.0,
         };
-        m.scale = scale;
-        m.reason = reason;
+        unitless.push((k, max < below));
+    }
+    // One author, one unit: seconds only when every unitless latency column is too fast for
+    // ms (a TTFT of 25 beside a TPOT of 8 is ms for both).
+    let all_too_fast = unitless.iter().all(|(_, fast)| *fast);
+    for (k, _) in unitless {
+        let Some(m) = mapping.get_mut(k) else {
+            continue;
+        };
+        let reason = match neighbours {
+            Some(1000.0) => {
+                "latency without a unit: seconds, the unit of the table's other \
+                             latency columns (guessed)"
+            }
+            Some(_) => continue,
+            None if all_too_fast => {
+                "latency without a unit: every value of every such column too fast for ms \
+                 (under 30 for TTFT and E2EL, under 1 per token), read as seconds (guessed)"
+            }
+            None => continue,
+        };
+        m.scale = 1000.0;
+        m.reason = reason.to_string();
     }
 }
 
@@ -597,12 +603,18 @@ mod tests {
             .filter(|w| w.message.contains("read as seconds (guessed)"))
             .collect();
         assert_eq!(guessed.len(), 2, "{:?}", got.warnings);
-        // A TTFT of hundreds stays ms; an ITL below 1 is seconds, one of 20 is ms.
-        let got = read_csv("rate,ttft,itl\n1,120,0.021\n2,180,0.025\n");
+        // A TTFT of hundreds stays ms; an ITL below 1 alone is seconds, one of 20 is ms.
+        let got = read_csv("rate,ttft\n1,120\n2,180\n");
         assert_eq!(first(&got, "mean_ttft_ms"), Some(120.0));
+        let got = read_csv("rate,itl\n1,0.021\n2,0.025\n");
         assert_eq!(first(&got, "mean_itl_ms"), Some(21.0));
         let got = read_csv("rate,itl\n1,20\n2,25\n");
         assert_eq!(first(&got, "mean_itl_ms"), Some(20.0));
+        // A light-load TTFT of 25 ms beside a TPOT of 8 ms: ms for both, nothing guessed.
+        let got = read_csv("rate,ttft,tpot\n1,25.3,8.2\n2,18.7,8.9\n");
+        assert_eq!(first(&got, "mean_ttft_ms"), Some(25.3));
+        assert_eq!(first(&got, "mean_tpot_ms"), Some(8.2));
+        assert!(got.warnings.iter().all(|w| !w.message.contains("guessed")));
     }
 
     /// The unit the other latency columns state decides a unitless one, whatever its range.
