@@ -107,11 +107,14 @@ pub fn open_link(state: AppState) -> bool {
     if let Some(data) = share::link_data_of_fragment(&hash) {
         match share::decode_link_data(data) {
             Ok(files) => {
-                for f in files {
-                    let id = state.add_loading(&f.name, Origin::Local, "opening");
-                    carried.push(f.name.clone());
-                    state.finish(id, f.format, f.records, f.warnings, None);
-                }
+                let queued = files
+                    .into_iter()
+                    .map(|f| {
+                        carried.push(f.name.clone());
+                        (state.add_loading(&f.name, Origin::Local, "opening"), f)
+                    })
+                    .collect();
+                spawn_local(load::load_carried(state, queued));
             }
             Err(e) => {
                 let id = state.add_loading("data in the link", Origin::Local, "");

@@ -116,6 +116,21 @@ pub fn files_of(list: Option<web_sys::FileList>) -> Vec<web_sys::File> {
     (0..list.length()).filter_map(|i| list.get(i)).collect()
 }
 
+/// Reads the files a link carried (each already listed as file `id`), one after the other, in
+/// the parse worker.
+pub async fn load_carried(state: AppState, queued: Vec<(u32, crate::share::LinkFile)>) {
+    for (id, f) in queued {
+        let data = js_sys::Uint8Array::from(f.text.as_bytes()).buffer();
+        let job = super::worker::Job::Carried(&data, &f.format);
+        if super::worker::parse_in_worker(state, id, &f.name, job)
+            .await
+            .is_err()
+        {
+            no_worker(state, id, &f.name);
+        }
+    }
+}
+
 /// Parses pasted text.
 pub async fn load_text(state: AppState, text: String) {
     if text.trim().is_empty() {

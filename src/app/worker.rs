@@ -169,6 +169,9 @@ pub enum Job<'a> {
     Bytes(&'a ArrayBuffer),
     /// A file the user dropped or picked: the worker reads it a slice at a time.
     File(&'a web_sys::File),
+    /// Records a link carried (canonical CSV or JSON, moved to the worker), shown as the
+    /// format they were first read as.
+    Carried(&'a ArrayBuffer, &'a str),
 }
 
 /// Parses `job` as file `name` and records the outcome on file `id`. `Err` only when no
@@ -194,8 +197,12 @@ async fn run(
 ) -> Result<(), Unavailable> {
     let message = Object::new();
     let _ = Reflect::set(&message, &"name".into(), &name.into());
+    let label = match job {
+        Job::Carried(_, format) => Some(format.to_string()),
+        _ => None,
+    };
     let (size, posted) = match job {
-        Job::Bytes(data) => {
+        Job::Bytes(data) | Job::Carried(data, _) => {
             let _ = Reflect::set(&message, &"bytes".into(), data);
             (
                 data.byte_length() as u64,
@@ -258,7 +265,10 @@ async fn run(
                     gaps_ahead.clear();
                 }
                 meta = Some(Meta {
-                    format: text(&msg, "format").unwrap_or_default(),
+                    format: label
+                        .clone()
+                        .or_else(|| text(&msg, "format"))
+                        .unwrap_or_default(),
                     warnings,
                     note: text(&msg, "note"),
                     total,

@@ -216,6 +216,13 @@ pub fn to_csv(records: &[Record]) -> String {
     String::from_utf8(out).unwrap_or_default()
 }
 
+/// Whether [`to_csv`] holds `records` exactly, so that reading it back gives them again
+/// (checked cell by cell with the reader's own rule, without a CSV reader: the explorer's page
+/// carries none).
+pub fn csv_holds(records: &[Record]) -> bool {
+    write::csv_holds_records(records)
+}
+
 /// Whether a parsed JSON document looks like a canonical records file.
 pub fn looks_canonical(v: &Value) -> bool {
     v.get("schema_version").is_some() && v.get("records").is_some_and(Value::is_array)
@@ -401,6 +408,64 @@ pub fn record_from_json(obj: &Map<String, Value>, at: &str, warnings: &mut Vec<S
 mod tests {
     use super::*;
     use crate::model::{LatencyMetric, Percentile, Stat};
+
+    #[test]
+    fn csv_holds_exactly_the_records_csv_reads_back() {
+        let plain = sample()
+            .into_iter()
+            .map(|mut r| {
+                r.requests.clear();
+                r
+            })
+            .collect::<Vec<_>>();
+        let back = from_csv(&to_csv(&plain)).unwrap();
+        assert_eq!(
+            csv_holds(&plain),
+            back.records == plain && back.warnings.is_empty()
+        );
+        let one = |f: &dyn Fn(&mut Record)| {
+            let mut r = Record::default();
+            r.set_metric(MetricKey::RequestThroughput, 2.5);
+            f(&mut r);
+            vec![r]
+        };
+        assert!(csv_holds(&one(&|_| {})));
+        // What a CSV row cannot keep: spaces at the ends of a text (cells are trimmed),
+        // per-request detail, and a file with no metric (not read as canonical CSV at all).
+        assert!(!csv_holds(&one(&|r| r.model = Some(" m ".into()))));
+        assert!(!csv_holds(&one(&|r| r
+            .requests
+            .push(RequestDetail::default()))));
+        assert!(!csv_holds(&[Record {
+            model: Some("m".into()),
+            ..Record::default()
+        }]));
+        assert!(csv_holds(&one(&|r| r.model = Some("a, \"b\"\nc".into()))));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn csv_holds_agrees_with_reading_back(
+            model in "\\PC{0,12}",
+            label in proptest::option::of("[ a-z;=,]{0,6}"),
+            rate in proptest::option::of(proptest::num::f64::ANY),
+            value in proptest::num::f64::ANY,
+        ) {
+            let mut r = Record {
+                model: Some(model.as_str().into()),
+                label: label.map(|l| l.as_str().into()),
+                request_rate: rate,
+                ..Record::default()
+            };
+            r.set_metric(MetricKey::OutputThroughput, value);
+            let records = vec![r];
+            let back = from_csv(&to_csv(&records)).unwrap();
+            let exact = back.records == records && back.warnings.is_empty();
+            // Never claims to hold what does not read back.
+            proptest::prop_assert!(!csv_holds(&records) || exact);
+            proptest::prop_assert_eq!(csv_holds(&records), exact);
+        }
+    }
 
     fn sample() -> Vec<Record> {
         let mut a = Record {

@@ -35,17 +35,17 @@ const DATA_VERSION: &str = "1";
 /// Most characters kept of a file name read from a link.
 const MAX_NAME_CHARS: usize = 200;
 
-/// A local file carried inside a link: its name, detected format and canonical records.
+/// A local file carried inside a link: its name, detected format and its records as canonical
+/// CSV or canonical JSON text, which the explorer's parse worker reads like any file (the page
+/// carries no reader).
 #[derive(Clone, Debug, PartialEq)]
 pub struct LinkFile {
     /// The file's name as it was loaded.
     pub name: String,
     /// Human name of the format it was read as (`vLLM serving JSON`).
     pub format: String,
-    /// Its records.
-    pub records: Vec<Record>,
-    /// What was skipped while reading the records back.
-    pub warnings: Vec<String>,
+    /// Its records: canonical CSV, or a canonical JSON document.
+    pub text: String,
 }
 
 /// Why the data in a link cannot be read. Messages speak to the person who opened the link
@@ -86,15 +86,6 @@ pub enum LinkDataError {
     /// JSON, but not the envelope of files.
     #[error("the data in this link is not benchlens records ({0})")]
     Envelope(String),
-    /// A file in the envelope whose records cannot be read.
-    #[error("the data in this link is not benchlens records ({name}: {source})")]
-    File {
-        /// The file's name as the link gives it.
-        name: String,
-        /// Why its records cannot be read.
-        #[source]
-        source: canonical::CanonicalError,
-    },
 }
 
 /// A local file offered to [`share_link`].
@@ -190,11 +181,8 @@ fn envelope_json(files: &[ShareFile<'_>]) -> String {
             // Canonical CSV names each column once, where JSON repeats every key per record:
             // a third shorter once deflated. Used when it reads back exactly (per-request
             // detail and tags only travel as JSON).
-            let csv = canonical::to_csv(f.records);
-            let exact = canonical::from_csv(&csv)
-                .is_ok_and(|d| d.warnings.is_empty() && d.records == f.records);
-            if exact {
-                m.insert("csv".into(), Value::String(csv));
+            if canonical::csv_holds(f.records) {
+                m.insert("csv".into(), Value::String(canonical::to_csv(f.records)));
             } else {
                 // The canonical writer's document, as a value inside the envelope.
                 let doc = serde_json::from_str(&canonical::to_json(f.records));
@@ -285,22 +273,22 @@ pub fn decode_link_data(data: &str) -> Result<Vec<LinkFile>, LinkDataError> {
             let name = text("name")
                 .filter(|n| !n.trim().is_empty())
                 .ok_or_else(|| LinkDataError::Envelope(format!("file {} has no name", i + 1)))?;
-            let decoded = match (f.get("csv").and_then(Value::as_str), f.get("records")) {
-                (Some(csv), _) => canonical::from_csv(csv),
-                (None, Some(doc)) => canonical::from_json_value(doc),
+            let text_of = match (f.get("csv").and_then(Value::as_str), f.get("records")) {
+                (Some(csv), _) => csv.to_string(),
+                (None, Some(doc)) if canonical::looks_canonical(doc) => doc.to_string(),
+                (None, Some(_)) => {
+                    return Err(LinkDataError::Envelope(format!(
+                        "{name}'s records are not a canonical records document"
+                    )))
+                }
                 (None, None) => {
                     return Err(LinkDataError::Envelope(format!("{name} has no records")))
                 }
-            }
-            .map_err(|source| LinkDataError::File {
-                name: name.clone(),
-                source,
-            })?;
+            };
             Ok(LinkFile {
                 name,
                 format: text("format").unwrap_or_else(|| "benchlens records".into()),
-                records: decoded.records,
-                warnings: decoded.warnings,
+                text: text_of,
             })
         })
         .collect()
@@ -375,6 +363,35 @@ mod tests {
             format: "f",
             records,
         }
+    }
+
+    /// A carried file's records as the parse worker reads them (its entry point, natively),
+    /// each stamped with the file's name and the carrier's format (canonical CSV or JSON),
+    /// here cleared to compare with what was sent; no warning but the count of inferred fields.
+    fn read_back(f: &LinkFile) -> Vec<Record> {
+        let (records, warnings) =
+            match crate::ingest::read_columnar(&f.name, f.text.as_bytes()).unwrap() {
+                crate::ingest::Contents::Records(r) => (r.records, r.warnings),
+                crate::ingest::Contents::Columns(c) => (c.columns.rows().collect(), c.warnings),
+            };
+        let warnings: Vec<String> = warnings.iter().map(|w| w.to_string()).collect();
+        assert!(
+            warnings.iter().all(|w| w.contains("inferred from")),
+            "{warnings:?}"
+        );
+        records
+            .into_iter()
+            .map(|mut r| {
+                assert_eq!(r.source.as_deref(), Some(f.name.as_str()));
+                assert!(r
+                    .format
+                    .as_deref()
+                    .is_some_and(|k| k.starts_with("canonical_")));
+                r.source = None;
+                r.format = None;
+                r
+            })
+            .collect()
     }
 
     fn run_records(n: usize, seed: u64) -> Vec<Record> {
@@ -456,9 +473,8 @@ mod tests {
         assert_eq!(back.len(), 2);
         assert_eq!(back[0].name, "run a.json");
         assert_eq!(back[0].format, "vLLM serving JSON");
-        assert_eq!(back[0].records, a);
-        assert_eq!(back[1].records, b);
-        assert!(back.iter().all(|f| f.warnings.is_empty()));
+        assert_eq!(read_back(&back[0]), a);
+        assert_eq!(read_back(&back[1]), b);
         let fragment = format!("#x=1&data={data}");
         assert_eq!(link_data_of_fragment(&fragment), Some(data.as_str()));
         assert_eq!(link_data_of_fragment("#view=latency"), None);
@@ -482,7 +498,7 @@ mod tests {
         let (before, data) = fits.url.split_once("#data=").unwrap();
         let opened = ViewState::from_query(before.split_once('?').unwrap().1);
         assert_eq!(opened, view);
-        assert_eq!(decode_link_data(data).unwrap()[0].records, small);
+        assert_eq!(read_back(&decode_link_data(data).unwrap()[0]), small);
 
         let too_big = share_link(
             base,
@@ -556,13 +572,14 @@ mod tests {
             (
                 format!(
                     "1.{}",
-                    base64::engine::general_purpose::URL_SAFE_NO_PAD
-                        .encode(miniz_oxide::deflate::compress_to_vec(
-                        br#"{"files":[{"name":"x","records":{"schema_version":99,"records":[]}}]}"#,
-                        6
-                    ))
+                    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(
+                        miniz_oxide::deflate::compress_to_vec(
+                            br#"{"files":[{"name":"x","records":[1]}]}"#,
+                            6
+                        )
+                    )
                 ),
-                "x: schema_version 99",
+                "x's records are not a canonical records document",
             ),
             (
                 format!("1.{}", "A".repeat(MAX_LINK_DATA_CHARS)),
@@ -573,6 +590,21 @@ mod tests {
             let e = decode_link_data(&data).unwrap_err().to_string();
             assert!(e.contains(expected), "{expected:?} not in {e:?}");
         }
+        // A carried document the worker cannot read fails there, naming why.
+        let later = format!(
+            "1.{}",
+            base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(
+                miniz_oxide::deflate::compress_to_vec(
+                    br#"{"files":[{"name":"x","records":{"schema_version":99,"records":[]}}]}"#,
+                    6
+                )
+            )
+        );
+        let carried = decode_link_data(&later).unwrap();
+        let e = crate::ingest::read_columnar(&carried[0].name, carried[0].text.as_bytes())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("schema_version 99"), "{e}");
         // The underlying error stays reachable, not only its text.
         let e = decode_link_data("1.@@@@").unwrap_err();
         assert!(matches!(e, LinkDataError::Base64(_)), "{e:?}");

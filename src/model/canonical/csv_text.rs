@@ -7,10 +7,63 @@ use super::super::metric::MetricKey;
 use super::super::record::Record;
 use super::{parse_number_text, CanonicalError, Decoded};
 
-enum Column {
+/// A canonical CSV column: the writer's and the reader's.
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum Column {
     Dim(DimKey),
     Metric(MetricKey),
     Inferred,
+}
+
+impl Column {
+    /// The column a header name reads into, if it is canonical.
+    fn from_name(h: &str) -> Option<Column> {
+        if h == "inferred" {
+            Some(Column::Inferred)
+        } else if let Some(k) = DimKey::from_name(h) {
+            Some(Column::Dim(k))
+        } else {
+            MetricKey::from_name(h).map(Column::Metric)
+        }
+    }
+
+    /// Its header name.
+    pub(super) fn name(&self) -> String {
+        match self {
+            Column::Dim(k) => k.name(),
+            Column::Metric(k) => k.name(),
+            Column::Inferred => "inferred".into(),
+        }
+    }
+
+    /// Reads one cell of this column into `r`: trimmed, empty for no value, numbers as
+    /// [`parse_number_text`] reads them, `inferred` as `key=how` pairs joined by `;`. `Err`
+    /// says why the cell was not used (the caller adds the line).
+    pub(super) fn read_cell(&self, cell: &str, r: &mut Record) -> Result<(), String> {
+        let cell = cell.trim();
+        if cell.is_empty() {
+            return Ok(());
+        }
+        match self {
+            Column::Dim(key) => r
+                .set_dim(key, Some(DimValue::Text(cell.to_string())))
+                .map_err(|e| format!("{e}, ignored")),
+            Column::Metric(key) => match parse_number_text(cell) {
+                Some(v) => {
+                    r.set_metric(key.clone(), v);
+                    Ok(())
+                }
+                None => Err(format!("{}: {cell:?} is not a number, ignored", key.name())),
+            },
+            Column::Inferred => {
+                for pair in cell.split(';').filter(|p| !p.is_empty()) {
+                    let (k, v) = pair.split_once('=').unwrap_or((pair, "unknown"));
+                    r.inferred.insert(k.to_string(), v.to_string());
+                }
+                Ok(())
+            }
+        }
+    }
 }
 
 /// Whether a CSV header row is canonical: every column is a canonical name and at least one
@@ -74,17 +127,11 @@ pub fn from_csv(text: &str) -> Result<Decoded, CanonicalError> {
     let mut out = Decoded::default();
     let mut columns: Vec<Option<Column>> = Vec::new();
     for h in &header {
-        let c = if h == "inferred" {
-            Some(Column::Inferred)
-        } else if let Some(k) = DimKey::from_name(h) {
-            Some(Column::Dim(k))
-        } else if let Some(k) = MetricKey::from_name(h) {
-            Some(Column::Metric(k))
-        } else {
+        let c = Column::from_name(h);
+        if c.is_none() {
             out.warnings
                 .push(format!("line 1: unknown column {h:?}, ignored"));
-            None
-        };
+        }
         columns.push(c);
     }
     let read = header
@@ -109,30 +156,9 @@ pub fn from_csv(text: &str) -> Result<Decoded, CanonicalError> {
         }
         let mut r = Record::default();
         for (cell, column) in row.iter().zip(&columns) {
-            let (Some(column), cell) = (column, cell.trim()) else {
-                continue;
-            };
-            if cell.is_empty() {
-                continue;
-            }
-            match column {
-                Column::Dim(key) => {
-                    if let Err(e) = r.set_dim(key, Some(DimValue::Text(cell.to_string()))) {
-                        out.warnings.push(format!("line {line}: {e}, ignored"));
-                    }
-                }
-                Column::Metric(key) => match parse_number_text(cell) {
-                    Some(v) => r.set_metric(key.clone(), v),
-                    None => out.warnings.push(format!(
-                        "line {line}: {}: {cell:?} is not a number, ignored",
-                        key.name()
-                    )),
-                },
-                Column::Inferred => {
-                    for pair in cell.split(';').filter(|p| !p.is_empty()) {
-                        let (k, v) = pair.split_once('=').unwrap_or((pair, "unknown"));
-                        r.inferred.insert(k.to_string(), v.to_string());
-                    }
+            if let Some(column) = column {
+                if let Err(why) = column.read_cell(cell, &mut r) {
+                    out.warnings.push(format!("line {line}: {why}"));
                 }
             }
         }

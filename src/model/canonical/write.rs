@@ -16,6 +16,7 @@ use super::super::dim::{number_into, DimKey};
 use super::super::metric::MetricKey;
 use super::super::record::{Record, RequestDetail};
 use super::super::SCHEMA_VERSION;
+use super::csv_text::Column;
 use super::record_fields;
 
 /// One input's rows, as records or as columns.
@@ -319,14 +320,6 @@ impl Serialize for RequestOut<'_> {
     }
 }
 
-/// A canonical CSV column.
-#[derive(Clone, PartialEq, Eq, PartialOrd, Ord)]
-enum Column {
-    Dim(DimKey),
-    Metric(MetricKey),
-    Inferred,
-}
-
 fn inferred_cell(map: &std::collections::BTreeMap<String, String>) -> String {
     map.iter()
         .map(|(k, v)| format!("{k}={v}"))
@@ -421,14 +414,7 @@ impl Used {
 
 fn csv_with_header<W: Write>(w: W, columns: &[Column]) -> io::Result<csv::Writer<W>> {
     let mut out = csv::Writer::from_writer(w);
-    let header: Vec<String> = columns
-        .iter()
-        .map(|c| match c {
-            Column::Dim(k) => k.name(),
-            Column::Metric(k) => k.name(),
-            Column::Inferred => "inferred".into(),
-        })
-        .collect();
+    let header: Vec<String> = columns.iter().map(Column::name).collect();
     out.write_record(&header)?;
     Ok(out)
 }
@@ -441,19 +427,46 @@ fn record_rows<W: Write>(
 ) -> io::Result<()> {
     for r in records {
         for c in columns {
-            match c {
-                Column::Dim(k) => *cell = r.dim(k).map(|v| v.to_string()).unwrap_or_default(),
-                Column::Metric(k) => match r.metric(k) {
-                    Some(v) => number_into(cell, v),
-                    None => cell.clear(),
-                },
-                Column::Inferred => *cell = inferred_cell(&r.inferred),
-            }
+            record_cell(r, c, cell);
             out.write_field(&*cell)?;
         }
         out.write_record(None::<&[u8]>)?;
     }
     Ok(())
+}
+
+/// The text `r` has in column `c`, into `cell`.
+fn record_cell(r: &Record, c: &Column, cell: &mut String) {
+    match c {
+        Column::Dim(k) => *cell = r.dim(k).map(|v| v.to_string()).unwrap_or_default(),
+        Column::Metric(k) => match r.metric(k) {
+            Some(v) => number_into(cell, v),
+            None => cell.clear(),
+        },
+        Column::Inferred => *cell = inferred_cell(&r.inferred),
+    }
+}
+
+/// Whether canonical CSV holds `records` exactly: it has a metric column (so a reader takes
+/// it for canonical CSV), and every record's cells, read back by the reader's own cell rule
+/// ([`Column::read_cell`]), make the same record (per-request detail, tags the CSV has no
+/// column for, text with spaces at its ends or numbers a cell cannot keep do not). The CSV
+/// quoting between writer and reader loses nothing, so this needs no CSV reader.
+pub(super) fn csv_holds_records(records: &[Record]) -> bool {
+    let mut used = Used::default();
+    used.records(records);
+    let columns = used.columns();
+    if !columns.iter().any(|c| matches!(c, Column::Metric(_))) {
+        return false;
+    }
+    let mut cell = String::new();
+    records.iter().all(|r| {
+        let mut back = Record::default();
+        columns.iter().all(|c| {
+            record_cell(r, c, &mut cell);
+            c.read_cell(&cell, &mut back).is_ok()
+        }) && back == *r
+    })
 }
 
 /// Where an output column's cells come from in one [`Columns`].
