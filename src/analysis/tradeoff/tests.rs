@@ -1,5 +1,5 @@
 use super::*;
-use crate::model::Dim;
+use crate::model::{Dim, LatencyMetric, MetricKey, Percentile, Stat};
 use proptest::prelude::*;
 
 fn rec(engine: &str, tput: f64, tpot: f64, gpus: u64) -> Record {
