@@ -17,14 +17,20 @@ export function tidyRow(i, full) {
   return row;
 }
 
-/** The header of the file (`full` as in `tidyRow`). */
-export function tidyHeader(full) {
+/**
+ * The header of the file (`full` as in `tidyRow`). `canonical`: the same columns under the
+ * names benchlens itself writes (`convert --to csv`), which the explorer reads as canonical CSV.
+ */
+export function tidyHeader(full, canonical = false) {
+  if (canonical) {
+    return `model,engine,gpu,batch_size,max_concurrency,mean_ttft_ms,mean_tpot_ms,output_throughput${full ? ',mean_e2el_ms' : ''}`;
+  }
   return `model,engine,gpu,batch,concurrency,TTFT (ms),TPOT (ms),Throughput (tok/s)${full ? ',E2EL (ms)' : ''}`;
 }
 
-/** A tidy CSV of `rows` rows (`full` as in `tidyRow`; self-contained with it: `tidyCsvSource`). */
-export function tidyCsv(rows, full = false) {
-  const lines = [tidyHeader(full)];
+/** A tidy CSV of `rows` rows (`full`, `canonical` as in `tidyRow`, `tidyHeader`; self-contained with them: `tidyCsvSource`). */
+export function tidyCsv(rows, full = false, canonical = false) {
+  const lines = [tidyHeader(full, canonical)];
   for (let i = 0; i < rows; i++) lines.push(tidyRow(i, full).join(','));
   return lines.join('\n') + '\n';
 }
@@ -33,13 +39,13 @@ export function tidyCsv(rows, full = false) {
 export const tidyCsvSource = `${tidyRow.toString()}\n${tidyHeader.toString()}\nreturn ${tidyCsv.toString()};`;
 
 /**
- * Drops the `rows`-row tidy CSV (`full` form by default, built in the page) as `name` and waits for the chart. Returns
+ * Drops the `rows`-row tidy CSV (`full` form by default, `canonical` header or not, built in the page) as `name` and waits for the chart. Returns
  * the file's size, the ms from the drop to the first chart, the longest main-thread task seen
  * from the drop until the chart (PerformanceObserver 'longtask') and the JS heap afterwards.
  */
-export async function dropTidy(page, name, rows, full = true) {
-  return page.evaluate(async ({ name, rows, full, src }) => {
-    const text = new Function(src)()(rows, full);
+export async function dropTidy(page, name, rows, full = true, canonical = false) {
+  return page.evaluate(async ({ name, rows, full, canonical, src }) => {
+    const text = new Function(src)()(rows, full, canonical);
     const size = text.length;
     const longTasks = [];
     const observer = new PerformanceObserver((list) => longTasks.push(...list.getEntries().map((e) => [e.startTime, e.duration])));
@@ -63,7 +69,7 @@ export async function dropTidy(page, name, rows, full = true) {
     // The task that built the text began before t0; it is not the page's.
     const after = longTasks.filter(([start]) => start >= t0).map(([, d]) => d);
     return { size, ms, longest: Math.max(0, ...after), heap: performance.memory?.usedJSHeapSize ?? 0 };
-  }, { name, rows, full, src: tidyCsvSource });
+  }, { name, rows, full, canonical, src: tidyCsvSource });
 }
 
 /**
