@@ -9,15 +9,23 @@ use crate::model::{
     Dim, DimKey, DimKind, DimValue, LatencyMetric, MetricKey, Percentile, Record, Stat,
 };
 
-/// `at.field`, or `field` when `at` is empty.
+/// `at.field` (`line 3: field` after a line), or `field` when `at` is empty. Made for every
+/// field of every document read (a warning may need it), so in one allocation of the exact
+/// size, without the formatting machinery: through `format!` it was a fifth of reading a
+/// million JSON lines.
 pub(crate) fn place(at: &str, field: &str) -> String {
-    if at.is_empty() {
-        field.to_string()
+    let sep = if at.is_empty() {
+        ""
     } else if at.starts_with("line ") {
-        format!("{at}: {field}")
+        ": "
     } else {
-        format!("{at}.{field}")
-    }
+        "."
+    };
+    let mut s = String::with_capacity(at.len() + sep.len() + field.len());
+    s.push_str(at);
+    s.push_str(sep);
+    s.push_str(field);
+    s
 }
 
 /// A file-level warning (unit conversions, reinterpretations), added once per file.
