@@ -201,13 +201,20 @@ pub(crate) fn parse_quantity(cell: &str) -> Option<(f64, &str)> {
 
 /// The factor that turns a duration in `unit` into milliseconds, when `unit` is one.
 pub(crate) fn to_ms_factor(unit: &str) -> Option<f64> {
-    match unit.trim().to_ascii_lowercase().as_str() {
-        "ms" | "msec" | "millisecond" | "milliseconds" => Some(1.0),
-        "s" | "sec" | "secs" | "second" | "seconds" => Some(1000.0),
-        "us" | "µs" | "μs" | "microsecond" | "microseconds" => Some(1e-3),
-        "ns" | "nanosecond" | "nanoseconds" => Some(1e-6),
-        "min" | "minute" | "minutes" => Some(60_000.0),
-        _ => None,
+    let u = unit.trim();
+    let any = |names: &[&str]| names.iter().any(|n| u.eq_ignore_ascii_case(n));
+    if any(&["ms", "msec", "millisecond", "milliseconds"]) {
+        Some(1.0)
+    } else if any(&["s", "sec", "secs", "second", "seconds"]) {
+        Some(1000.0)
+    } else if any(&["us", "µs", "μs", "microsecond", "microseconds"]) {
+        Some(1e-3)
+    } else if any(&["ns", "nanosecond", "nanoseconds"]) {
+        Some(1e-6)
+    } else if any(&["min", "minute", "minutes"]) {
+        Some(60_000.0)
+    } else {
+        None
     }
 }
 

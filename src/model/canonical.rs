@@ -110,23 +110,30 @@ pub fn number_from_json(v: &Value) -> Option<f64> {
 /// Parses a number written as text: `inf`, `Infinity`, `NaN`, `1,024`, ` 12.5 `.
 pub fn parse_number_text(s: &str) -> Option<f64> {
     let t = s.trim();
-    match t.to_ascii_lowercase().as_str() {
-        "inf" | "+inf" | "infinity" | "+infinity" => Some(f64::INFINITY),
-        "-inf" | "-infinity" => Some(f64::NEG_INFINITY),
-        "nan" => Some(f64::NAN),
-        _ => {
-            let cleaned = t.replace(',', "");
-            // Rust also accepts "inf"/"nan" spellings handled above; reject anything else odd.
-            if cleaned.is_empty()
-                || !cleaned
-                    .bytes()
-                    .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'-' | b'+' | b'e' | b'E'))
-            {
-                return None;
-            }
-            cleaned.parse().ok()
-        }
+    let is = |w: &str| t.eq_ignore_ascii_case(w);
+    if is("inf") || is("+inf") || is("infinity") || is("+infinity") {
+        return Some(f64::INFINITY);
     }
+    if is("-inf") || is("-infinity") {
+        return Some(f64::NEG_INFINITY);
+    }
+    if is("nan") {
+        return Some(f64::NAN);
+    }
+    // Rust also accepts "inf"/"nan" spellings handled above; reject anything else odd. Read
+    // for every cell of every table: no allocation unless the number has thousands commas.
+    let plain = |b: u8| b.is_ascii_digit() || matches!(b, b'.' | b'-' | b'+' | b'e' | b'E');
+    if t.is_empty() || !t.bytes().all(|b| plain(b) || b == b',') {
+        return None;
+    }
+    if !t.contains(',') {
+        return t.parse().ok();
+    }
+    let cleaned = t.replace(',', "");
+    if cleaned.is_empty() {
+        return None;
+    }
+    cleaned.parse().ok()
 }
 
 fn dim_to_json(d: Dim, v: &DimValue) -> Value {
