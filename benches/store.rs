@@ -74,6 +74,43 @@ fn ms_of<T>(f: impl FnOnce() -> T) -> (T, f64) {
 }
 
 /// The page's steps on the million-row tidy CSV.
+/// The trade-off view's steps on the 10^6 rows (issue 33 item 4: no main-thread task over
+/// 100 ms with 10^6 points), as `app::analyze::TradeoffView` takes them in one task.
+fn tradeoff_steps(ds: &Dataset) {
+    use benchlens::analysis::tradeoff::{
+        assumptions_used, overview_as_typed, tradeoff, tradeoff_plot, LatencyAxis, ThroughputAxis,
+        TradeoffSpec,
+    };
+    let indices: Vec<usize> = (0..ds.len()).collect();
+    let spec = TradeoffSpec {
+        throughput: ThroughputAxis::OutputTokensPerS,
+        latency: LatencyAxis::TokensPerSPerUser,
+        series_by: vec![
+            benchlens::model::DimKey::Known(Dim::Engine),
+            benchlens::model::DimKey::Known(Dim::Gpu),
+        ],
+        assumptions: Default::default(),
+        theme: Theme::Light,
+    };
+    let (series, series_ms) = ms_of(|| tradeoff(ds, &indices, &spec));
+    let (_, plot_ms) = ms_of(|| tradeoff_plot(ds, &series, &spec).to_json());
+    let (_, frontier_ms) = ms_of(|| {
+        benchlens::views::analysis::frontier_rows(&series, benchlens::analysis::tradeoff::MAX_FRONTIER_DRAWN)
+    });
+    let (_, assumed_ms) = ms_of(|| assumptions_used(ds, &indices, &spec));
+    let (_, overview_ms) = ms_of(|| overview_as_typed(&series, &spec, Vec::new(), &[], ""));
+    let points: usize = series.iter().map(|s| s.points.len()).sum();
+    println!(
+        "  trade-off view, {points} points in {} series (tok/s per user against output tok/s):",
+        series.len()
+    );
+    println!("    series and frontiers {series_ms:8.1} ms; figure {plot_ms:6.1} ms; frontier table {frontier_ms:5.1} ms; assumptions {assumed_ms:5.1} ms; overview {overview_ms:5.1} ms");
+    println!(
+        "    together {:.1} ms in one task of the page (natively; the page's wasm is slower by a factor)",
+        series_ms + plot_ms + frontier_ms + assumed_ms + overview_ms
+    );
+}
+
 fn million() {
     let csv = tidy_csv(1_000_000);
     // The table path (a CSV read into columns): what the worker and the page do.
@@ -198,6 +235,7 @@ fn million() {
     println!("  first chart (records matching, contents, figure) {first_chart_ms:6.1} ms");
     println!("  after a filter click: chart          {click_ms:8.1} ms");
     println!("                        clicks in turn: one engine {one_ms:5.1} ms, all again {all_ms:5.1} ms (medians of 7)");
+    tradeoff_steps(&ds);
     println!("                        of which matching {matching_ms:5.1} ms");
     println!("                        facet counts   {facets_ms:8.1} ms");
     println!("                        rows and counts (filter pass) {pass_ms:5.1} ms");

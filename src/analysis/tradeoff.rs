@@ -24,7 +24,10 @@ mod target;
 
 pub use axes::{LatencyAxis, ThroughputAxis};
 use bins::{bin_hover, bin_marker_size};
-pub use bins::{bin_points, extent, PointBin, BIN_GRID, MAX_FRONTIER_DRAWN, MAX_POINT_MARKERS};
+pub use bins::{
+    bin_points, extent, grid_for, PointBin, BIN_GRID, MAX_BINNED_MARKERS, MAX_FRONTIER_DRAWN,
+    MAX_POINT_MARKERS,
+};
 pub use overview::{default_levels, overview, overview_as_typed, Overview, OverviewRow};
 pub use target::{assumptions_used, at_target, target_text_table, AssumedFor, TargetRow};
 
@@ -320,11 +323,12 @@ pub fn tradeoff_plot(ds: &Dataset, series: &[TradeoffSeries], spec: &TradeoffSpe
         .then(|| extent(series))
         .flatten();
     let mut cells = 0;
+    let grid = grid_for(series.len());
     for (si, s) in series.iter().enumerate() {
         let color = PALETTE[si % PALETTE.len()];
         let name = escape_html(&s.name);
         let points = if let Some((x, y)) = binned {
-            let bins = bin_points(&s.points, x, y, BIN_GRID);
+            let bins = bin_points(&s.points, x, y, grid);
             cells += bins.len();
             let fullest = bins.iter().map(|b| b.count).max().unwrap_or(1);
             Scatter::new(
@@ -385,7 +389,11 @@ pub fn tradeoff_plot(ds: &Dataset, series: &[TradeoffSeries], spec: &TradeoffSpe
             Vec::new()
         };
         let labelled = labels.iter().any(|l| !l.is_empty());
-        let front_mode = if s.frontier.len() > MAX_FRONTIER_DRAWN {
+        // A long frontier is a line: a marker at each of its points would cost as much to
+        // draw as the binned cloud, and say little more than the line.
+        let front_mode = if s.frontier.len() > MAX_FRONTIER_DRAWN
+            || (front.len() > MAX_FRONTIER_MARKERS && !labelled)
+        {
             Mode::Lines
         } else if labelled {
             Mode::LinesMarkersText
@@ -477,6 +485,9 @@ pub fn tradeoff_plot(ds: &Dataset, series: &[TradeoffSeries], spec: &TradeoffSpe
 
 /// Frontiers up to this many drawn points carry their parallelism as text labels.
 const MAX_FRONTIER_LABELS: usize = 24;
+
+/// Frontiers of more drawn points than this (and no labels) are drawn as a line alone.
+const MAX_FRONTIER_MARKERS: usize = 100;
 
 /// The parallelism a record names, for labels along a frontier: `TP8`, `TP4·PP2`, `8 GPUs`.
 pub fn parallelism_label(r: &Record) -> Option<String> {

@@ -1,6 +1,7 @@
 // Where the page's main thread spends a 10^6-row load or its filter clicks: a sampling profile
 // (Chrome DevTools Protocol `Profiler`) printed as self and inclusive milliseconds per function.
-//   PROFILE=click (default) | load   what is profiled (8 clicks on `engine` after 2 unprofiled)
+//   PROFILE=click (default) | load | tradeoff   what is profiled (8 clicks on `engine` after 2
+//                                    unprofiled; the load; the trade-off view's first drawing)
 //   BENCH_DIST=<dir>                 the build (default dist)
 //   PROFILE_CALLERS=<text>           also where the samples in functions named <text> come from
 //   PROFILE_TOP=<n>                  how many functions the inclusive list shows (default 60)
@@ -39,6 +40,17 @@ try {
   if (mode === 'load') await cdp.send('Profiler.start');
   const load = await dropTidy(page, 'tidy-1m.csv', 1_000_000);
   console.log(`drop -> first chart ${load.ms.toFixed(0)} ms, longest task ${load.longest.toFixed(0)} ms`);
+  if (mode === 'tradeoff') {
+    // The trade-off view on the 10^6 rows, its x axis chosen as tokens/s per user (the tidy
+    // file has a mean TPOT, no p99 TTFT): one task, as the dense test times it.
+    await page.click('button[data-view="tradeoff"]');
+    await page.waitForSelector('#tradeoff-latency');
+    await cdp.send('Profiler.start');
+    const t0 = Date.now();
+    await page.selectOption('#tradeoff-latency', { index: 2 });
+    await page.waitForFunction(() => (document.getElementById('tradeoff-chart')?.data?.length ?? 0) >= 2, null, { timeout: 120000 });
+    console.log(`x axis chosen -> trade-off chart ${Date.now() - t0} ms`);
+  }
   if (mode === 'click') {
     await filterClicks(page, 'engine', 2);
     await cdp.send('Profiler.start');

@@ -170,9 +170,9 @@ fn a_million_points_keep_an_exact_frontier_and_draw_bounded() {
         assumptions: Assumptions::default(),
     };
     let series = [s];
-    let bins = bin_points(&series[0].points, (10.0, 509.5), (0.0, 2997.0), BIN_GRID);
+    let bins = bin_points(&series[0].points, (10.0, 509.5), (0.0, 2997.0), grid_for(1));
     assert_eq!(extent(&series), Some(((10.0, 509.5), (0.0, 2997.0))));
-    assert!(bins.len() <= BIN_GRID.0 * BIN_GRID.1, "{}", bins.len());
+    assert!(bins.len() <= MAX_BINNED_MARKERS, "{}", bins.len());
     assert_eq!(bins.iter().map(|b| b.count).sum::<usize>(), 1_000_000);
     assert_eq!(bins.iter().map(|b| b.on_frontier).sum::<usize>(), 1000);
     let plot = tradeoff_plot(&Dataset::new(vec![]), &series, &spec).to_json();
@@ -205,7 +205,8 @@ fn a_million_points_keep_an_exact_frontier_and_draw_bounded() {
         )
     );
     assert_eq!(data[0]["marker"]["size"][fullest], 13);
-    // The frontier is drawn whole and exact: 1000 points, under the cap.
+    // The frontier is drawn whole and exact: 1000 points, under the cap; as a line alone, too
+    // many points for a marker each.
     let fx: Vec<f64> = data[1]["x"]
         .as_array()
         .unwrap()
@@ -213,7 +214,7 @@ fn a_million_points_keep_an_exact_frontier_and_draw_bounded() {
         .map(|v| v.as_f64().unwrap())
         .collect();
     assert_eq!(fx, diagonal.iter().map(|p| p.0).collect::<Vec<_>>());
-    assert_eq!(data[1]["mode"], "lines+markers");
+    assert_eq!(data[1]["mode"], "lines");
     assert_eq!(
         json["layout"]["title"]["text"],
         format!(
@@ -673,4 +674,18 @@ fn a_beaten_point_names_the_frontier_point_that_beats_it_and_series_share_a_fron
     };
     mark_dominated(&mut p, &[0, 1], &cost);
     assert_eq!(p[2].dominated_by, Some(1));
+}
+
+#[test]
+fn binned_grids_stay_within_the_marker_budget_whatever_the_series_count() {
+    assert_eq!(grid_for(0), BIN_GRID);
+    for n in [1, 2, 3, 16, 100] {
+        let (c, r) = grid_for(n);
+        assert!(c <= BIN_GRID.0 && r <= BIN_GRID.1, "{n}: {c} x {r}");
+        // Floors of 8 x 5 aside, the cells of all series stay within the budget.
+        if (c, r) != (8, 5) {
+            assert!(n * c * r <= MAX_BINNED_MARKERS, "{n}: {c} x {r}");
+        }
+    }
+    assert_eq!(grid_for(1000), (8, 5));
 }
