@@ -95,7 +95,10 @@ fn tradeoff_steps(ds: &Dataset) {
     let (series, series_ms) = ms_of(|| tradeoff(ds, &indices, &spec));
     let (_, plot_ms) = ms_of(|| tradeoff_plot(ds, &series, &spec).to_json());
     let (_, frontier_ms) = ms_of(|| {
-        benchlens::views::analysis::frontier_rows(&series, benchlens::analysis::tradeoff::MAX_FRONTIER_DRAWN)
+        benchlens::views::analysis::frontier_rows(
+            &series,
+            benchlens::analysis::tradeoff::MAX_FRONTIER_DRAWN,
+        )
     });
     let (_, assumed_ms) = ms_of(|| assumptions_used(ds, &indices, &spec));
     let (_, overview_ms) = ms_of(|| overview_as_typed(&series, &spec, Vec::new(), &[], ""));

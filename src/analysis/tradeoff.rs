@@ -7,9 +7,10 @@
 //! TPOT, or tokens/s per user = 1000 / TPOT, where higher is better). A record lacking a value
 //! for either axis is left out of its series. GPUs are counted as [`economics::gpus_of`] says.
 
+use crate::charts::plotly::common::{ColorScale, ColorScaleElement};
 use crate::charts::plotly::common::{HoverInfo, Line, LineShape, Marker, Mode, Title};
 use crate::charts::plotly::layout::Legend;
-use crate::charts::plotly::{Plot, Scatter};
+use crate::charts::plotly::{HeatMap, Plot, Scatter};
 
 use super::economics::{self, Assumptions};
 use super::SeriesSlots;
@@ -23,7 +24,7 @@ mod overview;
 mod target;
 
 pub use axes::{LatencyAxis, ThroughputAxis};
-use bins::{bin_hover, bin_marker_size};
+use bins::{bin_grid, bin_hover, cell_centres, rgba};
 pub use bins::{
     bin_points, extent, grid_for, PointBin, BIN_GRID, MAX_BINNED_MARKERS, MAX_FRONTIER_DRAWN,
     MAX_POINT_MARKERS,
@@ -327,49 +328,42 @@ pub fn tradeoff_plot(ds: &Dataset, series: &[TradeoffSeries], spec: &TradeoffSpe
     for (si, s) in series.iter().enumerate() {
         let color = PALETTE[si % PALETTE.len()];
         let name = escape_html(&s.name);
-        let points = if let Some((x, y)) = binned {
+        if let Some((x, y)) = binned {
+            // A shaded grid per series: one image for plotly.js to draw, however many cells.
             let bins = bin_points(&s.points, x, y, grid);
             cells += bins.len();
-            let fullest = bins.iter().map(|b| b.count).max().unwrap_or(1);
-            Scatter::new(
-                bins.iter().map(|b| b.latency).collect(),
-                bins.iter().map(|b| b.throughput).collect(),
-            )
-            .hover_text_array(
-                bins.iter()
-                    .map(|b| bin_hover(&s.name, b, spec))
-                    .collect::<Vec<_>>(),
-            )
-            .marker(
-                Marker::new()
-                    .color(color)
-                    .size_array(
-                        bins.iter()
-                            .map(|b| bin_marker_size(b.count, fullest))
-                            .collect(),
-                    )
-                    .opacity(0.6),
-            )
+            let (shade, text) = bin_grid(&bins, grid, |b| bin_hover(&s.name, b, spec));
+            plot.add_trace(
+                HeatMap::new(cell_centres(x, grid.0), cell_centres(y, grid.1), shade)
+                    .hover_text_matrix(text)
+                    .color_scale(ColorScale::Vector(vec![
+                        ColorScaleElement(0.0, rgba(color, 0.2)),
+                        ColorScaleElement(1.0, rgba(color, 0.85)),
+                    ]))
+                    .show_scale(false)
+                    .name(name.clone())
+                    .legend_group(name.clone())
+                    .hover_info(HoverInfo::Text),
+            );
         } else {
-            Scatter::new(
-                s.points.iter().map(|p| p.latency).collect(),
-                s.points.iter().map(|p| p.throughput).collect(),
-            )
-            .hover_text_array(
-                s.points
-                    .iter()
-                    .map(|p| hover(ds, &s.name, p, spec))
-                    .collect::<Vec<_>>(),
-            )
-            .marker(Marker::new().color(color).size(8).opacity(0.6))
-        };
-        plot.add_trace(
-            points
+            plot.add_trace(
+                Scatter::new(
+                    s.points.iter().map(|p| p.latency).collect(),
+                    s.points.iter().map(|p| p.throughput).collect(),
+                )
+                .hover_text_array(
+                    s.points
+                        .iter()
+                        .map(|p| hover(ds, &s.name, p, spec))
+                        .collect::<Vec<_>>(),
+                )
+                .marker(Marker::new().color(color).size(8).opacity(0.6))
                 .name(name.clone())
                 .legend_group(name.clone())
                 .mode(Mode::Markers)
                 .hover_info(HoverInfo::Text),
-        );
+            );
+        }
         let front: Vec<&TradeoffPoint> = evenly(&s.frontier, MAX_FRONTIER_DRAWN)
             .into_iter()
             .filter_map(|i| s.points.get(i))
@@ -454,7 +448,7 @@ pub fn tradeoff_plot(ds: &Dataset, series: &[TradeoffSeries], spec: &TradeoffSpe
     let mut notes = Vec::new();
     if binned.is_some() {
         notes.push(format!(
-            "{total} points drawn as {cells} grid cells (marker size: points in the cell)"
+            "{total} points drawn as {cells} grid cells (shade: points in the cell)"
         ));
     }
     let records: Vec<usize> = series

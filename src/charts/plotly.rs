@@ -270,6 +270,11 @@ impl HeatMap {
     pub fn zmid(self: Box<Self>, z: f64) -> Box<Self> {
         self.put("zmid", number(z))
     }
+
+    /// Whether the colour bar is shown.
+    pub fn show_scale(self: Box<Self>, b: bool) -> Box<Self> {
+        self.put("showscale", Value::Bool(b))
+    }
 }
 
 /// JSON text of an array of values.

@@ -54,6 +54,8 @@ pub struct PointBin {
     pub count: usize,
     /// Of which on the series' Pareto frontier.
     pub on_frontier: usize,
+    /// Its grid cell: column (latency) and row (throughput).
+    pub cell: (usize, usize),
 }
 
 /// The smallest and largest latency and throughput over every series' points, when any.
@@ -102,7 +104,8 @@ pub fn bin_points(
     // Per cell: sums of latency and throughput, then the bin being built.
     let mut cells: Vec<Option<(f64, f64, PointBin)>> = vec![None; cols * rows];
     for p in points {
-        let c = cell_of(p.latency, x, cols) * rows + cell_of(p.throughput, y, rows);
+        let cell = (cell_of(p.latency, x, cols), cell_of(p.throughput, y, rows));
+        let c = cell.0 * rows + cell.1;
         let (sx, sy, bin) = cells[c].get_or_insert((
             0.0,
             0.0,
@@ -113,6 +116,7 @@ pub fn bin_points(
                 throughput_range: (p.throughput, p.throughput),
                 count: 0,
                 on_frontier: 0,
+                cell,
             },
         ));
         *sx += p.latency;
@@ -158,11 +162,51 @@ pub(super) fn bin_hover(series: &str, b: &PointBin, spec: &TradeoffSpec) -> Stri
     lines.join("<br>")
 }
 
-/// Marker size of a bin: 5 px for one point up to 13 px for the fullest bin (log scale).
-pub(super) fn bin_marker_size(count: usize, fullest: usize) -> usize {
-    if fullest <= 1 {
-        return 5;
+/// The centre of each of `cells` equal cells over `[lo, hi]` (one cell at `lo` for an empty
+/// range), as [`cell_of`] divides it.
+pub(super) fn cell_centres((lo, hi): (f64, f64), cells: usize) -> Vec<f64> {
+    let cells = cells.max(1);
+    if hi <= lo {
+        return vec![lo; 1];
     }
-    let share = (count.max(1) as f64).ln() / (fullest as f64).ln();
-    5 + (share * 8.0).round() as usize
+    let w = (hi - lo) / cells as f64;
+    (0..cells).map(|i| lo + (i as f64 + 0.5) * w).collect()
+}
+
+/// One series' bins as a grid (`[row][column]`, `None` where no point fell): the shade of a
+/// cell (the log of its count, so one crowded cell does not wash out the rest) and its hover.
+pub(super) fn bin_grid(
+    bins: &[PointBin],
+    grid: (usize, usize),
+    hover: impl Fn(&PointBin) -> String,
+) -> (Vec<Vec<Option<f64>>>, Vec<Vec<Option<String>>>) {
+    let (cols, rows) = (grid.0.max(1), grid.1.max(1));
+    let mut shade = vec![vec![None; cols]; rows];
+    let mut text = vec![vec![None; cols]; rows];
+    for b in bins {
+        let (c, r) = b.cell;
+        if let (Some(z), Some(t)) = (
+            shade.get_mut(r).and_then(|row| row.get_mut(c)),
+            text.get_mut(r).and_then(|row| row.get_mut(c)),
+        ) {
+            *z = Some(1.0 + (b.count.max(1) as f64).ln());
+            *t = Some(hover(b));
+        }
+    }
+    (shade, text)
+}
+
+/// `#rrggbb` as `rgba(r,g,b,alpha)` (black for anything else).
+pub(super) fn rgba(hex: &str, alpha: f64) -> String {
+    let hex = if hex.len() == 7 && hex.starts_with('#') {
+        hex
+    } else {
+        "#000000"
+    };
+    let channel = |i: usize| {
+        hex.get(i..i + 2)
+            .and_then(|h| u8::from_str_radix(h, 16).ok())
+            .unwrap_or(0)
+    };
+    format!("rgba({},{},{},{alpha})", channel(1), channel(3), channel(5))
 }

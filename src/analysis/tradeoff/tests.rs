@@ -179,16 +179,28 @@ fn a_million_points_keep_an_exact_frontier_and_draw_bounded() {
     let json: serde_json::Value = serde_json::from_str(&plot).unwrap();
     let data = json["data"].as_array().unwrap();
     assert_eq!(data.len(), 2);
-    assert_eq!(data[0]["x"].as_array().unwrap().len(), bins.len());
-    assert_eq!(data[0]["hovertext"].as_array().unwrap().len(), bins.len());
-    assert_eq!(
-        data[0]["marker"]["size"].as_array().unwrap().len(),
-        bins.len()
-    );
-    let fullest = (0..bins.len()).max_by_key(|&i| bins[i].count).unwrap();
+    // The bins as one shaded grid: a column centre per grid column, a row centre per row, a
+    // cell per bin (the log of its count), the rest empty.
+    let grid = grid_for(1);
+    assert_eq!(data[0]["type"], "heatmap");
+    assert_eq!(data[0]["x"].as_array().unwrap().len(), grid.0);
+    assert_eq!(data[0]["y"].as_array().unwrap().len(), grid.1);
+    let z = data[0]["z"].as_array().unwrap();
+    assert_eq!(z.len(), grid.1);
+    let filled = z
+        .iter()
+        .flat_map(|row| row.as_array().unwrap())
+        .filter(|v| !v.is_null())
+        .count();
+    assert_eq!(filled, bins.len());
     let first = &bins[0];
+    let (c, r) = first.cell;
     assert_eq!(
-        data[0]["hovertext"][0],
+        data[0]["z"][r][c].as_f64().unwrap(),
+        1.0 + (first.count as f64).ln()
+    );
+    assert_eq!(
+        data[0]["hovertext"][r][c],
         format!(
             "<b>all</b><br>{} records<br>P99 TTFT (ms): {} – {}<br>Output token throughput \
              (tok/s): {} – {}{}",
@@ -204,7 +216,10 @@ fn a_million_points_keep_an_exact_frontier_and_draw_bounded() {
             }
         )
     );
-    assert_eq!(data[0]["marker"]["size"][fullest], 13);
+    // Each cell's centre lies within the cell's points' range on both axes' grid.
+    let x0 = data[0]["x"][c].as_f64().unwrap();
+    let w = (509.5 - 10.0) / grid.0 as f64;
+    assert!((x0 - (10.0 + (c as f64 + 0.5) * w)).abs() < 1e-9, "{x0}");
     // The frontier is drawn whole and exact: 1000 points, under the cap; as a line alone, too
     // many points for a marker each.
     let fx: Vec<f64> = data[1]["x"]
@@ -219,7 +234,7 @@ fn a_million_points_keep_an_exact_frontier_and_draw_bounded() {
         json["layout"]["title"]["text"],
         format!(
             "Output token throughput (tok/s) vs P99 TTFT (ms)<br><sub>1000000 points drawn \
-             as {} grid cells (marker size: points in the cell)</sub>",
+             as {} grid cells (shade: points in the cell)</sub>",
             bins.len()
         )
     );
@@ -253,6 +268,7 @@ fn bins_keep_lone_points_exact_and_average_the_rest() {
                 throughput_range: (0.0, 0.2),
                 count: 2,
                 on_frontier: 1,
+                cell: (0, 0),
             },
             PointBin {
                 latency: 7.3,
@@ -261,6 +277,7 @@ fn bins_keep_lone_points_exact_and_average_the_rest() {
                 throughput_range: (2.1, 2.1),
                 count: 1,
                 on_frontier: 0,
+                cell: (1, 0),
             },
             PointBin {
                 latency: 10.0,
@@ -269,6 +286,7 @@ fn bins_keep_lone_points_exact_and_average_the_rest() {
                 throughput_range: (10.0, 10.0),
                 count: 1,
                 on_frontier: 1,
+                cell: (1, 1),
             },
         ]
     );
@@ -688,4 +706,12 @@ fn binned_grids_stay_within_the_marker_budget_whatever_the_series_count() {
         }
     }
     assert_eq!(grid_for(1000), (8, 5));
+}
+
+#[test]
+fn a_series_colour_shades_its_grid() {
+    assert_eq!(super::bins::rgba("#e8710a", 0.2), "rgba(232,113,10,0.2)");
+    assert_eq!(super::bins::rgba("bad", 1.0), "rgba(0,0,0,1)");
+    assert_eq!(super::bins::cell_centres((0.0, 10.0), 2), [2.5, 7.5]);
+    assert_eq!(super::bins::cell_centres((3.0, 3.0), 4), [3.0]);
 }
