@@ -173,13 +173,16 @@ pub(super) fn cell_centres((lo, hi): (f64, f64), cells: usize) -> Vec<f64> {
     (0..cells).map(|i| lo + (i as f64 + 0.5) * w).collect()
 }
 
+/// Cells by row then column, `None` where empty.
+pub(super) type Grid<T> = Vec<Vec<Option<T>>>;
+
 /// One series' bins as a grid (`[row][column]`, `None` where no point fell): the shade of a
 /// cell (the log of its count, so one crowded cell does not wash out the rest) and its hover.
 pub(super) fn bin_grid(
     bins: &[PointBin],
     grid: (usize, usize),
     hover: impl Fn(&PointBin) -> String,
-) -> (Vec<Vec<Option<f64>>>, Vec<Vec<Option<String>>>) {
+) -> (Grid<f64>, Grid<String>) {
     let (cols, rows) = (grid.0.max(1), grid.1.max(1));
     let mut shade = vec![vec![None; cols]; rows];
     let mut text = vec![vec![None; cols]; rows];
