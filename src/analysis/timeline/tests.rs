@@ -1,4 +1,3 @@
-
 use super::*;
 
 fn req(intended: f64, sent: f64, ttft_ms: f64, e2el_ms: f64) -> RequestDetail {

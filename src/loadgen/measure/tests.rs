@@ -1,4 +1,3 @@
-
 use super::*;
 use crate::loadgen::record::{ChunkArrival, Failure, FailureKind};
 

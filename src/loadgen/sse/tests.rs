@@ -1,4 +1,3 @@
-
 use super::*;
 
 fn events(chunks: &[&[u8]]) -> Vec<String> {

@@ -1,4 +1,3 @@
-
 use super::*;
 use crate::loadgen::conversation::Conversation;
 use crate::loadgen::measure::compute;
