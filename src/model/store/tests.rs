@@ -1,5 +1,6 @@
 use super::*;
 use crate::model::Dim;
+use std::collections::BTreeSet;
 
 fn rec(engine: &str, gpu: Option<&str>, batch: u64) -> Record {
     Record {
