@@ -159,3 +159,71 @@ fn sweep_refuses_options_it_owns_with_the_flag_named() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("unknown objective \"p99_speed\""), "{err}");
 }
+
+#[test]
+fn a_probe_too_short_for_its_percentile_is_run_again_longer() {
+    let dir = tempfile::tempdir().unwrap();
+    // p99 needs 101 requests in the steady window; 2 s at 30 req/s sends about 60.
+    let out = Command::new(BIN)
+        .args([
+            "sweep",
+            "--mock",
+            "--mock-ttft-ms",
+            "1",
+            "--mock-itl-ms",
+            "0",
+        ])
+        .args(["--model", "m", "--tokenizer", "words", "--input-len", "8"])
+        .args(["--output-len", "4", "--ignore-eos", "--duration", "2"])
+        .args([
+            "--start",
+            "30",
+            "--max-load",
+            "30",
+            "--goodput",
+            "p99_ttft:5000",
+        ])
+        .args([
+            "--no-progress",
+            "--result-filename",
+            "sweep.json",
+            "--result-dir",
+        ])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("where 101 are needed: probing it again for "),
+        "{stdout}"
+    );
+    let records =
+        canonical::from_json(&std::fs::read_to_string(dir.path().join("sweep.json")).unwrap())
+            .unwrap()
+            .records;
+    let verdicts: Vec<&str> = records
+        .iter()
+        .map(|r| r.tags.get("verdict").map_or("", String::as_str))
+        .collect();
+    // Too short (kept, not judged), lengthened until judged: then it passed, and that is the
+    // capacity's one probe.
+    assert_eq!(verdicts.first(), Some(&"too short"), "{verdicts:?}");
+    assert_eq!(verdicts.last(), Some(&"passed"), "{verdicts:?}");
+    assert!(verdicts[..verdicts.len() - 1]
+        .iter()
+        .all(|v| *v == "too short"));
+    let window = |i: usize| records[i].metrics[&MetricKey::Extra("window_requests".into())];
+    assert!(window(0) < 101.0 && window(records.len() - 1) >= 101.0);
+    assert!(
+        stdout.contains(
+            "sweep: capacity at least 30.000 req/s: every load up to the maximum met the \
+             objectives by the majority of its probes (the one probe at 30.000;"
+        ),
+        "{stdout}"
+    );
+}

@@ -43,6 +43,9 @@ pub const OBJECTIVES_TAG: &str = "objectives";
 pub const CAPACITY_TAG: &str = "capacity";
 /// The tag marking a probe cut short (Ctrl-C): kept, not judged.
 const PARTIAL_TAG: &str = "partial";
+/// The verdict of a probe too short to judge a percentile objective (`sweep` probes the load
+/// again longer): not a measurement of its load either.
+pub const TOO_SHORT_VERDICT: &str = "too short";
 /// The tag naming the rule of a probe's steady window: the whole stage when the window would
 /// hold too few requests (a sweep's slowest probe), so it may differ from probe to probe.
 const STEADY_WINDOW_TAG: &str = "steady_window";
@@ -270,7 +273,7 @@ pub struct CapacityCurves {
 pub fn is_probe(r: &Record) -> bool {
     matches!(
         r.tags.get(VERDICT_TAG).map(String::as_str),
-        Some("passed" | "failed")
+        Some("passed" | "failed" | TOO_SHORT_VERDICT)
     )
 }
 
@@ -430,7 +433,9 @@ fn probes_of(ds: &Dataset, g: &Gathered, per_request: bool) -> Vec<Probe> {
         .iter()
         .filter_map(|&(i, load)| {
             let r = ds.record(i)?;
-            let verdict = if r.tags.contains_key(PARTIAL_TAG) {
+            let verdict = if r.tags.contains_key(PARTIAL_TAG)
+                || r.tags.get(VERDICT_TAG).map(String::as_str) == Some(TOO_SHORT_VERDICT)
+            {
                 ProbeVerdict::Unjudged
             } else if r.tags.get(VERDICT_TAG).map(String::as_str) == Some("passed") {
                 ProbeVerdict::Passed
@@ -617,14 +622,23 @@ fn capacity_of(probes: &[Probe]) -> Option<Capacity> {
             load,
             failed_at,
             rests_on,
+            at_load,
+            at_failed,
         } => Capacity::Found {
             load,
             failed_at,
             rests_on: number(rests_on),
+            at_load,
+            at_failed,
         },
-        Capacity::AtLeast { load, rests_on } => Capacity::AtLeast {
+        Capacity::AtLeast {
+            load,
+            rests_on,
+            at_load,
+        } => Capacity::AtLeast {
             load,
             rests_on: number(rests_on),
+            at_load,
         },
         below => below,
     })

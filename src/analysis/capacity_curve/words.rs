@@ -21,9 +21,9 @@ pub struct SweepWords {
 /// The capacity's sentence as the sweep would have written it, from the probes shown.
 fn computed_words(c: &Capacity, unit: &str) -> String {
     match c {
-        Capacity::AtLeast { load, rests_on } => format!(
-            "capacity at least {load:.3} {unit}: every probe shown met the objectives (the \
-             highest load is probe {}); no failing load bounds it",
+        Capacity::AtLeast { load, rests_on, .. } => format!(
+            "capacity at least {load:.3} {unit}: every load shown met the objectives by the \
+             majority of its probes (the highest load is probe {}); no failing load bounds it",
             rests_on + 1
         ),
         other => other.describe(unit),
