@@ -839,7 +839,7 @@ fn a_vllm_compatible_file_its_folder_refuses_is_written_elsewhere() {
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(moved).unwrap()).unwrap();
     assert_eq!(v["completed"], 12, "{v}");
-    assert_eq!(v["ttfts"].as_array().map(Vec::len), Some(12), "{v}");
+    assert_eq!(v["latencies"].as_array().map(Vec::len), Some(12), "{v}");
     // The rescue folder holds the file and nothing else (its scratch files are removed).
     let rescue = std::path::Path::new(moved).parent().unwrap();
     assert_eq!(std::fs::read_dir(rescue).unwrap().count(), 1);

@@ -157,8 +157,11 @@ fn mapped(name: &str) -> Option<&'static str> {
 /// is a counter.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Sample {
+    /// The values summed over label sets.
     pub sum: f64,
+    /// How many label sets.
     pub n: usize,
+    /// A counter (rated between scrapes), else a gauge.
     pub counter: bool,
 }
 
@@ -166,7 +169,9 @@ pub struct Sample {
 /// names it had at all.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Reading {
+    /// Mapped metric (without `_total`) → its samples.
     pub samples: BTreeMap<&'static str, Sample>,
+    /// Engines whose names the scrape had, as messages name them (`llama.cpp`).
     pub engines: BTreeSet<&'static str>,
 }
 
