@@ -271,10 +271,12 @@ pub struct CapacityCurves {
 
 /// Whether a record is a sweep's probe.
 pub fn is_probe(r: &Record) -> bool {
-    matches!(
-        r.tags.get(VERDICT_TAG).map(String::as_str),
-        Some("passed" | "failed" | TOO_SHORT_VERDICT)
-    )
+    r.tags.get(VERDICT_TAG).is_some_and(|v| is_verdict(v))
+}
+
+/// Whether a verdict tag's value is one a sweep writes.
+fn is_verdict(v: &str) -> bool {
+    matches!(v, "passed" | "failed" | TOO_SHORT_VERDICT)
 }
 
 /// Whether the data is a sweep: every record is a probe (the explorer then opens on the
@@ -292,7 +294,7 @@ fn probe_rows(ds: &Dataset) -> impl Fn(usize) -> bool + '_ {
         .chain(
             col.iter()
                 .flat_map(|c| c.dict.iter())
-                .map(|v| matches!(v.as_str(), Some("passed" | "failed"))),
+                .map(|v| v.as_str().is_some_and(is_verdict)),
         )
         .collect();
     move |row| {

@@ -532,3 +532,48 @@ fn hostile_tags_are_text_and_never_panic() {
     assert!(empty.sweeps.is_empty() && capacity_words(&empty).is_empty());
     assert!(!is_sweep_data(&Dataset::default()));
 }
+
+#[test]
+fn a_probe_too_short_to_judge_is_drawn_not_judged() {
+    let records: Vec<Record> = [(10.0, true), (15.0, false), (15.0, false), (10.0, true)]
+        .iter()
+        .enumerate()
+        .map(|(k, &(load, passed))| {
+            let mut r = probe("s.json", "vllm", k as u32 + 1, load, passed, 10.0);
+            if k == 1 {
+                r.tags.insert(VERDICT_TAG.into(), TOO_SHORT_VERDICT.into());
+            }
+            r
+        })
+        .collect();
+    let ds = Dataset::new(records);
+    assert!(is_sweep_data(&ds));
+    let c = capacity_curves(&ds, &all(&ds));
+    let verdicts: Vec<ProbeVerdict> = c.sweeps[0].probes.iter().map(|p| p.verdict).collect();
+    assert_eq!(
+        verdicts
+            .iter()
+            .filter(|v| **v == ProbeVerdict::Unjudged)
+            .count(),
+        1
+    );
+    let words = capacity_words(&c);
+    assert!(
+        words[0]
+            .notes
+            .iter()
+            .any(|n| n.starts_with("1 probe(s) cut short (tag.partial) or too short")),
+        "{words:?}"
+    );
+    // The capacity rests on the judged probes only: 2 at 10 passed, 1 at 15 failed.
+    assert_eq!(
+        c.sweeps[0].capacity,
+        Some(Capacity::Found {
+            load: 10.0,
+            failed_at: 15.0,
+            rests_on: 3,
+            at_load: Tally { met: 2, probes: 2 },
+            at_failed: Tally { met: 0, probes: 1 },
+        })
+    );
+}

@@ -135,7 +135,9 @@ pub fn capacity_words(c: &CapacityCurves) -> Vec<SweepWords> {
                 .count();
             if unjudged > 0 {
                 notes.push(format!(
-                    "{unjudged} probe(s) cut short (tag.partial): drawn, not judged."
+                    "{unjudged} probe(s) cut short (tag.partial) or too short to judge a \
+                     percentile (tag.verdict \"too short\", probed again longer): drawn, not \
+                     judged."
                 ));
             }
             SweepWords {
