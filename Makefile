@@ -35,11 +35,13 @@ lint: setup
 	cargo clippy --all-targets --locked -- -D warnings
 	CLIPPY_CONF_DIR=.cargo/clippy-wasm32 cargo clippy --lib --bin benchlens --bin benchlens-worker --locked --target wasm32-unknown-unknown -- -D warnings
 
-# The real-server test (tests/loadgen_llamacpp.rs) and the vLLM-scripts test
+# The real-server tests (tests/loadgen_llamacpp.rs) and the vLLM-scripts test
 # (tests/loadgen_vllm_scripts.rs) must run here: they fail, rather than skip, when the llama.cpp
-# venv or vLLM's scripts that `scripts/setup.sh test` puts in place are missing.
+# venv, the native llama-server or vLLM's scripts that `scripts/setup.sh test` puts in place are
+# missing.
 unit:
 	BENCHLENS_LLAMA_PYTHON="$$(bash scripts/setup.sh llama-python)" \
+		BENCHLENS_LLAMA_SERVER="$$(bash scripts/setup.sh llama-server-bin)" \
 		BENCHLENS_VLLM_SCRIPTS="$$(bash scripts/setup.sh vllm-scripts-dir)" BENCHLENS_REQUIRE_REAL_SERVER=1 \
 		cargo test --locked
 

@@ -9,6 +9,9 @@
 #                            and vLLM's result scripts for tests/loadgen_vllm_scripts.rs
 #   scripts/setup.sh llama-server   only that venv
 #   scripts/setup.sh llama-python   prints the path of that venv's python (for the Makefile)
+#   scripts/setup.sh llama-server-native   only the native llama.cpp `llama-server` built from the
+#                            llama.cpp sources vendored in llama-cpp-python's source package
+#   scripts/setup.sh llama-server-bin   prints the path of that binary (for the Makefile)
 #   scripts/setup.sh vllm-scripts   only vLLM's result scripts and their Python packages
 #   scripts/setup.sh vllm-scripts-dir   prints where those scripts are (for the Makefile)
 #   scripts/setup.sh package   what `make package-test` needs: the musl target, Debian's
@@ -27,6 +30,14 @@ WASM_BINDGEN_VERSION=$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/version =
 LLAMA_CPP_PYTHON_VERSION=0.3.36
 GGUF_VERSION=0.19.0
 LLAMA_VENV="${BENCHLENS_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/benchlens}/llama-cpp-python-$LLAMA_CPP_PYTHON_VERSION"
+
+# The telemetry test (tests/loadgen_llamacpp_native.rs) scrapes a native llama.cpp `llama-server
+# --metrics`, built from the llama.cpp sources vendored in the same llama-cpp-python source package
+# (so the two servers are one llama.cpp), with PyPI's cmake and ninja wheels: only the
+# `llama-server` target, static, for this CPU, without curl, OpenSSL, tests, examples or web UI.
+LLAMA_SERVER_DIR="${BENCHLENS_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/benchlens}/llama-server-$LLAMA_CPP_PYTHON_VERSION"
+LLAMA_SERVER_TOOLS="cmake==3.31.6 ninja==1.11.1.4"
+LLAMA_CPP_PYTHON_SDIST_SHA256=832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e
 
 # vLLM's own result scripts (tests/loadgen_vllm_scripts.rs runs them on benchlens's files) come
 # from vLLM's source package on PyPI, checked by its hash, and run in the venv above with the
@@ -115,6 +126,39 @@ ensure_llama_server() {
   echo "$want" > "$stamp"
 }
 
+ensure_llama_server_native() {
+  local stamp="$LLAMA_SERVER_DIR/.benchlens-stamp"
+  local want="$LLAMA_CPP_PYTHON_SDIST_SHA256 $LLAMA_SERVER_TOOLS"
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -x "$LLAMA_SERVER_DIR/bin/llama-server" ]; then
+    return
+  fi
+  local python; python=$(venv_python)
+  local started=$SECONDS
+  say "building llama.cpp's llama-server from llama-cpp-python $LLAMA_CPP_PYTHON_VERSION's source package into $LLAMA_SERVER_DIR (about 10 minutes on 2 cores, once)"
+  rm -rf "$LLAMA_SERVER_DIR"; mkdir -p "$LLAMA_SERVER_DIR/bin"
+  "$python" -m venv "$LLAMA_SERVER_DIR/tools"
+  "$LLAMA_SERVER_DIR/tools/bin/python" -m pip install -q $LLAMA_SERVER_TOOLS
+  local tmp; tmp=$(mktemp -d)
+  # The source package from PyPI through pip (its build tools come as wheels), checked by its hash.
+  "$LLAMA_SERVER_DIR/tools/bin/python" -m pip download -q --no-deps --no-binary llama-cpp-python \
+    -d "$tmp" "llama-cpp-python==$LLAMA_CPP_PYTHON_VERSION"
+  local sdist="$tmp/llama_cpp_python-$LLAMA_CPP_PYTHON_VERSION.tar.gz"
+  echo "$LLAMA_CPP_PYTHON_SDIST_SHA256  $sdist" | sha256sum -c --quiet -
+  tar -xzf "$sdist" -C "$tmp" "llama_cpp_python-$LLAMA_CPP_PYTHON_VERSION/vendor/llama.cpp"
+  local src="$tmp/llama_cpp_python-$LLAMA_CPP_PYTHON_VERSION/vendor/llama.cpp"
+  PATH="$LLAMA_SERVER_DIR/tools/bin:$PATH" cmake -S "$src" -B "$tmp/build" -G Ninja \
+    -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF -DGGML_NATIVE=ON -DLLAMA_CURL=OFF \
+    -DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_APP=OFF \
+    -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_BUILD_TOOLS=ON -DLLAMA_BUILD_SERVER=ON \
+    >"$tmp/cmake.log" 2>&1 || { tail -30 "$tmp/cmake.log" >&2; return 1; }
+  PATH="$LLAMA_SERVER_DIR/tools/bin:$PATH" cmake --build "$tmp/build" --target llama-server \
+    -j "$(nproc)" >"$tmp/build.log" 2>&1 || { tail -30 "$tmp/build.log" >&2; return 1; }
+  cp "$tmp/build/bin/llama-server" "$LLAMA_SERVER_DIR/bin/"
+  rm -rf "$tmp" "$LLAMA_SERVER_DIR/tools"
+  echo "$want" > "$stamp"
+  say "llama-server built in $((SECONDS - started)) s"
+}
+
 ensure_vllm_scripts() {
   local stamp="$LLAMA_VENV/.benchlens-vllm-scripts-stamp"
   if ! { [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$VLLM_SCRIPTS_PACKAGES" ]; }; then
@@ -195,12 +239,14 @@ ensure_build() {
 
 case "${1:-build}" in
   build) ensure_build ;;
-  test) ensure_build; ensure_chromium; ensure_llama_server; ensure_vllm_scripts; ensure_package ;;
+  test) ensure_build; ensure_chromium; ensure_llama_server; ensure_llama_server_native; ensure_vllm_scripts; ensure_package ;;
   llama-server) ensure_llama_server ;;
   llama-python) echo "$LLAMA_VENV/bin/python" ;;
+  llama-server-native) ensure_llama_server_native ;;
+  llama-server-bin) echo "$LLAMA_SERVER_DIR/bin/llama-server" ;;
   vllm-scripts) ensure_llama_server; ensure_vllm_scripts ;;
   vllm-scripts-dir) echo "$VLLM_SCRIPTS_DIR" ;;
   package) ensure_package ;;
   package-venv) echo "$PACKAGE_VENV" ;;
-  *) echo "usage: $0 build|test|llama-server|llama-python|vllm-scripts|vllm-scripts-dir|package|package-venv" >&2; exit 2 ;;
+  *) echo "usage: $0 build|test|llama-server|llama-python|llama-server-native|llama-server-bin|vllm-scripts|vllm-scripts-dir|package|package-venv" >&2; exit 2 ;;
 esac

@@ -756,3 +756,92 @@ fn a_result_file_its_folder_refuses_is_written_elsewhere() {
     assert_eq!(rows.lines().count(), 10);
     let _ = std::fs::remove_dir_all(std::path::Path::new(moved).parent().unwrap());
 }
+
+/// A `benchlens run --mock` of 12 requests into `dir` with `args`.
+fn run_into(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
+    Command::new(BIN)
+        .args(["run", "--mock", "--mock-ttft-ms", "1", "--mock-itl-ms", "0"])
+        .args([
+            "--num-prompts",
+            "12",
+            "--input-len",
+            "8",
+            "--output-len",
+            "4",
+        ])
+        .args(["--tokenizer", "words", "--no-progress", "--result-dir"])
+        .arg(dir)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn scratch_files_the_result_folder_refuses_go_to_the_rescue_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    // A result name the folder takes (240 bytes; its rows' file 250) whose scratch files'
+    // names (`.NAME.stage0-detail.tmp-PID`, 260 and more) are too long for it: every scratch
+    // file is refused, as on a full disk, while the run's own files are not.
+    let name = format!("{}.json", "r".repeat(235));
+    let out = run_into(dir.path(), &["--steady-window", "--result-filename", &name]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("Serving Benchmark Result"),
+        "{stderr}"
+    );
+    // Both scratch files (the spooled detail and records), each said once with where it went.
+    assert_eq!(
+        stderr.matches("the scratch file is ").count(),
+        2,
+        "{stderr}"
+    );
+    assert!(stderr.contains("File name too long"), "{stderr}");
+    assert!(stderr.contains("benchlens-rescue-"), "{stderr}");
+    let got =
+        canonical::from_json(&std::fs::read_to_string(dir.path().join(&name)).unwrap()).unwrap();
+    assert_eq!(
+        got.records[0].metrics.get(&MetricKey::Completed),
+        Some(&12.0)
+    );
+    // The scratch files are gone from both folders.
+    let rescued = stderr
+        .lines()
+        .find_map(|l| l.split("the scratch file is ").nth(1))
+        .and_then(|l| l.strip_suffix(" instead"))
+        .unwrap();
+    let rescue = std::path::Path::new(rescued).parent().unwrap();
+    assert_eq!(std::fs::read_dir(rescue).unwrap().count(), 0);
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+    let _ = std::fs::remove_dir_all(rescue);
+}
+
+#[test]
+fn a_vllm_compatible_file_its_folder_refuses_is_written_elsewhere() {
+    let dir = tempfile::tempdir().unwrap();
+    // A folder where the vLLM file goes: its write (a rename onto it) fails after the load.
+    std::fs::create_dir_all(dir.path().join("vllm.json").join("x")).unwrap();
+    let out = run_into(
+        dir.path(),
+        &["--vllm-compatible", "--result-filename", "vllm.json"],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("Serving Benchmark Result"),
+        "{stderr}"
+    );
+    let moved = stderr
+        .lines()
+        .find_map(|l| l.split("the vLLM-compatible file is ").nth(1))
+        .and_then(|l| l.strip_suffix(" instead"))
+        .unwrap_or_else(|| panic!("no new place in {stderr}"));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(moved).unwrap()).unwrap();
+    assert_eq!(v["completed"], 12, "{v}");
+    assert_eq!(v["latencies"].as_array().map(Vec::len), Some(12), "{v}");
+    // The rescue folder holds the file and nothing else (its scratch files are removed).
+    let rescue = std::path::Path::new(moved).parent().unwrap();
+    assert_eq!(std::fs::read_dir(rescue).unwrap().count(), 1);
+    let _ = std::fs::remove_dir_all(rescue);
+}

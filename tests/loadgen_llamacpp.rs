@@ -1210,3 +1210,217 @@ fn multi_turn_chat_and_a_short_sweep_against_llama_cpp() {
         );
     }
 }
+
+/// The native llama.cpp `llama-server` that `scripts/setup.sh llama-server-native` builds from
+/// the llama.cpp sources vendored in the same llama-cpp-python source package, or `None` (with
+/// the reason printed) when it is not there; under `BENCHLENS_REQUIRE_REAL_SERVER=1` its absence
+/// fails. `BENCHLENS_LLAMA_SERVER` names the binary; without it `scripts/setup.sh
+/// llama-server-bin` says where it would be.
+fn native_llama_server() -> Option<PathBuf> {
+    let required = std::env::var("BENCHLENS_REQUIRE_REAL_SERVER").is_ok_and(|v| v == "1");
+    let bin = match std::env::var_os("BENCHLENS_LLAMA_SERVER") {
+        Some(p) => PathBuf::from(p),
+        None => {
+            let setup = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/setup.sh");
+            let out = Command::new("bash")
+                .arg(setup)
+                .arg("llama-server-bin")
+                .output()
+                .ok()?;
+            PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
+        }
+    };
+    if bin.is_file() {
+        return Some(bin);
+    }
+    let reason = format!(
+        "no native llama-server at {} (run `scripts/setup.sh test`, or set BENCHLENS_LLAMA_SERVER)",
+        bin.display()
+    );
+    assert!(!required, "BENCHLENS_REQUIRE_REAL_SERVER=1 but {reason}");
+    eprintln!("skipped: {reason}");
+    None
+}
+
+/// The finite values of a series column.
+fn finite(r: &Record, column: &str) -> Vec<f64> {
+    r.series
+        .get(column)
+        .unwrap_or_else(|| panic!("no {column} in {:?}", r.series.keys()))
+        .iter()
+        .copied()
+        .filter(|v| v.is_finite())
+        .collect()
+}
+
+/// One sample's value in a `/metrics` body.
+fn prometheus_value(body: &str, name: &str) -> f64 {
+    body.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no {name} in\n{body}"))
+}
+
+/// `--scrape-metrics` against a native `llama-server --metrics -np 4`: the batch size is the
+/// mean over each scrape interval (llama.cpp's `n_busy_slots_per_decode` is a mean since the
+/// server started; recorded as read it stayed below the real batch), counters are rates (the
+/// server's generated tokens per second match the client's output throughput), and the KV-cache
+/// metric this llama.cpp no longer exports is named once in a warning and in the file.
+#[test]
+fn scraped_metrics_of_a_native_llama_server_are_rates_and_interval_means() {
+    let Some(server_bin) = native_llama_server() else {
+        return;
+    };
+    let Some(python) = llama_python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/tiny_gguf.py");
+    let out = Command::new(&python)
+        .arg(script)
+        .arg(dir.path())
+        .args(["--seed", "1"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let port = free_port();
+    let addr = SocketAddr::from(([127, 0, 0, 1], port));
+    let log = dir.path().join("llama-server.log");
+    let log_file = std::fs::File::create(&log).unwrap();
+    let mut child = Killed(
+        Command::new(&server_bin)
+            .arg("-m")
+            .arg(dir.path().join("tiny.gguf"))
+            .args(["--host", "127.0.0.1", "--port", &port.to_string()])
+            .args([
+                "--metrics",
+                "-np",
+                "4",
+                "-c",
+                "2048",
+                "-t",
+                "1",
+                "--no-warmup",
+            ])
+            .stdin(Stdio::null())
+            .stdout(log_file.try_clone().unwrap())
+            .stderr(log_file)
+            .spawn()
+            .unwrap(),
+    );
+    let start = Instant::now();
+    while !matches!(http(addr, "GET", "/health", None), Ok((200, _))) {
+        if let Ok(Some(status)) = child.0.try_wait() {
+            panic!(
+                "llama-server exited ({status}):\n{}",
+                std::fs::read_to_string(&log).unwrap_or_default()
+            );
+        }
+        assert!(
+            start.elapsed() < SERVER_START_LIMIT,
+            "llama-server did not start"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let url = format!("http://{addr}");
+    let tokenizer = dir.path().join("tokenizer.json");
+    let args = |concurrency: &str| -> Vec<String> {
+        let mut a: Vec<String> = ["--base-url", &url, "--backend", "openai", "--tokenizer"]
+            .map(String::from)
+            .into();
+        a.push(tokenizer.display().to_string());
+        a.extend(
+            [
+                "--request-rate",
+                "inf",
+                "--duration",
+                "4",
+                "--max-concurrency",
+                concurrency,
+                "--input-len",
+                "16",
+                "--output-len",
+                "128",
+                "--ignore-eos",
+                "--seed",
+                "5",
+                "--request-timeout",
+                "60",
+                "--no-progress",
+                "--scrape-metrics",
+            ]
+            .map(String::from),
+        );
+        a
+    };
+    // One request at a time first: the server's since-start mean starts near 1.
+    let one = bench_run(dir.path(), "one-at-a-time", &args("1"));
+    let four = bench_run(dir.path(), "four-at-a-time", &args("4"));
+    let (_, body) = http(addr, "GET", "/metrics", None).unwrap();
+    let body = String::from_utf8_lossy(&body);
+    let since_start = prometheus_value(&body, "llamacpp:n_busy_slots_per_decode");
+
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let batch_one = finite(&one.record, "server.batch_size");
+    let batch_four = finite(&four.record, "server.batch_size");
+    eprintln!(
+        "batch per interval: one at a time {batch_one:?}, four at a time {batch_four:?}; \
+         the server's since-start mean after both: {since_start}"
+    );
+    assert!(batch_one.len() >= 2 && batch_four.len() >= 2);
+    assert!(
+        batch_one.iter().all(|b| (0.9..=1.1).contains(b)),
+        "{batch_one:?}"
+    );
+    let real = median(batch_four.clone());
+    assert!((3.0..=4.0).contains(&real), "{batch_four:?}");
+    assert!(
+        since_start < real - 0.25,
+        "the since-start mean {since_start} should trail the real batch {real}"
+    );
+    // Gauges stay gauges.
+    assert!(finite(&four.record, "server.running")
+        .iter()
+        .all(|r| *r <= 4.0));
+    // Counters are rates: the scrape in second k rates the server's generated tokens over the
+    // second before it, which the client received in second k − 1 (one token a chunk).
+    let rate = &four.record.series["server.generation_tokens_per_s"];
+    let received = &four.record.series["output_tokens"];
+    let (mut served, mut client) = (0.0, 0.0);
+    for k in 1..rate.len() {
+        if rate[k].is_finite() && received[k - 1].is_finite() {
+            served += rate[k];
+            client += received[k - 1];
+        }
+    }
+    eprintln!("generated per the server's counter {served}, received {client}");
+    assert!(
+        client > 0.0 && (served / client - 1.0).abs() < 0.1,
+        "{rate:?} {received:?}"
+    );
+    // The KV-cache metric benchlens maps for llama.cpp is not exported by this server: said
+    // once per run, and in the file.
+    for run in [&one, &four] {
+        assert_eq!(
+            run.stderr
+                .matches("does not export kv_cache_usage (llamacpp:kv_cache_usage_ratio)")
+                .count(),
+            1,
+            "{}",
+            run.stderr
+        );
+        assert_eq!(
+            run.record
+                .tags
+                .get("server_metrics_missing")
+                .map(String::as_str),
+            Some("kv_cache_usage (llamacpp:kv_cache_usage_ratio)")
+        );
+        assert!(!run.record.series.contains_key("server.kv_cache_usage"));
+    }
+    assert!(!body.contains("kv_cache_usage_ratio"), "{body}");
+}

@@ -323,6 +323,36 @@ fn server_telemetry_lands_in_the_series_and_a_failed_scrape_only_warns() {
     assert_eq!(max("server.running"), 2.0);
     assert_eq!(max("server.kv_cache_usage"), 1.0);
     assert!(max("server.waiting") >= 5.0, "{:?}", col("server.waiting"));
+    // The mock's token counters are rates over each scrape interval: together about the
+    // 40 × 20 tokens streamed (less what came before the first scrape and after the last).
+    let rates: Vec<f64> = col("server.generation_tokens_per_s")
+        .into_iter()
+        .filter(|v| v.is_finite())
+        .collect();
+    assert!(
+        !rates.is_empty() && rates.iter().all(|r| *r >= 0.0 && *r <= 800.0),
+        "{rates:?}"
+    );
+    let streamed: f64 = rates.iter().sum();
+    assert!((200.0..=800.0).contains(&streamed), "{rates:?}");
+    assert!(col("server.prompt_tokens_per_s")
+        .iter()
+        .any(|v| v.is_finite()));
+    // The mock has no prefix cache, which vLLM's names include: said once, and in the file.
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        err.matches("does not export prefix_cache_hit_rate").count(),
+        1,
+        "{err}"
+    );
+    assert_eq!(
+        r.tags.get("server_metrics_missing").map(String::as_str),
+        Some(
+            "prefix_cache_hit_rate (vllm:gpu_prefix_cache_hit_rate, vllm:prefix_cache_hits, \
+             vllm:prefix_cache_queries)"
+        )
+    );
+    assert!(!r.series.contains_key("server.prefix_cache_hit_rate"));
 
     // A path the server does not have: one warning, the run goes on and succeeds.
     let out = run(&["--scrape-metrics", "/no-such-metrics"]);

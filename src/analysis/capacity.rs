@@ -23,7 +23,7 @@ pub use objectives::{
     judge, parse_item, Bounded, CapacitySlo, Item, Objective, ObjectiveCheck, RequestOutcome,
     SloError, SloMetric, Verdict,
 };
-pub use search::{Capacity, ProbeOutcome, Search, SearchConfig, SearchConfigError, Step};
+pub use search::{Capacity, ProbeOutcome, Search, SearchConfig, SearchConfigError, Step, Tally};
 pub use window::{
     steady_window, RequestSpan, SteadyWindow, MIN_WINDOW_REQUESTS, STEADY_RULE, WHOLE_RULE,
 };

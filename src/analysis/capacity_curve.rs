@@ -43,6 +43,9 @@ pub const OBJECTIVES_TAG: &str = "objectives";
 pub const CAPACITY_TAG: &str = "capacity";
 /// The tag marking a probe cut short (Ctrl-C): kept, not judged.
 const PARTIAL_TAG: &str = "partial";
+/// The verdict of a probe too short to judge a percentile objective (`sweep` probes the load
+/// again longer): not a measurement of its load either.
+pub const TOO_SHORT_VERDICT: &str = "too short";
 /// The tag naming the rule of a probe's steady window: the whole stage when the window would
 /// hold too few requests (a sweep's slowest probe), so it may differ from probe to probe.
 const STEADY_WINDOW_TAG: &str = "steady_window";
@@ -268,10 +271,12 @@ pub struct CapacityCurves {
 
 /// Whether a record is a sweep's probe.
 pub fn is_probe(r: &Record) -> bool {
-    matches!(
-        r.tags.get(VERDICT_TAG).map(String::as_str),
-        Some("passed" | "failed")
-    )
+    r.tags.get(VERDICT_TAG).is_some_and(|v| is_verdict(v))
+}
+
+/// Whether a verdict tag's value is one a sweep writes.
+fn is_verdict(v: &str) -> bool {
+    matches!(v, "passed" | "failed" | TOO_SHORT_VERDICT)
 }
 
 /// Whether the data is a sweep: every record is a probe (the explorer then opens on the
@@ -289,7 +294,7 @@ fn probe_rows(ds: &Dataset) -> impl Fn(usize) -> bool + '_ {
         .chain(
             col.iter()
                 .flat_map(|c| c.dict.iter())
-                .map(|v| matches!(v.as_str(), Some("passed" | "failed"))),
+                .map(|v| v.as_str().is_some_and(is_verdict)),
         )
         .collect();
     move |row| {
@@ -430,7 +435,9 @@ fn probes_of(ds: &Dataset, g: &Gathered, per_request: bool) -> Vec<Probe> {
         .iter()
         .filter_map(|&(i, load)| {
             let r = ds.record(i)?;
-            let verdict = if r.tags.contains_key(PARTIAL_TAG) {
+            let verdict = if r.tags.contains_key(PARTIAL_TAG)
+                || r.tags.get(VERDICT_TAG).map(String::as_str) == Some(TOO_SHORT_VERDICT)
+            {
                 ProbeVerdict::Unjudged
             } else if r.tags.get(VERDICT_TAG).map(String::as_str) == Some("passed") {
                 ProbeVerdict::Passed
@@ -617,14 +624,23 @@ fn capacity_of(probes: &[Probe]) -> Option<Capacity> {
             load,
             failed_at,
             rests_on,
+            at_load,
+            at_failed,
         } => Capacity::Found {
             load,
             failed_at,
             rests_on: number(rests_on),
+            at_load,
+            at_failed,
         },
-        Capacity::AtLeast { load, rests_on } => Capacity::AtLeast {
+        Capacity::AtLeast {
+            load,
+            rests_on,
+            at_load,
+        } => Capacity::AtLeast {
             load,
             rests_on: number(rests_on),
+            at_load,
         },
         below => below,
     })

@@ -308,6 +308,7 @@ async fn run_inner(
     tags.insert("http_version".into(), workload.client.http_version().into());
     tags.insert("tokenizer".into(), tokenizer.name().into());
     tags.extend(conversation_tags.into_iter().flatten());
+    let scrape_warned = scrape::Warned::default();
 
     // Where the files go, checked before any load: the folder takes files and has room for
     // what the plan will write.
@@ -431,10 +432,10 @@ async fn run_inner(
         let stage_start_unix_s = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0.0, |d| d.as_secs_f64());
-        let scraper = opts
-            .scrape_metrics
-            .clone()
-            .map(|path| scrape::spawn(workload.clone(), path, tokio::time::Instant::now()));
+        let scraper = opts.scrape_metrics.clone().map(|path| {
+            let at = tokio::time::Instant::now();
+            scrape::spawn(workload.clone(), path, at, scrape_warned.clone())
+        });
         if let (Some(_), Some(rp), true, true) = (
             &result_path,
             &requests_path,
@@ -447,19 +448,16 @@ async fn run_inner(
             true => Some(StageTally::new(
                 TallyConfig {
                     slo: prep.slo,
-                    spool: DetailSpool::create(&spool_path(
-                        result_path.as_deref(),
-                        stage,
-                        "detail",
-                    ))?,
+                    spool: scratch(result_path.as_deref(), stage, "detail", |p| {
+                        DetailSpool::create(p)
+                    })?,
                     records: match opts.vllm_compatible || opts.steady_window {
-                        true => {
-                            let path = spool_path(result_path.as_deref(), stage, "records");
-                            Some(
-                                RecordSpool::create(&path)
-                                    .map_err(|source| LoadgenError::Write { path, source })?,
-                            )
-                        }
+                        true => Some(scratch(result_path.as_deref(), stage, "records", |p| {
+                            RecordSpool::create(p).map_err(|source| LoadgenError::Write {
+                                path: p.into(),
+                                source,
+                            })
+                        })?),
                         false => None,
                     },
                     steady: opts.steady_window,
@@ -594,6 +592,10 @@ async fn run_inner(
         };
         let seconds = series.get("t_s").map_or(0, Vec::len);
         series.extend(telemetry::columns(&readings, seconds));
+        let metrics_missing = opts
+            .scrape_metrics
+            .as_deref()
+            .and_then(|path| scrape::missing(&readings, path, &scrape_warned));
         let info = StageInfo {
             stage,
             model: model.clone(),
@@ -644,6 +646,9 @@ async fn run_inner(
                     .metrics
                     .insert(MetricKey::Extra(REQUEST_ROWS_METRIC.into()), rows as f64);
             }
+        }
+        if let Some(m) = metrics_missing {
+            record.tags.insert("server_metrics_missing".into(), m);
         }
         if let Some(signal) = taken.get().filter(|_| stopped) {
             record
@@ -730,18 +735,54 @@ async fn run_inner(
                 Some(r) => r,
                 None => &reqs,
             };
-            let scratch = spool_path(result_path.as_deref(), stage, "vllm");
-            report::write_atomic_with(&p, |out| {
-                report::write_vllm_json(
-                    out,
-                    &info,
-                    &m,
-                    requests,
-                    &view,
-                    opts.save_detailed,
-                    &scratch,
-                )
-            })?;
+            let write = |p: &Path, scratch: &Path| {
+                report::write_atomic_with(p, |out| {
+                    report::write_vllm_json(
+                        out,
+                        &info,
+                        &m,
+                        requests,
+                        &view,
+                        opts.save_detailed,
+                        scratch,
+                    )
+                })
+            };
+            // A folder that refuses the file or its scratch files (a full disk, a name too
+            // long for it): the scratch files, then the file, go to the rescue folder, said on
+            // stderr, rather than the run ending with nothing.
+            let beside = spool_path(result_path.as_deref(), stage, "vllm");
+            let p = match write(&p, &beside) {
+                Ok(()) => p,
+                Err(e @ LoadgenError::Write { .. }) => {
+                    let dir = rescue_dir()?;
+                    let rescued_scratch = dir.join(format!("stage{stage}-vllm.tmp"));
+                    match write(&p, &rescued_scratch) {
+                        Ok(()) => {
+                            eprintln!(
+                                "warning: {}: its scratch files went to {} instead",
+                                with_source(&e),
+                                dir.display()
+                            );
+                            p
+                        }
+                        Err(LoadgenError::Write { .. }) => {
+                            let moved = rescue_path(&p)?;
+                            write(&moved, &rescued_scratch)?;
+                            let what = format!(
+                                "{}: the vLLM-compatible file is {} instead",
+                                with_source(&e),
+                                moved.display()
+                            );
+                            eprintln!("error: {what}");
+                            outcome.write_failures.push(what);
+                            moved
+                        }
+                        Err(other) => return Err(other),
+                    }
+                }
+                Err(e) => return Err(e),
+            };
             outcome.vllm_paths.push(p);
         }
         outcome.cancelled += cancelled;
@@ -803,18 +844,49 @@ fn with_source(e: &LoadgenError) -> String {
     }
 }
 
-/// Where a file that could not be written at `path` goes instead: the same name in
-/// `benchlens-rescue-<pid>` under the system's temporary folder (created).
-fn rescue_path(path: &Path) -> Result<PathBuf, LoadgenError> {
+/// `benchlens-rescue-<pid>` under the system's temporary folder (created): where files go that
+/// the result folder refused.
+fn rescue_dir() -> Result<PathBuf, LoadgenError> {
     let dir = std::env::temp_dir().join(format!("benchlens-rescue-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|source| LoadgenError::Write {
         path: dir.clone(),
         source,
     })?;
-    Ok(dir.join(
+    Ok(dir)
+}
+
+/// Where a file that could not be written at `path` goes instead: the same name in the
+/// rescue folder ([`rescue_dir`]).
+fn rescue_path(path: &Path) -> Result<PathBuf, LoadgenError> {
+    Ok(rescue_dir()?.join(
         path.file_name()
             .unwrap_or(std::ffi::OsStr::new("benchlens.json")),
     ))
+}
+
+/// A stage's scratch file (`what`: its spooled detail or records) made by `create`, beside the
+/// result; where that folder refuses it (a full disk, a name too long for it), in the rescue
+/// folder under a short name instead, said on stderr. The run's files do not change: a scratch
+/// file is removed once its stage is written.
+fn scratch<T>(
+    result: Option<&Path>,
+    stage: usize,
+    what: &str,
+    create: impl Fn(&Path) -> Result<T, LoadgenError>,
+) -> Result<T, LoadgenError> {
+    match create(&spool_path(result, stage, what)) {
+        Err(e @ LoadgenError::Write { .. }) => {
+            let moved = rescue_dir()?.join(format!("stage{stage}-{what}.tmp"));
+            let made = create(&moved)?;
+            eprintln!(
+                "warning: {}: the scratch file is {} instead",
+                with_source(&e),
+                moved.display()
+            );
+            Ok(made)
+        }
+        other => other,
+    }
 }
 
 fn spool_path(result: Option<&std::path::Path>, stage: usize, what: &str) -> PathBuf {

@@ -18,6 +18,7 @@ use super::measure::request_latencies;
 use super::report;
 use super::run::{run_with_stop, steady_window_of, Rate, RunOpts};
 use super::LoadgenError;
+use crate::analysis::capacity_curve::{TOO_SHORT_VERDICT as TOO_SHORT, VERDICT_TAG};
 use crate::model::{MetricKey, Record};
 
 /// What the search varies.
@@ -93,6 +94,16 @@ pub struct SweepOutcome {
 
 /// Default probe length, seconds.
 const PROBE_SECONDS: f64 = 30.0;
+
+/// A probe too short for a percentile objective is run again longer, up to this many times its
+/// length (`--duration`); still too short then, the sweep stops and says so.
+const MAX_STRETCH: f64 = 8.0;
+
+/// How much longer to run a probe whose steady window had `have` samples where `need` are
+/// needed: the ratio and a quarter more (the window is part of the probe), at least 1.5 times.
+fn stretch_for(have: usize, need: usize) -> f64 {
+    (need as f64 / have.max(1) as f64 * 1.25).max(1.5)
+}
 
 fn invalid(option: &'static str, message: impl ToString) -> LoadgenError {
     LoadgenError::InvalidOption {
@@ -193,6 +204,9 @@ pub async fn sweep(
     let mut out = SweepOutcome::default();
     let mut request_lines = String::new();
     let mut paths: Option<(PathBuf, PathBuf)> = None;
+    // How many times `--duration` the next probe runs: above 1 after a probe too short for a
+    // percentile objective, back to 1 once a probe is judged.
+    let mut stretch = 1.0;
     loop {
         let load = match search.next() {
             Step::Done(c) => {
@@ -210,7 +224,10 @@ pub async fn sweep(
         };
         let k = out.records.len();
         crate::stdout::println(&format!("sweep: probe {} at {load:.3} {unit}", k + 1));
-        let probe = run_with_stop(probe_opts(&opts, &slo, k, load), stop.clone()).await?;
+        let mut popts = probe_opts(&opts, &slo, k, load);
+        popts.duration = popts.duration.map(|d| d * stretch);
+        let seconds = popts.duration.unwrap_or(PROBE_SECONDS);
+        let probe = run_with_stop(popts, stop.clone()).await?;
         out.interrupted = probe.partial;
         let (Some(mut record), Some(requests)) =
             (probe.records.into_iter().next(), probe.requests.first())
@@ -225,13 +242,45 @@ pub async fn sweep(
             .collect();
         let verdict = judge(&slo, &judged);
         print_verdict(k, load, unit, &verdict);
+        // The most samples any percentile objective lacked, with what it had.
+        let short = verdict
+            .checks
+            .iter()
+            .filter_map(|c| Some((c.too_few?, c.samples)))
+            .max_by_key(|&(need, have)| need.saturating_sub(have));
+        let mut stop_short = None;
+        tag_probe(&mut record, k, load, &slo, &verdict);
         if out.interrupted {
             // An interrupted probe is not a measurement of the load: it is kept, not judged.
             record.tags.insert("partial".into(), "true".into());
+        } else if let Some((need, have)) = short {
+            // Too short to judge a percentile: kept, not judged, and the load probed again
+            // longer (bounded by MAX_STRETCH).
+            record.tags.insert(VERDICT_TAG.into(), TOO_SHORT.into());
+            let next = (stretch * stretch_for(have, need)).min(MAX_STRETCH);
+            if stretch >= MAX_STRETCH {
+                stop_short = Some(format!(
+                    "sweep: probe {} at {load:.3} {unit} ran {seconds:.0} s ({MAX_STRETCH} × \
+                     --duration, the most a probe is lengthened) and its steady window still had \
+                     {have} samples where {need} are needed: stopped without an answer (raise \
+                     --duration, or use a lower percentile)",
+                    k + 1
+                ));
+            } else {
+                let base = seconds / stretch;
+                crate::stdout::println(&format!(
+                    "sweep: probe {} at {load:.3} {unit} had {have} samples in its steady window \
+                     where {need} are needed: probing it again for {:.0} s (a probe is \
+                     lengthened up to {MAX_STRETCH} × --duration)",
+                    k + 1,
+                    base * next
+                ));
+            }
+            stretch = next;
         } else {
             search.record(load, verdict.passed);
+            stretch = 1.0;
         }
-        tag_probe(&mut record, k, load, &slo, &verdict);
         // One sweep, one configuration: what `run` records per stage (its number, date, seed,
         // and the in-process mock's fresh port) is the first probe's on every probe.
         record.tags.remove("stage");
@@ -254,6 +303,10 @@ pub async fn sweep(
         }
         write(&paths, &out.records, &request_lines)?;
         if out.interrupted {
+            break;
+        }
+        if let Some(why) = stop_short {
+            eprintln!("{why}");
             break;
         }
     }
@@ -293,7 +346,7 @@ fn print_verdict(k: usize, load: f64, unit: &str, v: &Verdict) {
             let measured = match (c.objective.percentile, c.measured) {
                 (_, _) if c.too_few.is_some() => format!(
                     "not judged: it needs {} samples in the steady window, so the probe was too \
-                     short (raise --duration)",
+                     short",
                     c.too_few.unwrap_or_default()
                 ),
                 (_, None) => "n/a".to_string(),

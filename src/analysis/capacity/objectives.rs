@@ -299,6 +299,9 @@ pub struct ObjectiveCheck {
     /// For a percentile objective measured on fewer samples than [`min_samples`] asks: how
     /// many it needs. The probe was too short to judge it.
     pub too_few: Option<usize>,
+    /// Samples it was judged on: requests for a per-request objective; values (tokens'
+    /// gaps for ITL) for a percentile.
+    pub samples: usize,
 }
 
 /// Fewest samples a percentile objective is judged on: enough that the percentile is not read
@@ -377,6 +380,7 @@ pub fn judge(slo: &CapacitySlo, requests: &[RequestOutcome]) -> Verdict {
                     measured: share,
                     met: share.is_some_and(|s| s >= slo.min_good_fraction * 100.0),
                     too_few: None,
+                    samples: requests.len(),
                 }
             }
             Some(p) => {
@@ -401,6 +405,7 @@ pub fn judge(slo: &CapacitySlo, requests: &[RequestOutcome]) -> Verdict {
                     measured,
                     met: too_few.is_none() && measured.is_some_and(|v| v <= o.limit_ms),
                     too_few,
+                    samples: values.len(),
                 }
             }
         };

@@ -96,17 +96,56 @@ pub struct ProbeOutcome {
     pub passed: bool,
 }
 
+/// How many of a load's probes met the objectives, and how many there were.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tally {
+    /// Probes that met the objectives.
+    pub met: usize,
+    /// Probes of the load.
+    pub probes: usize,
+}
+
+impl Tally {
+    fn of(probes: &[ProbeOutcome], load: f64) -> Tally {
+        let at = probes.iter().filter(|p| p.load == load);
+        Tally {
+            met: at.clone().filter(|p| p.passed).count(),
+            probes: at.count(),
+        }
+    }
+
+    /// "the one probe", "all 2 probes" or "2 of 3 probes" that met the objectives (`missed`:
+    /// that did not).
+    fn words(self, missed: bool) -> String {
+        let k = if missed {
+            self.probes - self.met
+        } else {
+            self.met
+        };
+        match (k == self.probes, self.probes) {
+            (true, 1) => "the one probe".into(),
+            (true, _) => format!("all {} probes", self.probes),
+            (false, _) => format!("{k} of {} probes", self.probes),
+        }
+    }
+}
+
 /// The search's answer.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Capacity {
-    /// Found: the knee lies between `load` (passed every probe) and `failed_at`.
+    /// Found: the knee lies between `load` (passed by the majority of its probes) and
+    /// `failed_at`.
     Found {
-        /// The highest load that passed every probe of it: the capacity.
+        /// The highest load that passed by the majority of its probes: the capacity.
         load: f64,
-        /// The lowest load above it that failed a probe.
+        /// The lowest load above it that failed by the majority of its probes.
         failed_at: f64,
         /// Index (in probe order) of the last probe of `load`.
         rests_on: usize,
+        /// The probes at `load`.
+        at_load: Tally,
+        /// The probes at `failed_at`.
+        at_failed: Tally,
     },
     /// Every load up to the maximum passed: the capacity is at least `load`.
     AtLeast {
@@ -114,6 +153,8 @@ pub enum Capacity {
         load: f64,
         /// Index of its last probe.
         rests_on: usize,
+        /// The probes at `load`.
+        at_load: Tally,
     },
     /// Even the minimum load failed.
     BelowMin {
@@ -123,23 +164,33 @@ pub enum Capacity {
 }
 
 impl Capacity {
-    /// The capacity in words, with its uncertainty.
+    /// The capacity in words, with its uncertainty and how many probes on each side met the
+    /// objectives (a load's verdict is the majority of its probes).
     pub fn describe(&self, unit: &str) -> String {
         match self {
             Capacity::Found {
                 load,
                 failed_at,
                 rests_on,
+                at_load,
+                at_failed,
             } => format!(
-                "capacity {load:.3} {unit}: every probe at {load:.3} met the objectives and one \
-                 at {failed_at:.3} did not, so the knee lies in [{load:.3}, {failed_at:.3}) \
+                "capacity {load:.3} {unit}: {} at {load:.3} met the objectives and {} at \
+                 {failed_at:.3} did not, so the knee lies in [{load:.3}, {failed_at:.3}) \
                  (+{:.1} %); it rests on probe {}",
+                at_load.words(false),
+                at_failed.words(true),
                 (failed_at / load - 1.0) * 100.0,
                 rests_on + 1
             ),
-            Capacity::AtLeast { load, rests_on } => format!(
-                "capacity at least {load:.3} {unit}: every probe up to the maximum met the \
-                 objectives (probe {})",
+            Capacity::AtLeast {
+                load,
+                rests_on,
+                at_load,
+            } => format!(
+                "capacity at least {load:.3} {unit}: every load up to the maximum met the \
+                 objectives by the majority of its probes ({} at {load:.3}; probe {})",
+                at_load.words(false),
                 rests_on + 1
             ),
             Capacity::BelowMin { load } => format!(
@@ -262,6 +313,7 @@ impl Search {
                     Step::Done(Capacity::AtLeast {
                         load: lo,
                         rests_on: self.last_index_at(lo),
+                        at_load: Tally::of(&self.probes, lo),
                     })
                 } else {
                     Step::Probe(self.round_up(lo * c.growth).min(c.max))
@@ -303,6 +355,8 @@ impl Search {
                     load: lo,
                     failed_at: hi,
                     rests_on: self.last_index_at(lo),
+                    at_load: Tally::of(&self.probes, lo),
+                    at_failed: Tally::of(&self.probes, hi),
                 })
             }
         }
@@ -367,10 +421,13 @@ impl Capacity {
                 load,
                 failed_at,
                 rests_on: last_at(load),
+                at_load: Tally::of(probes, load),
+                at_failed: Tally::of(probes, failed_at),
             }),
             (Some(load), None) => Some(Capacity::AtLeast {
                 load,
                 rests_on: last_at(load),
+                at_load: Tally::of(probes, load),
             }),
             (None, Some(load)) => Some(Capacity::BelowMin { load }),
             (None, None) => None,
@@ -413,6 +470,7 @@ mod tests {
             load,
             failed_at,
             rests_on,
+            ..
         } = c
         else {
             panic!("{c:?}");
@@ -518,7 +576,9 @@ mod tests {
             Capacity::Found {
                 load: 11.0,
                 failed_at: 12.0,
-                rests_on: probes.iter().rposition(|p| p.load == 11.0).unwrap()
+                rests_on: probes.iter().rposition(|p| p.load == 11.0).unwrap(),
+                at_load: Tally { met: 2, probes: 2 },
+                at_failed: Tally { met: 0, probes: 2 },
             }
         );
         assert!(probes.iter().all(|p| p.load.fract() == 0.0), "{probes:?}");
@@ -577,6 +637,7 @@ mod tests {
                         load,
                         failed_at,
                         rests_on,
+                        ..
                     }),
                     Capacity::Found {
                         load: l,
@@ -599,7 +660,8 @@ mod tests {
             Capacity::from_probes(&passes),
             Some(Capacity::AtLeast {
                 load: 2.0,
-                rests_on: 1
+                rests_on: 1,
+                at_load: Tally { met: 1, probes: 1 },
             })
         );
         assert_eq!(Capacity::from_probes(&[]), None);
@@ -611,11 +673,45 @@ mod tests {
             load: 20.0,
             failed_at: 21.0,
             rests_on: 9,
+            at_load: Tally { met: 2, probes: 2 },
+            at_failed: Tally { met: 0, probes: 2 },
         };
         assert_eq!(
             c.describe("req/s"),
-            "capacity 20.000 req/s: every probe at 20.000 met the objectives and one at 21.000 \
-             did not, so the knee lies in [20.000, 21.000) (+5.0 %); it rests on probe 10"
+            "capacity 20.000 req/s: all 2 probes at 20.000 met the objectives and all 2 probes \
+             at 21.000 did not, so the knee lies in [20.000, 21.000) (+5.0 %); it rests on probe \
+             10"
+        );
+        // After majority verdicts the words stay true: not "every probe".
+        let c = Capacity::Found {
+            load: 16.0,
+            failed_at: 17.0,
+            rests_on: 7,
+            at_load: Tally { met: 2, probes: 3 },
+            at_failed: Tally { met: 1, probes: 3 },
+        };
+        assert!(
+            c.describe("req/s").starts_with(
+                "capacity 16.000 req/s: 2 of 3 probes at 16.000 met the objectives and 2 of 3 \
+                 probes at 17.000 did not"
+            ),
+            "{}",
+            c.describe("req/s")
+        );
+        let (c, probes) = search(SearchConfig::default(), 21.6, vec![21.6_f64.min(16.0)]);
+        let Capacity::Found { at_load, load, .. } = c else {
+            panic!("{c:?}");
+        };
+        assert_eq!(at_load, Tally::of(&probes, load));
+        let at_least = Capacity::AtLeast {
+            load: 8.0,
+            rests_on: 3,
+            at_load: Tally { met: 1, probes: 1 },
+        };
+        assert_eq!(
+            at_least.describe("req/s"),
+            "capacity at least 8.000 req/s: every load up to the maximum met the objectives by \
+             the majority of its probes (the one probe at 8.000; probe 4)"
         );
     }
 }

@@ -2,6 +2,7 @@
 //! (tests/fixtures/loadgen/README.md) and small made-up sweeps for each rule.
 
 use super::*;
+use crate::analysis::capacity::Tally;
 use crate::analysis::capacity_figure::capacity_plot;
 use crate::analysis::defaults::{default_view, View};
 use crate::charts::Theme;
@@ -87,7 +88,9 @@ fn the_mock_sweep_is_one_curve_with_its_knee_and_its_own_words() {
         Some(Capacity::Found {
             load: 51.88,
             failed_at: 54.17,
-            rests_on: 7
+            rests_on: 7,
+            at_load: Tally { met: 2, probes: 2 },
+            at_failed: Tally { met: 0, probes: 2 },
         })
     );
     assert_eq!(s.knee(), Some((51.88, Some(54.17))));
@@ -307,7 +310,7 @@ fn sweeps_of_two_deployments_are_two_named_curves() {
     assert!(
         words[0]
             .capacity
-            .starts_with("capacity 38.056 req/s: every probe at 38.056"),
+            .starts_with("capacity 38.056 req/s: all 2 probes at 38.056"),
         "{words:?}"
     );
     assert!(words[0].notes[0].contains("recorded no capacity"));
@@ -427,7 +430,9 @@ fn unfinished_sweeps_cut_short_probes_and_other_axes() {
         Some(Capacity::Found {
             load: 8.0,
             failed_at: 16.0,
-            rests_on: 1
+            rests_on: 1,
+            at_load: Tally { met: 1, probes: 1 },
+            at_failed: Tally { met: 0, probes: 1 },
         })
     );
     let words = capacity_words(&c);
@@ -484,8 +489,9 @@ fn a_concurrency_sweep_reads_its_concurrency() {
     assert_eq!(c.sweeps.len(), 1);
     assert_eq!(
         capacity_words(&c)[0].capacity,
-        "capacity 3.000 concurrent requests: every probe at 3.000 met the objectives and one \
-         at 4.000 did not, so the knee lies in [3.000, 4.000) (+33.3 %); it rests on probe 5"
+        "capacity 3.000 concurrent requests: all 2 probes at 3.000 met the objectives and all 2 \
+         probes at 4.000 did not, so the knee lies in [3.000, 4.000) (+33.3 %); it rests on \
+         probe 5"
     );
 }
 
@@ -525,4 +531,49 @@ fn hostile_tags_are_text_and_never_panic() {
     let empty = capacity_curves(&ds, &[]);
     assert!(empty.sweeps.is_empty() && capacity_words(&empty).is_empty());
     assert!(!is_sweep_data(&Dataset::default()));
+}
+
+#[test]
+fn a_probe_too_short_to_judge_is_drawn_not_judged() {
+    let records: Vec<Record> = [(10.0, true), (15.0, false), (15.0, false), (10.0, true)]
+        .iter()
+        .enumerate()
+        .map(|(k, &(load, passed))| {
+            let mut r = probe("s.json", "vllm", k as u32 + 1, load, passed, 10.0);
+            if k == 1 {
+                r.tags.insert(VERDICT_TAG.into(), TOO_SHORT_VERDICT.into());
+            }
+            r
+        })
+        .collect();
+    let ds = Dataset::new(records);
+    assert!(is_sweep_data(&ds));
+    let c = capacity_curves(&ds, &all(&ds));
+    let verdicts: Vec<ProbeVerdict> = c.sweeps[0].probes.iter().map(|p| p.verdict).collect();
+    assert_eq!(
+        verdicts
+            .iter()
+            .filter(|v| **v == ProbeVerdict::Unjudged)
+            .count(),
+        1
+    );
+    let words = capacity_words(&c);
+    assert!(
+        words[0]
+            .notes
+            .iter()
+            .any(|n| n.starts_with("1 probe(s) cut short (tag.partial) or too short")),
+        "{words:?}"
+    );
+    // The capacity rests on the judged probes only: 2 at 10 passed, 1 at 15 failed.
+    assert_eq!(
+        c.sweeps[0].capacity,
+        Some(Capacity::Found {
+            load: 10.0,
+            failed_at: 15.0,
+            rests_on: 3,
+            at_load: Tally { met: 2, probes: 2 },
+            at_failed: Tally { met: 0, probes: 1 },
+        })
+    );
 }

@@ -21,9 +21,9 @@ pub struct SweepWords {
 /// The capacity's sentence as the sweep would have written it, from the probes shown.
 fn computed_words(c: &Capacity, unit: &str) -> String {
     match c {
-        Capacity::AtLeast { load, rests_on } => format!(
-            "capacity at least {load:.3} {unit}: every probe shown met the objectives (the \
-             highest load is probe {}); no failing load bounds it",
+        Capacity::AtLeast { load, rests_on, .. } => format!(
+            "capacity at least {load:.3} {unit}: every load shown met the objectives by the \
+             majority of its probes (the highest load is probe {}); no failing load bounds it",
             rests_on + 1
         ),
         other => other.describe(unit),
@@ -135,7 +135,9 @@ pub fn capacity_words(c: &CapacityCurves) -> Vec<SweepWords> {
                 .count();
             if unjudged > 0 {
                 notes.push(format!(
-                    "{unjudged} probe(s) cut short (tag.partial): drawn, not judged."
+                    "{unjudged} probe(s) cut short (tag.partial) or too short to judge a \
+                     percentile (tag.verdict \"too short\", probed again longer): drawn, not \
+                     judged."
                 ));
             }
             SweepWords {

@@ -143,6 +143,10 @@ impl SseBody {
         let k = self.cfg.tokens_per_chunk;
         let first = chunk * k;
         let last = (first + k).min(self.gen.completion_tokens);
+        if let Some(b) = &self.cfg.batch {
+            b.generated_tokens
+                .fetch_add(u64::from(last.saturating_sub(first)), Ordering::Relaxed);
+        }
         let finish = if chunk + 1 == self.chunks {
             self.gen.finish_reason()
         } else {

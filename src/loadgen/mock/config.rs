@@ -144,6 +144,10 @@ pub(super) struct Batch {
     pub(super) running: AtomicU32,
     /// Requests waiting for a slot (reported on `/metrics`).
     pub(super) waiting: AtomicU32,
+    /// Prompt tokens of the requests that got a slot, and tokens streamed (counters on
+    /// `/metrics`).
+    pub(super) prompt_tokens: AtomicU64,
+    pub(super) generated_tokens: AtomicU64,
 }
 
 /// `--option`'s `value`, in a unit of which `per_s` make a second, as a duration. Negative counts as zero;
@@ -194,6 +198,8 @@ impl Config {
                 slots: Arc::new(Semaphore::new(max as usize)),
                 running: AtomicU32::new(0),
                 waiting: AtomicU32::new(0),
+                prompt_tokens: AtomicU64::new(0),
+                generated_tokens: AtomicU64::new(0),
             }),
         })
     }

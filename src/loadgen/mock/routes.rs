@@ -43,7 +43,7 @@ fn error_response(status: StatusCode, message: &str) -> Response<MockBody> {
     json_response(status, Bytes::from(body.to_string()))
 }
 
-/// `GET /metrics`: the batch's state in vLLM's Prometheus names (see
+/// `GET /metrics`: the batch's state and token counters in vLLM's Prometheus names (see
 /// [`crate::loadgen::telemetry`]), so that `run --scrape-metrics` can be tested against the
 /// mock. Without `--max-batch` the mock has no batch to report and the body has no samples.
 fn metrics_response(cfg: &Config) -> Response<MockBody> {
@@ -71,6 +71,22 @@ fn metrics_response(cfg: &Config) -> Response<MockBody> {
             "vllm:kv_cache_usage_perc",
             "KV-cache usage. 1 means 100 percent usage.",
             f64::from(running) / f64::from(b.max),
+        );
+        // Counters as vLLM writes them: typed without `_total`, sampled with it.
+        let mut counter = |name: &str, help: &str, value: u64| {
+            text.push_str(&format!(
+                "# HELP {name} {help}\n# TYPE {name} counter\n{name}_total{label} {value}\n"
+            ));
+        };
+        counter(
+            "vllm:prompt_tokens",
+            "Number of prefill tokens processed.",
+            b.prompt_tokens.load(Ordering::Relaxed),
+        );
+        counter(
+            "vllm:generation_tokens",
+            "Number of generation tokens processed.",
+            b.generated_tokens.load(Ordering::Relaxed),
         );
     }
     let mut r = Response::new(Either::Left(Full::new(Bytes::from(text))));
@@ -175,6 +191,8 @@ pub(super) async fn handle(
             b.waiting.fetch_add(1, Ordering::Relaxed);
             let slot = b.slots.clone().acquire_owned().await.ok();
             b.waiting.fetch_sub(1, Ordering::Relaxed);
+            b.prompt_tokens
+                .fetch_add(u64::from(gen.prompt_tokens), Ordering::Relaxed);
             slot
         }
         None => None,
