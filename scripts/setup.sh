@@ -31,7 +31,7 @@ LLAMA_CPP_PYTHON_VERSION=0.3.36
 GGUF_VERSION=0.19.0
 LLAMA_VENV="${BENCHLENS_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/benchlens}/llama-cpp-python-$LLAMA_CPP_PYTHON_VERSION"
 
-# The telemetry test (tests/loadgen_llamacpp_native.rs) scrapes a native llama.cpp `llama-server
+# The telemetry test in tests/loadgen_llamacpp.rs scrapes a native llama.cpp `llama-server
 # --metrics`, built from the llama.cpp sources vendored in the same llama-cpp-python source package
 # (so the two servers are one llama.cpp), with PyPI's cmake and ninja wheels: only the
 # `llama-server` target, static, for this CPU, without curl, OpenSSL, tests, examples or web UI.
