@@ -392,18 +392,31 @@ fn llama_bench_csv_json_jsonl_and_sql_read_alike() {
     assert_eq!(tag(&json.records[0], "n_cpu_moe"), Some("0"));
     assert_eq!(tag(&json.records[0], "fit_min_ctx"), Some("0"));
     // llama.cpp's README shows the newer CSV header over rows of the older schema, one cell
-    // short: read, but every row says its values may stand under the wrong names.
+    // short. llama-bench writes the test and its results last in every version, so those
+    // are read from the row's end (each row's time stands where `test_time` says): the tests
+    // are pp512 and tg128 again, with their t/s, and every row says what it did.
+    llama_bench_rtx4080(
+        "real/llama-bench-readme-rtx4080.csv",
+        "-1",
+        [(7285.676949, 100.064434), (119.915244, 0.430617)],
+    );
     let ragged = read_fixture("real/llama-bench-readme-rtx4080.csv");
     assert_eq!(ragged.format, Format::LlamaBench);
     let said: Vec<String> = ragged.warnings.iter().map(|w| w.to_string()).collect();
     for line in [2, 3] {
         assert!(
             said.contains(&format!(
-                "line {line}: 41 cells under 42 column names: values may stand under the wrong names"
+                "line {line}: 41 cells under 42 column names: the test and its results read from \
+                 the row's end, where llama-bench writes them (no value for fit_min_ctx)"
             )),
             "{said:?}"
         );
     }
+    assert_eq!(
+        tag(&ragged.records[1], "n_gen"),
+        None,
+        "n_gen is the test, not a tag"
+    );
 }
 
 /// MLPerf LoadGen summaries: the scenario, mode and validity as tags, samples and tokens a

@@ -54,7 +54,6 @@ const EXPECT = {
   'llama-bench-readme-rtx4080.json': { metric: 'extra.tokens_per_s', series: 'tag.test' },
   'llama-bench-readme-rtx4080.csv': {
     metric: 'extra.tokens_per_s', series: 'tag.test',
-    todo: 'its 42 names over 41 cells shift each row: the test (pp512/tg128) is read as fit_min_ctx',
   },
   'llama-bench-vulkan-two-gpus.txt': { metric: 'extra.tokens_per_s', series: 'tag.fa' },
   'llm-k8s-cumulative_results.md': { x: 'request_rate', ...LAT, series: 'gpu' },
