@@ -76,8 +76,9 @@ mod yaml;
 use std::fmt;
 use std::sync::Arc;
 
-use crate::model::columns::Columns;
+use crate::model::columns::{Columns, DimData};
 use crate::model::Record;
+use crate::model::{Dim, DimKey};
 
 pub use format::Format;
 pub use stream::{
@@ -386,6 +387,11 @@ pub fn read_columnar(source: &str, bytes: &[u8]) -> Result<Contents, IngestError
     };
     if let Some(mut c) = columns {
         // As `Stamp` does for records.
+        for d in c.columns.dims_mut() {
+            if let (DimKey::Known(Dim::Engine), DimData::Text(t)) = (&d.key, &mut d.data) {
+                t.map_values(|v| table::canonical_engine(v).filter(|c| *c != v));
+            }
+        }
         let mut none_completed = sanity::NoneCompleted::default();
         none_completed.columns(&mut c.columns);
         let mut impossible = sanity::Impossible::default();
@@ -720,6 +726,8 @@ impl Stamp {
     fn records(&mut self, stamped: bool, records: &mut [Record]) {
         self.none_completed.records(records);
         self.impossible.records(records);
+        canonical_engines(records);
+        fields::measured_lengths(records);
         // Records their reader stamped, with nothing inferred and nothing from the file name
         // to add, are done.
         if stamped && self.from_name.values.is_empty() {
@@ -755,6 +763,28 @@ impl Stamp {
         }
         out.warnings.extend(self.impossible.warnings());
         out.warnings.extend(self.none_completed.warning());
+    }
+}
+
+/// Each record's engine in its one spelling ([`table::canonical_engine`]: `TRT-LLM` and
+/// `trt-llm` are `trtllm`), looked up once per run of records sharing a value.
+fn canonical_engines(records: &mut [Record]) {
+    let mut last: Option<(Arc<str>, Option<Arc<str>>)> = None;
+    for r in records {
+        let Some(e) = &r.engine else { continue };
+        let to = match &last {
+            Some((seen, to)) if seen == e => to.clone(),
+            _ => {
+                let to = table::canonical_engine(e)
+                    .filter(|c| *c != &**e)
+                    .map(Arc::from);
+                last = Some((Arc::clone(e), to.clone()));
+                to
+            }
+        };
+        if let Some(to) = to {
+            r.engine = Some(to);
+        }
     }
 }
 

@@ -31,7 +31,7 @@ fn improvement_on_seed_000_as_markdown() {
         ))
         .stdout(predicate::str::contains("701 matched configurations"))
         .stdout(predicate::str::contains(
-            "Same for every row: Engine: vLLM, status: ok.",
+            "Same for every row: Engine: vllm, status: ok.",
         ));
 }
 

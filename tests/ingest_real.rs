@@ -124,32 +124,50 @@ fn vllm_serving_clock_readings_are_not_dimensions() {
 fn markdown_engine_sections_close_and_an_engine_column_wins() {
     let got = read_fixture("real/zhjunqin-engines-comparison.md");
     assert_eq!(got.format, Format::MarkdownTable);
-    assert_eq!(got.records.len(), 17, "{:?}", got.warnings);
+    // The comparison table quotes the rate-5 rows of the vLLM, lmdeploy and TRT-LLM tables
+    // above it: those three are read once; its mlc-llm row (no table of its own) stays.
+    assert_eq!(got.records.len(), 14, "{:?}", got.warnings);
+    let said: Vec<String> = got.warnings.iter().map(|w| w.to_string()).collect();
+    assert!(
+        said.contains(&"3 rows repeating a row of another table of the file (a summary quoting its sources) read once".to_string()),
+        "{said:?}"
+    );
     assert!(got.records.iter().all(|r| r.model.is_none()));
-    let engines: Vec<_> = got.records[13..]
+    // One spelling per engine: the comparison's "TRT-LLM" and the heading's "TRT-LLM" alike.
+    let engines: std::collections::BTreeSet<_> = got
+        .records
         .iter()
-        .map(|r| r.engine.as_deref().unwrap())
+        .filter_map(|r| r.engine.as_deref())
         .collect();
-    assert_eq!(engines, ["vllm", "lmdeploy", "mlc-llm", "TRT-LLM"]);
-    assert!(got.records[13..].iter().all(|r| !r.is_inferred("engine")));
+    assert_eq!(
+        engines.into_iter().collect::<Vec<_>>(),
+        ["lmdeploy", "mlc-llm", "trtllm", "vllm"]
+    );
+    let mlc = got
+        .records
+        .iter()
+        .find(|r| r.engine.as_deref() == Some("mlc-llm"))
+        .unwrap();
+    assert!(!mlc.is_inferred("engine"));
+    assert_eq!(mlc.num_prompts, Some(1000));
+    close(metric(mlc, "p90_ttft_ms"), 6156.20);
     // The lmdeploy rows: their engine from the `### lmdeploy` heading, not the fenced line.
     let lmdeploy: Vec<_> = got
         .records
         .iter()
         .filter(|r| r.engine.as_deref() == Some("lmdeploy"))
         .collect();
-    assert_eq!(lmdeploy.len(), 5);
+    assert_eq!(lmdeploy.len(), 4);
     assert_eq!(lmdeploy[0].inferred["engine"], "heading line 43");
-    let trt8 = got
-        .records
-        .iter()
-        .find(|r| r.engine.as_deref() == Some("trt-llm") && r.request_rate == Some(8.0))
-        .unwrap();
-    close(metric(trt8, "p99_ttft_ms"), 67850.86);
-    close(metric(trt8, "p50_tpot_ms"), 45.30);
-    let mlc = &got.records[15];
-    assert_eq!(mlc.num_prompts, Some(1000));
-    close(metric(mlc, "p90_ttft_ms"), 6156.20);
+    let trt = |rate: f64| {
+        got.records
+            .iter()
+            .filter(|r| r.engine.as_deref() == Some("trtllm") && r.request_rate == Some(rate))
+            .collect::<Vec<_>>()
+    };
+    close(metric(trt(8.0)[0], "p99_ttft_ms"), 67850.86);
+    close(metric(trt(8.0)[0], "p50_tpot_ms"), 45.30);
+    assert_eq!(trt(5.0).len(), 1, "the quoted TRT-LLM row is the same run");
 }
 
 /// vLLM summaries in a README, each after the `benchmark_serving.py` command that ran it:
@@ -392,18 +410,31 @@ fn llama_bench_csv_json_jsonl_and_sql_read_alike() {
     assert_eq!(tag(&json.records[0], "n_cpu_moe"), Some("0"));
     assert_eq!(tag(&json.records[0], "fit_min_ctx"), Some("0"));
     // llama.cpp's README shows the newer CSV header over rows of the older schema, one cell
-    // short: read, but every row says its values may stand under the wrong names.
+    // short. llama-bench writes the test and its results last in every version, so those
+    // are read from the row's end (each row's time stands where `test_time` says): the tests
+    // are pp512 and tg128 again, with their t/s, and every row says what it did.
+    llama_bench_rtx4080(
+        "real/llama-bench-readme-rtx4080.csv",
+        "-1",
+        [(7285.676949, 100.064434), (119.915244, 0.430617)],
+    );
     let ragged = read_fixture("real/llama-bench-readme-rtx4080.csv");
     assert_eq!(ragged.format, Format::LlamaBench);
     let said: Vec<String> = ragged.warnings.iter().map(|w| w.to_string()).collect();
     for line in [2, 3] {
         assert!(
             said.contains(&format!(
-                "line {line}: 41 cells under 42 column names: values may stand under the wrong names"
+                "line {line}: 41 cells under 42 column names: the test and its results read from \
+                 the row's end, where llama-bench writes them (no value for fit_min_ctx)"
             )),
             "{said:?}"
         );
     }
+    assert_eq!(
+        tag(&ragged.records[1], "n_gen"),
+        None,
+        "n_gen is the test, not a tag"
+    );
 }
 
 /// MLPerf LoadGen summaries: the scenario, mode and validity as tags, samples and tokens a
@@ -740,9 +771,39 @@ fn llmperf_leaderboard_readme_tables() {
     // | groq | llama2-70b-4096 | 185 | 184 | 148 | 208 | 174 | 195 | 207 | 208 |
     assert_eq!(groq.model.as_deref(), Some("llama2-70b-4096"));
     assert_eq!(tag(groq, "section"), Some("70B Models"));
-    close(metric(groq, "extra.median"), 185.0);
-    close(metric(groq, "extra.mean"), 184.0);
-    close(metric(groq, "extra.p99"), 208.0);
+    // Its bare statistics (`Median`, `Mean`, `P99`) measure what the heading above says:
+    // `### Output Tokens Throughput (tokens/s)` here, `### Time to First Token (seconds)`
+    // for the tables under the second "70B Models", whose rows stay apart from these.
+    close(
+        metric(groq, "extra.output_tokens_throughput_tokens_s_median"),
+        185.0,
+    );
+    close(
+        metric(groq, "extra.output_tokens_throughput_tokens_s_mean"),
+        184.0,
+    );
+    close(
+        metric(groq, "extra.output_tokens_throughput_tokens_s_p99"),
+        208.0,
+    );
+    assert!(groq
+        .metric(&benchlens::model::MetricKey::Extra("median".into()))
+        .is_none());
+    let ttft: Vec<_> = got
+        .records
+        .iter()
+        .filter(|r| r.engine.as_deref() == Some("groq") && tag(r, "section") == Some("70B Models"))
+        .filter(|r| r.metrics.keys().any(|k| k.to_string() == "median_ttft_ms"))
+        .collect();
+    assert_eq!(ttft.len(), 1);
+    // | groq | llama2-70b-4096 | 0.22 | 0.23 | 0.17 | 0.36 | 0.19 | 0.24 | 0.3 | 0.35 |
+    close(metric(ttft[0], "median_ttft_ms"), 220.0);
+    close(metric(ttft[0], "p99_ttft_ms"), 350.0);
+    close(
+        metric(ttft[0], "extra.time_to_first_token_seconds_max"),
+        0.36,
+    );
+    assert_eq!(ttft[0].metrics.len(), 8, "only the TTFT table's figures");
     let engines: std::collections::BTreeSet<_> = got
         .records
         .iter()
@@ -939,4 +1000,46 @@ fn guidellm_readme_results_table() {
         .unwrap();
     close(metric(r, "median_ttft_ms"), 183.3);
     close(metric(r, "median_itl_ms"), 39.0);
+    // Its RPS (0.35, 1.28, 4.62, …) and Requests (22, 78, 278, …) are what each profile
+    // achieved in its 60 seconds, not rates or counts anyone set: measurements, said so.
+    close(metric(r, "request_throughput"), 12.28);
+    close(metric(r, "completed"), 738.0);
+    assert!(got
+        .records
+        .iter()
+        .all(|r| r.request_rate.is_none() && r.num_prompts.is_none()));
+    let said: Vec<String> = got.warnings.iter().map(|w| w.to_string()).collect();
+    assert!(
+        said.contains(
+            &"column \"RPS\": 3 of its 6 values are not the round rates a benchmark \
+             is set to: measured, the achieved request throughput (guessed)"
+                .to_string()
+        ),
+        "{said:?}"
+    );
+}
+
+/// SGLang's offline runs: random-length runs beside one ShareGPT run. The ShareGPT run's
+/// mean lengths (its token totals over its 2,000 requests) are measurements: the file's
+/// other runs say what configured lengths are, so those means never join them as lengths.
+#[test]
+fn sglang_offline_measured_mean_lengths_are_not_lengths() {
+    let got = read_fixture("real/h200-llama-3.3-70b-sglang-offline.jsonl");
+    assert_eq!(got.records.len(), 7);
+    let sharegpt = got
+        .records
+        .iter()
+        .find(|r| r.dataset.as_deref() == Some("sharegpt"))
+        .unwrap();
+    assert_eq!((sharegpt.input_len, sharegpt.output_len), (None, None));
+    assert!(!sharegpt.is_inferred("input_len"));
+    close(metric(sharegpt, "extra.mean_input_tokens"), 224.051);
+    close(metric(sharegpt, "extra.mean_output_tokens"), 191.532);
+    let lengths: std::collections::BTreeSet<_> = got
+        .records
+        .iter()
+        .filter_map(|r| r.input_len)
+        .map(|v| v as u64)
+        .collect();
+    assert_eq!(lengths.into_iter().collect::<Vec<_>>(), [256, 1024, 4096]);
 }

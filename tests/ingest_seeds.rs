@@ -62,7 +62,7 @@ fn seed_000_pandas_wide_table_melts_into_one_record_per_gpu() {
     close(metric(pick("A100"), "extra.throughput"), 126.342806);
     close(metric(pick("Tesla"), "extra.throughput"), 30.718344);
     let tesla = pick("Tesla");
-    assert_eq!(tesla.engine.as_deref(), Some("vLLM"));
+    assert_eq!(tesla.engine.as_deref(), Some("vllm"));
     assert_eq!(tesla.tags.get("status").map(String::as_str), Some("ok"));
     // The file's own Improvement figure is kept on both records of its row, as printed.
     assert_eq!(tesla.metrics.len(), 2);

@@ -279,9 +279,9 @@ fn one_column_group_per_engine_gives_a_record_per_engine() {
     };
     close(metric(find("vllm", 1), "mean_ttft_ms"), 25.5);
     close(metric(find("sglang", 1), "mean_ttft_ms"), 22.1);
-    close(metric(find("trt-llm", 1), "mean_ttft_ms"), 19.8);
+    close(metric(find("trtllm", 1), "mean_ttft_ms"), 19.8);
     close(metric(find("sglang", 64), "mean_ttft_ms"), 150.3);
-    close(metric(find("trt-llm", 64), "mean_ttft_ms"), 140.6);
+    close(metric(find("trtllm", 64), "mean_ttft_ms"), 140.6);
     let tps = |r: &benchlens::model::Record| {
         r.metrics
             .iter()

@@ -28,7 +28,7 @@ use super::improvement::{improvement, ImprovementSpec, ImprovementTable};
 use crate::charts::figure::MAX_PANELS;
 use crate::charts::series::ChartKind;
 use crate::model::points::{
-    configuration_dims, measured_dims, merged_dims, Combos, SERIES_PREFERENCE,
+    configuration_dims, measured_dims, merged_dims, varying_systems, Combos, SERIES_PREFERENCE,
 };
 use crate::model::{Dataset, Dim, DimKey, DimValue, Direction, LatencyMetric, MetricKey, Stat};
 
@@ -263,10 +263,30 @@ pub fn default_x(ds: &Dataset) -> DimKey {
         .or_else(|| {
             X_FALLBACKS
                 .iter()
+                .filter(|d| **d != Dim::Source)
                 .map(|d| DimKey::Known(*d))
                 .find(|k| ds.distinct_len(k) > 0)
         })
+        .or_else(|| naming_tag(ds))
+        .or_else(|| Some(DimKey::Known(Dim::Source)).filter(|k| ds.distinct_len(k) > 0))
         .unwrap_or(DimKey::Known(Dim::RequestRate))
+}
+
+/// The tag that names the runs when nothing else does (guidellm's `Profile` column:
+/// `Synchronous`, `Concurrent (4)`, …): the configuration tag with the most values, two or
+/// more, never a repeat tag (runs of one configuration).
+fn naming_tag(ds: &Dataset) -> Option<DimKey> {
+    let tags = configuration_dims(ds)
+        .into_iter()
+        .filter(|k| matches!(k, DimKey::Tag(_)) && !crate::model::spread::is_repeat_dim(k));
+    let mut best: Option<(usize, DimKey)> = None;
+    for k in tags {
+        let n = ds.distinct_len(&k);
+        if n > 1 && best.as_ref().is_none_or(|(b, _)| n > *b) {
+            best = Some((n, k));
+        }
+    }
+    best.map(|(_, k)| k)
 }
 
 /// The x dimension of records that have no load or length: what names the run, most telling
@@ -335,7 +355,11 @@ pub fn default_layout(
     let chosen = series_by.is_some();
     let mut series_by = series_by.unwrap_or_else(|| {
         let merged = merged_dims(ds, &rows, std::slice::from_ref(&x), metric);
-        pick(ds, &merged, MAX_SERIES).into_iter().collect()
+        // Two systems are two lines even where no point of theirs meets.
+        pick(ds, &merged, MAX_SERIES)
+            .or_else(|| pick(ds, &varying_systems(ds, &rows, &x, metric), MAX_SERIES))
+            .into_iter()
+            .collect()
     });
     let mut group = vec![x.clone()];
     group.extend(series_by.iter().cloned());
@@ -675,6 +699,31 @@ mod tests {
         assert!(layout.series_by.is_empty(), "{layout:?}");
         assert_eq!(layout.facet_by, None);
         assert_eq!(default_view(&ds), View::Latency);
+    }
+
+    #[test]
+    fn two_systems_are_two_lines_even_at_different_rates() {
+        let mut google = sweep("google-server.txt", 104.2, 400.0);
+        google
+            .tags
+            .insert("sut".into(), "llama2-70b-Server-SUT-LoadGen".into());
+        let mut amd = sweep("amd-server.txt", 71.875, 1000.0);
+        amd.tags.insert("sut".into(), "PySUT".into());
+        // Its Offline run, not drawn (no rate), shares AMD's SUT name: no system is decided
+        // by records the chart leaves out.
+        let mut offline = sweep("amd-offline.txt", 1.0, 1.0);
+        offline.request_rate = None;
+        offline.tags.insert("sut".into(), "PySUT".into());
+        let ds = Dataset::new(vec![google, amd, offline]);
+        let layout = default_layout(&ds, k(Dim::RequestRate), None, Some(&ttft()));
+        assert_eq!(layout.series_by, [DimKey::Tag("sut".into())]);
+        // One system's sweep over two files stays one line.
+        let ds = Dataset::new(vec![
+            sweep("vllm-1qps.json", 1.0, 20.0),
+            sweep("vllm-4qps.json", 4.0, 30.0),
+        ]);
+        let layout = default_layout(&ds, k(Dim::RequestRate), None, Some(&ttft()));
+        assert!(layout.series_by.is_empty());
     }
 
     #[test]

@@ -81,6 +81,43 @@ pub(crate) fn lengths_from_totals(r: &mut Record, [input, output, completed]: [&
     }
 }
 
+/// Whether an inferred field's origin is [`lengths_from_totals`]' (`total_input_tokens /
+/// completed`): a mean of what the run produced, not a length anyone asked for.
+fn from_totals(from: &str) -> bool {
+    from.contains(" / ")
+}
+
+/// Configured and measured lengths decided per column of a file: when some of `records`
+/// carry an input (or output) length they were configured with, a mean another record got
+/// from its token totals ([`lengths_from_totals`]; a ShareGPT run beside random-length runs)
+/// is a measurement, never a value of that dimension: it moves to
+/// `extra.mean_input_tokens` (`extra.mean_output_tokens`), when it has a fraction (a whole
+/// mean, such as one request's 128,000 tokens, may be the length every request was given).
+/// Where no record has a configured length the means stay, as the only lengths the file
+/// tells.
+pub(crate) fn measured_lengths(records: &mut [Record]) {
+    for (d, metric) in [
+        (Dim::InputLen, "mean_input_tokens"),
+        (Dim::OutputLen, "mean_output_tokens"),
+    ] {
+        let from_totals = |r: &Record| r.inferred.get(d.name()).is_some_and(|f| from_totals(f));
+        let configured = records.iter().any(|r| r.has_known(d) && !from_totals(r));
+        if !configured {
+            continue;
+        }
+        for r in records.iter_mut().filter(|r| from_totals(r)) {
+            let Some(v) = r.dim(&DimKey::Known(d)).and_then(|v| v.as_f64()) else {
+                continue;
+            };
+            if v.fract() != 0.0 {
+                r.set_metric(MetricKey::Extra(metric.into()), v);
+                let _ = r.set_known(d, None);
+                r.inferred.remove(d.name());
+            }
+        }
+    }
+}
+
 /// Sets a dimension from a JSON value (number, or text holding one for numeric dimensions).
 pub(crate) fn set_dim_json(r: &mut Record, d: Dim, v: &Value, at: &str, out: &mut Ingested) {
     let value = match v {

@@ -22,7 +22,7 @@ use std::collections::HashSet;
 
 use super::{Format, IngestError, Ingested, Warning};
 use crate::model::canonical;
-use crate::model::Dim;
+use crate::model::{Dim, DimKey, Record};
 
 mod cells;
 mod columnar;
@@ -51,7 +51,7 @@ pub(crate) use rows::{rows_to_records, RowsContext};
 use text_tables::pandas_table;
 pub(crate) use text_tables::{markdown_headers, markdown_tables};
 pub(crate) use tgi::read_tgi;
-pub(crate) use words::{is_gpu_word, ENGINES};
+pub(crate) use words::{canonical_engine, is_gpu_word, ENGINES};
 
 /// How one source column of a table was mapped.
 #[derive(Clone, Debug, PartialEq)]
@@ -102,6 +102,10 @@ pub(crate) struct Table {
     /// The heading right above the table when it names no model, GPU or engine
     /// (`### GPU 0 ONLY ###`): (text, heading line).
     pub section: Option<(String, usize)>,
+    /// The headings above the table that name no model, GPU or engine, nearest first: the
+    /// section and the headings enclosing it (`### Time to First Token (seconds)` over
+    /// `#### 70B Models`).
+    pub headings: Vec<String>,
 }
 
 /// Notes what the mapping did to values: scaled columns, and columns sharing a name.
@@ -177,6 +181,7 @@ pub(crate) fn read_table(
         }
     };
     let sections = distinguishing_sections(&tables);
+    let mut copies = 0;
     for (t, section) in tables.iter().zip(&sections) {
         let tags: Vec<(&str, &str)> = section.iter().map(|s| ("section", *s)).collect();
         let ctx = RowsContext {
@@ -184,7 +189,16 @@ pub(crate) fn read_table(
             tags: &tags,
             at: "",
         };
+        let before = out.records.len();
         table_with_mapping(t, mapping, &ctx, out);
+        copies += drop_copies(&mut out.records, before);
+    }
+    if copies > 0 {
+        let s = if copies == 1 { "" } else { "s" };
+        super::fields::note(
+            out,
+            format!("{copies} row{s} repeating a row of another table of the file (a summary quoting its sources) read once"),
+        );
     }
     if sections.iter().any(Option::is_some) {
         super::fields::note(out, "tag.section from the heading above each table");
@@ -193,6 +207,45 @@ pub(crate) fn read_table(
         out.note = Some("no records: no row of the table held a measured value".into());
     }
     Ok(())
+}
+
+/// Most pairs of rows [`drop_copies`] compares.
+const MAX_COPY_CHECK: usize = 1 << 20;
+
+/// Drops the records from `new` on that copy a record of an earlier table (a comparison
+/// table quoting the rows of the tables above it): the same configuration and the same
+/// measurements, engines compared in their one spelling, whatever heading or inference
+/// named them. One run quoted twice is one run, not two repeats. Returns how many. Tables
+/// of more than [`MAX_COPY_CHECK`] rows between them are left as they are (quoting tables
+/// are short; the check compares every pair).
+fn drop_copies(records: &mut Vec<Record>, new: usize) -> usize {
+    if new == 0 || new >= records.len() || new.saturating_mul(records.len() - new) > MAX_COPY_CHECK
+    {
+        return 0;
+    }
+    fn engine(r: &Record) -> Option<&str> {
+        r.engine
+            .as_deref()
+            .map(|e| canonical_engine(e).unwrap_or(e))
+    }
+    fn tags(r: &Record) -> impl Iterator<Item = (&String, &String)> {
+        r.tags.iter().filter(|(k, _)| *k != "section")
+    }
+    let same = |a: &Record, b: &Record| {
+        a.metrics == b.metrics
+            && engine(a) == engine(b)
+            && Dim::ALL.iter().filter(|d| **d != Dim::Engine).all(|d| {
+                let k = DimKey::Known(*d);
+                a.dim(&k) == b.dim(&k)
+            })
+            && tags(a).eq(tags(b))
+    };
+    let mut kept = records.split_off(new);
+    let before = kept.len();
+    kept.retain(|r| r.metrics.is_empty() || !records.iter().any(|e| same(e, r)));
+    let dropped = before - kept.len();
+    records.append(&mut kept);
+    dropped
 }
 
 /// Each table's section heading, kept only where it tells tables apart: when tables of the

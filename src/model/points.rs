@@ -87,6 +87,49 @@ pub fn measured_dims_of<'a>(records: impl Iterator<Item = &'a Record> + Clone) -
         .collect()
 }
 
+/// Tags naming the system a result was measured on (MLPerf's `sut`, a `system` column):
+/// like the engine, the GPU and the model, never one line across two of them.
+pub const SYSTEM_TAGS: [&str; 4] = ["sut", "system", "system_name", "submitter"];
+
+/// Whether a dimension names the system measured ([`SYSTEM_TAGS`], engine, GPU, model).
+pub fn is_system_dim(k: &DimKey) -> bool {
+    match k {
+        DimKey::Known(d) => matches!(d, Dim::Engine | Dim::Gpu | Dim::Model),
+        DimKey::Tag(t) => SYSTEM_TAGS.contains(&t.to_ascii_lowercase().as_str()),
+    }
+}
+
+/// The system dimensions ([`is_system_dim`]) taking two or more values among the records at
+/// `indices` that are drawn (with a value of `x` and, when given, of `metric`): records of
+/// different systems, even at different x values, are different lines. Canonical order.
+pub fn varying_systems(
+    ds: &Dataset,
+    indices: &[usize],
+    x: &DimKey,
+    metric: Option<&MetricKey>,
+) -> Vec<DimKey> {
+    let x_col = ds.column(x);
+    let values = metric.map(|m| ds.metric_values(m));
+    let drawn = |i: usize| {
+        x_col.is_some_and(|c| c.codes.get(i) != 0)
+            && values
+                .as_ref()
+                .is_none_or(|v| v.as_ref().and_then(|v| v.get(i)).is_some())
+    };
+    configuration_dims(ds)
+        .into_iter()
+        .filter(|k| k != x && is_system_dim(k))
+        .filter(|k| {
+            let Some(c) = ds.column(k) else { return false };
+            let mut first: Option<u32> = None;
+            indices.iter().filter(|&&i| drawn(i)).any(|&i| {
+                let code = c.codes.get(i);
+                *first.get_or_insert(code) != code
+            })
+        })
+        .collect()
+}
+
 /// The dimensions that describe a configuration in `ds`: every indexed dimension except
 /// `format` and measured token lengths, in canonical order.
 pub fn configuration_dims(ds: &Dataset) -> Vec<DimKey> {

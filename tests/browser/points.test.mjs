@@ -228,8 +228,10 @@ test('real files: vLLM deployments per rate (as their author drew), SGLang runs 
   const sg = await traces(second);
   // All seven runs are at rate Infinity: input length across, one series per output length.
   assert.equal((await layout(second)).xTitle, 'Input length (tokens)');
-  // The ShareGPT run (measured lengths 224 / 192) is its own series.
-  assert.deepEqual(sg.map((t) => t.name), ['191.532', '512', '1024', '2048']);
+  // The ShareGPT run's lengths (224.051 / 191.532) are measured means, never a series or an
+  // x value: it has no configured length, so it is counted under the chart, not drawn.
+  assert.deepEqual(sg.map((t) => t.name), ['512', '1024', '2048']);
+  assert.match(await second.textContent('#left-out'), /^1 of 7 filtered records are not drawn/);
   // The configuration run twice is one point that says it is a mean of two runs.
   const marked = sg.flatMap((t) => t.text).filter((s) => s !== '');
   assert.ok(marked.length >= 1 && marked.every((s) => s === 'mean of 2'), marked.join());

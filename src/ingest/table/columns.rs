@@ -382,8 +382,105 @@ fn guess_latency_units(t: &Table, mapping: &mut [ColumnMapping]) {
 /// the unit of unitless latency columns decided by [`guess_latency_units`].
 pub(crate) fn auto_mapping(t: &Table) -> Vec<ColumnMapping> {
     let mut mapping = auto_mapping_by_name(t);
+    statistics_of_headings(t, &mut mapping);
+    measured_loads(t, &mut mapping);
     guess_latency_units(t, &mut mapping);
     mapping
+}
+
+/// Configured and measured decided per column from its values: a request-rate column
+/// (`RPS`, `QPS`) whose values are mostly not round (`1.28`, `4.62`, `12.28`; a rate someone
+/// sets is a multiple of 0.05: `0.5`, `1`, `2.5`, `inf`) is the achieved request throughput;
+/// a prompt-count column (`Requests`) whose values are mostly not round (`22`, `78`, `278`;
+/// a count someone sets is a multiple of 10 or a power of two) counts completed requests.
+/// Either is a guess, said in a warning. A measured value is never the x axis or a series.
+fn measured_loads(t: &Table, mapping: &mut [ColumnMapping]) {
+    for m in mapping.iter_mut() {
+        let (round, target, what, means): (fn(f64) -> bool, &str, &str, &str) =
+            match m.target.as_deref() {
+                Some("request_rate") => (
+                    |v| v.is_infinite() || ((v * 20.0).round() - v * 20.0).abs() < 1e-6,
+                    "request_throughput",
+                    "rates",
+                    "the achieved request throughput",
+                ),
+                Some("num_prompts") => (
+                    |v| v % 10.0 == 0.0 || (v >= 1.0 && (v as u64).is_power_of_two()),
+                    "completed",
+                    "counts",
+                    "requests completed",
+                ),
+                _ => continue,
+            };
+        let Some(col) = t.headers.iter().position(|h| *h == m.column) else {
+            continue;
+        };
+        let values: Vec<f64> = t
+            .rows
+            .iter()
+            .take(200)
+            .filter_map(|(_, cells)| cells.get(col)?.trim().parse::<f64>().ok())
+            .filter(|v| !v.is_nan() && *v >= 0.0)
+            .collect();
+        let uneven = values.iter().filter(|v| !round(**v)).count();
+        if values.len() >= 2 && uneven * 2 >= values.len() {
+            *m = ColumnMapping::new(
+                &m.column,
+                Some(target.to_string()),
+                1.0,
+                format!(
+                    "{uneven} of its {} values are not the round {what} a benchmark is set to: measured, {means} (guessed)",
+                    values.len(),
+                ),
+            );
+        }
+    }
+}
+
+/// Columns that name only a statistic (`Median`, `Mean`, `P99`, `Min`) measure what the
+/// nearest heading above the table that names a quantity says (`### Time to First Token
+/// (seconds)`, `### Output Tokens Throughput (tokens/s)`): a latency becomes its canonical
+/// metric with the heading's unit (`Median` → `median_ttft_ms`), anything else the
+/// statistic of the heading's quantity (`extra.output_tokens_throughput_tokens_s_median`).
+/// So tables of different quantities never share a metric, under one sub-heading or not.
+fn statistics_of_headings(t: &Table, mapping: &mut [ColumnMapping]) {
+    let quantity = t.headings.iter().find(|h| {
+        guess_column(h, true)
+            .target
+            .as_deref()
+            .and_then(MetricKey::from_name)
+            .is_some_and(|k| !matches!(k, MetricKey::Extra(_)))
+    });
+    let Some(quantity) = quantity else { return };
+    for m in mapping.iter_mut() {
+        let n = snake(&m.column);
+        let bare = stat_in(&n).is_some() && !n.contains('_') || matches!(n.as_str(), "min" | "max");
+        if !bare || m.target.as_deref() != Some(format!("extra.{n}").as_str()) {
+            continue;
+        }
+        let of = guess_column(&format!("{} {quantity}", m.column), true);
+        let latency = of
+            .target
+            .as_deref()
+            .and_then(MetricKey::from_name)
+            .is_some_and(|k| matches!(k, MetricKey::Latency(..)));
+        let why = format!("{} of the heading above the table, {quantity:?}", m.column);
+        *m = if latency {
+            ColumnMapping::new(
+                &m.column,
+                of.target,
+                of.scale,
+                format!("{} ({why})", of.reason),
+            )
+        } else {
+            ColumnMapping::new(
+                &m.column,
+                Some(format!("extra.{}_{n}", snake(quantity))),
+                1.0,
+                why,
+            )
+        };
+    }
 }
 
 /// The mapping of each column from its name (and whether it holds numbers).

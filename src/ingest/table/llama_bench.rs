@@ -181,19 +181,68 @@ fn csv_table(source: &str, text: &str, out: &mut Ingested) -> Result<Table, Inge
         if rec.iter().zip(&t.headers).all(|(c, h)| c.trim() == h) {
             continue;
         }
-        if rec.len() != t.headers.len() {
-            out.warnings.push(Warning::line(
-                line,
-                format!(
-                    "{} cells under {} column names: values may stand under the wrong names",
-                    rec.len(),
-                    t.headers.len()
-                ),
-            ));
+        if rec.len() == t.headers.len() {
+            t.rows.push((line, rec.clone()));
+            continue;
         }
-        t.rows.push((line, rec.clone()));
+        let said = format!("{} cells under {} column names", rec.len(), t.headers.len());
+        match tail_aligned(&t.headers, &rec) {
+            Some((row, empty)) => {
+                let empty = if empty.is_empty() {
+                    "cells over".to_string()
+                } else {
+                    format!("no value for {}", empty.join(", "))
+                };
+                out.warnings.push(Warning::line(
+                    line,
+                    format!("{said}: the test and its results read from the row's end, where llama-bench writes them ({empty})"),
+                ));
+                t.rows.push((line, csv::StringRecord::from(row)));
+            }
+            None => {
+                out.warnings.push(Warning::line(
+                    line,
+                    format!("{said}: values may stand under the wrong names"),
+                ));
+                t.rows.push((line, rec.clone()));
+            }
+        }
     }
     Ok(t)
+}
+
+/// A row whose cells do not match the header's names (a header from another llama-bench
+/// version, or an edited file), aligned as llama-bench writes its fields: the settings
+/// first, each version adding its new ones among them, and the test (`n_prompt` onwards:
+/// `n_gen`, `n_depth`, `test_time`, the timings) always last. So the names from `n_prompt`
+/// take the row's last cells and the settings its first; the settings' names left without
+/// a cell (or the cells left over) are in the middle. Only when the cell that falls under
+/// `test_time` is a date and time (`2025-04-24T11:57:09Z`): otherwise `None`, the row is
+/// not llama-bench's as its header says. Returns the row and the names left empty.
+fn tail_aligned<'a>(
+    headers: &'a [String],
+    rec: &csv::StringRecord,
+) -> Option<(Vec<String>, Vec<&'a str>)> {
+    let at = |n: &str| headers.iter().position(|h| h == n);
+    let (test, time) = (at("n_prompt")?, at("test_time")?);
+    let tail = headers.len().checked_sub(test)?;
+    let from_end = headers.len().checked_sub(time)?;
+    let when = rec.get(rec.len().checked_sub(from_end)?)?.trim();
+    let b = when.as_bytes();
+    let dated = b.len() >= 19
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && b[10] == b'T'
+        && b[..4].iter().all(u8::is_ascii_digit);
+    if !dated {
+        return None;
+    }
+    let left = test.min(rec.len().checked_sub(tail)?);
+    let mut row: Vec<String> = rec.iter().take(left).map(str::to_string).collect();
+    row.resize(test, String::new());
+    row.extend(rec.iter().skip(rec.len() - tail).map(str::to_string));
+    let empty = headers[left..test].iter().map(String::as_str).collect();
+    Some((row, empty))
 }
 
 /// `INSERT INTO test (a, b) VALUES ('1', '2');` lines; the `CREATE TABLE` before them is
@@ -350,6 +399,42 @@ mod tests {
         assert_eq!(m(r, "tokens_per_s"), Some(2410.97));
         assert_eq!(m(r, "tokens_per_s_stddev"), Some(11.16));
         assert_eq!(r.metrics.len(), 2);
+    }
+
+    #[test]
+    fn a_short_row_keeps_its_test_and_results_at_the_end_when_its_time_says_so() {
+        let csv = "build_commit,n_threads,use_mmap,fit_min_ctx,n_prompt,n_gen,test_time,avg_ts,stddev_ts\n\
+\"0c1e570\",\"8\",\"1\",\"512\",\"0\",\"2025-04-24T11:57:09Z\",\"7285.7\",\"100.1\"\n\
+\"0c1e570\",\"8\",\"1\",\"0\",\"128\",\"not a time\",\"119.9\",\"0.4\"\n";
+        let got = read("bench.csv", csv.as_bytes()).unwrap();
+        let r = &got.records[0];
+        assert_eq!(tag(r, "test"), Some("pp512"));
+        assert_eq!(tag(r, "threads"), Some("8"));
+        assert_eq!(
+            r.metric(&MetricKey::Extra("tokens_per_s".into())),
+            Some(7285.7)
+        );
+        let said: Vec<String> = got.warnings.iter().map(|w| w.to_string()).collect();
+        assert!(said.contains(&"line 2: 8 cells under 9 column names: the test and its results read from the row's end, where llama-bench writes them (no value for fit_min_ctx)".to_string()), "{said:?}");
+        // Without a time where the test's time should be, the row is left as it stands.
+        assert!(
+            said.contains(
+                &"line 3: 8 cells under 9 column names: values may stand under the wrong names"
+                    .to_string()
+            ),
+            "{said:?}"
+        );
+        let headers: Vec<String> = ["a", "n_prompt", "test_time", "avg_ts"]
+            .map(String::from)
+            .into();
+        let long = csv::StringRecord::from(vec!["x", "y", "512", "2025-04-24T11:57:09Z", "9.5"]);
+        let (row, empty) = tail_aligned(&headers, &long).unwrap();
+        assert_eq!(row, ["x", "512", "2025-04-24T11:57:09Z", "9.5"]);
+        assert!(empty.is_empty());
+        for n in 0..4 {
+            let short = csv::StringRecord::from(vec!["2025-04-24T11:57:09Z"; n]);
+            let _ = tail_aligned(&headers, &short);
+        }
     }
 
     #[test]

@@ -98,6 +98,8 @@ fn tables_in(text: &str, with_rows: bool) -> Vec<Table> {
     let mut gpu: Option<(String, usize, usize)> = None;
     let mut engine: Option<(String, Option<String>, usize, usize)> = None;
     let mut section: Option<(String, usize)> = None;
+    // The open headings naming no model, GPU or engine: (level, text).
+    let mut headings: Vec<(usize, String)> = Vec::new();
     let mut in_fence = false;
     let mut i = 0;
     while i < lines.len() {
@@ -116,6 +118,7 @@ fn tables_in(text: &str, with_rows: bool) -> Vec<Table> {
             gpu = gpu.filter(|g| g.2 <= level);
             engine = engine.filter(|e| e.3 <= level);
             section = None;
+            headings.retain(|(l, _)| *l < level);
             if is_gpu_word(first) {
                 gpu = Some((title.to_string(), i + 1, level));
             } else if ENGINES.contains(&first.to_ascii_lowercase().as_str()) {
@@ -138,6 +141,7 @@ fn tables_in(text: &str, with_rows: bool) -> Vec<Table> {
                 let text = title.trim_end_matches('#').trim();
                 if !text.is_empty() {
                     section = Some((text.to_string(), i + 1));
+                    headings.push((level, text.to_string()));
                 }
             }
             i += 1;
@@ -147,6 +151,7 @@ fn tables_in(text: &str, with_rows: bool) -> Vec<Table> {
             let mut t = Table {
                 headers: split_md_row(line).iter().map(str::to_string).collect(),
                 section: section.clone(),
+                headings: headings.iter().rev().map(|(_, h)| h.clone()).collect(),
                 ..Table::default()
             };
             if let Some((m, l, _)) = &model {

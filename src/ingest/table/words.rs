@@ -20,6 +20,39 @@ pub(crate) const ENGINES: &[&str] = &[
     "text-generation-inference",
 ];
 
+/// The one spelling of each engine, and the other spellings people give it (compared with
+/// case, `-`, `_`, `.` and spaces ignored): `TRT-LLM`, `trt-llm`, `TensorRT-LLM` and
+/// `trtllm` are one engine, `trtllm`.
+const ENGINE_SPELLINGS: &[(&str, &[&str])] = &[
+    ("vllm", &["vllm"]),
+    ("sglang", &["sglang"]),
+    ("trtllm", &["trtllm", "tensorrtllm"]),
+    ("tgi", &["tgi", "textgenerationinference"]),
+    ("lmdeploy", &["lmdeploy"]),
+    ("llama.cpp", &["llamacpp"]),
+    ("mlc-llm", &["mlcllm"]),
+    ("deepspeed-mii", &["deepspeedmii"]),
+    ("ollama", &["ollama"]),
+    ("aphrodite", &["aphrodite"]),
+    ("exllamav2", &["exllamav2"]),
+];
+
+/// The canonical spelling of a known engine's name (`TRT-LLM` → `trtllm`, `vLLM` → `vllm`),
+/// `None` for a name it does not know (kept as written). Every engine a reader finds goes
+/// through it ([`crate::ingest`]'s stamping), so one engine is one series whatever table,
+/// heading or file name spelled it.
+pub(crate) fn canonical_engine(name: &str) -> Option<&'static str> {
+    let key: String = name
+        .chars()
+        .filter(|c| !matches!(c, '-' | '_' | '.' | ' '))
+        .map(|c| c.to_ascii_lowercase())
+        .collect();
+    ENGINE_SPELLINGS
+        .iter()
+        .find(|(_, spellings)| spellings.contains(&key.as_str()))
+        .map(|(canonical, _)| *canonical)
+}
+
 /// Whether a word names a GPU family (`a100`, `H100`, `mi300x`, `tesla`, `l40s`).
 pub(crate) fn is_gpu_word(word: &str) -> bool {
     let w = word.to_ascii_lowercase();
@@ -68,6 +101,19 @@ mod tests {
         for w in ["mean", "p99", "ms", "l", "total", "batch"] {
             assert!(!is_gpu_word(w), "{w}");
         }
+        for name in [
+            "TRT-LLM",
+            "trt-llm",
+            "TensorRT-LLM",
+            "trtllm",
+            "tensorrt_llm",
+        ] {
+            assert_eq!(canonical_engine(name), Some("trtllm"), "{name}");
+        }
+        assert_eq!(canonical_engine("vLLM"), Some("vllm"));
+        assert_eq!(canonical_engine("Llama.cpp"), Some("llama.cpp"));
+        assert_eq!(canonical_engine("text-generation-inference"), Some("tgi"));
+        assert_eq!(canonical_engine("groq"), None);
         assert_eq!(gpu_display("a100"), "A100");
         assert_eq!(gpu_display("tesla"), "Tesla");
     }

@@ -125,6 +125,28 @@ impl TextColumn {
         }
     }
 
+    /// Replaces each distinct value for which `f` gives another (an engine's canonical
+    /// spelling): the same rows, values that become equal sharing one entry.
+    pub fn map_values<'a>(&mut self, f: impl Fn(&str) -> Option<&'a str>) {
+        let to: Vec<Option<&str>> = self.values.iter().map(|v| f(v)).collect();
+        if to.iter().all(Option::is_none) {
+            return;
+        }
+        let mut out = TextColumn::new();
+        out.reserve(self.len());
+        for i in 0..self.len() {
+            let code = self.codes.get(i) as usize;
+            let value = code
+                .checked_sub(1)
+                .map(|k| match to.get(k).copied().flatten() {
+                    Some(new) => new,
+                    None => &*self.values[k],
+                });
+            out.push(value);
+        }
+        *self = out;
+    }
+
     /// The value of row `i`.
     #[inline]
     pub fn get(&self, i: usize) -> Option<&Arc<str>> {
