@@ -218,9 +218,7 @@ pub fn to_json(records: &[Record]) -> String {
 
 /// The canonical CSV text for `records`: [`write_csv`] into a string.
 pub fn to_csv(records: &[Record]) -> String {
-    let mut out = Vec::new();
-    let _ = write::write_records_csv(&mut out, records);
-    String::from_utf8(out).unwrap_or_default()
+    write::records_csv(records)
 }
 
 /// Whether [`to_csv`] holds `records` exactly, so that reading it back gives them again

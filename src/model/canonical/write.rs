@@ -369,16 +369,21 @@ pub fn write_csv<W: Write>(mut w: W, parts: &[Part<'_>]) -> io::Result<()> {
     w.flush()
 }
 
-/// [`write_csv`] of records alone (the explorer's: no columns' code).
-pub(super) fn write_records_csv<W: Write>(mut w: W, records: &[Record]) -> io::Result<()> {
+/// [`write_csv`] of records alone, into a string: the explorer's (no columns' code, and the
+/// same `csv::Writer<Vec<u8>>` as the page's other CSV export, so the page carries one).
+pub(super) fn records_csv(records: &[Record]) -> String {
     let mut used = Used::default();
     used.records(records);
     let columns = used.columns();
-    let mut out = csv_with_header(&mut w, &columns)?;
-    record_rows(&mut out, &columns, records, &mut String::new())?;
-    out.flush()?;
-    drop(out);
-    w.flush()
+    let written = csv_with_header(Vec::new(), &columns).and_then(|mut out| {
+        record_rows(&mut out, &columns, records, &mut String::new())?;
+        out.into_inner().map_err(|e| e.into_error())
+    });
+    // Writing to a Vec cannot fail, and every cell is text already.
+    written
+        .ok()
+        .and_then(|bytes| String::from_utf8(bytes).ok())
+        .unwrap_or_default()
 }
 
 /// The fields some row uses.
