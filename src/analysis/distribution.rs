@@ -19,7 +19,7 @@ use super::stats::{
 };
 use crate::charts::style::base_layout;
 use crate::charts::style::{escape_html, format_value, series_title, Theme, PALETTE};
-use crate::model::{Dataset, DimKey, RequestDetail};
+use crate::model::{Dataset, Dim, DimKey, RequestDetail};
 
 /// A per-request quantity.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -168,6 +168,47 @@ pub fn distributions(
         })
         .filter(|d| !d.sorted.is_empty())
         .collect()
+}
+
+/// The dimensions a distribution view splits its curves by: `series_by`, then every other
+/// setting (a known dimension that is not where or when a run was made, as
+/// [`crate::model::spread::is_repeat_dim`] says) whose value differs among the records carrying
+/// `quantity`, in the dataset's order. So two runs of one series at different request rates or
+/// lengths are two curves, never one pooled "all" curve, while repeats of a run (files, dates,
+/// labels) stay one curve; a run tag is not a setting and does not split.
+pub fn split_by(
+    ds: &Dataset,
+    indices: &[usize],
+    quantity: RequestQuantity,
+    series_by: &[DimKey],
+) -> Vec<DimKey> {
+    let runs: Vec<usize> = indices
+        .iter()
+        .copied()
+        .filter(|&i| {
+            ds.kept_record(i)
+                .is_some_and(|r| r.requests.iter().any(|q| quantity.count(q) > 0))
+        })
+        .collect();
+    let mut by = series_by.to_vec();
+    for key in ds.dim_keys() {
+        // Settings only: not where or when a run was made, not a tag.
+        let DimKey::Known(d) = key else { continue };
+        if matches!(d, Dim::Source | Dim::Format | Dim::Date | Dim::Label) || by.contains(key) {
+            continue;
+        }
+        // The index's codes: one per distinct value of the dimension.
+        let Some(column) = ds.column(key) else {
+            continue;
+        };
+        let mut codes = runs.iter().map(|&i| column.codes.get(i));
+        if let Some(first) = codes.next() {
+            if codes.any(|c| c != first) {
+                by.push(key.clone());
+            }
+        }
+    }
+    by
 }
 
 /// Count, mean and the given percentiles per series, as an exportable table.
@@ -347,6 +388,41 @@ mod tests {
                 .collect(),
             ..Record::default()
         }
+    }
+
+    #[test]
+    fn runs_at_different_rates_are_two_curves_and_repeats_one() {
+        let at = |rate: f64, source: &str, ttft: f64| Record {
+            request_rate: Some(rate),
+            source: Some(source.into()),
+            ..rec("vllm", &[ttft, ttft + 1.0])
+        };
+        // Rate 1 and rate inf, each run twice (two files): the pooled "all" curve.
+        let ds = Dataset::new(vec![
+            at(1.0, "a.json", 10.0),
+            at(f64::INFINITY, "a.json", 50.0),
+            at(1.0, "b.json", 12.0),
+            at(f64::INFINITY, "b.json", 55.0),
+        ]);
+        let all: Vec<usize> = (0..ds.len()).collect();
+        let by = split_by(&ds, &all, RequestQuantity::TtftMs, &[]);
+        assert_eq!(by, [DimKey::Known(Dim::RequestRate)]);
+        let d = distributions(&ds, &all, RequestQuantity::TtftMs, &by);
+        let names: Vec<&str> = d.iter().map(|d| d.series.as_str()).collect();
+        assert_eq!(names, ["1", "inf"]);
+        // The repeats of a run are one curve: two files' requests together.
+        assert_eq!(d[0].sorted, [10.0, 11.0, 12.0, 13.0]);
+        // The chosen series come first; one rate alone splits nothing more.
+        let engine = [DimKey::Known(Dim::Engine)];
+        assert_eq!(
+            split_by(&ds, &[0, 2], RequestQuantity::TtftMs, &engine),
+            engine
+        );
+        // Records without the quantity do not make a setting differ.
+        let mut none = at(4.0, "c.json", 1.0);
+        none.requests.clear();
+        let ds = Dataset::new(vec![at(1.0, "a.json", 10.0), none]);
+        assert!(split_by(&ds, &[0, 1], RequestQuantity::TtftMs, &[]).is_empty());
     }
 
     #[test]

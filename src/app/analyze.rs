@@ -9,7 +9,7 @@ use super::state::{AppState, FileStatus};
 use super::widgets::{markdown_export, options, param_input, ChoiceMenu};
 use crate::analysis::defaults::{default_layout, default_x};
 use crate::analysis::distribution::{
-    cdf_plot, distributions, histogram_plot, percentile_text_table, RequestQuantity,
+    cdf_plot, distributions, histogram_plot, percentile_text_table, split_by, RequestQuantity,
 };
 use crate::analysis::economics::Assumptions;
 use crate::analysis::export::TextTable;
@@ -409,7 +409,8 @@ pub fn DistributionView() -> impl IntoView {
         let theme = state.theme();
         let q = quantity.get();
         state.with_filtered(|ds, rows| {
-            let by = series_by(state, ds);
+            // A curve per run: never two request rates pooled into one.
+            let by = split_by(ds, rows, q, &series_by(state, ds));
             let dists = distributions(ds, rows, q, &by);
             if dists.is_empty() {
                 return None;

@@ -25,6 +25,9 @@ test('a benchlens run against llama.cpp opens with one point per concurrency', a
   await page.waitForFunction(() => (document.getElementById('cdf-chart')?.data?.length ?? 0) >= 1);
   const cells = await page.$$eval('#percentile-table tbody tr:first-child td', (td) => td.map((x) => x.textContent));
   assert.ok(Number(cells[1]) > 0, cells.join(' | '));
+  // The two runs (concurrency 1 and 4) are two curves, never one pooled "all" curve.
+  const curves = await page.evaluate(() => document.getElementById('cdf-chart').data.map((t) => t.name));
+  assert.deepEqual(curves, ['1', '4']);
   await screenshot(page, 'realserver-distribution');
   assert.deepEqual(page.errors, []);
 });
