@@ -7,8 +7,9 @@ use crate::charts::style::{escape_html, format_value};
 /// The most points the chart draws one marker each, with each record's dimensions on hover.
 /// plotly's SVG scatter slows down past about ten thousand markers, and the page's plotly.js
 /// bundle (the cartesian one) has no WebGL scatter, so past this many points in all every
-/// series is drawn binned ([`bin_points`] on a [`BIN_GRID`]) and the figure stays bounded
-/// whatever the record count. The frontier is always computed from every point.
+/// series is drawn binned ([`bin_points`] on its [`grid_for`], as one shaded grid) and the
+/// figure stays bounded whatever the record count. The frontier is always computed from every
+/// point.
 pub const MAX_POINT_MARKERS: usize = 10_000;
 
 /// Columns (latency) and rows (throughput) of the grid binned points fall into: at most
