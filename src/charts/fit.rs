@@ -92,7 +92,9 @@ pub fn x_labels_need_angle(labels: &[&str]) -> bool {
 /// The plotly figure JSON `figure` with the layout fitted (see the module docs). Text that is
 /// not a figure is returned unchanged.
 pub fn fit_figure(figure: &str) -> String {
-    let Ok(mut doc) = serde_json::from_str::<Value>(figure) else {
+    // `from_slice`, not `from_str`: the page's other JSON reads take bytes, and each reader
+    // type is a second copy of serde_json's parser in the wasm.
+    let Ok(mut doc) = serde_json::from_slice::<Value>(figure.as_bytes()) else {
         return figure.to_string();
     };
     fit_figure_value(&mut doc);

@@ -185,7 +185,7 @@ fn envelope_json(files: &[ShareFile<'_>]) -> String {
                 m.insert("csv".into(), Value::String(canonical::to_csv(f.records)));
             } else {
                 // The canonical writer's document, as a value inside the envelope.
-                let doc = serde_json::from_str(&canonical::to_json(f.records));
+                let doc = serde_json::from_slice(canonical::to_json(f.records).as_bytes());
                 m.insert("records".into(), doc.unwrap_or(Value::Null));
             }
             Value::Object(m)
