@@ -102,9 +102,11 @@ pub fn dominates(
 /// Indices of the points no other point dominates (identical points are all kept), in
 /// input order.
 ///
-/// One sort and one sweep, O(n log n): a million points take a fraction of a second where
-/// comparing every pair would take hours. A point with a NaN coordinate neither dominates nor
-/// is dominated (as [`dominates`] says), so it is always kept.
+/// A linear pass first sets aside the points that cannot be on the frontier (see
+/// [`frontier_candidates`]); one sort and one sweep of the rest find it exactly. A million
+/// points take milliseconds where comparing every pair would take hours, and the sort is of the
+/// few candidates, not of the million. A point with a NaN coordinate neither dominates nor is
+/// dominated (as [`dominates`] says), so it is always kept.
 pub fn pareto_frontier(
     points: &[(f64, f64)],
     x_higher_is_better: bool,
@@ -123,6 +125,7 @@ pub fn pareto_frontier(
             order.push((up(x, x_higher_is_better), up(y, y_higher_is_better), i));
         }
     }
+    let mut order = frontier_candidates(order);
     // Best x first; within one x, best y first.
     crate::model::order::sort_by(&mut order, |a, b| {
         b.0.total_cmp(&a.0).then(b.1.total_cmp(&a.1))
@@ -151,6 +154,48 @@ pub fn pareto_frontier(
     kept
 }
 
+/// How many x bins [`frontier_candidates`] sorts points into.
+const CANDIDATE_BINS: usize = 1024;
+
+/// The points of `up` (coordinates turned "higher is better", no NaN) that may be on the
+/// frontier, found without sorting: the x range is cut into equal bins and each bin keeps its
+/// best y. Equal x values fall in one bin, so every point of a later bin has a strictly better
+/// x; a point whose y is not above the best y of all later bins is dominated by that point and
+/// is dropped. What is left is a superset of the frontier (usually a few points per bin), for
+/// the exact sort and sweep. With an infinite x, or few points, all are kept.
+fn frontier_candidates(up: Vec<(f64, f64, usize)>) -> Vec<(f64, f64, usize)> {
+    if up.len() <= CANDIDATE_BINS {
+        return up;
+    }
+    let (lo, hi) = up
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), p| {
+            (lo.min(p.0), hi.max(p.0))
+        });
+    let width = hi - lo;
+    if !width.is_finite() || width <= 0.0 {
+        return up;
+    }
+    let last = CANDIDATE_BINS - 1;
+    let bin = |x: f64| (((x - lo) / width * last as f64) as usize).min(last);
+    let mut best: Vec<Option<f64>> = vec![None; CANDIDATE_BINS];
+    for p in &up {
+        let b = &mut best[bin(p.0)];
+        *b = Some(b.map_or(p.1, |y| y.max(p.1)));
+    }
+    // after[b]: the best y of the bins after b (None when they are empty).
+    let mut after: Vec<Option<f64>> = vec![None; CANDIDATE_BINS];
+    for b in (0..last).rev() {
+        after[b] = match (after[b + 1], best[b + 1]) {
+            (Some(u), Some(v)) => Some(u.max(v)),
+            (u, v) => u.or(v),
+        };
+    }
+    up.into_iter()
+        .filter(|p| after[bin(p.0)].is_none_or(|a| p.1 > a))
+        .collect()
+}
+
 /// Groups the records at `indices` into series and marks each series' Pareto frontier (each
 /// axis says its own direction).
 pub fn tradeoff(ds: &Dataset, indices: &[usize], spec: &TradeoffSpec) -> Vec<TradeoffSeries> {
@@ -174,11 +219,7 @@ pub fn tradeoff(ds: &Dataset, indices: &[usize], spec: &TradeoffSpec) -> Vec<Tra
     super::in_value_order(groups)
         .into_iter()
         .map(|(name, mut points)| {
-            crate::model::order::sort_by(&mut points, |a, b| {
-                a.latency
-                    .total_cmp(&b.latency)
-                    .then(a.throughput.total_cmp(&b.throughput))
-            });
+            crate::model::order::sort_by_numbers(&mut points, |p| (p.latency, p.throughput));
             let xy: Vec<(f64, f64)> = points.iter().map(|p| (p.latency, p.throughput)).collect();
             let frontier = pareto_frontier(
                 &xy,

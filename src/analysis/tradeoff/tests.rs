@@ -379,6 +379,30 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// More points than the candidate bins, so the linear pass that sets points aside is at
+    /// work: ties inside one bin, a bin per value, values at the range's two ends, infinite y.
+    #[test]
+    fn the_bins_set_aside_only_dominated_points(
+        pts in prop::collection::vec((
+            prop_oneof![
+                (0u16..4096).prop_map(|v| f64::from(v) / 7.0),
+                prop::sample::select(vec![0.0, -0.0, 585.0]),
+            ],
+            prop_oneof![
+                (0u16..64).prop_map(f64::from),
+                prop::sample::select(vec![f64::INFINITY, f64::NEG_INFINITY, f64::NAN]),
+            ],
+        ), 1100..2500),
+        xh in any::<bool>(),
+        yh in any::<bool>(),
+    ) {
+        prop_assert_eq!(pareto_frontier(&pts, xh, yh), frontier_by_pairs(&pts, xh, yh));
+    }
+}
+
 /// The series and points as the view made them from records (before it read the index): a
 /// string a row for the series, each axis from the record.
 /// Series names with their points: (record, latency, throughput).
