@@ -332,7 +332,7 @@ fn each_deployment_is_read_at_a_target_interactivity_with_its_cost() {
         .stdout(predicate::str::contains(
             "at most 100.00 tok/s per user measured",
         ));
-    // A bad price names itself; --per-gpu needs a target.
+    // A bad price names itself; --per-gpu has nothing to divide in a regression check.
     benchlens()
         .args(["compare", &file, "--at-interactivity", "25"])
         .args(["--price", "H100"])
@@ -342,9 +342,87 @@ fn each_deployment_is_read_at_a_target_interactivity_with_its_cost() {
             "--price: `H100`: expected GPU=number",
         ));
     benchlens()
-        .args(["compare", &file, "--per-gpu"])
+        .args(["compare", &file, &file, "--per-gpu"])
         .assert()
-        .code(2);
+        .code(2)
+        .stderr(predicate::str::contains("not regression checks"));
+}
+
+/// `--per-gpu` in an improvement table: each throughput divided by its record's GPU count
+/// (gpu_count, else tp), deployments of different sizes matched, and the records without a
+/// count named, not guessed as one GPU.
+#[test]
+fn an_improvement_table_compares_throughput_per_gpu() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("deployments.csv");
+    std::fs::write(
+        &csv,
+        "engine,gpu,gpu_count,tp,max_concurrency,output_throughput\n\
+         vllm,H100,8,,16,8000\n\
+         vllm,H100,8,,64,16000\n\
+         sglang,H100,,4,16,6000\n\
+         sglang,H100,,4,64,10000\n\
+         sglang,H100,,,128,12000\n",
+    )
+    .unwrap();
+    let csv = csv.to_str().unwrap();
+    let sides = [
+        "--by",
+        "engine",
+        "--baseline",
+        "vllm",
+        "--candidate",
+        "sglang",
+    ];
+    let json = |extra: &[&str]| -> serde_json::Value {
+        let out = benchlens()
+            .args(["compare", csv])
+            .args(sides)
+            .args(extra)
+            .args(["--format", "json"])
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        serde_json::from_slice(&out).unwrap()
+    };
+    let improvements = |v: &serde_json::Value| -> Vec<f64> {
+        v["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["improvement_pct"].as_f64().unwrap())
+            .collect()
+    };
+    // Whole deployments: 8 GPUs against 4 are not matched at all.
+    assert!(improvements(&json(&[])).is_empty());
+    // Per GPU: 1,000 against 1,500 and 2,000 against 2,500 tok/s.
+    let v = json(&["--per-gpu"]);
+    assert_eq!(improvements(&v), [50.0, 25.0]);
+    assert_eq!(v["metric"], "output_throughput");
+    assert_eq!(v["per_gpu"], true);
+    assert_eq!(v["without_gpu_count"], 1);
+    benchlens()
+        .args(["compare", csv])
+        .args(sides)
+        .arg("--per-gpu")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "per GPU: each record's output_throughput divided by its GPU count",
+        ))
+        .stdout(predicate::str::contains(
+            "1 record without a GPU count left out",
+        ));
+    // A latency is not divided.
+    benchlens()
+        .args(["compare", csv])
+        .args(sides)
+        .args(["--per-gpu", "--metric", "mean_ttft_ms"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--per-gpu divides a throughput"));
 }
 
 #[test]

@@ -17,9 +17,7 @@ use crate::analysis::export::comparison_text_table;
 use crate::analysis::quality::comparison_notes;
 use crate::charts::{self, format_value};
 use crate::model::{DimKey, DimValue, MetricKey};
-use crate::views::chart::{
-    metric_menu, metric_options, numeric_dims, ChartContents, METRIC_MENU_LIMIT,
-};
+use crate::views::chart::{metric_menu, metric_options, x_dims, ChartContents, METRIC_MENU_LIMIT};
 
 /// The view tabs, the exports and the active view.
 #[component]
@@ -193,7 +191,7 @@ fn ChartControls(
             let current_metric = r.spec.metric.name();
             let current_x = r.spec.x.name();
             let current_series = r.spec.series_by.first().map(DimKey::name).unwrap_or_default();
-            let numeric_dims = numeric_dims(&r.dims);
+            let x_dims = x_dims(&r.dims);
             let view_now = c.view;
             Some(view! {
                 <div class="controls">
@@ -225,7 +223,7 @@ fn ChartControls(
                             let x = DimKey::from_name(&event_target_value(&ev));
                             state.chart.update(|c| c.x = x);
                         }>
-                            {options(numeric_dims.iter().map(|k| (k.name(), k.label())), &current_x)}
+                            {options(x_dims.iter().map(|k| (k.name(), k.label())), &current_x)}
                         </select>
                     </label>
                     <label>"Series by "

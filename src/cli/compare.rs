@@ -6,6 +6,8 @@
 //!   Whatever is not given (the dimension, the two values, the metric) is picked as the
 //!   explorer's improvement view picks it ([`crate::analysis::defaults`]), and the output says
 //!   so.
+//!   With `--per-gpu` the metric is a throughput divided by each record's GPU count, so
+//!   deployments of different sizes compare per GPU.
 //! - `benchlens compare OLD NEW [--threshold 5] [--fail-on-regression 5]` prints every metric
 //!   that changed by more than the threshold between two runs of the same configurations, and
 //!   with `--fail-on-regression P` exits 1 when any got worse by more than P %.
@@ -33,8 +35,8 @@ use super::error::CliError;
 use crate::analysis::defaults::{default_compare_dim, default_sides};
 use crate::analysis::improvement::{improvement, ImprovementSpec, ImprovementTable};
 use crate::analysis::regression::{regression, RegressionReport, RegressionSpec};
-use crate::analysis::{default_ignored, DuplicateKey};
-use crate::model::{Dataset, DimKey, DimKind, DimValue, MetricKey, Record};
+use crate::analysis::{default_ignored, economics, DuplicateKey};
+use crate::model::{Dataset, Dim, DimKey, DimKind, DimValue, MetricKey, Record};
 
 fn parse_dim(name: &str) -> Result<DimKey, CliError> {
     DimKey::from_name(name).ok_or_else(|| CliError::UnknownDimension { name: name.into() })
@@ -100,10 +102,39 @@ fn same_for_every_row(same: &[(String, String)]) -> String {
 struct Picked {
     /// The metric (no `--metric`).
     metric: bool,
+    /// With `--per-gpu`: how many records had no GPU count (left out); `None` without it.
+    without_gpus: Option<usize>,
     /// The compared dimension (no `--by`).
     dim: bool,
     /// Baseline and candidate (no `--baseline`/`--candidate`).
     sides: bool,
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+/// Divides every record's `metric` by its GPU count ([`economics::gpus_of`]); a record
+/// without one loses the metric, so it is not compared. Returns how many had none.
+fn per_gpu(records: &mut [Record], metric: &MetricKey) -> usize {
+    let mut without = 0;
+    for r in records.iter_mut() {
+        let Some(value) = r.metric(metric) else {
+            continue;
+        };
+        match economics::gpus_of(r.gpu_count, r.tp, r.pp) {
+            Some((gpus, _)) => r.set_metric(metric.clone(), value / gpus as f64),
+            None => {
+                r.metrics.remove(metric);
+                without += 1;
+            }
+        }
+    }
+    without
 }
 
 fn improvement_output(t: &ImprovementTable, picked: Picked, format: TableFormat) -> String {
@@ -131,6 +162,17 @@ fn improvement_output(t: &ImprovementTable, picked: Picked, format: TableFormat)
             }
         ));
     }
+    if let Some(left_out) = picked.without_gpus {
+        metric_note.push_str(&format!(
+            "; per GPU: each record's {} divided by its GPU count (gpu_count, else tp × pp), \
+             which is not matched on{}",
+            t.metric.name(),
+            match left_out {
+                0 => String::new(),
+                n => format!(", {n} record{} without a GPU count left out", plural(n)),
+            }
+        ));
+    }
     let picked_metric = picked.metric;
     let meta = serde_json::json!({
         "dim": t.dim.name(),
@@ -148,6 +190,8 @@ fn improvement_output(t: &ImprovementTable, picked: Picked, format: TableFormat)
         "unmatched_candidate": t.matching.unmatched_candidate,
         "duplicates": duplicates_json(&t.matching.duplicates),
         "missing_metric": t.missing_metric,
+        "per_gpu": picked.without_gpus.is_some(),
+        "without_gpu_count": picked.without_gpus,
     });
     let table = t.to_text_table();
     match format {
@@ -262,15 +306,32 @@ pub fn run(args: &CompareArgs) -> Result<ExitCode, CliError> {
                 "--fail-on-regression is for regression checks (two files, no --by)",
             ));
         }
-        let records = read_every(&args.files, args.verbose)?;
+        let mut records = read_every(&args.files, args.verbose)?;
         let mut picked = Picked::default();
         let metric = match metric {
             Some(m) => m,
+            None if args.per_gpu => {
+                picked.metric = true;
+                MetricKey::OutputThroughput
+            }
             None => {
                 picked.metric = true;
                 default_metric(&records).ok_or(CliError::NoMetrics)?
             }
         };
+        if args.per_gpu {
+            if !crate::analysis::defaults::is_throughput(&metric) {
+                return Err(CliError::Usage(
+                    "--per-gpu divides a throughput by the GPU count: give a throughput \
+                     --metric (output_throughput, total_token_throughput, request_throughput)",
+                ));
+            }
+            picked.without_gpus = Some(per_gpu(&mut records, &metric));
+            // Per GPU, deployments of different sizes are the comparison, not a mismatch.
+            for d in [Dim::GpuCount, Dim::Tp, Dim::Pp] {
+                ignore.insert(DimKey::Known(d));
+            }
+        }
         let ds = Dataset::new(records);
         let all: Vec<usize> = (0..ds.len()).collect();
         let dim = match dim {
@@ -299,6 +360,12 @@ pub fn run(args: &CompareArgs) -> Result<ExitCode, CliError> {
         crate::stdout::print(&improvement_output(&t, picked, args.format));
         Ok(ExitCode::SUCCESS)
     } else {
+        if args.per_gpu {
+            return Err(CliError::Usage(
+                "--per-gpu is for improvement tables (--by) and --at-interactivity, not \
+                 regression checks",
+            ));
+        }
         let (old, failed_old) = read_all(&args.files[..1], args.verbose, false);
         let (new, failed_new) = read_all(&args.files[1..], args.verbose, false);
         if failed_old + failed_new > 0 {

@@ -70,8 +70,11 @@ pub struct CompareArgs {
     /// series are the values of `--by` (default: the series the explorer would draw).
     #[arg(long, value_name = "TOK_S", conflicts_with_all = ["trend", "baseline", "candidate", "fail_on_regression"])]
     pub at_interactivity: Option<f64>,
-    /// With `--at-interactivity`: throughput per GPU (gpu_count, else tp × pp).
-    #[arg(long, requires = "at_interactivity")]
+    /// Throughput per GPU (each record's gpu_count, else tp × pp): with `--at-interactivity`
+    /// the frontier's throughput; in an improvement table the compared metric, which must then
+    /// be a throughput (default `output_throughput`). Records without a GPU count are left
+    /// out, and the output says how many.
+    #[arg(long, conflicts_with_all = ["trend", "fail_on_regression"])]
     pub per_gpu: bool,
     /// With `--at-interactivity`: a price per GPU-hour in US dollars for a GPU name or family
     /// (`H100=2.95`; repeatable or comma-separated); GPUs not given use the defaults that

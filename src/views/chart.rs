@@ -345,15 +345,15 @@ pub fn metric_menu(
     }
 }
 
-/// The dimensions the x axis menu offers: the numeric well-known ones.
-pub fn numeric_dims(dims: &[DimKey]) -> Vec<DimKey> {
-    dims.iter()
-        .filter(|k| match k {
-            DimKey::Known(d) => d.kind() != DimKind::Text,
-            DimKey::Tag(_) => false,
-        })
-        .cloned()
-        .collect()
+/// The dimensions the x axis menu offers: every one, the numeric well-known ones (rate,
+/// concurrency, lengths: what an axis usually runs along) first, then the text ones and tags
+/// (a model, a profile, a source file), which a bar chart can take as its categories and
+/// which a first picture may already use.
+pub fn x_dims(dims: &[DimKey]) -> Vec<DimKey> {
+    let numeric = |k: &&DimKey| matches!(k, DimKey::Known(d) if d.kind() != DimKind::Text);
+    let (mut first, rest): (Vec<&DimKey>, Vec<&DimKey>) = dims.iter().partition(numeric);
+    first.extend(rest);
+    first.into_iter().cloned().collect()
 }
 
 /// Small figures of the kind the explorer draws first for a file of many configurations, in
@@ -505,7 +505,7 @@ mod tests {
     }
 
     #[test]
-    fn menus_offer_the_views_metrics_and_numeric_dimensions() {
+    fn menus_offer_the_views_metrics_and_every_dimension_numeric_first() {
         let ttft = MetricKey::latency(LatencyMetric::Ttft, Stat::Mean);
         let present = [ttft.clone(), MetricKey::OutputThroughput];
         assert_eq!(metric_options(View::Latency, &present), [ttft]);
@@ -519,7 +519,14 @@ mod tests {
             DimKey::Known(Dim::RequestRate),
             DimKey::Tag("node".into()),
         ];
-        assert_eq!(numeric_dims(&dims), [DimKey::Known(Dim::RequestRate)]);
+        assert_eq!(
+            x_dims(&dims),
+            [
+                DimKey::Known(Dim::RequestRate),
+                DimKey::Known(Dim::Engine),
+                DimKey::Tag("node".into())
+            ]
+        );
     }
 
     #[test]
