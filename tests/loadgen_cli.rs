@@ -81,14 +81,23 @@ fn errors_print_as_one_error_line_with_their_causes() {
             String::from_utf8_lossy(&out.stderr).into_owned(),
         )
     };
-    // A bad flag value, refused by its parser.
+    // A flag value its parser reads but `run` does not take.
     assert_eq!(
-        stderr_of(&["run", "--mock", "--goodput", "ttft"]),
+        stderr_of(&["run", "--mock", "--goodput", "p99_ttft:500"]),
         (
             Some(1),
-            "error: invalid --goodput: \"ttft\" is not NAME:LIMIT (for example ttft:500, p99_ttft:500 or mean_tpot_ms<=50)\n"
+            "error: invalid --goodput: \"p99_ttft:500\": run's goodput counts the requests \
+             within every bound, as vLLM's: ttft, tpot and e2el (stage percentiles such as \
+             p99_ttft are sweep's)\n"
                 .to_string()
         )
+    );
+    // One its parser refuses: where the command line is read, naming the flag.
+    let (code, stderr) = stderr_of(&["run", "--mock", "--goodput", "ttft"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--goodput") && stderr.contains("\"ttft\" is not NAME:LIMIT"),
+        "{stderr}"
     );
     // A port that is taken: the address, then the system's reason.
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();

@@ -41,7 +41,7 @@ async fn stages_are_the_product_of_rates_and_concurrencies() {
     o.warmup = 3;
     o.vllm_compatible = true;
     o.label = Some("demo".into());
-    o.goodput = vec!["ttft:1000".into(), "e2el:1000".into()];
+    o.goodput = vec!["ttft:1000 e2el:1000".parse().unwrap()];
     o.percentile_metrics = "ttft,tpot,itl,e2el".into();
     o.save_detailed = true;
     let (_tx, rx) = watch::channel(false);

@@ -20,8 +20,8 @@ mod search;
 mod window;
 
 pub use objectives::{
-    judge, parse_item, Bounded, CapacitySlo, Item, Objective, ObjectiveCheck, RequestOutcome,
-    SloError, SloMetric, Verdict,
+    judge, parse_item, Bounded, CapacitySlo, Item, Objective, ObjectiveCheck, Objectives,
+    RequestOutcome, SloError, SloMetric, Verdict,
 };
 pub use search::{Capacity, ProbeOutcome, Search, SearchConfig, SearchConfigError, Step, Tally};
 pub use window::{

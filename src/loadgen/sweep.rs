@@ -12,7 +12,8 @@ use std::path::PathBuf;
 use tokio::sync::watch;
 
 use super::capacity::{
-    judge, Capacity, CapacitySlo, RequestOutcome, Search, SearchConfig, SloMetric, Step, Verdict,
+    judge, Capacity, CapacitySlo, Objectives, RequestOutcome, Search, SearchConfig, SloMetric,
+    Step, Verdict,
 };
 use super::measure::request_latencies;
 use super::report;
@@ -114,7 +115,7 @@ fn invalid(option: &'static str, message: impl ToString) -> LoadgenError {
 
 /// Checks the options and turns them into the objectives and the search.
 fn prepare(opts: &SweepOpts) -> Result<(CapacitySlo, Search), LoadgenError> {
-    let slo = CapacitySlo::parse(&opts.run.goodput, opts.min_good_pct)
+    let slo = CapacitySlo::new(opts.run.objectives().copied().collect(), opts.min_good_pct)
         .map_err(|e| invalid("goodput", e))?;
     if opts.over == SweepOver::Rate && opts.run.request_rate != [Rate::INF] {
         return Err(invalid(
@@ -166,12 +167,13 @@ fn probe_opts(opts: &SweepOpts, slo: &CapacitySlo, k: usize, load: f64) -> RunOp
     run.duration = Some(run.duration.unwrap_or(PROBE_SECONDS));
     run.seed = run.seed.wrapping_add(k as u64);
     // vLLM's goodput takes per-request ttft, tpot and e2el only.
-    run.goodput = slo
-        .objectives
-        .iter()
-        .filter(|o| o.percentile.is_none() && o.metric != SloMetric::Itl)
-        .map(ToString::to_string)
-        .collect();
+    run.goodput = vec![Objectives(
+        slo.objectives
+            .iter()
+            .filter(|o| o.percentile.is_none() && o.metric != SloMetric::Itl)
+            .copied()
+            .collect(),
+    )];
     run.steady_window = true;
     run.write_files = false;
     // Warm-up requests go before every probe, at its load's concurrency.
@@ -498,7 +500,12 @@ mod tests {
         assert_eq!(run.request_rate, vec![Rate(12.5)]);
         assert_eq!(run.duration, Some(PROBE_SECONDS));
         assert_eq!(run.seed, 9);
-        assert_eq!(run.goodput, vec!["ttft:300"]);
+        assert_eq!(
+            run.objectives()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>(),
+            ["ttft:300"]
+        );
         assert!(run.steady_window && !run.write_files);
         let c = opts(&[
             "--goodput",

@@ -179,6 +179,7 @@ pub(super) fn prepare(opts: &RunOpts) -> Result<Prepared, LoadgenError> {
             format!("{} must be a positive number", opts.burstiness),
         ));
     }
+    // The command line refuses 0; sweep makes its probes' options without it.
     if opts.max_concurrency.contains(&0) {
         return Err(invalid("max-concurrency", "must be at least 1"));
     }
@@ -213,7 +214,7 @@ pub(super) fn prepare(opts: &RunOpts) -> Result<Prepared, LoadgenError> {
     } else if opts.num_prompts == 0 {
         return Err(invalid("num-prompts", "must be at least 1"));
     }
-    let slo = Slo::parse(&opts.goodput).map_err(|e| invalid_value("goodput", e))?;
+    let slo = Slo::from_objectives(opts.objectives()).map_err(|e| invalid_value("goodput", e))?;
     let percentile_metrics = PercentileMetric::parse_list(&opts.percentile_metrics)
         .map_err(|e| invalid_value("percentile-metrics", e))?;
     if let Some(p) = opts.fail_on_error.filter(|p| !(0.0..=100.0).contains(p)) {
@@ -412,9 +413,39 @@ mod tests {
         assert!(bad(&|o| o.duration = Some(5.0)).contains("--max-concurrency"));
         assert!(bad(&|o| o.extra_body = Some("[1]".into())).contains("--extra-body"));
         assert!(bad(&|o| o.tags = vec!["novalue".into()]).contains("--tag"));
+        // Objectives are read where the command line is parsed, the error naming the flag;
+        // those `run` does not take (a percentile is sweep's) are refused here.
+        let parsed = |args: &[&str]| {
+            use clap::Parser;
+            #[derive(Parser)]
+            struct Wrap {
+                #[command(flatten)]
+                opts: RunOpts,
+            }
+            Wrap::try_parse_from(std::iter::once("run").chain(args.iter().copied()))
+                .map(|w| w.opts)
+                .map_err(|e| e.to_string())
+        };
+        let refused = parsed(&["--goodput", "ttft:5", "ttft"])
+            .err()
+            .unwrap_or_default();
+        assert!(
+            refused.contains("--goodput") && refused.contains("\"ttft\" is not NAME:LIMIT"),
+            "{refused}"
+        );
+        let refused = parsed(&["--max-concurrency", "4,0"])
+            .err()
+            .unwrap_or_default();
+        assert!(refused.contains("--max-concurrency"), "{refused}");
+        let o = parsed(&["--goodput", "ttft:500 e2el_ms<=900", "tpot:5"]).unwrap();
         assert_eq!(
-            bad(&|o| o.goodput = vec!["ttft".into()]),
-            "invalid --goodput: \"ttft\" is not NAME:LIMIT (for example ttft:500, p99_ttft:500 or mean_tpot_ms<=50)"
+            o.objectives().map(ToString::to_string).collect::<Vec<_>>(),
+            ["ttft:500", "e2el:900", "tpot:5"]
+        );
+        assert_eq!(
+            bad(&|o| o.goodput = vec!["p99_ttft:500".parse().unwrap()]),
+            "invalid --goodput: \"p99_ttft:500\": run's goodput counts the requests within every \
+             bound, as vLLM's: ttft, tpot and e2el (stage percentiles such as p99_ttft are sweep's)"
         );
         assert_eq!(
             bad(&|o| o.percentile_metrics = "ttft,p99".into()),

@@ -86,7 +86,7 @@ pub fn vllm_command_line(
     flag("metric-percentiles", Some(ps.join(",")));
     if !opts.goodput.is_empty() {
         args.push("--goodput".into());
-        args.extend(opts.goodput.iter().cloned());
+        args.extend(opts.objectives().map(ToString::to_string));
     }
     args.push("--save-result".into());
     if opts.save_detailed {

@@ -159,7 +159,7 @@ fn through_sink(
 #[test]
 fn tallied_stage_equals_the_stage_made_from_its_records() {
     let p = [50.0, 90.0, 99.0, 99.9];
-    let slo = Slo::parse(&["ttft:700 e2el:900".into()]).unwrap();
+    let slo = Slo::parse("ttft:700 e2el:900").unwrap();
     let metrics_shown = PercentileMetric::ALL
         .iter()
         .map(|(_, m)| *m)
@@ -264,7 +264,7 @@ fn tallied_stage_equals_the_stage_made_from_its_records() {
 
 /// The percentiles, goodput SLO and summary metrics both ways below are made with.
 fn settings() -> ([f64; 2], Option<Slo>, Vec<PercentileMetric>) {
-    let slo = Slo::parse(&["ttft:700".into()]).unwrap();
+    let slo = Slo::parse("ttft:700").unwrap();
     let shown = PercentileMetric::ALL.iter().map(|(_, m)| *m).collect();
     ([50.0, 99.0], slo, shown)
 }
