@@ -287,10 +287,12 @@ fn rows_failed(files: &mut Files, index: usize, outcome: &mut RunOutcome) {
         return;
     };
     files.requests_file = None;
+    // Already in the rescue folder: nowhere else to go.
     let moved = files
         .requests
         .as_deref()
-        .and_then(|p| super::files::rescue_path(p).ok());
+        .and_then(|p| super::files::rescue_path(p).ok())
+        .filter(|m| files.requests.as_ref() != Some(m));
     let whereto = moved.as_ref().map_or_else(
         || "nowhere (no folder took them)".to_string(),
         |p| p.display().to_string(),
