@@ -137,8 +137,17 @@ pub struct MergeArgs {
     pub output: PathBuf,
     /// Largest gap, in seconds, between the shards' starts: shards started further apart are
     /// not one run (their requests would not overlap as planned).
-    #[arg(long, value_name = "SECONDS", default_value_t = 2.0)]
+    #[arg(long, value_name = "SECONDS", default_value_t = 2.0, value_parser = seconds)]
     pub max_start_skew: f64,
+}
+
+/// A number of seconds as the command line gives it: finite and not negative.
+fn seconds(text: &str) -> Result<f64, String> {
+    text.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|s| s.is_finite() && *s >= 0.0)
+        .ok_or_else(|| format!("{text:?} is not a number of seconds (0 or more)"))
 }
 
 /// What [`run_merge`] did: the stages and requests merged, and its warnings (files written

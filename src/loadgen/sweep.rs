@@ -12,8 +12,8 @@ use std::path::PathBuf;
 use tokio::sync::watch;
 
 use super::capacity::{
-    judge, Capacity, CapacitySlo, Objectives, RequestOutcome, Search, SearchConfig, SloMetric,
-    Step, Verdict,
+    judge, Capacity, CapacitySlo, Objectives, RequestOutcome, Search, SearchConfig,
+    SearchConfigError, SloMetric, Step, Verdict,
 };
 use super::measure::request_latencies;
 use super::report;
@@ -72,8 +72,17 @@ pub struct SweepOpts {
     pub max_probes: usize,
     /// Share of a probe's steady-window requests that must meet every per-request objective,
     /// percent (failed requests never do).
-    #[arg(long, default_value_t = 99.0)]
+    #[arg(long, default_value_t = 99.0, value_parser = percent)]
     pub min_good_pct: f64,
+}
+
+/// A share in percent as the command line gives it: from 0 to 100.
+fn percent(text: &str) -> Result<f64, String> {
+    text.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|p| (0.0..=100.0).contains(p))
+        .ok_or_else(|| format!("{text:?} is not a percentage from 0 to 100"))
 }
 
 /// What a sweep found.
@@ -150,7 +159,13 @@ fn prepare(opts: &SweepOpts) -> Result<(CapacitySlo, Search), LoadgenError> {
         growth: 2.0,
         integer: opts.over == SweepOver::Concurrency,
     })
-    .map_err(|e| invalid("start", e))?;
+    .map_err(|e| match e {
+        SearchConfigError::Tolerance(_) => invalid(
+            "tolerance-pct",
+            format!("{} must be above 0 and below 100", opts.tolerance_pct),
+        ),
+        e => invalid("start", e),
+    })?;
     Ok((slo, search))
 }
 
@@ -489,7 +504,26 @@ mod tests {
         assert!(err(&["--goodput", "p99_ttft:500", "--start", "0"])
             .unwrap()
             .contains("positive"));
+        assert_eq!(
+            err(&["--goodput", "p99_ttft:500", "--tolerance-pct", "100"]),
+            Some("invalid --tolerance-pct: 100 must be above 0 and below 100".into())
+        );
         assert_eq!(err(&["--goodput", "p99_ttft:500"]), None);
+        // A share of good requests is read where the command line is parsed, naming its flag.
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Wrap {
+            #[command(flatten)]
+            opts: SweepOpts,
+        }
+        let why = Wrap::try_parse_from(["sweep", "--goodput", "ttft:5", "--min-good-pct", "101"])
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            why.contains("--min-good-pct") && why.contains("percentage"),
+            "{why}"
+        );
     }
 
     #[test]
