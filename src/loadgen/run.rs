@@ -6,7 +6,7 @@
 //!
 //! [`run_inner`] is the whole story: the options checked ([`prepare`]), the run set up
 //! (`session`: the mock, the client, the model, the prompts, the result paths checked for
-//! room), its [`plan`] of stages made, the warm-up, then for each stage: run and measure it
+//! room), its `plan` of stages made, the warm-up, then for each stage: run and measure it
 //! (`one_stage`), write it (`files`); then the last writes. The other parts, each in its own
 //! file: [`opts`] (the command-line options), `setup` (the model probe, the prompts, the result
 //! paths), `stage` (one stage on the wire), `sink` (each request as it ends: its reply counted,
@@ -28,7 +28,7 @@ use crate::model::Record;
 mod files;
 mod one_stage;
 pub mod opts;
-pub mod plan;
+mod plan;
 pub mod prepare;
 mod scrape;
 mod session;
