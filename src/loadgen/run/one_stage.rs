@@ -135,7 +135,7 @@ impl Run<'_> {
             target_rate: rate,
             percentiles: &opts.percentiles,
             slo: self.prep.slo,
-            percentile_metrics: self.prep.percentile_metrics.clone(),
+            percentile_metrics: opts.percentile_metrics.clone(),
             steady: opts.steady_window,
         };
         // A lean stage's records, spooled for vLLM's per-request arrays.

@@ -293,8 +293,8 @@ pub struct RunOpts {
     /// Metrics whose percentiles the console summary and the vLLM-compatible file show, as
     /// vLLM's: `ttft`, `tpot`, `itl`, `e2el`, `client_queue_time`,
     /// `e2el_including_client_queue` (the canonical file always has the first four).
-    #[arg(long, default_value = PercentileMetric::DEFAULT)]
-    pub percentile_metrics: String,
+    #[arg(long, value_delimiter = ',', default_value = PercentileMetric::DEFAULT)]
+    pub percentile_metrics: Vec<PercentileMetric>,
     /// Exit non-zero when more than this percentage of a stage's requests failed. Without it,
     /// a run exits non-zero when more than half of its requests failed; one in which no request
     /// succeeded always does.

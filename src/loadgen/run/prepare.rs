@@ -11,7 +11,6 @@ use serde_json::{Map, Value};
 use super::opts::{DatasetKind, Rate, RunOpts};
 use crate::loadgen::client::Timeouts;
 use crate::loadgen::measure::Slo;
-use crate::loadgen::report::PercentileMetric;
 use crate::loadgen::schedule::{Ramp, RampStrategy};
 use crate::loadgen::LoadgenError;
 
@@ -131,8 +130,6 @@ pub(super) struct Prepared {
     pub(super) tags: BTreeMap<String, String>,
     /// The request timeouts.
     pub(super) timeouts: Timeouts,
-    /// `--percentile-metrics`.
-    pub(super) percentile_metrics: Vec<PercentileMetric>,
 }
 
 /// `--ramp-up-strategy` with its two rates, checked (clap makes them come together).
@@ -215,8 +212,6 @@ pub(super) fn prepare(opts: &RunOpts) -> Result<Prepared, LoadgenError> {
         return Err(invalid("num-prompts", "must be at least 1"));
     }
     let slo = Slo::from_objectives(opts.objectives()).map_err(|e| invalid_value("goodput", e))?;
-    let percentile_metrics = PercentileMetric::parse_list(&opts.percentile_metrics)
-        .map_err(|e| invalid_value("percentile-metrics", e))?;
     if let Some(p) = opts.fail_on_error.filter(|p| !(0.0..=100.0).contains(p)) {
         return Err(invalid(
             "fail-on-error",
@@ -268,7 +263,6 @@ pub(super) fn prepare(opts: &RunOpts) -> Result<Prepared, LoadgenError> {
         extra,
         tags,
         timeouts,
-        percentile_metrics,
     })
 }
 
@@ -447,11 +441,20 @@ mod tests {
             "invalid --goodput: \"p99_ttft:500\": run's goodput counts the requests within every \
              bound, as vLLM's: ttft, tpot and e2el (stage percentiles such as p99_ttft are sweep's)"
         );
-        assert_eq!(
-            bad(&|o| o.percentile_metrics = "ttft,p99".into()),
-            "invalid --percentile-metrics: \"p99\" is not one of ttft, tpot, itl, e2el, \
-             client_queue_time, e2el_including_client_queue"
+        let refused = parsed(&["--percentile-metrics", "ttft,p99"])
+            .err()
+            .unwrap_or_default();
+        assert!(
+            refused.contains("--percentile-metrics")
+                && refused.contains(
+                    "\"p99\" is not one of ttft, tpot, itl, e2el, \
+                                     client_queue_time, e2el_including_client_queue"
+                ),
+            "{refused}"
         );
+        let o = parsed(&["--percentile-metrics", "e2el, ttft"]).unwrap();
+        assert_eq!(o.percentile_metrics.len(), 2);
+        assert_eq!(RunOpts::default().percentile_metrics.len(), 3);
         assert!(bad(&|o| o.extra_body = Some("{".into()))
             .starts_with("invalid --extra-body: EOF while parsing an object"));
         assert_eq!(rates_of(&[Rate(1.0), Rate::INF]), vec![1.0, f64::INFINITY]);

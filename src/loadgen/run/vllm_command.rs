@@ -74,7 +74,8 @@ pub fn vllm_command_line(
     if opts.warmup > 0 {
         flag("num-warmups", Some(opts.warmup.to_string()));
     }
-    flag("percentile-metrics", Some(opts.percentile_metrics.clone()));
+    let shown: Vec<&str> = opts.percentile_metrics.iter().map(|m| m.name()).collect();
+    flag("percentile-metrics", Some(shown.join(",")));
     let ps: Vec<String> = opts.percentiles.iter().map(|p| p.to_string()).collect();
     flag("metric-percentiles", Some(ps.join(",")));
     if !opts.goodput.is_empty() {
