@@ -81,14 +81,23 @@ fn errors_print_as_one_error_line_with_their_causes() {
             String::from_utf8_lossy(&out.stderr).into_owned(),
         )
     };
-    // A bad flag value, refused by its parser.
+    // A flag value its parser reads but `run` does not take.
     assert_eq!(
-        stderr_of(&["run", "--mock", "--goodput", "ttft"]),
+        stderr_of(&["run", "--mock", "--goodput", "p99_ttft:500"]),
         (
             Some(1),
-            "error: invalid --goodput: \"ttft\" is not NAME:LIMIT (for example ttft:500, p99_ttft:500 or mean_tpot_ms<=50)\n"
+            "error: invalid --goodput: \"p99_ttft:500\": run's goodput counts the requests \
+             within every bound, as vLLM's: ttft, tpot and e2el (stage percentiles such as \
+             p99_ttft are sweep's)\n"
                 .to_string()
         )
+    );
+    // One its parser refuses: where the command line is read, naming the flag.
+    let (code, stderr) = stderr_of(&["run", "--mock", "--goodput", "ttft"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--goodput") && stderr.contains("\"ttft\" is not NAME:LIMIT"),
+        "{stderr}"
     );
     // A port that is taken: the address, then the system's reason.
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -757,6 +766,82 @@ fn a_result_file_its_folder_refuses_is_written_elsewhere() {
     let _ = std::fs::remove_dir_all(std::path::Path::new(moved).parent().unwrap());
 }
 
+/// A disk that fills while a stage runs (every file limited to 64 KiB, as `ulimit -f` does:
+/// writes past it fail with "File too large"): the scratch files go on in memory, every stage
+/// is measured and summed up, and what could not be written anywhere is said; nothing hidden
+/// is left behind.
+#[test]
+fn a_disk_that_fills_mid_stage_ends_no_stage() {
+    use std::os::unix::process::CommandExt;
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let mut cmd = Command::new(BIN);
+    cmd.args(["run", "--mock", "--mock-ttft-ms", "1", "--mock-itl-ms", "0"])
+        .args([
+            "--num-prompts",
+            "400",
+            "--input-len",
+            "8",
+            "--output-len",
+            "4",
+        ])
+        .args(["--tokenizer", "words", "--max-concurrency", "8,16"])
+        .args([
+            "--no-progress",
+            "--result-filename",
+            "run.json",
+            "--result-dir",
+        ])
+        .arg(dir.path())
+        // The rescue folder goes under the test's own temporary folder.
+        .env("TMPDIR", tmp.path());
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            let limit = libc::rlimit {
+                rlim_cur: 64 << 10,
+                rlim_max: 64 << 10,
+            };
+            match libc::setrlimit(libc::RLIMIT_FSIZE, &limit) {
+                0 => Ok(()),
+                _ => Err(std::io::Error::last_os_error()),
+            }
+        });
+    }
+    let out = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    // Both stages measured to their end and summed up.
+    assert_eq!(
+        stdout.matches("Serving Benchmark Result").count(),
+        2,
+        "{stdout}\n{stderr}"
+    );
+    assert!(
+        stdout.contains("Successful requests:                     400"),
+        "{stdout}"
+    );
+    // The scratch file the disk refused went on in memory, said once a stage.
+    assert_eq!(stderr.matches("went on in memory").count(), 2, "{stderr}");
+    assert!(stderr.contains("File too large"), "{stderr}");
+    // What was lost is said: the result file could be written nowhere.
+    assert!(stderr.contains("no result file was written"), "{stderr}");
+    // No hidden file left in the result folder, no scratch file in the rescue folder.
+    let left: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(left.iter().all(|n| !n.starts_with('.')), "{left:?}");
+    for e in std::fs::read_dir(tmp.path()).unwrap() {
+        for f in std::fs::read_dir(e.unwrap().path()).unwrap() {
+            let name = f.unwrap().file_name().to_string_lossy().into_owned();
+            assert!(!name.ends_with(".tmp"), "{name}");
+        }
+    }
+}
+
 /// A `benchlens run --mock` of 12 requests into `dir` with `args`.
 fn run_into(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
     Command::new(BIN)
@@ -804,16 +889,16 @@ fn scratch_files_the_result_folder_refuses_go_to_the_rescue_folder() {
         got.records[0].metrics.get(&MetricKey::Completed),
         Some(&12.0)
     );
-    // The scratch files are gone from both folders.
+    // The scratch files are gone from both folders, and the rescue folder they left empty
+    // with them.
     let rescued = stderr
         .lines()
         .find_map(|l| l.split("the scratch file is ").nth(1))
         .and_then(|l| l.strip_suffix(" instead"))
         .unwrap();
     let rescue = std::path::Path::new(rescued).parent().unwrap();
-    assert_eq!(std::fs::read_dir(rescue).unwrap().count(), 0);
+    assert!(!rescue.exists(), "{} is left", rescue.display());
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
-    let _ = std::fs::remove_dir_all(rescue);
 }
 
 #[test]

@@ -342,3 +342,27 @@ fn sigkill_loses_at_most_the_last_second_of_rows() {
         intended.len()
     );
 }
+
+/// A run killed outright (SIGKILL, which no handler sees) leaves no scratch file behind: its
+/// scratch files have no name in the folder even while the stage runs (issue 31's `tempfile`).
+#[test]
+fn sigkill_leaves_no_scratch_file_behind() {
+    let (url, requested) = hanging_server();
+    let dir = tempfile::tempdir().unwrap();
+    let mut run = spawn_run(&url, dir.path(), true);
+    wait_for_requests(&requested, 4);
+    let names = || {
+        let mut left: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        left
+    };
+    // The stage is running: its rows' file is open, its scratch files have no name.
+    assert_eq!(names(), vec!["r.requests.jsonl"]);
+    signal(&run, "KILL");
+    let (code, _) = wait_exit(&mut run, Duration::from_secs(5));
+    assert_eq!(code, None, "killed by a signal");
+    assert_eq!(names(), vec!["r.requests.jsonl"]);
+}

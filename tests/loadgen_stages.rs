@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use benchlens::loadgen::client::Backend;
+use benchlens::loadgen::report::PercentileMetric;
 use benchlens::loadgen::{run_with_stop, MockOpts, MockServer, Rate, RunOpts};
 use benchlens::model::{canonical, LatencyMetric, MetricKey, Stat};
 use tokio::sync::watch;
@@ -41,8 +42,8 @@ async fn stages_are_the_product_of_rates_and_concurrencies() {
     o.warmup = 3;
     o.vllm_compatible = true;
     o.label = Some("demo".into());
-    o.goodput = vec!["ttft:1000".into(), "e2el:1000".into()];
-    o.percentile_metrics = "ttft,tpot,itl,e2el".into();
+    o.goodput = vec!["ttft:1000 e2el:1000".parse().unwrap()];
+    o.percentile_metrics = PercentileMetric::parse_list("ttft,tpot,itl,e2el").unwrap();
     o.save_detailed = true;
     let (_tx, rx) = watch::channel(false);
     let out = run_with_stop(o, rx).await.unwrap();

@@ -4,6 +4,7 @@
 //! `--save-detailed`, and the recorded command line uses vLLM's flag names.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
+use benchlens::loadgen::report::PercentileMetric;
 use benchlens::loadgen::{run_with_stop, MockOpts, MockServer, Rate, RunOpts};
 use benchlens::model::canonical;
 use serde_json::Value;
@@ -55,7 +56,7 @@ async fn run(dir: &std::path::Path, url: String, detailed: bool) -> benchlens::l
         save_detailed: detailed,
         result_filename: Some("vllm-result.json".into()),
         percentiles: vec![99.0],
-        percentile_metrics: "ttft,tpot,itl,e2el".into(),
+        percentile_metrics: PercentileMetric::parse_list("ttft,tpot,itl,e2el").unwrap(),
         tags: vec!["tp=1".into()],
         ..RunOpts::default()
     };

@@ -15,15 +15,17 @@
 //!   capacity is the highest load that passed every one of its probes; the lowest load that
 //!   failed bounds it from above, and the pair is the uncertainty reported.
 
+mod answer;
 mod objectives;
 mod search;
 mod window;
 
+pub use answer::{Capacity, ProbeOutcome, Tally};
 pub use objectives::{
-    judge, parse_item, Bounded, CapacitySlo, Item, Objective, ObjectiveCheck, RequestOutcome,
-    SloError, SloMetric, Verdict,
+    judge, parse_item, Bounded, CapacitySlo, Item, Objective, ObjectiveCheck, Objectives,
+    RequestOutcome, SloError, SloMetric, Verdict,
 };
-pub use search::{Capacity, ProbeOutcome, Search, SearchConfig, SearchConfigError, Step, Tally};
+pub use search::{Search, SearchConfig, SearchConfigError, Step};
 pub use window::{
     steady_window, RequestSpan, SteadyWindow, MIN_WINDOW_REQUESTS, STEADY_RULE, WHOLE_RULE,
 };

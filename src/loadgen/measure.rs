@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 
 use super::record::{ChunkArrival, LengthFlag, RequestRecord};
 use super::stats::{summarize_owned, StreamedSummary, Summary};
-use crate::analysis::capacity::{parse_item, Bounded, SloError, SloMetric};
+use crate::analysis::capacity::{Objective, Objectives, SloError, SloMetric};
 
 /// Service-level objectives for goodput, in milliseconds (vLLM's `--goodput ttft:MS tpot:MS e2el:MS`).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -34,23 +34,21 @@ pub struct Slo {
 }
 
 impl Slo {
-    /// Parses `ttft:500 tpot:50 e2el:2000` items (one or several per argument) with the one
-    /// objectives parser ([`parse_item`]); `run --goodput` counts requests, so it takes vLLM's
-    /// per-request bounds on TTFT, TPOT and E2EL only.
-    pub fn parse(items: &[String]) -> Result<Option<Slo>, SloError> {
-        if items.is_empty() {
-            return Ok(None);
-        }
-        let mut slo = Slo::default();
-        for item in items.iter().flat_map(|s| s.split_whitespace()) {
-            let parsed = parse_item(item)?;
-            match parsed.bounded {
-                Bounded::Request(SloMetric::Ttft) => slo.ttft_ms = Some(parsed.limit),
-                Bounded::Request(SloMetric::Tpot) => slo.tpot_ms = Some(parsed.limit),
-                Bounded::Request(SloMetric::E2el) => slo.e2el_ms = Some(parsed.limit),
+    /// `run --goodput`'s objectives: it counts requests, so it takes vLLM's per-request bounds
+    /// on TTFT, TPOT and E2EL only (`None` when there are none).
+    pub fn from_objectives<'a>(
+        objectives: impl IntoIterator<Item = &'a Objective>,
+    ) -> Result<Option<Slo>, SloError> {
+        let mut slo = None;
+        for o in objectives {
+            let s: &mut Slo = slo.get_or_insert_with(Slo::default);
+            match (o.percentile, o.metric) {
+                (None, SloMetric::Ttft) => s.ttft_ms = Some(o.limit_ms),
+                (None, SloMetric::Tpot) => s.tpot_ms = Some(o.limit_ms),
+                (None, SloMetric::E2el) => s.e2el_ms = Some(o.limit_ms),
                 _ => {
                     return Err(SloError::NotHere {
-                        item: item.to_string(),
+                        item: o.to_string(),
                         why: "run's goodput counts the requests within every bound, as vLLM's: \
                               ttft, tpot and e2el (stage percentiles such as p99_ttft are \
                               sweep's)",
@@ -58,7 +56,12 @@ impl Slo {
                 }
             }
         }
-        Ok(Some(slo))
+        Ok(slo)
+    }
+
+    /// [`Slo::from_objectives`] of `ttft:500 tpot:50 e2el:2000` (as [`Objectives`] reads it).
+    pub fn parse(text: &str) -> Result<Option<Slo>, SloError> {
+        Slo::from_objectives(&text.parse::<Objectives>()?.0)
     }
 }
 

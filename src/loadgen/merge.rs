@@ -15,11 +15,10 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 use thiserror::Error;
 
-use super::measure::compute;
+use super::figures::{stage_figures, FigureOpts};
 use super::record::{ChunkArrival, Failure, FailureKind, RequestRecord};
-use super::report::{self, PercentileMetric, StageInfo, SummaryView};
+use super::report::{self, PercentileMetric, StageInfo};
 use super::shard::{Shard, REQUEST_ROWS_METRIC, RUN_FINGERPRINT_TAG};
-use super::timeline;
 use super::LoadgenError;
 use crate::model::provenance;
 use crate::model::{canonical, MetricKey, Record};
@@ -138,8 +137,17 @@ pub struct MergeArgs {
     pub output: PathBuf,
     /// Largest gap, in seconds, between the shards' starts: shards started further apart are
     /// not one run (their requests would not overlap as planned).
-    #[arg(long, value_name = "SECONDS", default_value_t = 2.0)]
+    #[arg(long, value_name = "SECONDS", default_value_t = 2.0, value_parser = seconds)]
     pub max_start_skew: f64,
+}
+
+/// A number of seconds as the command line gives it: finite and not negative.
+fn seconds(text: &str) -> Result<f64, String> {
+    text.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|s| s.is_finite() && *s >= 0.0)
+        .ok_or_else(|| format!("{text:?} is not a number of seconds (0 or more)"))
 }
 
 /// What [`run_merge`] did: the stages and requests merged, and its warnings (files written
@@ -606,19 +614,20 @@ fn merge_stage(stage: usize, shards: Vec<(String, ShardStage)>) -> (Record, Vec<
         }
     }
     requests.sort_by_key(|r| r.index);
-    let cancelled = |r: &RequestRecord| {
-        r.failure
-            .as_ref()
-            .is_some_and(|f| f.kind == FailureKind::Cancelled)
-    };
-    let measured: Vec<RequestRecord> = requests.iter().filter(|r| !cancelled(r)).cloned().collect();
     let rate = template.request_rate.unwrap_or(f64::INFINITY);
-    let m = compute(&measured, duration, rate, &PERCENTILES, None);
-    let view = SummaryView::new(
-        PercentileMetric::parse_list(PercentileMetric::DEFAULT).unwrap_or_default(),
-        PERCENTILES.to_vec(),
-        &measured,
-        (requests.len() - measured.len()) as u64,
+    // The figures of the requests together, as `run` makes a stage's.
+    let mut measured = requests.clone();
+    let figures = stage_figures(
+        &mut measured,
+        FigureOpts {
+            duration_s: duration,
+            target_rate: rate,
+            percentiles: &PERCENTILES,
+            slo: None,
+            percentile_metrics: PercentileMetric::parse_list(PercentileMetric::DEFAULT)
+                .unwrap_or_default(),
+            steady: false,
+        },
     );
     let mut tags = template.tags.clone();
     tags.remove("shard");
@@ -649,9 +658,8 @@ fn merge_stage(stage: usize, shards: Vec<(String, ShardStage)>) -> (Record, Vec<
         tags,
         partial,
     };
-    let mut record = report::stage_record(&info, &m, &measured, &view);
-    let series = timeline::series(&measured);
-    record.series = series;
+    let mut record = report::stage_record(&info, &figures.metrics, &measured, &figures.view);
+    record.series = figures.series;
     record
         .metrics
         .insert(MetricKey::Extra("stage_start_unix_s".into()), base);

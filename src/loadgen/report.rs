@@ -12,7 +12,7 @@
 //! `record` ← `vllm`) and never this file.
 
 use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::LoadgenError;
 use crate::model::canonical;
@@ -112,18 +112,24 @@ pub fn write_atomic_with(
     let name = path
         .file_name()
         .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
-    let tmp: PathBuf = path.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
-    let result = std::fs::File::create(&tmp)
-        .and_then(|f| {
-            let mut out = std::io::BufWriter::with_capacity(1 << 16, f);
-            write(&mut out)?;
-            out.into_inner().map_err(|e| e.into_error())?.sync_all()
-        })
-        .and_then(|()| std::fs::rename(&tmp, path));
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result.map_err(err)
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    // The `tempfile` crate's: removed when dropped, on failure or a panic. Made readable as a
+    // file the run creates itself is (tempfile's own files are the owner's alone).
+    let tmp = tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".tmp")
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666))
+        .tempfile_in(dir)
+        .map_err(err)?;
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, tmp);
+    write(&mut out).map_err(err)?;
+    let tmp = out.into_inner().map_err(|e| err(e.into_error()))?;
+    tmp.as_file().sync_all().map_err(err)?;
+    tmp.persist(path).map_err(|e| err(e.error))?;
+    Ok(())
 }
 
 /// The canonical JSON of all stages so far.
@@ -169,6 +175,13 @@ mod tests {
         write_atomic(&p, "two").unwrap();
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "two");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+        // Readable as any file the process creates (not the temporary file's owner-only mode).
+        use std::os::unix::fs::PermissionsExt;
+        let plain = dir.path().join("plain");
+        std::fs::write(&plain, "x").unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&p), mode(&plain));
+        std::fs::remove_file(plain).unwrap();
         assert!(write_atomic(&dir.path().join("missing/r.json"), "x").is_err());
     }
 }

@@ -12,7 +12,8 @@ use std::path::PathBuf;
 use tokio::sync::watch;
 
 use super::capacity::{
-    judge, Capacity, CapacitySlo, RequestOutcome, Search, SearchConfig, SloMetric, Step, Verdict,
+    judge, Capacity, CapacitySlo, Objectives, RequestOutcome, Search, SearchConfig,
+    SearchConfigError, SloMetric, Step, Verdict,
 };
 use super::measure::request_latencies;
 use super::report;
@@ -71,8 +72,17 @@ pub struct SweepOpts {
     pub max_probes: usize,
     /// Share of a probe's steady-window requests that must meet every per-request objective,
     /// percent (failed requests never do).
-    #[arg(long, default_value_t = 99.0)]
+    #[arg(long, default_value_t = 99.0, value_parser = percent)]
     pub min_good_pct: f64,
+}
+
+/// A share in percent as the command line gives it: from 0 to 100.
+fn percent(text: &str) -> Result<f64, String> {
+    text.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|p| (0.0..=100.0).contains(p))
+        .ok_or_else(|| format!("{text:?} is not a percentage from 0 to 100"))
 }
 
 /// What a sweep found.
@@ -114,7 +124,7 @@ fn invalid(option: &'static str, message: impl ToString) -> LoadgenError {
 
 /// Checks the options and turns them into the objectives and the search.
 fn prepare(opts: &SweepOpts) -> Result<(CapacitySlo, Search), LoadgenError> {
-    let slo = CapacitySlo::parse(&opts.run.goodput, opts.min_good_pct)
+    let slo = CapacitySlo::new(opts.run.objectives().copied().collect(), opts.min_good_pct)
         .map_err(|e| invalid("goodput", e))?;
     if opts.over == SweepOver::Rate && opts.run.request_rate != [Rate::INF] {
         return Err(invalid(
@@ -149,7 +159,13 @@ fn prepare(opts: &SweepOpts) -> Result<(CapacitySlo, Search), LoadgenError> {
         growth: 2.0,
         integer: opts.over == SweepOver::Concurrency,
     })
-    .map_err(|e| invalid("start", e))?;
+    .map_err(|e| match e {
+        SearchConfigError::Tolerance(_) => invalid(
+            "tolerance-pct",
+            format!("{} must be above 0 and below 100", opts.tolerance_pct),
+        ),
+        e => invalid("start", e),
+    })?;
     Ok((slo, search))
 }
 
@@ -166,12 +182,13 @@ fn probe_opts(opts: &SweepOpts, slo: &CapacitySlo, k: usize, load: f64) -> RunOp
     run.duration = Some(run.duration.unwrap_or(PROBE_SECONDS));
     run.seed = run.seed.wrapping_add(k as u64);
     // vLLM's goodput takes per-request ttft, tpot and e2el only.
-    run.goodput = slo
-        .objectives
-        .iter()
-        .filter(|o| o.percentile.is_none() && o.metric != SloMetric::Itl)
-        .map(ToString::to_string)
-        .collect();
+    run.goodput = vec![Objectives(
+        slo.objectives
+            .iter()
+            .filter(|o| o.percentile.is_none() && o.metric != SloMetric::Itl)
+            .copied()
+            .collect(),
+    )];
     run.steady_window = true;
     run.write_files = false;
     // Warm-up requests go before every probe, at its load's concurrency.
@@ -487,7 +504,26 @@ mod tests {
         assert!(err(&["--goodput", "p99_ttft:500", "--start", "0"])
             .unwrap()
             .contains("positive"));
+        assert_eq!(
+            err(&["--goodput", "p99_ttft:500", "--tolerance-pct", "100"]),
+            Some("invalid --tolerance-pct: 100 must be above 0 and below 100".into())
+        );
         assert_eq!(err(&["--goodput", "p99_ttft:500"]), None);
+        // A share of good requests is read where the command line is parsed, naming its flag.
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Wrap {
+            #[command(flatten)]
+            opts: SweepOpts,
+        }
+        let why = Wrap::try_parse_from(["sweep", "--goodput", "ttft:5", "--min-good-pct", "101"])
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            why.contains("--min-good-pct") && why.contains("percentage"),
+            "{why}"
+        );
     }
 
     #[test]
@@ -498,7 +534,12 @@ mod tests {
         assert_eq!(run.request_rate, vec![Rate(12.5)]);
         assert_eq!(run.duration, Some(PROBE_SECONDS));
         assert_eq!(run.seed, 9);
-        assert_eq!(run.goodput, vec!["ttft:300"]);
+        assert_eq!(
+            run.objectives()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>(),
+            ["ttft:300"]
+        );
         assert!(run.steady_window && !run.write_files);
         let c = opts(&[
             "--goodput",

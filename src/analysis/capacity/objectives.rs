@@ -177,6 +177,52 @@ pub fn parse_item(item: &str) -> Result<Item, SloError> {
     Ok(Item { bounded, limit })
 }
 
+/// One objective as a command line gives it (`--goodput`'s items): [`parse_item`], a
+/// per-request latency or a percentile of one, not a recorded figure (the SLO view's).
+impl std::str::FromStr for Objective {
+    type Err = SloError;
+
+    fn from_str(item: &str) -> Result<Objective, SloError> {
+        let parsed = parse_item(item)?;
+        let (metric, percentile) = match parsed.bounded {
+            Bounded::Request(m) => (m, None),
+            Bounded::Percentile(p, m) => (m, Some(p)),
+            Bounded::Figure(_) => {
+                return Err(SloError::NotHere {
+                    item: item.trim().to_string(),
+                    why: "an objective bounds each request's ttft, tpot, itl or e2el, or a \
+                          percentile of them (p99_ttft:500)",
+                })
+            }
+        };
+        Ok(Objective {
+            metric,
+            percentile,
+            limit_ms: parsed.limit,
+        })
+    }
+}
+
+/// One `--goodput` argument: one objective or several separated by spaces
+/// (`--goodput "ttft:500 p99_tpot:50"`), each read as [`Objective`] reads it, so a bad one is
+/// refused where the command line is parsed, naming the flag.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Objectives(pub Vec<Objective>);
+
+impl std::str::FromStr for Objectives {
+    type Err = SloError;
+
+    fn from_str(text: &str) -> Result<Objectives, SloError> {
+        if text.trim().is_empty() {
+            return Err(SloError::Shape(text.to_string()));
+        }
+        text.split_whitespace()
+            .map(str::parse)
+            .collect::<Result<_, _>>()
+            .map(Objectives)
+    }
+}
+
 /// The objectives a probe must meet.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CapacitySlo {
@@ -187,32 +233,11 @@ pub struct CapacitySlo {
 }
 
 impl CapacitySlo {
-    /// Parses `ttft:500 p99_ttft:800 p95_tpot:50` items (one or several per argument) and the
-    /// share of requests that must be good, in percent.
-    pub fn parse(items: &[String], min_good_pct: f64) -> Result<CapacitySlo, SloError> {
+    /// The objectives (at least one) and the share of requests that must be good, in
+    /// percent.
+    pub fn new(objectives: Vec<Objective>, min_good_pct: f64) -> Result<CapacitySlo, SloError> {
         if !(0.0..=100.0).contains(&min_good_pct) {
             return Err(SloError::GoodShare(min_good_pct));
-        }
-        let mut objectives = Vec::new();
-        for item in items.iter().flat_map(|s| s.split_whitespace()) {
-            let parsed = parse_item(item)?;
-            let (metric, percentile) = match parsed.bounded {
-                Bounded::Request(m) => (m, None),
-                Bounded::Percentile(p, m) => (m, Some(p)),
-                Bounded::Figure(_) => {
-                    return Err(SloError::NotHere {
-                        item: item.to_string(),
-                        why: "a capacity judges each probe's requests: bound ttft, tpot, itl or \
-                              e2el, or a percentile of them (p99_ttft:500)",
-                    })
-                }
-            };
-            let limit_ms = parsed.limit;
-            objectives.push(Objective {
-                metric,
-                percentile,
-                limit_ms,
-            });
         }
         if objectives.is_empty() {
             return Err(SloError::Empty);
@@ -221,6 +246,16 @@ impl CapacitySlo {
             objectives,
             min_good_fraction: min_good_pct / 100.0,
         })
+    }
+
+    /// [`CapacitySlo::new`] of `ttft:500 p99_ttft:800 p95_tpot:50` items (one or several per
+    /// text, as [`Objectives`] reads them).
+    pub fn parse(items: &[String], min_good_pct: f64) -> Result<CapacitySlo, SloError> {
+        let mut objectives = Vec::new();
+        for item in items {
+            objectives.extend(item.parse::<Objectives>()?.0);
+        }
+        CapacitySlo::new(objectives, min_good_pct)
     }
 }
 

@@ -183,7 +183,7 @@ fn failures_are_counted_by_kind_and_excluded() {
         bad,
     ];
     rs[1].input_tokens_server = Some(12);
-    let slo = Slo::parse(&["ttft:150 e2el:250".into()]).unwrap();
+    let slo = Slo::parse("ttft:150 e2el:250").unwrap();
     let m = compute(&rs, 2.0, 4.0, &[99.0], slo);
     assert_eq!((m.completed, m.failed), (2, 1));
     assert_eq!(m.failures["http_503"], 1);
@@ -215,34 +215,26 @@ fn a_request_ending_as_it_starts_does_not_wrap_the_peak_concurrency() {
 
 #[test]
 fn slo_parsing_rejects_nonsense() {
-    assert_eq!(Slo::parse(&[]).unwrap(), None);
+    assert_eq!(Slo::from_objectives(&[]).unwrap(), None);
+    assert_eq!(Slo::parse("tpot:5").unwrap().unwrap().tpot_ms, Some(5.0));
     assert_eq!(
-        Slo::parse(&["tpot:5".into()]).unwrap().unwrap().tpot_ms,
-        Some(5.0)
-    );
-    assert_eq!(
-        Slo::parse(&["foo:5".into()]),
+        Slo::parse("foo:5"),
         Err(SloError::Name {
             item: "foo:5".into(),
             name: "foo".into()
         })
     );
+    assert_eq!(Slo::parse("ttft"), Err(SloError::Shape("ttft".into())));
     assert_eq!(
-        Slo::parse(&["ttft".into()]),
-        Err(SloError::Shape("ttft".into()))
-    );
-    assert_eq!(
-        Slo::parse(&["ttft:-1".into()]).unwrap_err().to_string(),
+        Slo::parse("ttft:-1").unwrap_err().to_string(),
         "\"ttft:-1\": the bound is not a number of milliseconds"
     );
     // The one objectives parser: `<=` and `_ms` read too; a percentile or ITL is sweep's.
-    let slo = Slo::parse(&["ttft_ms<=300 e2el:2000".into()])
-        .unwrap()
-        .unwrap();
+    let slo = Slo::parse("ttft_ms<=300 e2el:2000").unwrap().unwrap();
     assert_eq!((slo.ttft_ms, slo.e2el_ms), (Some(300.0), Some(2000.0)));
     for other in ["p99_ttft:500", "itl:40", "mean_ttft_ms<=5"] {
         assert!(
-            matches!(Slo::parse(&[other.into()]), Err(SloError::NotHere { .. })),
+            matches!(Slo::parse(other), Err(SloError::NotHere { .. })),
             "{other}"
         );
     }

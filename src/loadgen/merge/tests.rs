@@ -56,3 +56,27 @@ fn request_lines_read_back_as_written() {
     assert_eq!(FailureKind::from_name("http_x"), None);
     assert!(parse_request_line("{}").unwrap_err().contains("stage"));
 }
+
+#[test]
+fn the_start_skew_is_read_as_seconds_where_the_command_line_is_parsed() {
+    use clap::Parser;
+    #[derive(Parser)]
+    struct Wrap {
+        #[command(flatten)]
+        args: MergeArgs,
+    }
+    let parse = |skew: &str| {
+        let flag = format!("--max-start-skew={skew}");
+        Wrap::try_parse_from(["merge", "a.json", "-o", "m.json", flag.as_str()])
+            .map(|w| w.args.max_start_skew)
+            .map_err(|e| e.to_string())
+    };
+    assert_eq!(parse("0.5"), Ok(0.5));
+    for bad in ["-1", "NaN", "inf", "soon"] {
+        let why = parse(bad).unwrap_err();
+        assert!(
+            why.contains("--max-start-skew") && why.contains("seconds"),
+            "{why}"
+        );
+    }
+}

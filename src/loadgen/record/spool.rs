@@ -6,11 +6,11 @@
 //! Each record is written whole, in a private binary form read back field for field (floats by
 //! their bits, the chunks in their packed form), so a record read back equals the one written.
 
-use std::fs::File;
-use std::io::{BufReader, BufWriter, Read, Write};
-use std::path::{Path, PathBuf};
+use std::io::{Read, Write};
+use std::path::Path;
 
 use super::{ChunkLog, Failure, FailureKind, RequestRecord, TurnOf};
+use crate::loadgen::scratch::{Scratch, ScratchWriter};
 
 /// Requests one after the other, each given to `f` in turn.
 pub trait EachRequest {
@@ -30,41 +30,28 @@ impl EachRequest for Vec<RequestRecord> {
     }
 }
 
-/// A spool file, removed when dropped.
-#[derive(Debug)]
-struct SpoolFile(PathBuf);
-
-impl Drop for SpoolFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
-
-/// Records written to a file as they come (see the module doc).
+/// Records written to a scratch file as they come (see the module doc); a full disk moves the
+/// rest to memory ([`ScratchWriter`]).
 #[derive(Debug)]
 pub struct RecordSpool {
-    file: SpoolFile,
-    out: BufWriter<File>,
+    out: ScratchWriter,
     count: usize,
     buf: Vec<u8>,
 }
 
 impl RecordSpool {
-    /// Creates (or empties) the spool at `path`; it is removed once its [`SpooledRecords`] (or
-    /// itself) is dropped.
-    pub fn create(path: &Path) -> std::io::Result<RecordSpool> {
-        let out = File::create(path)?;
-        Ok(RecordSpool {
-            file: SpoolFile(path.into()),
-            out: BufWriter::with_capacity(1 << 16, out),
+    /// A spool writing to `out`.
+    pub fn new(out: ScratchWriter) -> RecordSpool {
+        RecordSpool {
+            out,
             count: 0,
             buf: Vec::new(),
-        })
+        }
     }
 
-    /// The spool's path.
+    /// Its scratch file's name when made.
     pub fn path(&self) -> &Path {
-        &self.file.0
+        self.out.path()
     }
 
     /// Appends a record.
@@ -77,28 +64,19 @@ impl RecordSpool {
     }
 
     /// The spool, its records written.
-    pub fn finish(self) -> std::io::Result<SpooledRecords> {
-        let RecordSpool {
-            file,
-            mut out,
-            count,
-            ..
-        } = self;
-        out.flush()?;
-        drop(out);
-        Ok(SpooledRecords {
-            file,
-            count,
+    pub fn finish(self) -> SpooledRecords {
+        SpooledRecords {
+            scratch: self.out.finish(),
+            count: self.count,
             keep: None,
-        })
+        }
     }
 }
 
-/// The records of a [`RecordSpool`], read back in the order written; the file is removed when
-/// this is dropped.
+/// The records of a [`RecordSpool`], read back in the order written.
 #[derive(Debug)]
 pub struct SpooledRecords {
-    file: SpoolFile,
+    scratch: Scratch,
     count: usize,
     /// Which records [`EachRequest`] gives: these positions (ascending), or all.
     keep: Option<Vec<usize>>,
@@ -115,9 +93,15 @@ impl SpooledRecords {
         self.count == 0
     }
 
-    /// The spool's path.
+    /// Its scratch file (whose [`failure`](Scratch::failure) says whether the disk refused
+    /// part of it, then held in memory).
+    pub fn scratch(&self) -> &Scratch {
+        &self.scratch
+    }
+
+    /// Its scratch file's name when made.
     pub fn path(&self) -> &Path {
-        &self.file.0
+        self.scratch.path()
     }
 
     /// From now on, [`EachRequest`] gives only the records at these positions (ascending;
@@ -133,7 +117,7 @@ impl SpooledRecords {
         keep: Option<&[usize]>,
         f: &mut dyn FnMut(&RequestRecord) -> std::io::Result<()>,
     ) -> std::io::Result<()> {
-        let mut input = BufReader::with_capacity(1 << 16, File::open(&self.file.0)?);
+        let mut input = self.scratch.reader()?;
         let mut wanted = keep.map(|k| k.iter().copied().peekable());
         let mut r = RequestRecord::default();
         for at in 0..self.count {
@@ -423,13 +407,14 @@ mod tests {
     #[test]
     fn records_read_back_as_written_all_or_some() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("spool");
         let all = records();
-        let mut spool = RecordSpool::create(&path).unwrap();
+        let mut spool = RecordSpool::new(ScratchWriter::create(dir.path(), "spool").unwrap());
         for r in &all {
             spool.push(r).unwrap();
         }
-        let mut spooled = spool.finish().unwrap();
+        // Its scratch file has no name in the folder.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+        let mut spooled = spool.finish();
         assert_eq!(spooled.len(), 40);
         let mut back = Vec::new();
         spooled
@@ -459,19 +444,23 @@ mod tests {
             })
             .unwrap();
         assert_eq!(none, 0);
-        drop(spooled);
-        assert!(!path.exists());
     }
 
     #[test]
     fn a_damaged_spool_is_an_error_not_a_panic() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("spool");
-        let mut spool = RecordSpool::create(&path).unwrap();
+        let file = std::fs::File::options()
+            .create_new(true)
+            .read(true)
+            .write(true)
+            .open(&path)
+            .unwrap();
+        let mut spool = RecordSpool::new(ScratchWriter::over(file, path.clone()).unwrap());
         for r in &records()[..3] {
             spool.push(r).unwrap();
         }
-        let spooled = spool.finish().unwrap();
+        let spooled = spool.finish();
         let bytes = std::fs::read(&path).unwrap();
         std::fs::write(&path, &bytes[..bytes.len() - 5]).unwrap();
         let mut seen = 0;

@@ -5,16 +5,16 @@
 //!
 //! Or, for a long run, that detail is made while the stage runs: [`DetailSpool`] writes each
 //! request's item (the writer's own [`canonical::RequestOut`]), in the document's indentation,
-//! to a file beside the result as the request ends, and [`write_canonical_spooled`] has the
+//! to a scratch file beside the result as the request ends, and [`write_canonical_spooled`] has the
 //! writer put a marker where each stage's detail goes and copies the spools in its place, so
 //! the end of a stage makes no request's detail.
 
-use std::fs::File;
-use std::io::{BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::io::Write;
+use std::path::Path;
 
 use super::record::request_detail;
 use crate::loadgen::record::RequestRecord;
+use crate::loadgen::scratch::{Scratch, ScratchWriter};
 use crate::loadgen::LoadgenError;
 use crate::model::canonical::{self, Made, RequestOut};
 use crate::model::{Record, RequestDetail};
@@ -53,38 +53,23 @@ pub fn write_doc<W: Write>(out: &mut W, stages: &[StageOut<'_>]) -> std::io::Res
 /// How deep a request's detail lies in the document: `records[i].requests[j]`, 8 spaces.
 const ITEM_INDENT: &[u8] = b"        ";
 
-/// A spool file, removed when dropped.
-struct SpoolFile(PathBuf);
-
-impl Drop for SpoolFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
-
 /// A stage's per-request detail written as its requests end: each request's item as the
-/// canonical document prints it there, items separated as there (see the module doc).
+/// canonical document prints it there, items separated as there (see the module doc), into a
+/// [`ScratchWriter`] (a full disk moves the rest of it to memory: nothing is lost).
 pub struct DetailSpool {
-    file: SpoolFile,
-    out: BufWriter<File>,
+    out: ScratchWriter,
     count: usize,
     item: Vec<u8>,
 }
 
 impl DetailSpool {
-    /// Creates (or empties) the spool at `path`; it is removed once its [`SpooledDetail`] (or
-    /// itself) is dropped.
-    pub fn create(path: &Path) -> Result<DetailSpool, LoadgenError> {
-        let out = File::create(path).map_err(|source| LoadgenError::Write {
-            path: path.into(),
-            source,
-        })?;
-        Ok(DetailSpool {
-            file: SpoolFile(path.into()),
-            out: BufWriter::with_capacity(1 << 16, out),
+    /// A spool writing to `out`.
+    pub fn new(out: ScratchWriter) -> DetailSpool {
+        DetailSpool {
+            out,
             count: 0,
             item: Vec::new(),
-        })
+        }
     }
 
     /// Appends the next request's detail (requests in the stage's order).
@@ -108,26 +93,17 @@ impl DetailSpool {
     }
 
     /// The spool, its items written.
-    pub fn finish(self) -> Result<SpooledDetail, LoadgenError> {
-        let DetailSpool {
-            file,
-            mut out,
-            count,
-            ..
-        } = self;
-        out.flush().map_err(|source| LoadgenError::Write {
-            path: file.0.clone(),
-            source,
-        })?;
-        drop(out);
-        Ok(SpooledDetail { file, count })
+    pub fn finish(self) -> SpooledDetail {
+        SpooledDetail {
+            scratch: self.out.finish(),
+            count: self.count,
+        }
     }
 }
 
-/// A stage's spooled per-request detail (see [`DetailSpool`]); the file is removed when this
-/// is dropped.
+/// A stage's spooled per-request detail (see [`DetailSpool`]).
 pub struct SpooledDetail {
-    file: SpoolFile,
+    scratch: Scratch,
     count: usize,
 }
 
@@ -142,12 +118,10 @@ impl SpooledDetail {
         self.count == 0
     }
 
-    /// The error of a failed write to the spool.
-    pub fn write_error(&self, source: std::io::Error) -> LoadgenError {
-        LoadgenError::Write {
-            path: self.file.0.clone(),
-            source,
-        }
+    /// Its scratch file (whose [`failure`](Scratch::failure) says whether the disk refused
+    /// part of it, then held in memory).
+    pub fn scratch(&self) -> &Scratch {
+        &self.scratch
     }
 }
 
@@ -220,7 +194,7 @@ fn copy_spooled<W: Write>(
         let at = find(rest, &needle)
             .ok_or_else(|| std::io::Error::other("the spooled detail's place was not found"))?;
         out.write_all(&rest[..at])?;
-        let copied = std::io::copy(&mut File::open(&s.detail.file.0)?, out)?;
+        let copied = std::io::copy(&mut s.detail.scratch.reader()?, out)?;
         if copied == 0 {
             return Err(std::io::Error::other("a spooled detail file is empty"));
         }

@@ -50,18 +50,12 @@ impl PercentileMetric {
     /// vLLM's `--percentile-metrics` default for generative models.
     pub const DEFAULT: &'static str = "ttft,tpot,itl";
 
-    /// Parses a comma list of vLLM's names; the error names the unknown one.
+    /// Parses a comma list of vLLM's names (as [`str::parse`] reads each); the error names the
+    /// unknown one.
     pub fn parse_list(text: &str) -> Result<Vec<PercentileMetric>, UnknownPercentileMetric> {
         text.split(',')
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(|name| {
-                Self::ALL
-                    .iter()
-                    .find(|(n, _)| *n == name)
-                    .map(|(_, m)| *m)
-                    .ok_or_else(|| UnknownPercentileMetric { name: name.into() })
-            })
+            .filter(|s| !s.trim().is_empty())
+            .map(str::parse)
             .collect()
     }
 
@@ -86,6 +80,20 @@ impl PercentileMetric {
                 "Queue-inclusive End-to-end Latency",
             ),
         }
+    }
+}
+
+/// One of vLLM's names (surrounding spaces ignored), as `--percentile-metrics` takes them.
+impl std::str::FromStr for PercentileMetric {
+    type Err = UnknownPercentileMetric;
+
+    fn from_str(text: &str) -> Result<PercentileMetric, UnknownPercentileMetric> {
+        let name = text.trim();
+        PercentileMetric::ALL
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, m)| *m)
+            .ok_or_else(|| UnknownPercentileMetric { name: name.into() })
     }
 }
 

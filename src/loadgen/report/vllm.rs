@@ -1,9 +1,8 @@
 //! A stage as vLLM's serving result file (`--vllm-compatible`): exactly vLLM's keys
 //! ([`vllm_json`]) and file name ([`vllm_file_name`]).
 
-use std::fs::File;
-use std::io::{BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::io::Write;
+use std::path::Path;
 
 use serde_json::{json, Map, Value};
 
@@ -12,6 +11,7 @@ use super::stage_info::StageInfo;
 use super::view::{p_word, queue_time_s, view_percentiles, SummaryView};
 use crate::loadgen::measure::StageMetrics;
 use crate::loadgen::record::{EachRequest, RequestRecord};
+use crate::loadgen::scratch::{Scratch, ScratchWriter};
 use crate::model::canonical::number_to_json;
 use crate::model::RequestDetail;
 
@@ -79,7 +79,8 @@ pub(crate) fn vllm_json(
 /// per-request arrays: `input_lens`, `output_lens`, `start_times`, `ttfts`, `itls`,
 /// `generated_texts`, `errors`. Written to `out` with its final newline, the per-request arrays
 /// made in one pass over `requests`, one request at a time, each array into its own scratch
-/// file (named `scratch` and the array's key; removed after) and copied into its place, so
+/// file (named `scratch` and the array's key, unlinked as made: see
+/// [`crate::loadgen::scratch`]) and copied into its place, so
 /// neither the text nor the requests are held.
 #[allow(clippy::too_many_arguments)]
 pub fn write_vllm_json(
@@ -98,17 +99,15 @@ pub fn write_vllm_json(
     // The arrays' places: a marker string each.
     let mut o = vllm_map(info, m, view, detailed, |_| Value::Null);
     let mut arrays: Vec<(&str, Column)> = Vec::new();
-    let mut files = ScratchFiles(Vec::new());
     let mut writers = Vec::new();
+    let dir = scratch.parent().unwrap_or(Path::new(""));
+    let stem = scratch
+        .file_name()
+        .map_or_else(|| "vllm".into(), |n| n.to_string_lossy());
     for (key, detailed_only, column) in PER_REQUEST_ARRAYS {
         if detailed || !detailed_only {
             o.insert(key.into(), Value::String(marker(key)));
-            let mut name = scratch.as_os_str().to_owned();
-            name.push(format!(".{key}"));
-            let path = PathBuf::from(name);
-            let file = File::create(&path)?;
-            files.0.push(path);
-            writers.push(BufWriter::with_capacity(1 << 16, file));
+            writers.push(ScratchWriter::create(dir, &format!("{stem}.{key}."))?);
             arrays.push((key, column));
         }
     }
@@ -124,42 +123,29 @@ pub fn write_vllm_json(
         first = false;
         Ok(())
     })?;
-    for w in writers {
-        w.into_inner().map_err(|e| e.into_error())?;
-    }
+    let files: Vec<Scratch> = writers.into_iter().map(ScratchWriter::finish).collect();
     // In the object's order (a tag's place when one has an array's name).
-    let places: Vec<(&str, &PathBuf)> = o
+    let places: Vec<(&str, &Scratch)> = o
         .keys()
         .filter_map(|k| {
             let at = arrays.iter().position(|(key, _)| key == k)?;
-            Some((arrays[at].0, &files.0[at]))
+            Some((arrays[at].0, &files[at]))
         })
         .collect();
     let text = serde_json::to_vec(&Value::Object(o))?;
     let mut rest = text.as_slice();
-    for (key, path) in places {
+    for (key, file) in places {
         let needle = format!("\"{}\"", marker(key));
         let at = memchr::memmem::find(rest, needle.as_bytes())
             .ok_or_else(|| std::io::Error::other("a per-request array's place was not found"))?;
         out.write_all(&rest[..at])?;
         out.write_all(b"[")?;
-        std::io::copy(&mut File::open(path)?, out)?;
+        std::io::copy(&mut file.reader()?, out)?;
         out.write_all(b"]")?;
         rest = &rest[at + needle.len()..];
     }
     out.write_all(rest)?;
     out.write_all(b"\n")
-}
-
-/// Scratch files, removed when dropped.
-struct ScratchFiles(Vec<PathBuf>);
-
-impl Drop for ScratchFiles {
-    fn drop(&mut self) {
-        for p in &self.0 {
-            let _ = std::fs::remove_file(p);
-        }
-    }
 }
 
 /// vLLM's object, each per-request array made by `array` from its column.

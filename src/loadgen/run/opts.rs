@@ -5,6 +5,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
+use crate::analysis::capacity::{Objective, Objectives};
 use crate::loadgen::client::Backend;
 use crate::loadgen::dataset::PrefixOrder;
 use crate::loadgen::report::PercentileMetric;
@@ -146,7 +147,7 @@ pub struct RunOpts {
     #[arg(long, requires = "ramp_up_strategy")]
     pub ramp_up_end_rps: Option<f64>,
     /// Most requests in flight; a comma list multiplies the stages.
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u64).range(1..))]
     pub max_concurrency: Vec<u64>,
     /// Requests per stage.
     #[arg(long, default_value_t = 1000)]
@@ -276,9 +277,10 @@ pub struct RunOpts {
     #[arg(long)]
     pub ignore_eos: bool,
 
-    /// SLOs for goodput, e.g. `--goodput ttft:500 tpot:50 e2el:2000` (milliseconds).
+    /// SLOs for goodput, e.g. `--goodput ttft:500 tpot:50 e2el:2000` (milliseconds); an
+    /// argument may hold several, separated by spaces.
     #[arg(long, num_args = 1.., value_name = "METRIC:MS")]
-    pub goodput: Vec<String>,
+    pub goodput: Vec<Objectives>,
     /// Percentiles reported for every latency (vLLM's `--metric-percentiles`, whose default
     /// is 99 alone).
     #[arg(
@@ -291,8 +293,8 @@ pub struct RunOpts {
     /// Metrics whose percentiles the console summary and the vLLM-compatible file show, as
     /// vLLM's: `ttft`, `tpot`, `itl`, `e2el`, `client_queue_time`,
     /// `e2el_including_client_queue` (the canonical file always has the first four).
-    #[arg(long, default_value = PercentileMetric::DEFAULT)]
-    pub percentile_metrics: String,
+    #[arg(long, value_delimiter = ',', default_value = PercentileMetric::DEFAULT)]
+    pub percentile_metrics: Vec<PercentileMetric>,
     /// Exit non-zero when more than this percentage of a stage's requests failed. Without it,
     /// a run exits non-zero when more than half of its requests failed; one in which no request
     /// succeeded always does.
@@ -374,6 +376,13 @@ pub struct RunOpts {
     /// Write the result files (false when another command, such as `sweep`, writes them).
     #[arg(skip = true)]
     pub write_files: bool,
+}
+
+impl RunOpts {
+    /// `--goodput`'s objectives, in the order given.
+    pub fn objectives(&self) -> impl Iterator<Item = &Objective> {
+        self.goodput.iter().flat_map(|o| &o.0)
+    }
 }
 
 impl Default for RunOpts {

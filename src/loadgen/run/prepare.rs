@@ -11,7 +11,6 @@ use serde_json::{Map, Value};
 use super::opts::{DatasetKind, Rate, RunOpts};
 use crate::loadgen::client::Timeouts;
 use crate::loadgen::measure::Slo;
-use crate::loadgen::report::PercentileMetric;
 use crate::loadgen::schedule::{Ramp, RampStrategy};
 use crate::loadgen::LoadgenError;
 
@@ -131,8 +130,6 @@ pub(super) struct Prepared {
     pub(super) tags: BTreeMap<String, String>,
     /// The request timeouts.
     pub(super) timeouts: Timeouts,
-    /// `--percentile-metrics`.
-    pub(super) percentile_metrics: Vec<PercentileMetric>,
 }
 
 /// `--ramp-up-strategy` with its two rates, checked (clap makes them come together).
@@ -179,6 +176,7 @@ pub(super) fn prepare(opts: &RunOpts) -> Result<Prepared, LoadgenError> {
             format!("{} must be a positive number", opts.burstiness),
         ));
     }
+    // The command line refuses 0; sweep makes its probes' options without it.
     if opts.max_concurrency.contains(&0) {
         return Err(invalid("max-concurrency", "must be at least 1"));
     }
@@ -213,9 +211,7 @@ pub(super) fn prepare(opts: &RunOpts) -> Result<Prepared, LoadgenError> {
     } else if opts.num_prompts == 0 {
         return Err(invalid("num-prompts", "must be at least 1"));
     }
-    let slo = Slo::parse(&opts.goodput).map_err(|e| invalid_value("goodput", e))?;
-    let percentile_metrics = PercentileMetric::parse_list(&opts.percentile_metrics)
-        .map_err(|e| invalid_value("percentile-metrics", e))?;
+    let slo = Slo::from_objectives(opts.objectives()).map_err(|e| invalid_value("goodput", e))?;
     if let Some(p) = opts.fail_on_error.filter(|p| !(0.0..=100.0).contains(p)) {
         return Err(invalid(
             "fail-on-error",
@@ -267,7 +263,6 @@ pub(super) fn prepare(opts: &RunOpts) -> Result<Prepared, LoadgenError> {
         extra,
         tags,
         timeouts,
-        percentile_metrics,
     })
 }
 
@@ -412,15 +407,54 @@ mod tests {
         assert!(bad(&|o| o.duration = Some(5.0)).contains("--max-concurrency"));
         assert!(bad(&|o| o.extra_body = Some("[1]".into())).contains("--extra-body"));
         assert!(bad(&|o| o.tags = vec!["novalue".into()]).contains("--tag"));
+        // Objectives are read where the command line is parsed, the error naming the flag;
+        // those `run` does not take (a percentile is sweep's) are refused here.
+        let parsed = |args: &[&str]| {
+            use clap::Parser;
+            #[derive(Parser)]
+            struct Wrap {
+                #[command(flatten)]
+                opts: RunOpts,
+            }
+            Wrap::try_parse_from(std::iter::once("run").chain(args.iter().copied()))
+                .map(|w| w.opts)
+                .map_err(|e| e.to_string())
+        };
+        let refused = parsed(&["--goodput", "ttft:5", "ttft"])
+            .err()
+            .unwrap_or_default();
+        assert!(
+            refused.contains("--goodput") && refused.contains("\"ttft\" is not NAME:LIMIT"),
+            "{refused}"
+        );
+        let refused = parsed(&["--max-concurrency", "4,0"])
+            .err()
+            .unwrap_or_default();
+        assert!(refused.contains("--max-concurrency"), "{refused}");
+        let o = parsed(&["--goodput", "ttft:500 e2el_ms<=900", "tpot:5"]).unwrap();
         assert_eq!(
-            bad(&|o| o.goodput = vec!["ttft".into()]),
-            "invalid --goodput: \"ttft\" is not NAME:LIMIT (for example ttft:500, p99_ttft:500 or mean_tpot_ms<=50)"
+            o.objectives().map(ToString::to_string).collect::<Vec<_>>(),
+            ["ttft:500", "e2el:900", "tpot:5"]
         );
         assert_eq!(
-            bad(&|o| o.percentile_metrics = "ttft,p99".into()),
-            "invalid --percentile-metrics: \"p99\" is not one of ttft, tpot, itl, e2el, \
-             client_queue_time, e2el_including_client_queue"
+            bad(&|o| o.goodput = vec!["p99_ttft:500".parse().unwrap()]),
+            "invalid --goodput: \"p99_ttft:500\": run's goodput counts the requests within every \
+             bound, as vLLM's: ttft, tpot and e2el (stage percentiles such as p99_ttft are sweep's)"
         );
+        let refused = parsed(&["--percentile-metrics", "ttft,p99"])
+            .err()
+            .unwrap_or_default();
+        assert!(
+            refused.contains("--percentile-metrics")
+                && refused.contains(
+                    "\"p99\" is not one of ttft, tpot, itl, e2el, \
+                                     client_queue_time, e2el_including_client_queue"
+                ),
+            "{refused}"
+        );
+        let o = parsed(&["--percentile-metrics", "e2el, ttft"]).unwrap();
+        assert_eq!(o.percentile_metrics.len(), 2);
+        assert_eq!(RunOpts::default().percentile_metrics.len(), 3);
         assert!(bad(&|o| o.extra_body = Some("{".into()))
             .starts_with("invalid --extra-body: EOF while parsing an object"));
         assert_eq!(rates_of(&[Rate(1.0), Rate::INF]), vec![1.0, f64::INFINITY]);

@@ -375,33 +375,17 @@ struct Reorder {
     buf: Vec<u8>,
 }
 
-/// A scratch file in the system's temporary folder, removed when dropped.
+/// A scratch file in the system's temporary folder, without a name (the `tempfile` crate's):
+/// it vanishes with its handle, on every exit path.
 struct ScratchFile {
-    path: PathBuf,
     file: File,
 }
 
 impl ScratchFile {
     fn create() -> std::io::Result<ScratchFile> {
-        let nonce = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
-        let path = std::env::temp_dir().join(format!(
-            "benchlens-reorder-{}-{nonce}.tmp",
-            std::process::id()
-        ));
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .open(&path)?;
-        Ok(ScratchFile { path, file })
-    }
-}
-
-impl Drop for ScratchFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
+        Ok(ScratchFile {
+            file: tempfile::tempfile()?,
+        })
     }
 }
 
@@ -471,10 +455,7 @@ impl Reorder {
     /// A failure of the scratch file, as the run reports it.
     fn error(&self, source: std::io::Error) -> LoadgenError {
         LoadgenError::Write {
-            path: self
-                .scratch
-                .as_ref()
-                .map_or_else(std::env::temp_dir, |s| s.path.clone()),
+            path: std::env::temp_dir(),
             source,
         }
     }

@@ -17,23 +17,21 @@
 //! makes the figures and detail of those, as [`crate::loadgen::run::steady_window_of`] and the
 //! figures over the records it keeps did.
 //!
-//! The figures are bit for bit those made from the stage's records after it
-//! ([`crate::loadgen::measure::compute`], [`SummaryView::new`], [`crate::loadgen::timeline::series`],
-//! [`crate::loadgen::report::write_canonical`]): the same code, fed in the same order.
+//! The figures are bit for bit those [`stage_figures`] makes from the stage's records after it
+//! (and [`crate::loadgen::report::write_canonical`] the detail): the same code, fed in the same
+//! order, into the same [`StageFigures`].
 
 use std::cell::RefCell;
-use std::collections::BTreeMap;
 
-use crate::loadgen::capacity::{steady_window, RequestSpan, SteadyWindow};
-use crate::loadgen::measure::{
-    has_latencies, itl_of, request_latencies, MetricsTally, Slo, StageMetrics,
-};
+use crate::loadgen::capacity::RequestSpan;
+#[cfg(doc)]
+use crate::loadgen::figures::stage_figures;
+use crate::loadgen::figures::{span_of, window_of, window_seconds, FigureOpts, StageFigures};
+use crate::loadgen::measure::{has_latencies, itl_of, request_latencies, MetricsTally, Slo};
 use crate::loadgen::record::{
     ChunkArrival, ChunkLog, ChunkLogIter, EachRequest, RecordSpool, RequestRecord, SpooledRecords,
 };
-use crate::loadgen::report::{
-    DetailSpool, PercentileMetric, SpooledDetail, SummaryView, ViewTally,
-};
+use crate::loadgen::report::{DetailSpool, SpooledDetail, ViewTally};
 use crate::loadgen::timeline::SeriesTally;
 use crate::loadgen::LoadgenError;
 
@@ -127,14 +125,13 @@ impl StageTally {
         }
     }
 
-    /// The stage's metrics, view and series, its spooled detail, and with `--steady-window` its
-    /// window (whose length is then the metrics' duration rather than `duration_s`).
+    /// The stage's figures (with `--steady-window` of its window, whose length is then the
+    /// metrics' duration rather than `how.duration_s`), its spooled detail and records.
+    /// `cancelled`: the requests the interrupt cut off (left out of the tally).
     pub(super) fn finish(
         self,
-        duration_s: f64,
-        target_rate: f64,
-        percentiles: &[f64],
-        view: (Vec<PercentileMetric>, u64),
+        how: FigureOpts<'_>,
+        cancelled: u64,
     ) -> Result<Tallied, LoadgenError> {
         let StageTally {
             mut figures,
@@ -152,8 +149,7 @@ impl StageTally {
                 if let Some(source) = records_error {
                     return Err(records_failed(r.path(), source));
                 }
-                let path = r.path().to_path_buf();
-                Some(r.finish().map_err(|e| records_failed(&path, e))?)
+                Some(r.finish())
             }
             None => None,
         };
@@ -173,10 +169,10 @@ impl StageTally {
                 })
                 .map_err(|e| records_failed(all.path(), e))?;
                 all.keep_only(w.indices.clone());
-                let duration = (w.end_s - w.start_s).max(1e-9);
+                let duration = window_seconds(&w);
                 (Some(w), duration)
             }
-            None => (None, duration_s),
+            None => (None, how.duration_s),
         };
         let Figures {
             metrics,
@@ -185,10 +181,11 @@ impl StageTally {
             spool,
             spool_error,
         } = figures;
-        let detail = spool.finish()?;
+        let detail = spool.finish();
         if let Some(source) = spool_error {
-            return Err(detail.write_error(source));
+            return Err(records_failed(detail.scratch().path(), source));
         }
+        let (target_rate, percentiles) = (how.target_rate, how.percentiles);
         // The ITL's second pass: over the reads kept, or the records spooled (the same gaps,
         // requests in the same order: those the figures were made of).
         let read_error: RefCell<Option<std::io::Error>> = RefCell::new(None);
@@ -214,30 +211,17 @@ impl StageTally {
             return Err(records_failed(records.path(), source));
         }
         Ok(Tallied {
-            metrics,
-            view: view_tally.finish(view.0, percentiles.to_vec(), view.1),
-            series: series.finish(),
+            figures: StageFigures {
+                metrics,
+                view: view_tally.finish(how.percentile_metrics, percentiles.to_vec(), cancelled),
+                series: series.finish(),
+                cancelled,
+                window,
+            },
             detail,
-            window,
             records,
         })
     }
-}
-
-/// A request's place for the steady window: its intended send time, so a client falling behind
-/// does not move the window, and its end.
-pub(super) fn span_of(r: &RequestRecord) -> RequestSpan {
-    RequestSpan {
-        sent_s: r.intended_at_s,
-        end_s: r.sent_at_s + r.e2el_s.unwrap_or(0.0),
-    }
-}
-
-/// The steady window of a stage's requests' spans ([`steady_window`]), the arrivals ending with
-/// the last intended send.
-pub(super) fn window_of(spans: &[RequestSpan]) -> SteadyWindow {
-    let arrivals_end_s = spans.iter().map(|s| s.sent_s).fold(0.0, f64::max);
-    steady_window(spans, arrivals_end_s)
 }
 
 /// Requests' reads, one request's after the other, in segments of about [`Reads::SEGMENT`]
@@ -298,12 +282,10 @@ impl Reads {
 
 /// A stage's figures, made by its [`StageTally`].
 pub(super) struct Tallied {
-    pub(super) metrics: StageMetrics,
-    pub(super) view: SummaryView,
-    pub(super) series: BTreeMap<String, Vec<f64>>,
+    /// The stage's figures (with `--steady-window`, of its window).
+    pub(super) figures: StageFigures,
+    /// The stage's canonical detail.
     pub(super) detail: SpooledDetail,
-    /// `--steady-window`: the window the figures are of.
-    pub(super) window: Option<SteadyWindow>,
     /// The spooled records, when they were (with a window: giving only its requests).
     pub(super) records: Option<SpooledRecords>,
 }

@@ -1,7 +1,7 @@
 //! The `vllm bench serve` command line a stage would have had, written into the
 //! vLLM-compatible result files so scripts that read vLLM's command lines find vLLM's flags.
 
-use super::opts::{DatasetKind, RunOpts};
+use super::opts::{DatasetKind, Rate, RunOpts};
 
 /// The run as `vllm bench serve` would have been invoked for one stage, so that scripts that
 /// read vLLM's command lines find the dataset, lengths, rate and concurrency under vLLM's flag
@@ -62,14 +62,7 @@ pub fn vllm_command_line(
         }
     }
     flag("num-prompts", Some(opts.num_prompts.to_string()));
-    flag(
-        "request-rate",
-        Some(if rate.is_finite() {
-            rate.to_string()
-        } else {
-            "inf".into()
-        }),
-    );
+    flag("request-rate", Some(Rate(rate).to_string()));
     flag("burstiness", Some(opts.burstiness.to_string()));
     if let Some(c) = concurrency {
         flag("max-concurrency", Some(c.to_string()));
@@ -81,12 +74,13 @@ pub fn vllm_command_line(
     if opts.warmup > 0 {
         flag("num-warmups", Some(opts.warmup.to_string()));
     }
-    flag("percentile-metrics", Some(opts.percentile_metrics.clone()));
+    let shown: Vec<&str> = opts.percentile_metrics.iter().map(|m| m.name()).collect();
+    flag("percentile-metrics", Some(shown.join(",")));
     let ps: Vec<String> = opts.percentiles.iter().map(|p| p.to_string()).collect();
     flag("metric-percentiles", Some(ps.join(",")));
     if !opts.goodput.is_empty() {
         args.push("--goodput".into());
-        args.extend(opts.goodput.iter().cloned());
+        args.extend(opts.objectives().map(ToString::to_string));
     }
     args.push("--save-result".into());
     if opts.save_detailed {

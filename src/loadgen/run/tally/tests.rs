@@ -1,13 +1,16 @@
 use std::sync::Arc;
 
 use super::*;
+use crate::loadgen::capacity::SteadyWindow;
+use crate::loadgen::figures::stage_figures;
 use crate::loadgen::measure::compute;
 use crate::loadgen::record::{Failure, FailureKind};
 use crate::loadgen::report::{
-    self, stage_record, summary_text, write_canonical, write_canonical_spooled, StageInfo,
-    StageOut, StageSpooled,
+    self, stage_record, summary_text, write_canonical, write_canonical_spooled, PercentileMetric,
+    StageInfo, StageOut, StageSpooled, SummaryView,
 };
 use crate::loadgen::run::sink::{Sink, SinkConfig, Tallying, TurnSource};
+use crate::loadgen::scratch::ScratchWriter;
 use crate::loadgen::timeline;
 
 struct NoTurns;
@@ -159,7 +162,7 @@ fn through_sink(
 #[test]
 fn tallied_stage_equals_the_stage_made_from_its_records() {
     let p = [50.0, 90.0, 99.0, 99.9];
-    let slo = Slo::parse(&["ttft:700 e2el:900".into()]).unwrap();
+    let slo = Slo::parse("ttft:700 e2el:900").unwrap();
     let metrics_shown = PercentileMetric::ALL
         .iter()
         .map(|(_, m)| *m)
@@ -172,7 +175,7 @@ fn tallied_stage_equals_the_stage_made_from_its_records() {
     let series = timeline::series(&kept);
 
     let dir = tempfile::tempdir().unwrap();
-    let spool = DetailSpool::create(&dir.path().join("spool")).unwrap();
+    let spool = DetailSpool::new(ScratchWriter::create(dir.path(), "spool").unwrap());
     let tally = StageTally::new(
         TallyConfig {
             slo,
@@ -187,25 +190,23 @@ fn tallied_stage_equals_the_stage_made_from_its_records() {
     assert_eq!(t.cancelled as u64, cancelled);
     let out = t
         .tally
-        .finish(7.5, 10.0, &p, (metrics_shown, cancelled))
+        .finish(how(7.5, &p, slo, metrics_shown), cancelled)
         .unwrap();
+    let got = &out.figures;
     // Debug prints each f64 in its shortest exact form: equal text, equal bits.
-    assert_eq!(format!("{:?}", out.metrics), format!("{m:?}"));
-    assert_eq!(format!("{:?}", out.view), format!("{view:?}"));
-    assert_eq!(format!("{:?}", out.series), format!("{series:?}"));
+    assert_eq!(format!("{:?}", got.metrics), format!("{m:?}"));
+    assert_eq!(format!("{:?}", got.view), format!("{view:?}"));
+    assert_eq!(format!("{:?}", got.series), format!("{series:?}"));
     assert!(m.itl.is_some() && !view.error_reasons.is_empty());
     assert_eq!(
-        summary_text(&info(), &out.metrics, &out.view),
+        summary_text(&info(), &got.metrics, &got.view),
         summary_text(&info(), &m, &view)
     );
 
     let mut record = stage_record(&info(), &m, &[], &view);
     record.series = series;
     let second = stage_record(&info(), &m, &[], &view);
-    let empty = DetailSpool::create(&dir.path().join("empty"))
-        .unwrap()
-        .finish()
-        .unwrap();
+    let empty = DetailSpool::new(ScratchWriter::create(dir.path(), "empty").unwrap()).finish();
     let (want, got) = (dir.path().join("want.json"), dir.path().join("got.json"));
     write_canonical(
         &want,
@@ -262,46 +263,53 @@ fn tallied_stage_equals_the_stage_made_from_its_records() {
     assert_eq!(left.len(), 2, "{left:?}");
 }
 
+/// How a stage of 7.5 s at 10 req/s is measured, without a window.
+fn how(
+    duration_s: f64,
+    p: &[f64],
+    slo: Option<Slo>,
+    shown: Vec<PercentileMetric>,
+) -> FigureOpts<'_> {
+    FigureOpts {
+        duration_s,
+        target_rate: 10.0,
+        percentiles: p,
+        slo,
+        percentile_metrics: shown,
+        steady: false,
+    }
+}
+
 /// The percentiles, goodput SLO and summary metrics both ways below are made with.
 fn settings() -> ([f64; 2], Option<Slo>, Vec<PercentileMetric>) {
-    let slo = Slo::parse(&["ttft:700".into()]).unwrap();
+    let slo = Slo::parse("ttft:700").unwrap();
     let shown = PercentileMetric::ALL.iter().map(|(_, m)| *m).collect();
     ([50.0, 99.0], slo, shown)
 }
 
 /// The figures, canonical file and vLLM file of a stage run with `--steady-window` and/or
-/// `--vllm-compatible` as the run made them from the stage's held records before it spooled
-/// them (run.rs's path for held records): the window of the records, the records outside it
-/// dropped, the figures computed from the rest; vLLM's object from them.
+/// `--vllm-compatible` made from the stage's held records ([`stage_figures`], as a run that
+/// holds them and `merge` make them): the cancelled ones and those outside the window dropped,
+/// the figures computed from the rest; vLLM's object from them.
 fn held(
-    kept: &[RequestRecord],
+    all: &[RequestRecord],
     steady: bool,
     cancelled: u64,
     detailed: bool,
 ) -> (String, String, String, Option<SteadyWindow>) {
     let (p, slo, shown) = settings();
-    let mut reqs = kept.to_vec();
-    let series = timeline::series(&reqs);
-    let window = steady.then(|| crate::loadgen::run::steady_window_of(&reqs));
-    let duration = match &window {
-        Some(w) => {
-            let mut inside = vec![false; reqs.len()];
-            for &i in &w.indices {
-                inside[i] = true;
-            }
-            let mut at = 0;
-            reqs.retain(|_| {
-                at += 1;
-                inside[at - 1]
-            });
-            (w.end_s - w.start_s).max(1e-9)
-        }
-        None => 7.5,
-    };
-    let m = compute(&reqs, duration, 10.0, &p, slo);
-    let view = SummaryView::new(shown, p.to_vec(), &reqs, cancelled);
+    let mut reqs = all.to_vec();
+    let f = stage_figures(
+        &mut reqs,
+        FigureOpts {
+            steady,
+            ..how(7.5, &p, slo, shown)
+        },
+    );
+    assert_eq!(f.cancelled, cancelled);
+    let (m, view, window) = (f.metrics, f.view, f.window);
     let mut record = stage_record(&info(), &m, &[], &view);
-    record.series = series;
+    record.series = f.series;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("held.json");
     write_canonical(
@@ -321,6 +329,22 @@ fn held(
     )
 }
 
+/// A scratch writer in `dir`, or with `full_disk` one whose every write the disk refuses
+/// (`/dev/full`, as a disk that filled while the stage ran).
+fn scratch_in(dir: &std::path::Path, name: &str, full_disk: bool) -> ScratchWriter {
+    match full_disk {
+        true => {
+            let full = std::fs::File::options()
+                .read(true)
+                .write(true)
+                .open("/dev/full")
+                .unwrap();
+            ScratchWriter::over(full, "/dev/full".into()).unwrap()
+        }
+        false => ScratchWriter::create(dir, name).unwrap(),
+    }
+}
+
 /// The same through the sink into a spooling tally (requests ending out of order), the
 /// vLLM file streamed from the spooled records.
 fn spooled(
@@ -328,23 +352,40 @@ fn spooled(
     steady: bool,
     cancelled: u64,
     detailed: bool,
+    full_disk: bool,
 ) -> (String, String, String, Option<SteadyWindow>) {
     let (p, slo, shown) = settings();
     let dir = tempfile::tempdir().unwrap();
     let tally = StageTally::new(
         TallyConfig {
             slo,
-            spool: DetailSpool::create(&dir.path().join("detail")).unwrap(),
-            records: Some(RecordSpool::create(&dir.path().join("records")).unwrap()),
+            spool: DetailSpool::new(scratch_in(dir.path(), "detail", full_disk)),
+            records: Some(RecordSpool::new(scratch_in(
+                dir.path(),
+                "records",
+                full_disk,
+            ))),
             steady,
         },
         all.len(),
     );
     let t = through_sink(all, tally, detailed, 3);
     assert_eq!(t.cancelled as u64, cancelled);
-    let out = t.tally.finish(7.5, 10.0, &p, (shown, cancelled)).unwrap();
-    let mut record = stage_record(&info(), &out.metrics, &[], &out.view);
-    record.series = out.series;
+    let out = t
+        .tally
+        .finish(
+            FigureOpts {
+                steady,
+                ..how(7.5, &p, slo, shown)
+            },
+            cancelled,
+        )
+        .unwrap();
+    // A full disk refused the spools as the stage ran: their content went on in memory.
+    assert_eq!(out.detail.scratch().failure().is_some(), full_disk);
+    let f = out.figures;
+    let mut record = stage_record(&info(), &f.metrics, &[], &f.view);
+    record.series = f.series;
     let path = dir.path().join("spooled.json");
     write_canonical_spooled(
         &path,
@@ -359,9 +400,9 @@ fn spooled(
     report::write_vllm_json(
         &mut vllm,
         &info(),
-        &out.metrics,
+        &f.metrics,
         &records,
-        &out.view,
+        &f.view,
         detailed,
         &dir.path().join("vllm"),
     )
@@ -373,10 +414,10 @@ fn spooled(
         "the spools are removed"
     );
     (
-        format!("{:?} {:?}", out.metrics, out.view),
+        format!("{:?} {:?}", f.metrics, f.view),
         std::fs::read_to_string(path).unwrap(),
         String::from_utf8(vllm).unwrap(),
-        out.window,
+        f.window,
     )
 }
 
@@ -391,8 +432,15 @@ fn spooled_stages_equal_the_stages_made_from_held_records() {
     }
     let (kept, cancelled) = not_cancelled(&all);
     for (steady, detailed) in [(true, false), (true, true), (false, true), (false, false)] {
-        let want = held(&kept, steady, cancelled, detailed);
-        let got = spooled(&all, steady, cancelled, detailed);
+        let want = held(&all, steady, cancelled, detailed);
+        let got = spooled(&all, steady, cancelled, detailed, false);
+        // A disk that refuses the spools as the stage runs loses nothing, and does not end
+        // the stage: the figures, the canonical file and the vLLM file are the same.
+        let on_full_disk = spooled(&all, steady, cancelled, detailed, true);
+        assert_eq!(
+            on_full_disk, got,
+            "full disk, steady {steady} detailed {detailed}"
+        );
         assert_eq!(got.0, want.0, "figures, steady {steady}");
         assert_eq!(got.1, want.1, "canonical file, steady {steady}");
         assert_eq!(
