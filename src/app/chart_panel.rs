@@ -263,7 +263,11 @@ fn ComparisonTableView(
     let state = expect_context::<AppState>();
     move || {
         let r = contents.get()?;
-        if state.chart.with(|c| c.view == View::Scaling)
+        // Only under the bar charts: the other views hide the chart area (or, for scaling
+        // lines, compare along the curve), and building a hidden table is wasted work.
+        if !state
+            .chart
+            .with(|c| matches!(c.view, View::Latency | View::Throughput))
             || charts::series_names(&r.series).len() < 2
         {
             return None;
@@ -283,6 +287,10 @@ fn ComparisonTableView(
         let has_facets = facet.is_some() && table.rows.iter().any(|row| row.facet.is_some());
         let any_row_notes = notes.rows.iter().any(|n| !n.is_empty());
         let names = table.series.clone();
+        let more = table
+            .rows
+            .len()
+            .saturating_sub(charts::comparison::MAX_LISTED_ROWS);
         Some(view! {
             {markdown_export(Some("comparison-markdown"), 8, markdown)}
             {shared_notes("comparison-shared-notes", &notes.shared)}
@@ -299,7 +307,7 @@ fn ComparisonTableView(
                     </tr>
                 </thead>
                 <tbody>
-                    {table.rows.into_iter().zip(notes.rows).map(|(row, flags)| {
+                    {table.rows.into_iter().zip(notes.rows).take(charts::comparison::MAX_LISTED_ROWS).map(|(row, flags)| {
                         view! {
                         <tr>
                             {has_facets.then(|| view! {
@@ -317,6 +325,11 @@ fn ComparisonTableView(
                 </tbody>
             </table>
             </div>
+            {(more > 0).then(|| view! {
+                <p class="muted" id="comparison-more">
+                    {format!("and {more} more rows, not listed here: the Markdown above has them all")}
+                </p>
+            })}
         })
     }
 }

@@ -53,6 +53,11 @@ impl ComparisonRow {
     }
 }
 
+/// How many rows of the table the page lists (its Markdown export has them all): a chart
+/// along a measured or continuous x (200,000 distinct request rates) would otherwise make a
+/// table of a million cells, and every later layout of the page takes seconds.
+pub const MAX_LISTED_ROWS: usize = 200;
+
 /// The table under a comparison chart.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ComparisonTable {
