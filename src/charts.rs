@@ -19,7 +19,7 @@ pub mod plotly;
 pub(crate) mod series;
 pub(crate) mod style;
 
-pub use comparison::{comparison_table, ComparisonRow, ComparisonTable};
+pub use comparison::{comparison_table, ComparisonRow, ComparisonTable, MAX_LISTED_ROWS};
 pub use figure::{plot, MAX_PANELS, MAX_RICH_POINTS};
 pub use series::{
     build_series, build_series_indexed, build_series_selected, build_series_with_records, facets,

@@ -287,10 +287,7 @@ fn ComparisonTableView(
         let has_facets = facet.is_some() && table.rows.iter().any(|row| row.facet.is_some());
         let any_row_notes = notes.rows.iter().any(|n| !n.is_empty());
         let names = table.series.clone();
-        let more = table
-            .rows
-            .len()
-            .saturating_sub(charts::comparison::MAX_LISTED_ROWS);
+        let more = table.rows.len().saturating_sub(charts::MAX_LISTED_ROWS);
         Some(view! {
             {markdown_export(Some("comparison-markdown"), 8, markdown)}
             {shared_notes("comparison-shared-notes", &notes.shared)}
@@ -307,7 +304,7 @@ fn ComparisonTableView(
                     </tr>
                 </thead>
                 <tbody>
-                    {table.rows.into_iter().zip(notes.rows).take(charts::comparison::MAX_LISTED_ROWS).map(|(row, flags)| {
+                    {table.rows.into_iter().zip(notes.rows).take(charts::MAX_LISTED_ROWS).map(|(row, flags)| {
                         view! {
                         <tr>
                             {has_facets.then(|| view! {
