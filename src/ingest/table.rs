@@ -39,6 +39,7 @@ mod text_tables;
 mod tgi;
 mod words;
 
+pub(crate) use cells::{plain_decimal, trim_cell};
 pub(crate) use columnar::{read_csv_columns, read_markdown_columns};
 pub(crate) use columns::auto_mapping;
 use columns::merge_mapping;
