@@ -52,7 +52,7 @@ pub(crate) use rows::{rows_to_records, RowsContext};
 use text_tables::pandas_table;
 pub(crate) use text_tables::{markdown_headers, markdown_tables};
 pub(crate) use tgi::read_tgi;
-pub(crate) use words::{canonical_engine, is_gpu_word, ENGINES};
+pub(crate) use words::{canonical_engine, is_engine, is_gpu_word};
 
 /// How one source column of a table was mapped.
 #[derive(Clone, Debug, PartialEq)]

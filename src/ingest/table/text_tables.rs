@@ -1,7 +1,7 @@
 //! Tables printed as text: markdown tables (with the model, GPU and engine named in the
 //! headings above them) and pandas DataFrames printed with their index.
 
-use super::words::{is_gpu_word, ENGINES};
+use super::words::{is_engine, is_gpu_word};
 use super::Table;
 use crate::model::Dim;
 
@@ -128,7 +128,7 @@ fn tables_in(text: &str, with_rows: bool) -> Vec<Table> {
             headings.retain(|(l, _)| *l < level);
             if is_gpu_word(first) {
                 gpu = Some((title.to_string(), i + 1, level));
-            } else if ENGINES.contains(&first.to_ascii_lowercase().as_str()) {
+            } else if is_engine(first) {
                 let version = title
                     .split_whitespace()
                     .nth(1)
