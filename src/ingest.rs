@@ -838,21 +838,13 @@ fn read_json(source: &str, decoded: text::Decoded<'_>) -> Result<Contents, Inges
     let mut out = Ingested::new(format);
     let mut stamp = Stamp::new(source, format);
     let mut columns = Columns::default();
+    // The documents parsed to tell the format, then the rest a batch at a time.
+    json::read_docs_of_many(source, format, batch, true, &mut out)?;
     loop {
-        let full = std::mem::replace(
-            &mut batch,
-            json::Docs {
-                values: Vec::with_capacity(JSON_BATCH),
-                arrays: Vec::with_capacity(JSON_BATCH),
-                warnings: Vec::new(),
-            },
-        );
-        json::read_docs_of_many(source, format, full, true, &mut out)?;
         stamp.records(out.stamped, &mut out.records);
         columns.extend_records(&out.records);
         out.records.clear();
-        fill(&mut batch, &mut docs, JSON_BATCH);
-        if batch.values.is_empty() {
+        if json::read_next_docs(source, format, &mut docs, JSON_BATCH, &mut out)? == 0 {
             break;
         }
     }

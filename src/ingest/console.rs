@@ -8,7 +8,7 @@
 //! lists and values. Context values are marked inferred (`context line N`).
 
 use super::fields::{infer_dim, lengths_from_totals};
-use super::table::ENGINES;
+use super::table::is_engine;
 use super::text::BANNER;
 use super::{Ingested, Warning};
 use crate::model::canonical::parse_number_text;
@@ -296,7 +296,7 @@ pub(crate) fn read(text: &str, out: &mut Ingested) {
             continue;
         }
         let lower = line.to_ascii_lowercase();
-        if ENGINES.contains(&lower.as_str()) {
+        if is_engine(&lower) {
             engine = Some((lower, n));
         } else if let Some((k, v)) = line.split_once(':').filter(|(k, v)| {
             context_key(k) && !v.trim_start().starts_with("//") && !v.contains("](")
@@ -469,7 +469,7 @@ fn heading_section(line: &str) -> Option<String> {
     if !title.starts_with(|c: char| c.is_alphabetic())
         || title.contains('|')
         || title.chars().count() > 160
-        || ENGINES.contains(&title.to_ascii_lowercase().as_str())
+        || is_engine(title)
     {
         return None;
     }

@@ -10,7 +10,7 @@ use std::borrow::Cow;
 use memchr::memmem;
 use serde_json::{Map, Value};
 
-use super::requests::{Doc, RequestArrays};
+use super::requests::{Doc, Flat, FlatDoc, RequestArrays};
 use super::{perfsuite, serving, tools, Format, IngestError, Ingested, Warning};
 use crate::model::canonical;
 
@@ -186,7 +186,13 @@ impl<'t> DocStream<'t> {
 
     /// The next document with the line it starts on; `None` at the end of the text.
     pub(crate) fn next_doc(&mut self) -> Option<(usize, Doc)> {
-        let bytes = self.text.as_bytes();
+        self.next_flat().map(|(line, doc)| (line, doc.into_doc()))
+    }
+
+    /// [`DocStream::next_doc`] with an object's fields in a list, their keys borrowed from
+    /// the text ([`FlatDoc`]).
+    pub(crate) fn next_flat(&mut self) -> Option<(usize, FlatDoc<'_>)> {
+        let bytes: &[u8] = self.text.as_bytes();
         loop {
             // Skip whitespace, counting lines.
             while self.pos < bytes.len() && bytes[self.pos].is_ascii_whitespace() {
@@ -199,7 +205,10 @@ impl<'t> DocStream<'t> {
                 return None;
             }
             let pos = self.pos;
-            let mut stream = serde_json::Deserializer::from_slice(&bytes[pos..]).into_iter::<Doc>();
+            // From bytes, as every JSON reader of the worker parses (one instantiation of
+            // serde_json's parser in the wasm: from `&str` the worker took 1.9 KB more gzip).
+            let mut stream =
+                serde_json::Deserializer::from_slice(&bytes[pos..]).into_iter::<FlatDoc<'_>>();
             match stream.next() {
                 Some(Ok(doc)) => {
                     let end = pos + stream.byte_offset();
@@ -571,6 +580,45 @@ pub(crate) fn read_docs_of_many(
     Ok(())
 }
 
+/// Reads the next documents of `docs`, at most `n`, with the reader for `format` (a format
+/// read a document at a time), each warning naming its document's line as
+/// [`read_docs_of_many`] does; how many documents there were. A serving run's object goes to
+/// its reader as the fields parsed from the text ([`FlatDoc`]), never as a map.
+pub(crate) fn read_next_docs(
+    source: &str,
+    format: Format,
+    docs: &mut DocStream<'_>,
+    n: usize,
+    out: &mut Ingested,
+) -> Result<usize, IngestError> {
+    use std::fmt::Write;
+    let mut at = String::new();
+    let mut given = 0;
+    while given < n {
+        let Some((line, doc)) = docs.next_flat() else {
+            break;
+        };
+        given += 1;
+        at.clear();
+        let _ = write!(at, "line {line}");
+        match (format, doc.body) {
+            (Format::VllmServing | Format::SglangServing, Flat::Fields(fields)) => {
+                let fields: Vec<(&str, &Value)> = fields.iter().map(|(k, v)| (&**k, v)).collect();
+                serving::read_object(&fields, doc.arrays, &at, out);
+            }
+            (_, body) => {
+                let doc = FlatDoc {
+                    body,
+                    arrays: doc.arrays,
+                }
+                .into_doc();
+                read_value(source, format, &doc.value, doc.arrays, &at, out)?;
+            }
+        }
+    }
+    Ok(given)
+}
+
 fn join(at: &str, part: &str) -> String {
     if at.is_empty() {
         part.to_string()
@@ -635,7 +683,7 @@ fn read_one(
         return;
     };
     match format {
-        Format::VllmServing | Format::SglangServing => serving::read_object(o, arrays, at, out),
+        Format::VllmServing | Format::SglangServing => serving::read_map(o, arrays, at, out),
         Format::VllmLatency => tools::read_vllm_latency(o, at, out),
         Format::VllmThroughput => tools::read_vllm_throughput(o, at, out),
         Format::GenaiPerf => tools::read_genai_perf(o, at, out),

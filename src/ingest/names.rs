@@ -50,15 +50,6 @@ const GPUS: &[&str] = &[
     "l40s", "mi250x", "mi300x", "mi325x", "mi355x",
 ];
 
-/// Engines by the names file names give them, with their canonical spelling.
-const ENGINES: &[(&str, &str)] = &[
-    ("vllm", "vllm"),
-    ("sglang", "sglang"),
-    ("trt", "trtllm"),
-    ("trtllm", "trtllm"),
-    ("tgi", "tgi"),
-];
-
 /// `1k1k`, `8k1k`: input and output lengths in units of 1,024 tokens, as InferenceX names its
 /// sequence-length pairs.
 fn kilo_pair(t: &str) -> Option<(f64, f64)> {
@@ -131,8 +122,8 @@ pub(crate) fn parse_test_name(name: &str) -> FromName {
             f.push(Dim::Precision, DimValue::Text(lower));
         } else if GPUS.contains(&lower.as_str()) {
             f.push(Dim::Gpu, DimValue::Text(lower));
-        } else if let Some(engine) = ENGINES.iter().find(|(n, _)| *n == lower) {
-            f.push(Dim::Engine, DimValue::Text(engine.1.to_string()));
+        } else if let Some(engine) = super::table::canonical_engine(&lower) {
+            f.push(Dim::Engine, DimValue::Text(engine.to_string()));
         } else if DATASETS.contains(&lower.as_str()) {
             f.push(Dim::Dataset, DimValue::Text(lower));
         } else if i == 1 && matches!(tokens[0], "serving" | "latency" | "throughput") {

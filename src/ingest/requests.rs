@@ -6,6 +6,7 @@
 //! Lenient like the rest of ingest: numbers may be strings (`"inf"`, `"1,024"`) or null, and
 //! an array of an unexpected shape is dropped with a note rather than failing the document.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
@@ -241,19 +242,86 @@ pub(super) fn numbers(l: Lenient<OptF64>) -> Option<Vec<f64>> {
     l.0.map(|v| v.into_iter().map(|x| x.0.unwrap_or(f64::NAN)).collect())
 }
 
+/// A JSON document parsed with its object's fields in a list, in the file's order, each key
+/// borrowed from the text when it holds no escape: no map and no key string a field, for a
+/// reader that visits each field once ([`super::serving::read_object`], a million JSON lines).
+/// The per-request arrays are lifted out as for [`Doc`], which is this document as a map.
+pub(crate) struct FlatDoc<'de> {
+    pub body: Flat<'de>,
+    pub arrays: Option<Box<RequestArrays>>,
+}
+
+/// What a [`FlatDoc`] holds.
+pub(crate) enum Flat<'de> {
+    /// An object's fields (a lifted array's key kept, with null, so classification sees it).
+    Fields(Vec<(Cow<'de, str>, Value)>),
+    /// Any other document (a list, a scalar).
+    Value(Value),
+}
+
+impl FlatDoc<'_> {
+    /// The document with its object as a map.
+    pub(crate) fn into_doc(self) -> Doc {
+        let value = match self.body {
+            Flat::Fields(fields) => Value::Object(
+                fields
+                    .into_iter()
+                    .map(|(k, v)| (k.into_owned(), v))
+                    .collect::<Map<String, Value>>(),
+            ),
+            Flat::Value(v) => v,
+        };
+        Doc {
+            value,
+            arrays: self.arrays,
+        }
+    }
+}
+
 impl<'de> Deserialize<'de> for Doc {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        FlatDoc::deserialize(d).map(FlatDoc::into_doc)
+    }
+}
+
+/// An object's key: borrowed from the text when it can be.
+struct Key<'de>(Cow<'de, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct V;
         impl<'de> Visitor<'de> for V {
-            type Value = Doc;
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a key")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v.to_string())))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v)))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+impl<'de> Deserialize<'de> for FlatDoc<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = FlatDoc<'de>;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
                 f.write_str("a JSON document")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Doc, A::Error> {
-                let mut obj = Map::new();
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<FlatDoc<'de>, A::Error> {
+                let mut fields = Fields::List(Vec::with_capacity(16), 0);
                 let mut arrays = RequestArrays::default();
-                while let Some(key) = map.next_key::<String>()? {
-                    let lifted = match key.as_str() {
+                while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
+                    let lifted = match &*key {
                         "input_lens" => {
                             arrays.input_lens = numbers(map.next_value()?);
                             arrays.input_lens.is_some()
@@ -286,57 +354,120 @@ impl<'de> Deserialize<'de> for Doc {
                         }
                         _ => {
                             let v: Value = map.next_value()?;
-                            obj.insert(key, v);
+                            fields.set(key, v);
                             continue;
                         }
                     };
                     if !lifted {
-                        arrays.malformed.push(key.clone());
+                        arrays.malformed.push(key.to_string());
                     }
-                    obj.insert(key, Value::Null);
+                    fields.set(key, Value::Null);
                 }
                 let arrays = (!arrays.is_empty()).then(|| Box::new(arrays));
-                Ok(Doc {
-                    value: Value::Object(obj),
+                Ok(FlatDoc {
+                    body: fields.into_flat(),
                     arrays,
                 })
             }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Doc, A::Error> {
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<FlatDoc<'de>, A::Error> {
                 let mut items = Vec::new();
                 while let Some(v) = seq.next_element::<Value>()? {
                     items.push(v);
                 }
-                Ok(Doc::plain(Value::Array(items)))
+                Ok(FlatDoc::plain(Value::Array(items)))
             }
-            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Doc, E> {
-                Ok(Doc::plain(
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<FlatDoc<'de>, E> {
+                Ok(FlatDoc::plain(
                     serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number),
                 ))
             }
-            fn visit_u64<E>(self, v: u64) -> Result<Doc, E> {
-                Ok(Doc::plain(Value::from(v)))
+            fn visit_u64<E>(self, v: u64) -> Result<FlatDoc<'de>, E> {
+                Ok(FlatDoc::plain(Value::from(v)))
             }
-            fn visit_i64<E>(self, v: i64) -> Result<Doc, E> {
-                Ok(Doc::plain(Value::from(v)))
+            fn visit_i64<E>(self, v: i64) -> Result<FlatDoc<'de>, E> {
+                Ok(FlatDoc::plain(Value::from(v)))
             }
-            fn visit_str<E>(self, v: &str) -> Result<Doc, E> {
-                Ok(Doc::plain(Value::String(v.to_string())))
+            fn visit_str<E>(self, v: &str) -> Result<FlatDoc<'de>, E> {
+                Ok(FlatDoc::plain(Value::String(v.to_string())))
             }
-            fn visit_bool<E>(self, v: bool) -> Result<Doc, E> {
-                Ok(Doc::plain(Value::Bool(v)))
+            fn visit_bool<E>(self, v: bool) -> Result<FlatDoc<'de>, E> {
+                Ok(FlatDoc::plain(Value::Bool(v)))
             }
-            fn visit_unit<E>(self) -> Result<Doc, E> {
-                Ok(Doc::plain(Value::Null))
+            fn visit_unit<E>(self) -> Result<FlatDoc<'de>, E> {
+                Ok(FlatDoc::plain(Value::Null))
             }
         }
         d.deserialize_any(V)
     }
 }
 
-impl Doc {
-    fn plain(value: Value) -> Doc {
-        Doc {
-            value,
+/// Keys an object's fields are kept in a list for at most: beyond, in a map (finding a
+/// repeated key in a list is a walk over it).
+const FLAT_KEYS: usize = 64;
+
+/// An object's fields as they are read: in a list while few, else in a map.
+enum Fields<'de> {
+    /// The fields, and a bit per key's [`key_bit`] (a key whose bit is not set yet is new).
+    List(Vec<(Cow<'de, str>, Value)>, u64),
+    Map(Map<String, Value>),
+}
+
+/// One of 64 bits for a key, from its length and two of its bytes: a repeated key is looked
+/// for only when its bit is set already (a few of a run's dozen keys), not for every key.
+fn key_bit(key: &str) -> u64 {
+    let b = key.as_bytes();
+    let mix = b
+        .len()
+        .wrapping_mul(31)
+        .wrapping_add(usize::from(b.last().copied().unwrap_or(0)).wrapping_mul(7))
+        .wrapping_add(usize::from(b.get(b.len() / 2).copied().unwrap_or(0)));
+    1 << (mix % 64)
+}
+
+impl<'de> Fields<'de> {
+    /// Adds a field as a map holds it: a repeated key keeps its first place and takes the
+    /// last value (serde_json's map with `preserve_order`).
+    fn set(&mut self, key: Cow<'de, str>, v: Value) {
+        match self {
+            Fields::List(list, bits) => {
+                let bit = key_bit(&key);
+                let old = if *bits & bit == 0 {
+                    None
+                } else {
+                    list.iter_mut().find(|(k, _)| *k == key)
+                };
+                *bits |= bit;
+                if let Some((_, old)) = old {
+                    *old = v;
+                } else if list.len() < FLAT_KEYS {
+                    list.push((key, v));
+                } else {
+                    let mut map: Map<String, Value> = std::mem::take(list)
+                        .into_iter()
+                        .map(|(k, v)| (k.into_owned(), v))
+                        .collect();
+                    map.insert(key.into_owned(), v);
+                    *self = Fields::Map(map);
+                }
+            }
+            Fields::Map(map) => {
+                map.insert(key.into_owned(), v);
+            }
+        }
+    }
+
+    fn into_flat(self) -> Flat<'de> {
+        match self {
+            Fields::List(list, _) => Flat::Fields(list),
+            Fields::Map(map) => Flat::Value(Value::Object(map)),
+        }
+    }
+}
+
+impl FlatDoc<'_> {
+    fn plain(value: Value) -> Self {
+        FlatDoc {
+            body: Flat::Value(value),
             arrays: None,
         }
     }

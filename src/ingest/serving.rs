@@ -12,7 +12,7 @@
 use serde_json::{Map, Value};
 
 use super::fields::{
-    lengths_from_totals, place, scalar_text, serving_metric_name, set_dim_json, set_metric_json,
+    lengths_from_totals, place, place_into, serving_metric_name, set_dim_json, set_metric_json,
     set_named,
 };
 use super::requests::RequestArrays;
@@ -21,65 +21,95 @@ use crate::model::canonical::number_from_json;
 use crate::model::columns::{self, NumberLists, RequestField};
 use crate::model::{Dim, MetricKey, Record};
 
-/// Reads one serving-run object into a record.
-pub(crate) fn read_object(
+/// A run object's fields, in the file's order: from a parsed map ([`read_map`]) or straight
+/// from the text ([`super::requests::FlatDoc`], a million JSON lines without a map a line).
+pub(crate) type Fields<'a> = [(&'a str, &'a Value)];
+
+/// The value of field `key`.
+fn get<'a>(o: &Fields<'a>, key: &str) -> Option<&'a Value> {
+    o.iter().find(|(k, _)| *k == key).map(|(_, v)| *v)
+}
+
+fn contains_key(o: &Fields<'_>, key: &str) -> bool {
+    o.iter().any(|(k, _)| *k == key)
+}
+
+/// [`read_object`] of an object parsed into a map.
+pub(crate) fn read_map(
     o: &Map<String, Value>,
     arrays: Option<Box<RequestArrays>>,
     at: &str,
     out: &mut Ingested,
 ) {
+    let fields: Vec<(&str, &Value)> = o.iter().map(|(k, v)| (k.as_str(), v)).collect();
+    read_object(&fields, arrays, at, out);
+}
+
+/// Reads one serving-run object into a record.
+pub(crate) fn read_object(
+    o: &Fields<'_>,
+    arrays: Option<Box<RequestArrays>>,
+    at: &str,
+    out: &mut Ingested,
+) {
     let mut r = Record::default();
+    // Where each field stands, for a warning: one buffer for all of them.
+    let mut here = String::new();
     let mut random_in: Option<&Value> = None;
     let mut random_out: Option<&Value> = None;
     let mut sharegpt_out: Option<&Value> = None;
     let mut has_framework = false;
-    for (key, v) in o {
-        let here = place(at, key);
-        match key.as_str() {
-            "model_id" | "model" | "model_name" => set_dim_json(&mut r, Dim::Model, v, &here, out),
+    // Whether a per-request array's key is there (read below, unless lifted already).
+    let mut array_keys = false;
+    for &(key, v) in o {
+        here.clear();
+        place_into(&mut here, at, key);
+        let here = here.as_str();
+        match key {
+            "model_id" | "model" | "model_name" => set_dim_json(&mut r, Dim::Model, v, here, out),
             "framework" => {
                 has_framework = true;
-                set_dim_json(&mut r, Dim::Engine, v, &here, out);
+                set_dim_json(&mut r, Dim::Engine, v, here, out);
             }
             // vLLM's client writes the protocol it spoke (`openai`, `openai-chat`): that names
             // no engine, and is kept as a tag; an engine's name (`vllm`, `sglang`) is the engine.
-            "backend" if client_protocol(v) => set_named(&mut r, "backend", v, &here, out),
+            "backend" if client_protocol(v) => set_named(&mut r, "backend", v, here, out),
             "backend" => {
-                if !has_framework && !o.contains_key("framework") {
-                    set_dim_json(&mut r, Dim::Engine, v, &here, out);
+                if !has_framework && !contains_key(o, "framework") {
+                    set_dim_json(&mut r, Dim::Engine, v, here, out);
                 }
             }
             "tokenizer_id" => {
-                if v.as_str().is_some() && v != o.get("model_id").unwrap_or(&Value::Null) {
-                    set_named(&mut r, "tokenizer_id", v, &here, out);
+                if v.as_str().is_some() && v != get(o, "model_id").unwrap_or(&Value::Null) {
+                    set_named(&mut r, "tokenizer_id", v, here, out);
                 }
             }
-            "date" => set_dim_json(&mut r, Dim::Date, v, &here, out),
-            "label" => set_dim_json(&mut r, Dim::Label, v, &here, out),
-            "num_prompts" => set_dim_json(&mut r, Dim::NumPrompts, v, &here, out),
-            "request_rate" => set_dim_json(&mut r, Dim::RequestRate, v, &here, out),
-            "burstiness" => set_dim_json(&mut r, Dim::Burstiness, v, &here, out),
-            "max_concurrency" => set_dim_json(&mut r, Dim::MaxConcurrency, v, &here, out),
-            "dataset_name" | "dataset" => set_dim_json(&mut r, Dim::Dataset, v, &here, out),
+            "date" => set_dim_json(&mut r, Dim::Date, v, here, out),
+            "label" => set_dim_json(&mut r, Dim::Label, v, here, out),
+            "num_prompts" => set_dim_json(&mut r, Dim::NumPrompts, v, here, out),
+            "request_rate" => set_dim_json(&mut r, Dim::RequestRate, v, here, out),
+            "burstiness" => set_dim_json(&mut r, Dim::Burstiness, v, here, out),
+            "max_concurrency" => set_dim_json(&mut r, Dim::MaxConcurrency, v, here, out),
+            "dataset_name" | "dataset" => set_dim_json(&mut r, Dim::Dataset, v, here, out),
             "random_input_len" => random_in = Some(v),
             "random_output_len" => random_out = Some(v),
             "sharegpt_output_len" => sharegpt_out = Some(v),
-            "duration" => set_metric_json(&mut r, MetricKey::DurationS, v, 1.0, &here, out),
-            "completed" => set_metric_json(&mut r, MetricKey::Completed, v, 1.0, &here, out),
-            "failed" => set_metric_json(&mut r, MetricKey::Failed, v, 1.0, &here, out),
+            "duration" => set_metric_json(&mut r, MetricKey::DurationS, v, 1.0, here, out),
+            "completed" => set_metric_json(&mut r, MetricKey::Completed, v, 1.0, here, out),
+            "failed" => set_metric_json(&mut r, MetricKey::Failed, v, 1.0, here, out),
             "request_goodput:" => {
-                set_metric_json(&mut r, MetricKey::RequestGoodput, v, 1.0, &here, out)
+                set_metric_json(&mut r, MetricKey::RequestGoodput, v, 1.0, here, out)
             }
             "total_throughput" => {
-                set_metric_json(&mut r, MetricKey::TotalTokenThroughput, v, 1.0, &here, out)
+                set_metric_json(&mut r, MetricKey::TotalTokenThroughput, v, 1.0, here, out)
             }
             // Older SGLang `bench_serving` lines say `total_generated_tokens`: the same total.
-            "total_generated_tokens" if !o.contains_key("total_output_tokens") => set_metric_json(
+            "total_generated_tokens" if !contains_key(o, "total_output_tokens") => set_metric_json(
                 &mut r,
                 MetricKey::Extra("total_output_tokens".into()),
                 v,
                 1.0,
-                &here,
+                here,
                 out,
             ),
             "total_input_tokens"
@@ -90,15 +120,17 @@ pub(crate) fn read_object(
             | "total_output_tokens_retokenized"
             | "concurrency"
             | "accept_length" => {
-                set_metric_json(&mut r, MetricKey::Extra(key.clone()), v, 1.0, &here, out)
+                set_metric_json(&mut r, MetricKey::Extra(key.into()), v, 1.0, here, out)
             }
-            "input_lens" | "output_lens" | "ttfts" | "itls" | "errors" | "start_times"
-            | "generated_texts" => {}
+            "input_lens" | "output_lens" | "ttfts" | "itls" | "errors" | "start_times" => {
+                array_keys = true;
+            }
+            "generated_texts" => {}
             // Read with the other per-request arrays below, when they are there.
             "latencies" if has_request_arrays(arrays.as_deref(), o) => {}
             _ => {
                 if let Some(metric) = serving_metric_name(key) {
-                    set_metric_json(&mut r, metric, v, 1.0, &here, out);
+                    set_metric_json(&mut r, metric, v, 1.0, here, out);
                 } else if run_clock(key, v) {
                     // A start time differs from run to run: as a tag it would make each run a
                     // configuration of its own, so repeated runs never compare.
@@ -106,8 +138,9 @@ pub(crate) fn read_object(
                         here,
                         "a clock reading of the run, not a setting: ignored",
                     ));
-                } else if scalar_text(v).is_some() {
-                    set_named(&mut r, key, v, &here, out);
+                } else if matches!(v, Value::String(_) | Value::Number(_) | Value::Bool(_)) {
+                    // A scalar (what `scalar_text` gives a tag of).
+                    set_named(&mut r, key, v, here, out);
                 } else if !v.is_null() {
                     out.warnings
                         .push(Warning::at(here, "unknown field, ignored"));
@@ -157,22 +190,26 @@ pub(crate) fn read_object(
             );
         }
     }
-    let latencies = has_request_arrays(arrays.as_deref(), o)
-        .then(|| o.get("latencies"))
-        .flatten();
-    let arrays = match arrays {
-        Some(a) => *a,
-        None => arrays_from_object(o),
-    };
-    let requests = request_columns(arrays, latencies, at, out);
-    if requests.has_gaps() || requests.ttft_ms().any(|t| t.is_some()) {
-        super::fields::note(out, "per-request ttfts and itls converted from s to ms");
+    // Per-request detail: only where a per-request array's key is (a lifted array keeps its
+    // key), so a run summary (a line of JSON Lines) builds no empty columns.
+    let mut requests = None;
+    if array_keys {
+        let latencies = get(o, "latencies").filter(|_| has_request_arrays(arrays.as_deref(), o));
+        let arrays = match arrays {
+            Some(a) => *a,
+            None => arrays_from_object(o),
+        };
+        let got = request_columns(arrays, latencies, at, out);
+        if got.has_gaps() || got.ttft_ms().any(|t| t.is_some()) {
+            super::fields::note(out, "per-request ttfts and itls converted from s to ms");
+        }
+        requests = Some(got).filter(|r| r.total() > 0);
     }
     lengths_from_totals(
         &mut r,
         ["total_input_tokens", "total_output_tokens", "completed"],
     );
-    if requests.total() > 0 {
+    if let Some(requests) = requests {
         out.keep_requests(&mut r, requests);
     }
     out.records.push(r);
@@ -200,11 +237,11 @@ fn run_clock(key: &str, v: &Value) -> bool {
 }
 
 /// Whether the run carries per-request arrays beside `latencies` (vLLM's `--save-detailed`).
-fn has_request_arrays(arrays: Option<&RequestArrays>, o: &Map<String, Value>) -> bool {
+fn has_request_arrays(arrays: Option<&RequestArrays>, o: &Fields<'_>) -> bool {
     arrays.is_some_and(|a| !a.is_empty())
         || ["input_lens", "output_lens", "ttfts", "itls", "start_times"]
             .iter()
-            .any(|k| o.get(*k).is_some_and(Value::is_array))
+            .any(|k| get(o, k).is_some_and(Value::is_array))
 }
 
 /// The per-request arrays (seconds, as the file has them) as the columns of one row of
@@ -308,9 +345,9 @@ fn request_columns(
 
 /// The per-request arrays of a run object that was parsed whole into a `Value` (JSON Lines,
 /// lists), in the same shape the streaming scanner produces, so [`request_columns`] serves both.
-fn arrays_from_object(o: &Map<String, Value>) -> RequestArrays {
+fn arrays_from_object(o: &Fields<'_>) -> RequestArrays {
     let mut a = RequestArrays::default();
-    let mut list = |key: &str| match o.get(key) {
+    let mut list = |key: &str| match get(o, key) {
         None | Some(Value::Null) => None,
         Some(Value::Array(items)) => Some(items),
         Some(_) => {

@@ -39,6 +39,7 @@ mod text_tables;
 mod tgi;
 mod words;
 
+pub(crate) use cells::{plain_decimal, trim_cell};
 pub(crate) use columnar::{read_csv_columns, read_markdown_columns};
 pub(crate) use columns::auto_mapping;
 use columns::merge_mapping;
@@ -51,7 +52,7 @@ pub(crate) use rows::{rows_to_records, RowsContext};
 use text_tables::pandas_table;
 pub(crate) use text_tables::{markdown_headers, markdown_tables};
 pub(crate) use tgi::read_tgi;
-pub(crate) use words::{canonical_engine, is_gpu_word, ENGINES};
+pub(crate) use words::{canonical_engine, is_engine, is_gpu_word};
 
 /// How one source column of a table was mapped.
 #[derive(Clone, Debug, PartialEq)]

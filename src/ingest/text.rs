@@ -176,9 +176,13 @@ pub(crate) fn describe(text: &str) -> String {
 /// A number with an optional unit, as written in a table cell: `25,342`, `12.34 ms`,
 /// `1234.5 tokens/secs`, `8.5%`, `inf`.
 pub(crate) fn parse_quantity(cell: &str) -> Option<(f64, &str)> {
-    let t = cell.trim();
+    let t = super::table::trim_cell(cell);
     if t.is_empty() {
         return None;
+    }
+    // Most cells are plain decimals: read exactly as `parse_number_text` reads them.
+    if let Some(v) = super::table::plain_decimal(t) {
+        return Some((v, ""));
     }
     if let Some(v) = crate::model::canonical::parse_number_text(t) {
         return Some((v, ""));

@@ -110,23 +110,32 @@ pub fn number_from_json(v: &Value) -> Option<f64> {
 /// Parses a number written as text: `inf`, `Infinity`, `NaN`, `1,024`, ` 12.5 `.
 pub fn parse_number_text(s: &str) -> Option<f64> {
     let t = s.trim();
-    let is = |w: &str| t.eq_ignore_ascii_case(w);
-    if is("inf") || is("+inf") || is("infinity") || is("+infinity") {
-        return Some(f64::INFINITY);
-    }
-    if is("-inf") || is("-infinity") {
-        return Some(f64::NEG_INFINITY);
-    }
-    if is("nan") {
-        return Some(f64::NAN);
+    let first = *t.as_bytes().first()?;
+    // A word only where the text does not start as a plain number does.
+    if !(first.is_ascii_digit() || first == b'.') {
+        let is = |w: &str| t.eq_ignore_ascii_case(w);
+        if is("inf") || is("+inf") || is("infinity") || is("+infinity") {
+            return Some(f64::INFINITY);
+        }
+        if is("-inf") || is("-infinity") {
+            return Some(f64::NEG_INFINITY);
+        }
+        if is("nan") {
+            return Some(f64::NAN);
+        }
     }
     // Rust also accepts "inf"/"nan" spellings handled above; reject anything else odd. Read
-    // for every cell of every table: no allocation unless the number has thousands commas.
-    let plain = |b: u8| b.is_ascii_digit() || matches!(b, b'.' | b'-' | b'+' | b'e' | b'E');
-    if t.is_empty() || !t.bytes().all(|b| plain(b) || b == b',') {
-        return None;
+    // for every cell of every table: one look at each byte, and no allocation unless the
+    // number has thousands commas.
+    let mut commas = false;
+    for b in t.bytes() {
+        match b {
+            b'0'..=b'9' | b'.' | b'-' | b'+' | b'e' | b'E' => {}
+            b',' => commas = true,
+            _ => return None,
+        }
     }
-    if !t.contains(',') {
+    if !commas {
         return t.parse().ok();
     }
     let cleaned = t.replace(',', "");

@@ -250,10 +250,22 @@ impl Columns {
     /// time and drop them, never holding a file's records whole. The columns come out as
     /// [`from_records`](Columns::from_records) of all the records would make them.
     pub fn extend_records(&mut self, records: &[Record]) {
+        // The well-known dimensions with a column, a bit each: most records bring none new.
+        const _: () = assert!(Dim::ALL.len() <= 128);
+        let bit = |d: Dim| 1u128 << (d as usize);
+        let mut with_column: u128 = self
+            .dims
+            .iter()
+            .filter_map(|c| match c.key {
+                DimKey::Known(d) => Some(bit(d)),
+                DimKey::Tag(_) => None,
+            })
+            .fold(0, |a, b| a | b);
         for r in records {
             for d in Dim::ALL {
-                if r.has_known(*d) {
+                if with_column & bit(*d) == 0 && r.has_known(*d) {
                     self.ensure_dim(DimKey::Known(*d));
+                    with_column |= bit(*d);
                 }
             }
             for k in r.tags.keys() {
@@ -265,15 +277,21 @@ impl Columns {
                     self.ensure_dim(DimKey::Tag(k.clone()));
                 }
             }
+            // Both in key order: one walk finds the keys without a column.
+            let mut at = 0;
             for k in r.metrics.keys() {
-                if let Err(at) = self.metrics.binary_search_by(|c| c.key.cmp(k)) {
-                    let mut col = MetricColumn::new(k.clone());
-                    col.reserve(self.len);
-                    for _ in 0..self.len {
-                        col.push(None);
-                    }
-                    self.metrics.insert(at, col);
+                while self.metrics.get(at).is_some_and(|c| c.key < *k) {
+                    at += 1;
                 }
+                if self.metrics.get(at).is_some_and(|c| c.key == *k) {
+                    continue;
+                }
+                let mut col = MetricColumn::new(k.clone());
+                col.reserve(self.len);
+                for _ in 0..self.len {
+                    col.push(None);
+                }
+                self.metrics.insert(at, col);
             }
             self.push_record(r);
         }
@@ -303,8 +321,12 @@ impl Columns {
                 (DimKey::Tag(_), DimData::Real(c)) => c.push(None),
             }
         }
+        // Both in key order: one walk (a key without a column is passed over).
+        let mut values = r.metrics.iter().peekable();
         for col in &mut self.metrics {
-            col.push(r.metrics.get(&col.key).copied());
+            while values.next_if(|(k, _)| **k < col.key).is_some() {}
+            let v = values.next_if(|(k, _)| **k == col.key).map(|(_, v)| *v);
+            col.push(v);
         }
         let row = self.len;
         if !r.inferred.is_empty() {

@@ -17,7 +17,7 @@ pub(super) fn cell_number(cell: &str) -> Option<(f64, &str)> {
 /// `123`, `-40.370`, `.5`: at most 15 digits with an optional sign and point, read exactly as
 /// `str::parse::<f64>` reads them (the digits are an exact integer below 2^53 and the power of
 /// ten is exact, so the one division rounds correctly). `None` for anything else.
-pub(super) fn plain_decimal(cell: &str) -> Option<f64> {
+pub(crate) fn plain_decimal(cell: &str) -> Option<f64> {
     match decimal_prefix(cell.as_bytes(), 0) {
         Ok((Some(v), end)) if end == cell.len() => Some(v),
         _ => None,
@@ -120,7 +120,7 @@ pub(super) fn gpu_and_count(cell: &str) -> Option<(u64, &str)> {
 /// `cell.trim()`, with the common case (no whitespace at either end, ASCII) decided by two
 /// byte tests.
 #[inline]
-pub(super) fn trim_cell(cell: &str) -> &str {
+pub(crate) fn trim_cell(cell: &str) -> &str {
     match (cell.as_bytes().first(), cell.as_bytes().last()) {
         (Some(f), Some(l)) if f.is_ascii_graphic() && l.is_ascii_graphic() => cell,
         _ => cell.trim(),

@@ -25,7 +25,7 @@ use super::delimited::{
     csv_delimiter, csv_reader, next_row, sample_plain_rows, sample_rows, SAMPLE_ROWS,
 };
 use super::rows::Cells;
-use super::text_tables::first_table_rows;
+use super::text_tables::{first_table_rows, split_md_cells};
 use super::{auto_mapping, note_mapping, push_mapping, ColumnMapping, Table};
 use crate::ingest::text::snake;
 use crate::ingest::{Format, Ingested, IngestedColumns, Warning};
@@ -185,6 +185,9 @@ struct Appender<'s> {
     source: &'s str,
     format: &'static str,
     rules: Rules,
+    /// The last GPU cell found to name no GPU count: a column repeats its few GPUs, so each
+    /// run of one is looked at once.
+    gpu_plain: String,
 }
 
 /// The row reader would do something this path does not: warn about a cell or convert it.
@@ -279,8 +282,12 @@ impl Appender<'_> {
                 }
                 Slot::Text(_) => Val::Text,
                 Slot::Gpu(_) => {
-                    if gpu_with_count(cell) {
-                        return Err(GiveUp);
+                    if cell != self.gpu_plain {
+                        if gpu_with_count(cell) {
+                            return Err(GiveUp);
+                        }
+                        self.gpu_plain.clear();
+                        self.gpu_plain.push_str(cell);
                     }
                     Val::Text
                 }
@@ -550,21 +557,26 @@ pub(crate) fn read_markdown_columns(
         headers: head.headers.clone(),
         ..Table::default()
     };
-    for (line, cells) in rows.by_ref().take(SAMPLE_ROWS) {
+    // One row's cells, borrowed from its line; the vector kept from row to row.
+    let mut cells: Vec<&str> = Vec::with_capacity(width);
+    for (line, row) in rows.by_ref().take(SAMPLE_ROWS) {
+        split_md_cells(row, &mut cells);
         if cells.len() != width {
             return None;
         }
-        t.rows.push((line, cells));
+        t.rows
+            .push((line, csv::StringRecord::from(cells.as_slice())));
     }
     let newlines = memchr::memchr_iter(b'\n', text.as_bytes()).count();
     let mut out = Ingested::new(format);
     out.warnings = warnings;
     let mut app = start(&t, newlines, source, Rules::Table, &mut out)?;
-    for (line, cells) in rows {
+    for (line, row) in rows {
+        split_md_cells(row, &mut cells);
         if cells.len() != width {
             return None;
         }
-        app.row(line, &cells, &mut out.warnings).ok()?;
+        app.row(line, cells.as_slice(), &mut out.warnings).ok()?;
     }
     Some(finish(app, out))
 }
@@ -632,6 +644,7 @@ fn start<'s>(
         source,
         format: out.format.name(),
         rules,
+        gpu_plain: String::new(),
     };
     for (line, cells) in &t.rows {
         app.row(*line, cells, &mut out.warnings).ok()?;

@@ -4,7 +4,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::words::{gpu_display, is_gpu_word, ENGINES};
+use super::words::{gpu_display, is_engine, is_gpu_word};
 use super::{ColumnMapping, Table};
 use crate::ingest::text::{parse_quantity, snake, to_ms_factor};
 use crate::model::{DimKey, LatencyMetric, MetricKey, Percentile, Stat};
@@ -599,7 +599,7 @@ fn engine_groups(t: &Table) -> Option<Vec<ColumnMapping>> {
         .filter(|s| s.len() >= 2)
         .flat_map(|s| s.iter().copied())
         .collect();
-    if !grouped.iter().any(|s| ENGINES.contains(s)) {
+    if !grouped.iter().any(|s| is_engine(s)) {
         return None;
     }
     let split: Vec<Option<(String, &str)>> = prefixes
@@ -648,7 +648,7 @@ fn engine_column(t: &Table, col: usize) -> bool {
     for (_, cells) in t.rows.iter().take(200) {
         match cells.get(col).map(str::trim) {
             Some("") | None => {}
-            Some(c) if ENGINES.contains(&c.to_ascii_lowercase().as_str()) => any = true,
+            Some(c) if is_engine(c) => any = true,
             Some(_) => return false,
         }
     }

@@ -1,25 +1,33 @@
 //! Tables printed as text: markdown tables (with the model, GPU and engine named in the
 //! headings above them) and pandas DataFrames printed with their index.
 
-use super::words::{is_gpu_word, ENGINES};
+use super::words::{is_engine, is_gpu_word};
 use super::Table;
 use crate::model::Dim;
 
 /// A markdown row's cells, straight into one record (no string a cell).
 fn split_md_row(line: &str) -> csv::StringRecord {
+    let mut cells = Vec::new();
+    split_md_cells(line, &mut cells);
+    csv::StringRecord::from(cells)
+}
+
+/// A markdown row's cells into `cells` (emptied first), borrowed from the line: trimmed,
+/// without the pipes around the row and the emphasis around a cell's whole text.
+pub(crate) fn split_md_cells<'a>(line: &'a str, cells: &mut Vec<&'a str>) {
+    cells.clear();
     let t = line.trim();
     let t = t.strip_prefix('|').unwrap_or(t);
     let t = t.strip_suffix('|').unwrap_or(t);
-    let mut record = csv::StringRecord::with_capacity(t.len(), 16);
-    for c in t.split('|') {
-        record.push_field(unemphasise(c.trim()));
-    }
-    record
+    cells.extend(t.split('|').map(|c| unemphasise(c.trim())));
 }
 
 /// A cell without the markdown emphasis around its whole text (`**64**`, `*0.5*`, `__x__`):
 /// a bold row (the author's best result) reads like the others.
 fn unemphasise(cell: &str) -> &str {
+    if !matches!(cell.as_bytes().first(), Some(b'*' | b'_')) {
+        return cell;
+    }
     for mark in ["**", "__", "*", "_"] {
         if let Some(inner) = cell
             .strip_prefix(mark)
@@ -62,10 +70,9 @@ pub(crate) fn markdown_headers(text: &str) -> Vec<Table> {
 }
 
 /// The rows of the first markdown table in `text` (the one [`markdown_tables`] gives first),
-/// split as they are read: a reader that appends them one at a time never holds them all.
-pub(crate) fn first_table_rows(
-    text: &str,
-) -> impl Iterator<Item = (usize, csv::StringRecord)> + '_ {
+/// each line as it is ([`split_md_cells`] splits it): a reader that appends them one at a
+/// time never holds them all.
+pub(crate) fn first_table_rows(text: &str) -> impl Iterator<Item = (usize, &str)> + '_ {
     let mut lines = text.lines().enumerate().peekable();
     let mut found = false;
     while let Some((_, l)) = lines.next() {
@@ -77,7 +84,7 @@ pub(crate) fn first_table_rows(
     }
     lines
         .take_while(move |(_, l)| found && l.trim().starts_with('|'))
-        .map(|(i, l)| (i + 1, split_md_row(l)))
+        .map(|(i, l)| (i + 1, l))
 }
 
 /// Markdown tables in `text`, each with the heading context above it.
@@ -121,7 +128,7 @@ fn tables_in(text: &str, with_rows: bool) -> Vec<Table> {
             headings.retain(|(l, _)| *l < level);
             if is_gpu_word(first) {
                 gpu = Some((title.to_string(), i + 1, level));
-            } else if ENGINES.contains(&first.to_ascii_lowercase().as_str()) {
+            } else if is_engine(first) {
                 let version = title
                     .split_whitespace()
                     .nth(1)

@@ -1,32 +1,17 @@
-//! Engine and GPU words: the names recognised in headings, console context lines and
-//! wide-table column suffixes (`throughput_a100`).
+//! Engine and GPU words: the names recognised in headings, console context lines, file names
+//! and wide-table column suffixes (`throughput_a100`).
 
-/// Engine names recognised in headings and console context lines (lowercase).
-pub(crate) const ENGINES: &[&str] = &[
-    "vllm",
-    "sglang",
-    "sgl",
-    "tgi",
-    "trtllm",
-    "tensorrt-llm",
-    "trt-llm",
-    "lmdeploy",
-    "llama.cpp",
-    "ollama",
-    "mlc-llm",
-    "deepspeed-mii",
-    "aphrodite",
-    "exllamav2",
-    "text-generation-inference",
-];
-
-/// The one spelling of each engine, and the other spellings people give it (compared with
-/// case, `-`, `_`, `.` and spaces ignored): `TRT-LLM`, `trt-llm`, `TensorRT-LLM` and
-/// `trtllm` are one engine, `trtllm`.
+/// The one list of engines: the one spelling of each, and the other spellings people give it
+/// (compared with case, `-`, `_`, `.` and spaces ignored): `TRT-LLM`, `trt-llm`,
+/// `TensorRT-LLM`, `trtllm` and a file name's `trt` are one engine, `trtllm`. Recognising an
+/// engine's name (in headings, console context lines, wide tables' column groups and file
+/// names) is finding it here ([`is_engine`]). `sgl`, as SGLang's own reports name their
+/// engine, is not a spelling of `sglang`: files, exports and share links (`f.engine=sgl`)
+/// written before keep reading the same, so it is kept as written and not recognised.
 const ENGINE_SPELLINGS: &[(&str, &[&str])] = &[
     ("vllm", &["vllm"]),
     ("sglang", &["sglang"]),
-    ("trtllm", &["trtllm", "tensorrtllm"]),
+    ("trtllm", &["trtllm", "tensorrtllm", "trt"]),
     ("tgi", &["tgi", "textgenerationinference"]),
     ("lmdeploy", &["lmdeploy"]),
     ("llama.cpp", &["llamacpp"]),
@@ -51,6 +36,11 @@ pub(crate) fn canonical_engine(name: &str) -> Option<&'static str> {
         .iter()
         .find(|(_, spellings)| spellings.contains(&key.as_str()))
         .map(|(canonical, _)| *canonical)
+}
+
+/// Whether `word` names a known engine, in any of its spellings ([`canonical_engine`]).
+pub(crate) fn is_engine(word: &str) -> bool {
+    canonical_engine(word).is_some()
 }
 
 /// Whether a word names a GPU family (`a100`, `H100`, `mi300x`, `tesla`, `l40s`).
@@ -114,6 +104,10 @@ mod tests {
         assert_eq!(canonical_engine("Llama.cpp"), Some("llama.cpp"));
         assert_eq!(canonical_engine("text-generation-inference"), Some("tgi"));
         assert_eq!(canonical_engine("groq"), None);
+        assert_eq!(canonical_engine("sgl"), None);
+        assert_eq!(canonical_engine("trt"), Some("trtllm"));
+        assert!(is_engine("Text-Generation-Inference") && is_engine("llama.cpp"));
+        assert!(!is_engine("H100"));
         assert_eq!(gpu_display("a100"), "A100");
         assert_eq!(gpu_display("tesla"), "Tesla");
     }

@@ -1,12 +1,12 @@
 //! genai-perf and AIPerf: the JSON export (a `unit` per metric) and the two-block CSV.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
 use super::push;
 use crate::ingest::fields::{place, set_dim_json, set_tag, stat_name};
+use crate::ingest::table::trim_cell;
 use crate::ingest::text::{parse_quantity, snake, to_ms_factor};
 use crate::ingest::{Ingested, Warning};
 use crate::model::canonical::number_from_json;
@@ -205,45 +205,66 @@ pub(crate) fn read_genai_perf(o: &Map<String, Value>, at: &str, out: &mut Ingest
 /// `Metric,Value` rows. Metric names carry their unit (`Time To First Token (ms)`).
 pub(crate) fn read_genai_csv(text: &str, out: &mut Ingested) {
     let mut r = Record::default();
-    // The header's statistics, each with its canonical statistic (worked out once a header).
-    let mut header: Vec<(String, Option<Stat>)> = Vec::new();
-    // Each metric name's (metric, unit, target), worked out once per distinct name: a long
-    // file repeats its few names on every block.
-    let mut targets: HashMap<String, (String, String, GenaiTarget)> = HashMap::new();
+    // The header's statistics, each with its canonical statistic (worked out once a header
+    // line: a long file repeats its two headers on every block).
+    type Header = Vec<(String, Option<Stat>)>;
+    let mut headers: Vec<(&str, Header)> = Vec::new();
+    // Which of them is in force (`None` before any, and after a blank line).
+    let mut header: Option<usize> = None;
+    // Each metric name's (name, metric, unit, target), worked out once per distinct name: a
+    // long file repeats its few names on every block (a walk over a few, no hashing).
+    let mut targets: Vec<(String, String, String, GenaiTarget)> = Vec::new();
+    // One line's cells, the vector kept from line to line.
+    let mut cells: Vec<Cow<'_, str>> = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let n = i + 1;
-        if line.trim().is_empty() {
-            header.clear();
+        if trim_cell(line).is_empty() {
+            header = None;
             continue;
         }
-        let cells = split_csv_line(line);
+        split_csv_line(line, &mut cells);
         if cells.first().map(|c| c.as_ref()) == Some("Metric") {
-            header = cells
-                .iter()
-                .map(|c| (c.to_string(), stat_name(c)))
-                .collect();
+            header = Some(match headers.iter().position(|(l, _)| *l == line) {
+                Some(h) => h,
+                None => {
+                    // A file of ever new headers is not the few a long file repeats.
+                    if headers.len() >= 16 {
+                        headers.clear();
+                    }
+                    let parsed = cells
+                        .iter()
+                        .map(|c| (c.to_string(), stat_name(c)))
+                        .collect();
+                    headers.push((line, parsed));
+                    headers.len() - 1
+                }
+            });
             continue;
         }
-        if header.is_empty() {
+        let Some(header) = header.and_then(|h| headers.get(h)).map(|(_, h)| h) else {
             out.warnings
                 .push(Warning::line(n, "row before any header, skipped"));
             continue;
-        }
-        let Some(name) = cells.first() else { continue };
-        if !targets.contains_key(name.as_ref()) {
-            let (metric, unit) = match name.rfind('(') {
-                Some(p) => (name[..p].trim(), name[p + 1..].trim_end_matches(')').trim()),
-                None => (name.as_ref(), ""),
-            };
-            let target = genai_target(metric);
-            targets.insert(
-                name.to_string(),
-                (metric.to_string(), unit.to_string(), target),
-            );
-        }
-        let Some((metric, unit, target)) = targets.get(name.as_ref()) else {
-            continue;
         };
+        let Some(name) = cells.first() else { continue };
+        let known = match targets.iter().position(|t| t.0 == *name) {
+            Some(k) => k,
+            None => {
+                let (metric, unit) = match name.rfind('(') {
+                    Some(p) => (name[..p].trim(), name[p + 1..].trim_end_matches(')').trim()),
+                    None => (name.as_ref(), ""),
+                };
+                let target = genai_target(metric);
+                targets.push((
+                    name.to_string(),
+                    metric.to_string(),
+                    unit.to_string(),
+                    target,
+                ));
+                targets.len() - 1
+            }
+        };
+        let (_, metric, unit, target) = &targets[known];
         for (j, cell) in cells.iter().enumerate().skip(1) {
             let Some((stat, parsed)) = header.get(j) else {
                 out.warnings.push(Warning::line(
@@ -274,19 +295,20 @@ pub(crate) fn read_genai_csv(text: &str, out: &mut Ingested) {
     }
 }
 
-fn split_csv_line(line: &str) -> Vec<Cow<'_, str>> {
+/// The trimmed cells of one CSV line into `cells` (emptied first).
+fn split_csv_line<'a>(line: &'a str, cells: &mut Vec<Cow<'a, str>>) {
+    cells.clear();
     // Most lines hold no quote: split them here rather than start a CSV reader (and its
     // buffer) for each of them.
     if memchr::memchr(b'"', line.as_bytes()).is_none() {
-        return line.split(',').map(|c| Cow::Borrowed(c.trim())).collect();
+        cells.extend(line.split(',').map(|c| Cow::Borrowed(trim_cell(c))));
+        return;
     }
     let mut rdr = csv::ReaderBuilder::new()
         .has_headers(false)
         .flexible(true)
         .from_reader(line.as_bytes());
-    rdr.records()
-        .next()
-        .and_then(Result::ok)
-        .map(|r| r.iter().map(|c| Cow::Owned(c.trim().to_string())).collect())
-        .unwrap_or_default()
+    if let Some(Ok(r)) = rdr.records().next() {
+        cells.extend(r.iter().map(|c| Cow::Owned(c.trim().to_string())));
+    }
 }
