@@ -98,7 +98,7 @@ pub fn fit_figure(figure: &str) -> String {
         return figure.to_string();
     };
     fit_figure_value(&mut doc);
-    doc.to_string()
+    serde_json::to_string(&doc).unwrap_or_else(|_| figure.to_string())
 }
 
 /// [`fit_figure`] on a parsed figure.

@@ -316,9 +316,9 @@ impl Plot {
     /// The figure as plotly.js takes it: `{"data": [...], "layout": {...}, "config": {}}`.
     pub fn to_json(&self) -> String {
         let data = array_text(&self.data);
-        format!(
-            r#"{{"data":{data},"layout":{},"config":{{}}}}"#,
-            self.layout
-        )
+        // `to_string`, not `Display` (`{}`): one serde_json writer for the page's JSON text,
+        // where each writer type is another copy of the serialiser in the wasm.
+        let layout = serde_json::to_string(&self.layout).unwrap_or_else(|_| "{}".to_owned());
+        format!(r#"{{"data":{data},"layout":{layout},"config":{{}}}}"#)
     }
 }

@@ -193,7 +193,7 @@ fn envelope_json(files: &[ShareFile<'_>]) -> String {
         .collect();
     let mut doc = Map::new();
     doc.insert("files".into(), Value::Array(envelope));
-    Value::Object(doc).to_string()
+    serde_json::to_string(&Value::Object(doc)).unwrap_or_default()
 }
 
 /// Deflates and base64url-encodes `json`, with the version mark.
@@ -275,7 +275,9 @@ pub fn decode_link_data(data: &str) -> Result<Vec<LinkFile>, LinkDataError> {
                 .ok_or_else(|| LinkDataError::Envelope(format!("file {} has no name", i + 1)))?;
             let text_of = match (f.get("csv").and_then(Value::as_str), f.get("records")) {
                 (Some(csv), _) => csv.to_string(),
-                (None, Some(doc)) if canonical::looks_canonical(doc) => doc.to_string(),
+                (None, Some(doc)) if canonical::looks_canonical(doc) => {
+                    serde_json::to_string(doc).unwrap_or_default()
+                }
                 (None, Some(_)) => {
                     return Err(LinkDataError::Envelope(format!(
                         "{name}'s records are not a canonical records document"
