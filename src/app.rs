@@ -15,6 +15,7 @@ pub mod analyze;
 pub mod browser;
 pub mod capacity;
 pub mod chart_panel;
+pub mod deflate;
 pub mod exports;
 pub mod files;
 pub mod filters;

@@ -5,14 +5,15 @@
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
+use super::deflate::{self, InflateError};
 use super::state::{AppState, FileStatus, Origin, View};
 use super::{load, many};
-use crate::share::{self, ShareFile, SharedLink, ViewState};
+use crate::share::{self, LinkDataError, LinkStep, ShareFile, SharedLink, ViewState};
 use crate::views::chart::ChartChoice;
 use crate::views::improvement::ImproveChoice;
 
 /// The link to the current view, with the local files' records inside when they fit.
-pub fn current_link(state: AppState) -> Option<SharedLink> {
+pub async fn current_link(state: AppState) -> Option<SharedLink> {
     let location = web_sys::window()?.location();
     let base = format!(
         "{}{}",
@@ -29,12 +30,16 @@ pub fn current_link(state: AppState) -> Option<SharedLink> {
             records,
         })
         .collect();
-    Some(share::share_link(
-        &base,
-        &view,
-        &files,
-        share::SAFE_LINK_CHARS,
-    ))
+    let step = share::share_link(&base, &view, &files, share::SAFE_LINK_CHARS);
+    drop(files);
+    Some(match step {
+        LinkStep::Done(link) => link,
+        LinkStep::Deflate(draft) => {
+            // Not compressible here (no CompressionStream): the files are named instead.
+            let deflated = deflate::deflate_raw(draft.envelope()).await.ok();
+            draft.finish(deflated.as_deref())
+        }
+    })
 }
 
 /// The "copy link" button with its note. The link is also kept in the button's `data-href`.
@@ -48,14 +53,14 @@ pub fn CopyLink() -> impl IntoView {
             class="ghost"
             id="copy-link"
             data-href=move || href.get()
-            on:click=move |_| {
-                let Some(link) = current_link(state) else { return };
+            on:click=move |_| spawn_local(async move {
+                let Some(link) = current_link(state).await else { return };
                 if let Some(w) = web_sys::window() {
                     let _ = w.navigator().clipboard().write_text(&link.url);
                 }
                 note.set(Some(link.note()));
                 href.set(link.url);
-            }
+            })
         >
             {move || if note.with(Option::is_some) { "link copied" } else { "copy link" }}
         </button>
@@ -87,6 +92,38 @@ pub fn NeedsFiles() -> impl IntoView {
     }
 }
 
+/// Opens the files carried inside a link's fragment (`data`, after `data=`), or says why
+/// they cannot be.
+async fn open_carried(state: AppState, data: String) {
+    let files = match share::link_payload(&data) {
+        Ok(deflated) => match deflate::inflate_raw(&deflated, share::MAX_LINK_DATA_BYTES).await {
+            Ok(json) => share::link_files(&json),
+            Err(InflateError::TooLarge) => Err(LinkDataError::TooLarge {
+                max_bytes: share::MAX_LINK_DATA_BYTES,
+            }),
+            Err(InflateError::Damaged(status)) => Err(LinkDataError::Inflate { status }),
+        },
+        Err(e) => Err(e),
+    };
+    match files {
+        Ok(files) => {
+            // A carried file is not asked for, whatever the link's list of needs says.
+            state
+                .needed
+                .update(|n| n.retain(|name| files.iter().all(|f| &f.name != name)));
+            let queued = files
+                .into_iter()
+                .map(|f| (state.add_loading(&f.name, Origin::Local, "opening"), f))
+                .collect();
+            load::load_carried(state, queued).await;
+        }
+        Err(e) => {
+            let id = state.add_loading("data in the link", Origin::Local, "");
+            state.set_status(id, FileStatus::Failed(e.to_string()));
+        }
+    }
+}
+
 /// Reopens the view a link describes: chart choices, view settings and filters from the query;
 /// files from their addresses (`data=`), bundled samples (`sample=`) and the records carried
 /// in the fragment (`#data=`); files it could not carry (`need=`) are asked for. Returns
@@ -102,29 +139,13 @@ pub fn open_link(state: AppState) -> bool {
         state.improve.set(ImproveChoice::from_link(&link));
     }
     state.filter.set(link.filter());
-    let mut carried = Vec::new();
     let hash = location.hash().unwrap_or_default();
     if let Some(data) = share::link_data_of_fragment(&hash) {
-        match share::decode_link_data(data) {
-            Ok(files) => {
-                let queued = files
-                    .into_iter()
-                    .map(|f| {
-                        carried.push(f.name.clone());
-                        (state.add_loading(&f.name, Origin::Local, "opening"), f)
-                    })
-                    .collect();
-                spawn_local(load::load_carried(state, queued));
-            }
-            Err(e) => {
-                let id = state.add_loading("data in the link", Origin::Local, "");
-                state.set_status(id, FileStatus::Failed(e.to_string()));
-            }
-        }
+        spawn_local(open_carried(state, data.to_string()));
     }
     let mut needed: Vec<String> = Vec::new();
     for n in link.needs {
-        if !carried.contains(&n) && !needed.contains(&n) {
+        if !needed.contains(&n) {
             needed.push(n);
         }
     }

@@ -1,7 +1,12 @@
 //! Data of local files carried inside a link's fragment: "copy link" packs the canonical
 //! records of each file, compressed, into `#data=1.<base64url>` when the whole link stays within
-//! a limit ([`share_link`]), and opening such a link unpacks them ([`decode_link_data`]) with
-//! bounds on every size, so a damaged or crafted link is a clear error.
+//! a limit ([`share_link`]), and opening such a link unpacks them ([`link_payload`],
+//! [`link_files`]) with bounds on every size, so a damaged or crafted link is a clear error.
+//!
+//! The data is raw deflate (RFC 1951). This module does everything but the compression
+//! itself, which is the caller's: the page uses the browser's `CompressionStream` and
+//! `DecompressionStream` (`app::deflate`), so its wasm carries no deflate code; the tests use
+//! miniz_oxide, and read links either one wrote.
 
 use base64::Engine as _;
 use serde_json::{Map, Value};
@@ -69,7 +74,7 @@ pub enum LinkDataError {
     /// Not a complete deflate stream.
     #[error("the data in this link is damaged (it does not decompress: {status}); the link may have been cut when it was copied")]
     Inflate {
-        /// The inflater's final status (miniz_oxide's `TINFLStatus`).
+        /// What the inflater said.
         status: String,
     },
     /// Inflates to more than [`MAX_LINK_DATA_BYTES`].
@@ -163,14 +168,9 @@ impl SharedLink {
     }
 }
 
-/// The fragment data (`1.<base64url>`, without `data=`) carrying `files`: a JSON envelope
+/// The envelope a link's fragment carries for `files`, before it is raw-deflated:
 /// `{"files":[{"name","format","csv":<canonical CSV text>}]}` (or `"records":<canonical JSON
-/// document>` for records CSV cannot hold), raw-deflated.
-pub fn encode_link_data(files: &[ShareFile<'_>]) -> String {
-    pack(&envelope_json(files))
-}
-
-/// The envelope of [`encode_link_data`] before compression.
+/// document>` for records CSV cannot hold).
 fn envelope_json(files: &[ShareFile<'_>]) -> String {
     let envelope: Vec<Value> = files
         .iter()
@@ -196,9 +196,8 @@ fn envelope_json(files: &[ShareFile<'_>]) -> String {
     serde_json::to_string(&Value::Object(doc)).unwrap_or_default()
 }
 
-/// Deflates and base64url-encodes `json`, with the version mark.
-fn pack(json: &str) -> String {
-    let deflated = miniz_oxide::deflate::compress_to_vec(json.as_bytes(), 9);
+/// The fragment data (`1.<base64url>`, without `data=`) of a raw-deflated envelope.
+fn pack(deflated: &[u8]) -> String {
     format!(
         "{DATA_VERSION}.{}",
         base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(deflated)
@@ -218,9 +217,11 @@ pub fn link_data_of_fragment(fragment: &str) -> Option<&str> {
         .find_map(|p| p.strip_prefix(DATA_KEY))
 }
 
-/// Reads the files carried by a link (the `1.<base64url>` of [`encode_link_data`]). Refuses
-/// over-long data before decoding and stops inflating at [`MAX_LINK_DATA_BYTES`].
-pub fn decode_link_data(data: &str) -> Result<Vec<LinkFile>, LinkDataError> {
+/// The raw-deflated envelope a link's data carries (the `1.<base64url>` after `data=`),
+/// refusing over-long data before decoding it. The caller inflates it, stopping at
+/// [`MAX_LINK_DATA_BYTES`] (the page with the browser's own `DecompressionStream`), and reads
+/// the files with [`link_files`].
+pub fn link_payload(data: &str) -> Result<Vec<u8>, LinkDataError> {
     let data = data.trim();
     if data.len() > MAX_LINK_DATA_CHARS {
         return Err(LinkDataError::TooLong {
@@ -247,16 +248,17 @@ pub fn decode_link_data(data: &str) -> Result<Vec<LinkFile>, LinkDataError> {
     let deflated = engine
         .decode(payload.as_bytes())
         .map_err(LinkDataError::Base64)?;
-    let json = miniz_oxide::inflate::decompress_to_vec_with_limit(&deflated, MAX_LINK_DATA_BYTES)
-        .map_err(|e| match e.status {
-        miniz_oxide::inflate::TINFLStatus::HasMoreOutput => LinkDataError::TooLarge {
-            max_bytes: MAX_LINK_DATA_BYTES,
-        },
-        status => LinkDataError::Inflate {
-            status: format!("{status:?}"),
-        },
-    })?;
-    let doc: Value = serde_json::from_slice(&json).map_err(LinkDataError::Json)?;
+    if deflated.is_empty() {
+        return Err(LinkDataError::Inflate {
+            status: "no data".into(),
+        });
+    }
+    Ok(deflated)
+}
+
+/// The files in an inflated envelope (see [`link_payload`]).
+pub fn link_files(json: &[u8]) -> Result<Vec<LinkFile>, LinkDataError> {
+    let doc: Value = serde_json::from_slice(json).map_err(LinkDataError::Json)?;
     let files = doc
         .get("files")
         .and_then(Value::as_array)
@@ -300,56 +302,111 @@ pub fn decode_link_data(data: &str) -> Result<Vec<LinkFile>, LinkDataError> {
 /// address without query or fragment). Local `files` travel inside the fragment when the whole
 /// link stays within `max_chars`; otherwise none do and the link names them as needed, so the
 /// receiver is asked to drop them.
+///
+/// Deflating is the caller's (the page uses the browser's own `CompressionStream`, so it
+/// carries no compressor): with local files this returns a [`LinkDraft`] whose
+/// [`envelope`](LinkDraft::envelope) is to be raw-deflated and handed to
+/// [`finish`](LinkDraft::finish), unless the records are far too long to be worth it.
 pub fn share_link(
     base: &str,
     view: &ViewState,
     files: &[ShareFile<'_>],
     max_chars: usize,
-) -> SharedLink {
-    let with_query = |v: &ViewState| {
-        let q = v.to_query();
-        if q.is_empty() {
-            base.to_string()
-        } else {
-            format!("{base}?{q}")
-        }
-    };
-    let names: Vec<String> = files.iter().map(|f| f.name.to_string()).collect();
+) -> LinkStep {
+    let plain = with_query(base, view);
     if files.is_empty() {
-        return SharedLink {
-            url: with_query(view),
+        return LinkStep::Done(SharedLink {
+            url: plain,
             embedded: Vec::new(),
             needs: view.needs.clone(),
             data: LinkData::NoLocalFiles,
-        };
+        });
     }
-    let plain = with_query(view);
-    let json = envelope_json(files);
-    let with_data_chars = if json.len() / MAX_EXPECTED_RATIO > max_chars {
-        None
+    let draft = LinkDraft {
+        base: base.to_string(),
+        view: view.clone(),
+        names: files.iter().map(|f| f.name.to_string()).collect(),
+        envelope: envelope_json(files),
+        max_chars,
+    };
+    if draft.envelope.len() / MAX_EXPECTED_RATIO > max_chars {
+        LinkStep::Done(draft.without_data(None))
     } else {
-        let with_data = format!("{plain}#{DATA_KEY}{}", pack(&json));
-        if with_data.len() <= max_chars {
+        LinkStep::Deflate(Box::new(draft))
+    }
+}
+
+/// `base` with `view`'s query.
+fn with_query(base: &str, view: &ViewState) -> String {
+    let q = view.to_query();
+    if q.is_empty() {
+        base.to_string()
+    } else {
+        format!("{base}?{q}")
+    }
+}
+
+/// What [`share_link`] returns: the link, or a draft waiting for its envelope to be deflated.
+#[derive(Debug)]
+pub enum LinkStep {
+    /// The link is made.
+    Done(SharedLink),
+    /// Deflate [`LinkDraft::envelope`], then call [`LinkDraft::finish`].
+    Deflate(Box<LinkDraft>),
+}
+
+/// A link with local files whose data may go inside, once deflated.
+#[derive(Debug)]
+pub struct LinkDraft {
+    base: String,
+    view: ViewState,
+    names: Vec<String>,
+    envelope: String,
+    max_chars: usize,
+}
+
+impl LinkDraft {
+    /// The bytes to raw-deflate (RFC 1951, no zlib or gzip header).
+    pub fn envelope(&self) -> &[u8] {
+        self.envelope.as_bytes()
+    }
+
+    /// The link, with `deflated` (the raw deflate of [`envelope`](Self::envelope)) inside when
+    /// it fits; `None` when it could not be compressed, so the files are named instead.
+    pub fn finish(self, deflated: Option<&[u8]>) -> SharedLink {
+        let Some(deflated) = deflated else {
+            return self.without_data(None);
+        };
+        let with_data = format!(
+            "{}#{DATA_KEY}{}",
+            with_query(&self.base, &self.view),
+            pack(deflated)
+        );
+        if with_data.len() <= self.max_chars {
             return SharedLink {
                 data: LinkData::Carried,
                 url: with_data,
-                embedded: names,
-                needs: view.needs.clone(),
+                embedded: self.names,
+                needs: self.view.needs,
             };
         }
-        Some(with_data.len())
-    };
-    let mut needing = view.clone();
-    for n in names {
-        if !needing.needs.contains(&n) {
-            needing.needs.push(n);
-        }
+        self.without_data(Some(with_data.len()))
     }
-    SharedLink {
-        url: with_query(&needing),
-        embedded: Vec::new(),
-        needs: needing.needs,
-        data: LinkData::TooLong { with_data_chars },
+
+    /// The link naming the local files as needed.
+    fn without_data(self, with_data_chars: Option<usize>) -> SharedLink {
+        let mut needing = self.view;
+        for n in self.names {
+            if !needing.needs.contains(&n) {
+                needing.needs.push(n);
+            }
+        }
+        SharedLink {
+            url: with_query(&self.base, &needing),
+            embedded: Vec::new(),
+            needs: needing.needs,
+            data: LinkData::TooLong { with_data_chars },
+        }
     }
 }
 
@@ -357,6 +414,48 @@ pub fn share_link(
 mod tests {
     use super::*;
     use crate::model::DimKey;
+
+    /// [`super::share_link`] finished with miniz_oxide's raw deflate, as the page finishes it
+    /// with the browser's.
+    fn share_link(
+        base: &str,
+        view: &ViewState,
+        files: &[ShareFile<'_>],
+        max_chars: usize,
+    ) -> SharedLink {
+        match super::share_link(base, view, files, max_chars) {
+            LinkStep::Done(link) => link,
+            LinkStep::Deflate(draft) => {
+                let deflated = miniz_oxide::deflate::compress_to_vec(draft.envelope(), 9);
+                draft.finish(Some(&deflated))
+            }
+        }
+    }
+
+    /// The data part of a link carrying `files`.
+    fn encode_link_data(files: &[ShareFile<'_>]) -> String {
+        pack(&miniz_oxide::deflate::compress_to_vec(
+            envelope_json(files).as_bytes(),
+            9,
+        ))
+    }
+
+    /// [`link_payload`], inflated at most to [`MAX_LINK_DATA_BYTES`] as the page does, then
+    /// [`link_files`].
+    fn decode_link_data(data: &str) -> Result<Vec<LinkFile>, LinkDataError> {
+        let deflated = link_payload(data)?;
+        let json =
+            miniz_oxide::inflate::decompress_to_vec_with_limit(&deflated, MAX_LINK_DATA_BYTES)
+                .map_err(|e| match e.status {
+                    miniz_oxide::inflate::TINFLStatus::HasMoreOutput => LinkDataError::TooLarge {
+                        max_bytes: MAX_LINK_DATA_BYTES,
+                    },
+                    status => LinkDataError::Inflate {
+                        status: format!("{status:?}"),
+                    },
+                })?;
+        link_files(&json)
+    }
 
     /// A file offered to [`share_link`] under `name`, in a format named "f".
     fn file<'a>(name: &'a str, records: &'a [Record]) -> ShareFile<'a> {
@@ -611,6 +710,30 @@ mod tests {
         let e = decode_link_data("1.@@@@").unwrap_err();
         assert!(matches!(e, LinkDataError::Base64(_)), "{e:?}");
         assert!(std::error::Error::source(&e).is_some());
+    }
+
+    /// The data of a link written before the page deflated with the browser's
+    /// `CompressionStream` (miniz_oxide at level 9); tests/browser/links.test.mjs opens it too.
+    pub(crate) const EARLIER_LINK: &str = "1.ZcvNCoJAFIbhW4mzPomjSea2SwjaZMiURx2Yn5o5I4R47027qN3H9_AuMChNAZrLAlYaggZIeq3IZ_cwA8LgvJGcblb9a3M8ndP3kQaM60kj2VFZQk_PSIE7L5nQkLQd88CdCegiPyJ3PHkXxynN1motjdzWN5y1NiiwEFmFpch_ZYdllRUVClF_Wxi1tGPqxAHLvPqX1Ilsn7oi37UW1uv6Bg";
+
+    #[test]
+    fn a_link_an_earlier_build_wrote_still_opens() {
+        let files = decode_link_data(EARLIER_LINK).unwrap();
+        assert_eq!(files.len(), 1);
+        assert_eq!(files[0].name, "earlier.csv");
+        assert_eq!(files[0].format, "tidy CSV");
+        let records = match crate::ingest::read_columnar(&files[0].name, files[0].text.as_bytes())
+            .unwrap()
+        {
+            crate::ingest::Contents::Records(r) => r.records,
+            crate::ingest::Contents::Columns(c) => c.columns.rows().collect(),
+        };
+        assert_eq!(records.len(), 4);
+        assert_eq!(records[3].engine.as_deref(), Some("sglang"));
+        assert_eq!(
+            records[3].metric(&crate::model::MetricKey::OutputThroughput),
+            Some(1204.0)
+        );
     }
 
     #[test]

@@ -2,6 +2,7 @@
 // layout that holds at 1,000 and 1,400 px: each opened in a fresh browser context (a new
 // profile: no storage, no cache) and checked against the traces plotly drew.
 import { test, before } from 'node:test';
+import { deflateRawSync } from 'node:zlib';
 import assert from 'node:assert/strict';
 import { mkdir, writeFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -142,6 +143,30 @@ test('a link whose data does not fit names the files and restores the view when 
   await screenshot(other, 'link-needs-files-restored');
   assert.deepEqual(other.errors, []);
   await other.closeContext();
+});
+
+test('a link an earlier build wrote (deflated by miniz_oxide, not the browser) still opens', async () => {
+  // The same data as src/share/link_data.rs's EARLIER_LINK.
+  const data = '1.ZcvNCoJAFIbhW4mzPomjSea2SwjaZMiURx2Yn5o5I4R47027qN3H9_AuMChNAZrLAlYaggZIeq3IZ_cwA8LgvJGcblb9a3M8ndP3kQaM60kj2VFZQk_PSIE7L5nQkLQd88CdCegiPyJ3PHkXxynN1motjdzWN5y1NiiwEFmFpch_ZYdllRUVClF_Wxi1tGPqxAHLvPqX1Ilsn7oi37UW1uv6Bg';
+  const page = await freshPage();
+  await page.goto(`${app.server.url}?view=throughput#data=${data}`);
+  await waitForTraces(page, 2);
+  assert.deepEqual(await fileRows(page), ['earlier.csv: 4 records']);
+  const ys = (await chartTraces(page)).map((t) => t.y);
+  assert.deepEqual(ys.flat().sort((a, b) => a - b), [305, 310, 1180, 1204]);
+  assert.deepEqual(page.errors, []);
+  await page.closeContext();
+});
+
+test('a link whose data would inflate past 32 MiB is refused without inflating it all', async () => {
+  // 64 MiB of spaces deflate to about 64 KB: a short link that would inflate hugely.
+  const data = `1.${deflateRawSync(Buffer.alloc(64 << 20, 32), { level: 9 }).toString('base64url')}`;
+  const page = await freshPage();
+  await page.goto(`${app.server.url}?view=latency#data=${data}`);
+  await page.waitForSelector('#file-list li.failed');
+  assert.match(await page.textContent('#file-list li.failed'), /would decompress to more than 33554432 bytes/);
+  assert.deepEqual(page.errors, []);
+  await page.closeContext();
 });
 
 test('a damaged link says so and still opens its view', async () => {
