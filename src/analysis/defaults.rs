@@ -70,6 +70,14 @@ impl View {
         }
     }
 
+    /// Whether the "fastest / faster by %" comparison table goes under this view's chart: only
+    /// under the bars. The other views hide the chart area (or, for scaling lines, compare
+    /// along the curve), and a hidden table is wasted work (with many x values it was a
+    /// million elements laid out again on every draw).
+    pub fn shows_comparison_table(self) -> bool {
+        self.kind() == ChartKind::Bars
+    }
+
     /// Tab label.
     pub fn label(self) -> &'static str {
         match self {

@@ -263,11 +263,7 @@ fn ComparisonTableView(
     let state = expect_context::<AppState>();
     move || {
         let r = contents.get()?;
-        // Only under the bar charts: the other views hide the chart area (or, for scaling
-        // lines, compare along the curve), and building a hidden table is wasted work.
-        if !state
-            .chart
-            .with(|c| matches!(c.view, View::Latency | View::Throughput))
+        if !state.chart.with(|c| c.view.shows_comparison_table())
             || charts::series_names(&r.series).len() < 2
         {
             return None;

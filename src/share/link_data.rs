@@ -722,12 +722,11 @@ mod tests {
         assert_eq!(files.len(), 1);
         assert_eq!(files[0].name, "earlier.csv");
         assert_eq!(files[0].format, "tidy CSV");
-        let records = match crate::ingest::read_columnar(&files[0].name, files[0].text.as_bytes())
-            .unwrap()
-        {
-            crate::ingest::Contents::Records(r) => r.records,
-            crate::ingest::Contents::Columns(c) => c.columns.rows().collect(),
-        };
+        let records =
+            match crate::ingest::read_columnar(&files[0].name, files[0].text.as_bytes()).unwrap() {
+                crate::ingest::Contents::Records(r) => r.records,
+                crate::ingest::Contents::Columns(c) => c.columns.rows().collect(),
+            };
         assert_eq!(records.len(), 4);
         assert_eq!(records[3].engine.as_deref(), Some("sglang"));
         assert_eq!(

@@ -308,3 +308,12 @@ fn the_reported_figure_is_the_last_resort() {
         Some(MetricKey::Failed)
     );
 }
+
+#[test]
+fn the_comparison_table_goes_under_the_bars_only() {
+    let with: Vec<View> = View::ALL
+        .into_iter()
+        .filter(|v| v.shows_comparison_table())
+        .collect();
+    assert_eq!(with, [View::Latency, View::Throughput]);
+}

@@ -46,22 +46,31 @@ fn genai_target(name: &str) -> GenaiTarget {
     }
 }
 
-/// Sets `metric`'s statistic `stat` (`avg`, `p99`, `Value`; `parsed` is its [`stat_name`],
-/// worked out once a header, not once a cell) from `value` in `unit`; `target` is
-/// [`genai_target`] of the metric (worked out once per metric name), `here` where it stands
-/// (made only for a warning).
-#[allow(clippy::too_many_arguments)]
-fn set_genai_stat(
-    r: &mut Record,
+/// Where one statistic of one genai-perf metric goes, worked out once (per metric and
+/// header in the CSV, where a long file repeats both on every block) by [`genai_put`].
+enum Put {
+    /// This metric, scaled by the factor (a latency's unit to ms).
+    Metric(MetricKey, f64),
+    /// This dimension.
+    Dim(Dim),
+    /// Not kept (a dimension's or fixed metric's other statistics).
+    Nothing,
+    /// A metric without a name: a warning where it stands.
+    NoName,
+}
+
+/// Where `metric`'s statistic `stat` (`avg`, `p99`, `Value`; `parsed` is its [`stat_name`])
+/// goes, its values being in `unit`; `target` is [`genai_target`] of the metric. Notes a
+/// converted or unknown unit.
+fn genai_put(
     metric: &str,
     target: &GenaiTarget,
     stat: &str,
     parsed: Option<Stat>,
-    value: f64,
     unit: &str,
-    here: impl FnOnce() -> String,
     out: &mut Ingested,
-) {
+) -> Put {
+    let plain = matches!(stat, "avg" | "value" | "Value");
     match target {
         GenaiTarget::Latency(f) => {
             let scale = match to_ms_factor(unit) {
@@ -79,38 +88,46 @@ fn set_genai_stat(
             if scale != 1.0 {
                 crate::ingest::fields::note(out, format!("{metric}: converted from {unit} to ms"));
             }
-            let f = *f;
-            match parsed {
-                Some(s) => r.set_metric(MetricKey::Latency(f, s), value * scale),
-                None => r.set_metric(
-                    MetricKey::Extra(format!("{}_{}_ms", f.name(), snake(stat))),
-                    value * scale,
-                ),
-            }
+            let key = match parsed {
+                Some(s) => MetricKey::Latency(*f, s),
+                None => MetricKey::Extra(format!("{}_{}_ms", f.name(), snake(stat))),
+            };
+            Put::Metric(key, scale)
         }
-        GenaiTarget::Fixed(k) => {
-            if matches!(stat, "avg" | "value" | "Value") {
-                r.set_metric(k.clone(), value);
-            }
-        }
-        GenaiTarget::Dim(d) => {
-            if matches!(stat, "avg" | "value" | "Value") {
-                let _ = r.set_known(*d, Some(DimValue::Num(value)));
-            }
-        }
+        GenaiTarget::Fixed(k) if plain => Put::Metric(k.clone(), 1.0),
+        GenaiTarget::Dim(d) if plain => Put::Dim(*d),
+        GenaiTarget::Fixed(_) | GenaiTarget::Dim(_) => Put::Nothing,
+        GenaiTarget::Extra(n) if n.is_empty() => Put::NoName,
         GenaiTarget::Extra(n) => {
-            if n.is_empty() {
-                out.warnings
-                    .push(Warning::at(here(), "metric without a name, ignored"));
-                return;
-            }
-            let suffix = if matches!(stat, "avg" | "value" | "Value") {
+            let suffix = if plain {
                 String::new()
             } else {
                 format!("_{}", snake(stat))
             };
-            r.set_metric(MetricKey::Extra(format!("{n}{suffix}")), value);
+            Put::Metric(MetricKey::Extra(format!("{n}{suffix}")), 1.0)
         }
+    }
+}
+
+/// Puts `value` where `put` says; `here` is where it stands (made only for a warning).
+fn put_value(
+    r: &mut Record,
+    put: &Put,
+    value: f64,
+    here: impl FnOnce() -> String,
+    out: &mut Ingested,
+) {
+    match put {
+        Put::Metric(k, scale) => {
+            r.set_metric(k.clone(), value * scale);
+        }
+        Put::Dim(d) => {
+            let _ = r.set_known(*d, Some(DimValue::Num(value)));
+        }
+        Put::Nothing => {}
+        Put::NoName => out
+            .warnings
+            .push(Warning::at(here(), "metric without a name, ignored")),
     }
 }
 
@@ -177,17 +194,10 @@ pub(crate) fn read_genai_perf(o: &Map<String, Value>, at: &str, out: &mut Ingest
                 continue;
             }
             match number_from_json(sv) {
-                Some(x) => set_genai_stat(
-                    &mut r,
-                    k,
-                    &target,
-                    stat,
-                    stat_name(stat),
-                    x,
-                    unit,
-                    || place(&here, stat),
-                    out,
-                ),
+                Some(x) => {
+                    let put = genai_put(k, &target, stat, stat_name(stat), unit, out);
+                    put_value(&mut r, &put, x, || place(&here, stat), out);
+                }
                 None if sv.is_null() => {}
                 None => out
                     .warnings
@@ -214,9 +224,14 @@ pub(crate) fn read_genai_csv(text: &str, out: &mut Ingested) {
     // Each metric name's (name, metric, unit, target), worked out once per distinct name: a
     // long file repeats its few names on every block (a walk over a few, no hashing).
     let mut targets: Vec<(String, String, String, GenaiTarget)> = Vec::new();
+    // Where each cell of a (metric name, header) pair goes, by column, each worked out at its
+    // first number.
+    let mut puts: Vec<((usize, usize), Vec<Option<Put>>)> = Vec::new();
+    // The last row's metric name and puts, by position.
+    let (mut last_known, mut last_put): (Option<usize>, Option<usize>) = (None, None);
     // One line's cells, the vector kept from line to line.
     let mut cells: Vec<Cow<'_, str>> = Vec::new();
-    for (i, line) in text.lines().enumerate() {
+    for (i, line) in lines_of(text).enumerate() {
         let n = i + 1;
         if trim_cell(line).is_empty() {
             header = None;
@@ -230,6 +245,7 @@ pub(crate) fn read_genai_csv(text: &str, out: &mut Ingested) {
                     // A file of ever new headers is not the few a long file repeats.
                     if headers.len() >= 16 {
                         headers.clear();
+                        puts.clear(); // they name headers by position
                     }
                     let parsed = cells
                         .iter()
@@ -241,13 +257,19 @@ pub(crate) fn read_genai_csv(text: &str, out: &mut Ingested) {
             });
             continue;
         }
-        let Some(header) = header.and_then(|h| headers.get(h)).map(|(_, h)| h) else {
+        let Some((h, header)) = header.and_then(|h| Some((h, &headers.get(h)?.1))) else {
             out.warnings
                 .push(Warning::line(n, "row before any header, skipped"));
             continue;
         };
         let Some(name) = cells.first() else { continue };
-        let known = match targets.iter().position(|t| t.0 == *name) {
+        // A long file repeats its names in the same order: the one after the last row's first.
+        let guess = last_known.map_or(0, |k| k + 1);
+        let found = match targets.get(guess) {
+            Some(t) if t.0 == *name => Some(guess),
+            _ => targets.iter().position(|t| t.0 == *name),
+        };
+        let known = match found {
             Some(k) => k,
             None => {
                 let (metric, unit) = match name.rfind('(') {
@@ -265,6 +287,25 @@ pub(crate) fn read_genai_csv(text: &str, out: &mut Ingested) {
             }
         };
         let (_, metric, unit, target) = &targets[known];
+        last_known = Some(known);
+        let guess = last_put.map_or(0, |p| p + 1);
+        let found = match puts.get(guess) {
+            Some((pair, _)) if *pair == (known, h) => Some(guess),
+            _ => puts.iter().position(|(pair, _)| *pair == (known, h)),
+        };
+        let at = match found {
+            Some(at) => at,
+            None => {
+                // Ever new metric names are not the few a long file repeats either.
+                if puts.len() >= 256 {
+                    puts.clear();
+                }
+                puts.push(((known, h), Vec::new()));
+                puts.len() - 1
+            }
+        };
+        last_put = Some(at);
+        let row_puts = &mut puts[at].1;
         for (j, cell) in cells.iter().enumerate().skip(1) {
             let Some((stat, parsed)) = header.get(j) else {
                 out.warnings.push(Warning::line(
@@ -274,17 +315,12 @@ pub(crate) fn read_genai_csv(text: &str, out: &mut Ingested) {
                 break;
             };
             if let Some((v, _)) = parse_quantity(cell) {
-                set_genai_stat(
-                    &mut r,
-                    metric,
-                    target,
-                    stat,
-                    *parsed,
-                    v,
-                    unit,
-                    || format!("line {n}"),
-                    out,
-                );
+                if row_puts.len() <= j {
+                    row_puts.resize_with(j + 1, || None);
+                }
+                let put = row_puts[j]
+                    .get_or_insert_with(|| genai_put(metric, target, stat, *parsed, unit, out));
+                put_value(&mut r, put, v, || format!("line {n}"), out);
             }
         }
     }
@@ -295,13 +331,37 @@ pub(crate) fn read_genai_csv(text: &str, out: &mut Ingested) {
     }
 }
 
+/// The lines of `text` as `str::lines` gives them (`\n` or `\r\n` ends, no empty last line),
+/// found by `memchr` (a long genai-perf file is millions of short lines).
+fn lines_of(text: &str) -> impl Iterator<Item = &str> {
+    let mut rest = text;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let (line, next) = match memchr::memchr(b'\n', rest.as_bytes()) {
+            Some(i) => (&rest[..i], &rest[i + 1..]),
+            None => (rest, ""),
+        };
+        rest = next;
+        Some(line.strip_suffix('\r').unwrap_or(line))
+    })
+}
+
 /// The trimmed cells of one CSV line into `cells` (emptied first).
 fn split_csv_line<'a>(line: &'a str, cells: &mut Vec<Cow<'a, str>>) {
     cells.clear();
     // Most lines hold no quote: split them here rather than start a CSV reader (and its
     // buffer) for each of them.
     if memchr::memchr(b'"', line.as_bytes()).is_none() {
-        cells.extend(line.split(',').map(|c| Cow::Borrowed(trim_cell(c))));
+        let mut start = 0;
+        for (i, b) in line.bytes().enumerate() {
+            if b == b',' {
+                cells.push(Cow::Borrowed(trim_cell(&line[start..i])));
+                start = i + 1;
+            }
+        }
+        cells.push(Cow::Borrowed(trim_cell(&line[start..])));
         return;
     }
     let mut rdr = csv::ReaderBuilder::new()
@@ -310,5 +370,71 @@ fn split_csv_line<'a>(line: &'a str, cells: &mut Vec<Cow<'a, str>>) {
         .from_reader(line.as_bytes());
     if let Some(Ok(r)) = rdr.records().next() {
         cells.extend(r.iter().map(|c| Cow::Owned(c.trim().to_string())));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::ingest::{read, Format};
+    use crate::model::MetricKey;
+
+    const BLOCK: &str = "Metric,avg,min,max,p99,p50\n\
+        Time To First Token (s),0.25,0.1,0.5,0.45,0.2\n\
+        Output Sequence Length (tokens),128,120,130,130,128\n\
+        Odd Thing,3,1,5,5,3\n\
+        \n\
+        Metric,Value\n\
+        Output Token Throughput (tokens/sec),1580.5\n";
+
+    fn ttft(r: &crate::model::Record, stat: &str) -> Option<f64> {
+        r.metric(&MetricKey::from_name(&format!("{stat}_ttft_ms")).unwrap())
+    }
+
+    /// Where each cell goes is worked out once per metric and header; the values are still
+    /// each block's, CRLF reads as LF, and units are converted (noted once).
+    #[test]
+    fn repeated_blocks_read_the_last_values_with_their_units() {
+        let twice = format!("{BLOCK}\n{}", BLOCK.replace("0.25", "0.75"));
+        for text in [twice.clone(), twice.replace('\n', "\r\n")] {
+            let got = read("profile_export_genai_perf.csv", text.as_bytes()).unwrap();
+            assert_eq!(got.format, Format::GenaiPerfCsv, "{:?}", got.warnings);
+            let r = &got.records[0];
+            assert_eq!(ttft(r, "mean"), Some(750.0));
+            assert_eq!(ttft(r, "p99"), Some(450.0));
+            assert_eq!(
+                r.metric(&MetricKey::OutputThroughput),
+                Some(1580.5),
+                "{:?}",
+                r.metrics
+            );
+            assert_eq!(
+                r.metric(&MetricKey::Extra("odd_thing_p99".into())),
+                Some(5.0)
+            );
+            let notes: Vec<String> = got.warnings.iter().map(|w| w.to_string()).collect();
+            let converted = notes
+                .iter()
+                .filter(|n| n.contains("converted from s to ms"));
+            assert_eq!(converted.count(), 1, "{notes:?}");
+        }
+    }
+
+    /// A file of ever new headers (more than the 16 remembered) still puts each cell under
+    /// its own header's statistic.
+    #[test]
+    fn many_distinct_headers_keep_their_own_statistics() {
+        let mut text = String::new();
+        for i in 0..40 {
+            let stat = ["p99", "p50", "p90"][i % 3];
+            text.push_str(&format!(
+                "Metric,{stat}{}\nTime To First Token (ms),{i}\n\n",
+                ",avg".repeat(i)
+            ));
+        }
+        let got = read("profile_export_genai_perf.csv", text.as_bytes()).unwrap();
+        let r = &got.records[0];
+        assert_eq!(ttft(r, "p99"), Some(39.0));
+        assert_eq!(ttft(r, "p50"), Some(37.0));
+        assert_eq!(ttft(r, "p90"), Some(38.0));
     }
 }
