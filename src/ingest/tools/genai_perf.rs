@@ -226,7 +226,8 @@ pub(crate) fn read_genai_csv(text: &str, out: &mut Ingested) {
     let mut targets: Vec<(String, String, String, GenaiTarget)> = Vec::new();
     // Where each cell of a (metric name, header) pair goes, by column, each worked out at its
     // first number.
-    let mut puts: Vec<((usize, usize), Vec<Option<Put>>)> = Vec::new();
+    type RowPuts = ((usize, usize), Vec<Option<Put>>);
+    let mut puts: Vec<RowPuts> = Vec::new();
     // The last row's metric name and puts, by position.
     let (mut last_known, mut last_put): (Option<usize>, Option<usize>) = (None, None);
     // One line's cells, the vector kept from line to line.
