@@ -173,6 +173,23 @@ pub(crate) fn describe(text: &str) -> String {
     format!("line 1 reads {shown:?}{ellipsis}")
 }
 
+/// The lines of `text` as `str::lines` gives them (`\n` or `\r\n` ends, no empty last line),
+/// found by `memchr` (a long table is millions of short lines).
+pub(crate) fn lines_of(text: &str) -> impl Iterator<Item = &str> {
+    let mut rest = text;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let (line, next) = match memchr::memchr(b'\n', rest.as_bytes()) {
+            Some(i) => (&rest[..i], &rest[i + 1..]),
+            None => (rest, ""),
+        };
+        rest = next;
+        Some(line.strip_suffix('\r').unwrap_or(line))
+    })
+}
+
 /// A number with an optional unit, as written in a table cell: `25,342`, `12.34 ms`,
 /// `1234.5 tokens/secs`, `8.5%`, `inf`.
 pub(crate) fn parse_quantity(cell: &str) -> Option<(f64, &str)> {

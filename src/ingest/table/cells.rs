@@ -117,19 +117,38 @@ pub(super) fn gpu_and_count(cell: &str) -> Option<(u64, &str)> {
     (!gpu.is_empty()).then_some((c, gpu))
 }
 
-/// `cell.trim()`, with the common case (no whitespace at either end, ASCII) decided by two
-/// byte tests.
+/// `cell.trim()`, with ASCII whitespace (most cells' padding) stripped byte by byte.
 #[inline]
 pub(crate) fn trim_cell(cell: &str) -> &str {
-    match (cell.as_bytes().first(), cell.as_bytes().last()) {
-        (Some(f), Some(l)) if f.is_ascii_graphic() && l.is_ascii_graphic() => cell,
-        _ => cell.trim(),
+    // ASCII whitespace by bytes (most cells), then `trim` only when an edge is not ASCII
+    // (Unicode whitespace such as a no-break space).
+    let b = cell.as_bytes();
+    let (mut start, mut end) = (0, b.len());
+    // `char::is_whitespace`'s ASCII members (`u8::is_ascii_whitespace` leaves out \x0b).
+    let space = |c: u8| matches!(c, b' ' | b'\t' | b'\n' | b'\x0b' | b'\x0c' | b'\r');
+    while start < end && space(b[start]) {
+        start += 1;
+    }
+    while end > start && space(b[end - 1]) {
+        end -= 1;
+    }
+    let t = &cell[start..end];
+    match (t.as_bytes().first(), t.as_bytes().last()) {
+        (Some(f), Some(l)) if !f.is_ascii() || !l.is_ascii() => t.trim(),
+        _ => t,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        #[test]
+        fn trim_cell_is_trim(s in "[ \t\r\n\x0b\x0c\u{a0}\u{2003}\u{85}a-z0-9|*.-]{0,12}") {
+            proptest::prop_assert_eq!(trim_cell(&s), s.trim());
+        }
+    }
 
     #[test]
     fn gpu_cells_with_a_count_either_side() {

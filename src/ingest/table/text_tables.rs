@@ -2,7 +2,8 @@
 //! headings above them) and pandas DataFrames printed with their index.
 
 use super::words::{is_engine, is_gpu_word};
-use super::Table;
+use super::{trim_cell, Table};
+use crate::ingest::text::lines_of;
 use crate::model::Dim;
 
 /// A markdown row's cells, straight into one record (no string a cell).
@@ -16,10 +17,18 @@ fn split_md_row(line: &str) -> csv::StringRecord {
 /// without the pipes around the row and the emphasis around a cell's whole text.
 pub(crate) fn split_md_cells<'a>(line: &'a str, cells: &mut Vec<&'a str>) {
     cells.clear();
-    let t = line.trim();
+    let t = trim_cell(line);
     let t = t.strip_prefix('|').unwrap_or(t);
     let t = t.strip_suffix('|').unwrap_or(t);
-    cells.extend(t.split('|').map(|c| unemphasise(c.trim())));
+    // By bytes: `|` is ASCII, so every cut is on a character boundary.
+    let mut start = 0;
+    for (i, b) in t.bytes().enumerate() {
+        if b == b'|' {
+            cells.push(unemphasise(trim_cell(&t[start..i])));
+            start = i + 1;
+        }
+    }
+    cells.push(unemphasise(trim_cell(&t[start..])));
 }
 
 /// A cell without the markdown emphasis around its whole text (`**64**`, `*0.5*`, `__x__`):
@@ -38,6 +47,11 @@ fn unemphasise(cell: &str) -> &str {
         }
     }
     cell
+}
+
+/// Whether `line` is a markdown table row: `|` after any leading whitespace.
+fn starts_row(line: &str) -> bool {
+    trim_cell(line).starts_with('|')
 }
 
 fn is_md_separator(line: &str) -> bool {
@@ -73,7 +87,7 @@ pub(crate) fn markdown_headers(text: &str) -> Vec<Table> {
 /// each line as it is ([`split_md_cells`] splits it): a reader that appends them one at a
 /// time never holds them all.
 pub(crate) fn first_table_rows(text: &str) -> impl Iterator<Item = (usize, &str)> + '_ {
-    let mut lines = text.lines().enumerate().peekable();
+    let mut lines = lines_of(text).enumerate().peekable();
     let mut found = false;
     while let Some((_, l)) = lines.next() {
         if l.trim().starts_with('|') && lines.peek().is_some_and(|(_, n)| is_md_separator(n)) {
@@ -83,7 +97,7 @@ pub(crate) fn first_table_rows(text: &str) -> impl Iterator<Item = (usize, &str)
         }
     }
     lines
-        .take_while(move |(_, l)| found && l.trim().starts_with('|'))
+        .take_while(move |(_, l)| found && starts_row(l))
         .map(|(i, l)| (i + 1, l))
 }
 
@@ -98,7 +112,7 @@ pub(crate) fn markdown_tables(text: &str) -> Vec<Table> {
 }
 
 fn tables_in(text: &str, with_rows: bool) -> Vec<Table> {
-    let lines: Vec<&str> = text.lines().collect();
+    let lines: Vec<&str> = lines_of(text).collect();
     let mut tables = Vec::new();
     // Each with the line and the level of the heading that named it.
     let mut model: Option<(String, usize, usize)> = None;
@@ -178,7 +192,7 @@ fn tables_in(text: &str, with_rows: bool) -> Vec<Table> {
                 }
             }
             i += 2;
-            while i < lines.len() && lines[i].trim().starts_with('|') {
+            while i < lines.len() && starts_row(lines[i]) {
                 if with_rows {
                     t.rows.push((i + 1, split_md_row(lines[i])));
                 }

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 use super::push;
 use crate::ingest::fields::{place, set_dim_json, set_tag, stat_name};
 use crate::ingest::table::trim_cell;
-use crate::ingest::text::{parse_quantity, snake, to_ms_factor};
+use crate::ingest::text::{lines_of, parse_quantity, snake, to_ms_factor};
 use crate::ingest::{Ingested, Warning};
 use crate::model::canonical::number_from_json;
 use crate::model::{Dim, DimValue, LatencyMetric, MetricKey, Record, Stat};
@@ -330,23 +330,6 @@ pub(crate) fn read_genai_csv(text: &str, out: &mut Ingested) {
     } else {
         push(out, r);
     }
-}
-
-/// The lines of `text` as `str::lines` gives them (`\n` or `\r\n` ends, no empty last line),
-/// found by `memchr` (a long genai-perf file is millions of short lines).
-fn lines_of(text: &str) -> impl Iterator<Item = &str> {
-    let mut rest = text;
-    std::iter::from_fn(move || {
-        if rest.is_empty() {
-            return None;
-        }
-        let (line, next) = match memchr::memchr(b'\n', rest.as_bytes()) {
-            Some(i) => (&rest[..i], &rest[i + 1..]),
-            None => (rest, ""),
-        };
-        rest = next;
-        Some(line.strip_suffix('\r').unwrap_or(line))
-    })
 }
 
 /// The trimmed cells of one CSV line into `cells` (emptied first).
