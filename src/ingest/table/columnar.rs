@@ -26,46 +26,15 @@ use super::delimited::{
 };
 use super::rows::Cells;
 use super::text_tables::{first_table_rows, split_md_cells};
-use super::{auto_mapping, note_mapping, push_mapping, ColumnMapping, Table};
-use crate::ingest::text::snake;
+use super::{auto_mapping, note_mapping, push_mapping, Table};
 use crate::ingest::{Format, Ingested, IngestedColumns, Warning};
 use crate::model::canonical::parse_number_text;
 use crate::model::columns::{Columns, DimData, TextColumn};
-use crate::model::{parse_number, Dim, DimKey, DimKind, MetricKey};
+use crate::model::{parse_number, Dim, DimKey};
 
 /// Tables at least this wide are read the row way: a column costs a few allocations here,
 /// which two rows of 100,000 columns do not repay.
 const MAX_COLUMNS: usize = 4096;
-
-/// Where one source column's cells go.
-#[derive(Clone, Copy)]
-enum Slot {
-    /// Ignored (read only to tell an empty cell).
-    Skip,
-    /// A metric column at this position, values times the scale.
-    Metric(usize, f64),
-    /// A text dimension or tag column at this position.
-    Text(usize),
-    /// The GPU column at this position (`8xH100` sends the file the row way).
-    Gpu(usize),
-    /// A count dimension column.
-    Count(usize),
-    /// A real-valued dimension column.
-    Real(usize),
-    /// A column whose cells this path does not read (canonical `inferred`): any value in it
-    /// sends the file to the row reader.
-    Refuse,
-}
-
-/// Whose rules a table is read by.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Rules {
-    /// A generic table: columns mapped by name and unit hints ([`auto_mapping`]), placeholders
-    /// (`-`, `n/a`) read as no value, rows measuring nothing skipped with a warning.
-    Table,
-    /// benchlens's canonical CSV: as `model::canonical::from_csv` reads it.
-    Canonical,
-}
 
 /// One parsed cell, held until the row is known to measure something (text is read again
 /// from the cell when the row is appended).
@@ -92,86 +61,6 @@ fn filled(cell: &str) -> Option<&str> {
 
 /// The largest whole number a count dimension takes (2^53).
 const MAX_COUNT: f64 = 9.007_199_254_740_992e15;
-
-/// The columns and the slot of each source column, or `None` when the mapping needs the row
-/// reader.
-fn plan(mapping: &[ColumnMapping], rules: Rules) -> Option<(Columns, Vec<Slot>)> {
-    enum Target {
-        Skip,
-        Refuse,
-        Metric(MetricKey, f64),
-        Dim(DimKey),
-    }
-    let mut targets = Vec::with_capacity(mapping.len());
-    for m in mapping {
-        if m.group().is_some() {
-            return None;
-        }
-        let Some(target) = &m.target else {
-            targets.push(Target::Skip);
-            continue;
-        };
-        if rules == Rules::Canonical {
-            // The file and format are stamped over whatever a canonical file says.
-            match DimKey::from_name(target) {
-                Some(DimKey::Known(Dim::Source | Dim::Format)) => {
-                    targets.push(Target::Skip);
-                    continue;
-                }
-                None if target == "inferred" => {
-                    targets.push(Target::Refuse);
-                    continue;
-                }
-                _ => {}
-            }
-        }
-        if let Some(key) = MetricKey::from_name(target) {
-            targets.push(Target::Metric(key, m.scale));
-            continue;
-        }
-        match DimKey::from_name(target)? {
-            DimKey::Known(Dim::Label) if snake(&m.column) == "test_name" => return None,
-            DimKey::Known(Dim::Source | Dim::Format) => return None,
-            key => targets.push(Target::Dim(key)),
-        }
-    }
-    let mut dims: Vec<DimKey> = vec![DimKey::Known(Dim::Source), DimKey::Known(Dim::Format)];
-    let mut metrics: Vec<MetricKey> = Vec::new();
-    for t in &targets {
-        match t {
-            Target::Skip | Target::Refuse => {}
-            Target::Metric(k, _) => metrics.push(k.clone()),
-            Target::Dim(k) => dims.push(k.clone()),
-        }
-    }
-    // Two columns feeding one field: the row reader's "later one wins" is not repeated here.
-    let (nd, nm) = (dims.len(), metrics.len());
-    let columns = Columns::with_keys(dims, metrics);
-    if columns.dims().len() != nd || columns.metrics().len() != nm {
-        return None;
-    }
-    let slots = targets
-        .iter()
-        .map(|t| match t {
-            Target::Skip => Some(Slot::Skip),
-            Target::Refuse => Some(Slot::Refuse),
-            Target::Metric(k, scale) => Some(Slot::Metric(columns.metric_position(k)?, *scale)),
-            Target::Dim(k) => {
-                let at = columns.dim_position(k)?;
-                Some(match k {
-                    DimKey::Known(Dim::Gpu) => Slot::Gpu(at),
-                    DimKey::Tag(_) => Slot::Text(at),
-                    DimKey::Known(d) => match d.kind() {
-                        DimKind::Text => Slot::Text(at),
-                        DimKind::Count => Slot::Count(at),
-                        DimKind::Real => Slot::Real(at),
-                    },
-                })
-            }
-        })
-        .collect::<Option<Vec<Slot>>>()?;
-    Some((columns, slots))
-}
 
 /// Appends rows to the columns.
 struct Appender<'s> {
@@ -653,34 +542,6 @@ fn start<'s>(
     Some(app)
 }
 
-/// A canonical CSV's columns: each the field it names (`inferred` as itself), with the canonical
-/// reader's warning for a column it does not know.
-fn canonical_mapping(t: &Table, warnings: &mut Vec<Warning>) -> Vec<ColumnMapping> {
-    t.headers
-        .iter()
-        .map(|h| {
-            let name = h.trim();
-            let known = name == "inferred"
-                || DimKey::from_name(name).is_some()
-                || MetricKey::from_name(name).is_some();
-            if !known {
-                warnings.push(Warning::at(
-                    "line 1",
-                    format!("unknown column {name:?}, ignored"),
-                ));
-            }
-            ColumnMapping {
-                column: name.to_string(),
-                target: known.then(|| name.to_string()),
-                scale: 1.0,
-                gpu: None,
-                engine: None,
-                reason: "benchlens column name".into(),
-            }
-        })
-        .collect()
-}
-
 fn finish(mut app: Appender<'_>, mut out: Ingested) -> IngestedColumns {
     let mapping = std::mem::take(&mut out.mapping);
     push_mapping(mapping, &mut out);
@@ -702,4 +563,7 @@ fn finish(mut app: Appender<'_>, mut out: Ingested) -> IngestedColumns {
 }
 
 mod fast;
+mod plan;
 use fast::FastRows;
+pub(crate) use plan::Rules;
+use plan::{canonical_mapping, plan, Slot};
