@@ -293,20 +293,24 @@ pub(crate) fn guess_column(name: &str, numeric: bool) -> ColumnMapping {
     }
 }
 
+/// Whether a column holds numbers: every filled cell a number, or all but a few (a row of
+/// remarks under the runs, `| | Vulkan +5.3% | Vulkan +6.9% |`: at least two numbers and
+/// at most a third of the cells text), whose rows then measure nothing and are said so.
 fn numeric_column(t: &Table, col: usize) -> bool {
-    let mut any = false;
+    let (mut numbers, mut text) = (0usize, 0usize);
     for (_, cells) in t.rows.iter().take(200) {
         if let Some(c) = cells.get(col).map(str::trim) {
             if c.is_empty() || c == "-" || c.eq_ignore_ascii_case("nan") {
                 continue;
             }
             if parse_quantity(c).is_none() {
-                return false;
+                text += 1;
+            } else {
+                numbers += 1;
             }
-            any = true;
         }
     }
-    any
+    numbers > 0 && (text == 0 || numbers >= 2 && text * 3 <= numbers + text)
 }
 
 /// The reason of a latency column whose name gives no unit, before [`guess_latency_units`].

@@ -109,7 +109,12 @@ fn set_genai_stat(
             } else {
                 format!("_{}", snake(stat))
             };
-            r.set_metric(MetricKey::Extra(format!("{n}{suffix}")), value);
+            // A duration keeps its unit in its name, in ms as the latencies are
+            // (`Time To Second Token (ms)` → `time_to_second_token_ms`).
+            match to_ms_factor(unit) {
+                Some(f) => r.set_metric(MetricKey::Extra(format!("{n}{suffix}_ms")), value * f),
+                None => r.set_metric(MetricKey::Extra(format!("{n}{suffix}")), value),
+            }
         }
     }
 }
