@@ -1078,9 +1078,15 @@ fn h2ogpt_labelled_headings_and_gpu_name_cells() {
         .records
         .iter()
         .all(|r| r.model.as_deref() == Some("h2oai/h2ogpt-4096-llama2-7b-chat")));
-    let engines: std::collections::BTreeSet<_> =
-        got.records.iter().filter_map(|r| r.engine.as_deref()).collect();
-    assert_eq!(engines.into_iter().collect::<Vec<_>>(), ["tgi", "transformers"]);
+    let engines: std::collections::BTreeSet<_> = got
+        .records
+        .iter()
+        .filter_map(|r| r.engine.as_deref())
+        .collect();
+    assert_eq!(
+        engines.into_iter().collect::<Vec<_>>(),
+        ["tgi", "transformers"]
+    );
     let cpu = &got.records[0];
     assert_eq!(cpu.gpu.as_deref(), Some("CPU"));
     assert_eq!(cpu.precision.as_deref(), Some("16"));
@@ -1102,7 +1108,10 @@ fn h2ogpt_labelled_headings_and_gpu_name_cells() {
         .iter()
         .find(|r| r.engine.as_deref() == Some("tgi"))
         .unwrap();
-    assert_eq!(tgi.gpu.as_deref(), Some("NVIDIA RTX 6000 Ada Generation (49140 MiB)"));
+    assert_eq!(
+        tgi.gpu.as_deref(),
+        Some("NVIDIA RTX 6000 Ada Generation (49140 MiB)")
+    );
     assert_eq!(tgi.gpu_count, Some(1));
     close(metric(tgi, "extra.generation_speed_tokens_sec"), 55.2139);
 }
@@ -1113,7 +1122,12 @@ fn h2ogpt_labelled_headings_and_gpu_name_cells() {
 #[test]
 fn guidellm_console_report_in_a_lab_guide() {
     for (file, rows, model_rate, e2el) in [
-        ("real/ibm-techxchange-guidellm-two-gpus.md", 10, 0.69, 4540.0),
+        (
+            "real/ibm-techxchange-guidellm-two-gpus.md",
+            10,
+            0.69,
+            4540.0,
+        ),
         ("real/ibm-techxchange-guidellm-one-gpu.md", 10, 0.5, 7000.0),
     ] {
         let got = read_fixture(file);
@@ -1127,7 +1141,10 @@ fn guidellm_console_report_in_a_lab_guide() {
         assert_eq!(constant.request_rate, Some(model_rate));
         assert!(!constant.is_inferred("request_rate"));
         close(metric(constant, "mean_e2el_ms"), e2el);
-        assert_eq!((constant.input_len, constant.output_len), (Some(512.0), Some(256.0)));
+        assert_eq!(
+            (constant.input_len, constant.output_len),
+            (Some(512.0), Some(256.0))
+        );
         assert_eq!(
             constant.model.as_deref(),
             Some("/root/.cache/instructlab/models/ibm-granite/granite-3.3-8b-instruct")
@@ -1198,13 +1215,22 @@ fn console_engine_lines_end_at_the_next_section() {
     let engines: Vec<_> = got.records.iter().map(|r| r.engine.as_deref()).collect();
     assert_eq!(
         engines[..5],
-        [Some("vllm"), Some("sglang"), Some("vllm"), Some("vllm"), Some("vllm")]
+        [
+            Some("vllm"),
+            Some("sglang"),
+            Some("vllm"),
+            Some("vllm"),
+            Some("vllm")
+        ]
     );
     assert!(engines.iter().all(|e| *e != Some("trtllm")));
     close(metric(&got.records[0], "total_token_throughput"), 9743.28);
     close(metric(&got.records[1], "mean_ttft_ms"), 140888.75);
     let async_sched = &got.records[2];
-    assert_eq!(tag(async_sched, "section"), Some("Async scheduling in vLLM"));
+    assert_eq!(
+        tag(async_sched, "section"),
+        Some("Async scheduling in vLLM")
+    );
     close(metric(async_sched, "total_token_throughput"), 10919.92);
     assert_eq!(tag(&got.records[5], "section"), Some("random 32K input"));
     close(metric(&got.records[5], "mean_tpot_ms"), 268.03);
@@ -1228,7 +1254,7 @@ fn vllm_throughput_and_latency_json_lengths_from_the_name() {
     assert_eq!(got.format, Format::VllmLatency);
     let r = &got.records[0];
     close(metric(r, "mean_e2el_ms"), 262681.2863750001);
-    close(metric(r, "p99_e2el_ms"), 262691.46617497955);
+    close(metric(r, "p99_e2el_ms"), 262_691.466_174_979_6);
     assert_eq!((r.input_len, r.output_len), (Some(2048.0), Some(2048.0)));
 
     let got = read_fixture(
@@ -1268,7 +1294,10 @@ fn dstack_csvs_units_and_totals() {
     let r = &got.records[0];
     assert_eq!(r.gpu.as_deref(), Some("H100 1FP8-meta"));
     assert_eq!(r.gpu_count, Some(8));
-    assert_eq!((r.input_len, r.output_len, r.batch_size), (Some(32784.0), Some(2048.0), Some(4)));
+    assert_eq!(
+        (r.input_len, r.output_len, r.batch_size),
+        (Some(32784.0), Some(2048.0), Some(4))
+    );
     close(metric(r, "total_token_throughput"), 590.0635218);
     close(metric(r, "request_throughput"), 0.016940271);
     assert_eq!(metric(r, "output_throughput"), None);
@@ -1306,7 +1335,10 @@ fn request_latency_too_fast_per_output_token_is_seconds() {
     assert_eq!(got.records.len(), 10);
     close(metric(&got.records[0], "mean_e2el_ms"), 4202.913660966805);
     assert_eq!(got.records[9].request_rate, Some(275.0));
-    close(metric(&got.records[9], "extra.avg_output_tokens"), 29.998405885959535);
+    close(
+        metric(&got.records[9], "extra.avg_output_tokens"),
+        29.998405885959535,
+    );
 }
 
 /// llama-bench's table pasted in an issue, and a hand-made one of `mean ± spread t/s` cells
@@ -1318,7 +1350,12 @@ fn llama_bench_tables_from_threads() {
     let tests: Vec<_> = got.records.iter().map(|r| tag(r, "test")).collect();
     assert_eq!(
         tests,
-        [Some("pp512"), Some("pp4096"), Some("tg128"), Some("pp4096+tg128")]
+        [
+            Some("pp512"),
+            Some("pp4096"),
+            Some("tg128"),
+            Some("pp4096+tg128")
+        ]
     );
     close(metric(&got.records[2], "extra.tokens_per_s"), 36.23);
     close(metric(&got.records[2], "extra.tokens_per_s_stddev"), 17.62);

@@ -437,7 +437,8 @@ fn total_tokens_per_second(t: &Table, mapping: &mut [ColumnMapping]) {
         return;
     }
     for m in mapping.iter_mut() {
-        if m.target.as_deref() == Some("output_throughput") && snake(&m.column) == "tokens_per_second"
+        if m.target.as_deref() == Some("output_throughput")
+            && snake(&m.column) == "tokens_per_second"
         {
             m.target = Some("total_token_throughput".to_string());
             m.reason = "vLLM throughput's tokens a second: total_num_tokens over the elapsed \

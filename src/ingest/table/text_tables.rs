@@ -143,7 +143,9 @@ fn tables_in(text: &str, with_rows: bool) -> Vec<Table> {
                             .and_then(|v| v.rsplit_once(" ("))
                             .filter(|(_, inner)| {
                                 is_engine(inner)
-                                    || engine.as_ref().is_some_and(|e| e.0.eq_ignore_ascii_case(inner))
+                                    || engine
+                                        .as_ref()
+                                        .is_some_and(|e| e.0.eq_ignore_ascii_case(inner))
                             })
                             .map_or(value, |(m, _)| m.trim());
                         model = Some((name.to_string(), i + 1, level));

@@ -8,7 +8,7 @@
 //! a group spanning as many columns as pipes follow it, the last group the rest) and the
 //! columns of each (`mean| median|  p99`).
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use crate::ingest::Ingested;
 
@@ -32,7 +32,10 @@ struct Table {
 /// the group line, the column line, a `----` rule, then rows up to the next rule or blank line.
 fn table_at(lines: &[&str], title: usize) -> Option<(Table, usize)> {
     let mut i = title + 1;
-    while lines.get(i).is_some_and(|l| is_rule(l, '=') || l.trim().is_empty()) {
+    while lines
+        .get(i)
+        .is_some_and(|l| is_rule(l, '=') || l.trim().is_empty())
+    {
         i += 1;
     }
     let groups = lines.get(i)?;
@@ -91,6 +94,15 @@ fn is_rule(line: &str, c: char) -> bool {
     t.len() >= 3 && t.starts_with(c) && t.chars().all(|x| x == c || x == '|')
 }
 
+/// A JSON object of `pairs` (one small builder rather than a `json!` expansion a call).
+fn obj<const N: usize>(pairs: [(&str, Value); N]) -> Value {
+    Value::Object(pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+}
+
+fn number(v: f64) -> Value {
+    serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number)
+}
+
 fn num(cell: &str) -> Option<f64> {
     cell.trim().parse::<f64>().ok().filter(|v| v.is_finite())
 }
@@ -107,9 +119,9 @@ fn strategy(name: &str) -> Value {
     let (kind, value) = name.split_once('@').unwrap_or((name, ""));
     let value = num(value);
     match (kind, value) {
-        ("concurrent", Some(v)) => json!({"type_": kind, "streams": v}),
-        (_, Some(v)) => json!({"type_": kind, "rate": v}),
-        _ => json!({"type_": kind}),
+        ("concurrent", Some(v)) => obj([("type_", kind.into()), ("streams", number(v))]),
+        (_, Some(v)) => obj([("type_", kind.into()), ("rate", number(v))]),
+        _ => obj([("type_", kind.into())]),
     }
 }
 
@@ -155,7 +167,7 @@ fn metrics(t: &Table, cells: &[String], warn_seconds: &mut bool) -> Map<String, 
         };
         let stats = m
             .entry(name)
-            .or_insert_with(|| json!({"successful": {}}))
+            .or_insert_with(|| obj([("successful", Value::Object(Map::new()))]))
             .get_mut("successful")
             .and_then(Value::as_object_mut);
         // A column under a group of one figure (`Per Second`, `Concurrency`) is its mean.
@@ -164,7 +176,7 @@ fn metrics(t: &Table, cells: &[String], warn_seconds: &mut bool) -> Map<String, 
             _ => "mean".to_string(),
         };
         if let Some(stats) = stats {
-            stats.insert(stat, json!(v));
+            stats.insert(stat, number(v));
         }
     }
     m
@@ -174,7 +186,8 @@ fn metrics(t: &Table, cells: &[String], warn_seconds: &mut bool) -> Map<String, 
 pub(crate) fn read_guidellm_console(text: &str, out: &mut Ingested) {
     let lines: Vec<&str> = text.lines().collect();
     let mut metadata = String::new();
-    let mut totals: std::collections::HashMap<String, (f64, f64)> = Default::default();
+    // Each benchmark's completed and errored requests, from the info table.
+    let mut totals: Vec<(String, (f64, f64))> = Vec::new();
     let mut section: Option<String> = None;
     let mut i = 0;
     while i < lines.len() {
@@ -208,7 +221,7 @@ pub(crate) fn read_guidellm_console(text: &str, out: &mut Ingested) {
                 for (_, cells) in &t.rows {
                     let get = |k: Option<usize>| k.and_then(|k| cells.get(k)).and_then(|c| num(c));
                     if let (Some(name), Some(c)) = (cells.first(), get(comp)) {
-                        totals.insert(name.clone(), (c, get(err).unwrap_or(0.0)));
+                        totals.push((name.clone(), (c, get(err).unwrap_or(0.0))));
                     }
                 }
                 i = end;
@@ -233,7 +246,7 @@ pub(crate) fn read_guidellm_console(text: &str, out: &mut Ingested) {
 fn read_stats(
     t: &Table,
     metadata: &str,
-    totals: &std::collections::HashMap<String, (f64, f64)>,
+    totals: &[(String, (f64, f64))],
     section: Option<&str>,
     out: &mut Ingested,
 ) {
@@ -244,15 +257,17 @@ fn read_stats(
         .iter()
         .map(|(_, cells)| {
             let name = cells.first().map(String::as_str).unwrap_or("");
-            let mut b = json!({
-                "args": {"strategy": strategy(name)},
-                "metrics": metrics(t, cells, &mut warn_seconds),
-            });
+            let mut b = Map::new();
+            b.insert("args".into(), obj([("strategy", strategy(name))]));
+            b.insert(
+                "metrics".into(),
+                Value::Object(metrics(t, cells, &mut warn_seconds)),
+            );
             if let Some(m) = model {
-                b["worker"] = json!({"backend_model": m});
+                b.insert("worker".into(), obj([("backend_model", m.into())]));
             }
-            let (completed, errored) = match totals.get(name) {
-                Some(&(c, e)) => (Some(c), Some(e)),
+            let (completed, errored) = match totals.iter().find(|(n, _)| n == name) {
+                Some(&(_, (c, e))) => (Some(c), Some(e)),
                 // Without the info table: a row of zeros completed nothing.
                 None => {
                     let zero = cells.iter().skip(1).all(|c| num(c) == Some(0.0));
@@ -260,19 +275,20 @@ fn read_stats(
                 }
             };
             if let Some(c) = completed {
-                b["request_totals"] = json!({"successful": c});
+                let mut totals = Map::new();
+                totals.insert("successful".into(), number(c));
                 if let Some(e) = errored {
-                    b["request_totals"]["errored"] = json!(e);
+                    totals.insert("errored".into(), number(e));
                 }
+                b.insert("request_totals".into(), Value::Object(totals));
             }
-            b
+            Value::Object(b)
         })
         .collect();
     let first = out.records.len();
-    let report = json!({ "benchmarks": benchmarks });
-    if let Some(o) = report.as_object() {
-        super::read_guidellm(o, "Benchmarks Stats", out);
-    }
+    let mut report = Map::new();
+    report.insert("benchmarks".into(), Value::Array(benchmarks));
+    super::read_guidellm(&report, "Benchmarks Stats", out);
     if warn_seconds {
         crate::ingest::fields::note(
             out,
@@ -294,5 +310,75 @@ fn read_stats(
         if let Some(s) = section {
             r.tags.insert("section".into(), s.to_string());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ingest::Format;
+    use crate::model::MetricKey;
+
+    const STATS_ONLY: &str = "\
+Benchmarks Stats:
+=======================
+Metadata     | Request Stats         || Req Latency (sec) ||| TTFT (ms)           |||
+    Benchmark| Per Second| Concurrency|  mean| median|   p99|   mean| median|    p99
+-------------|-----------|------------|------|-------|------|-------|-------|-------
+ concurrent@4|       1.50|        4.00|  2.50|   2.40|  3.10|  120.0|  110.0|  300.0
+constant@9.00|       0.00|        0.00|  0.00|   0.00|  0.00|    0.0|    0.0|    0.0
+=======================
+";
+
+    #[test]
+    fn groups_span_their_pipes_and_the_last_takes_the_rest() {
+        let lines: Vec<&str> = STATS_ONLY.lines().collect();
+        let (t, _) = table_at(&lines, 0).unwrap();
+        let groups: Vec<&str> = t.columns.iter().map(|(g, _)| g.as_str()).collect();
+        assert_eq!(
+            groups,
+            [
+                "Metadata",
+                "Request Stats",
+                "Request Stats",
+                "Req Latency (sec)",
+                "Req Latency (sec)",
+                "Req Latency (sec)",
+                "TTFT (ms)",
+                "TTFT (ms)",
+                "TTFT (ms)"
+            ]
+        );
+        assert_eq!(t.rows.len(), 2);
+    }
+
+    #[test]
+    fn stats_alone_read_with_seconds_header_and_a_run_of_zeros() {
+        let mut out = Ingested::new(Format::Guidellm);
+        read_guidellm_console(STATS_ONLY, &mut out);
+        assert_eq!(out.records.len(), 2);
+        let r = &out.records[0];
+        assert_eq!(r.max_concurrency, Some(4));
+        // `(sec)` is seconds: no note about a mislabelled header.
+        assert_eq!(
+            r.metric(&MetricKey::from_name("mean_e2el_ms").unwrap()),
+            Some(2500.0)
+        );
+        assert!(!out
+            .warnings
+            .iter()
+            .any(|w| w.message.contains("Req Latency")));
+        // Without the info table, a row of zeros completed nothing.
+        let zero = &out.records[1];
+        assert_eq!(zero.request_rate, Some(9.0));
+        assert_eq!(zero.metric(&MetricKey::Completed), Some(0.0));
+    }
+
+    #[test]
+    fn a_table_without_its_rule_is_not_read() {
+        let text = "Benchmarks Stats\nMetadata | TTFT (ms) ||\nBenchmark| mean| p99\nsync| 1| 2\n";
+        let mut out = Ingested::new(Format::Guidellm);
+        read_guidellm_console(text, &mut out);
+        assert!(out.records.is_empty());
     }
 }
