@@ -187,7 +187,7 @@ pub(crate) fn read_guidellm_console(text: &str, out: &mut Ingested) {
     let lines: Vec<&str> = text.lines().collect();
     let mut metadata = String::new();
     // Each benchmark's completed and errored requests, from the info table.
-    let mut totals: Vec<(String, (f64, f64))> = Vec::new();
+    let mut totals: std::collections::HashMap<String, (f64, f64)> = Default::default();
     let mut section: Option<String> = None;
     let mut i = 0;
     while i < lines.len() {
@@ -221,7 +221,7 @@ pub(crate) fn read_guidellm_console(text: &str, out: &mut Ingested) {
                 for (_, cells) in &t.rows {
                     let get = |k: Option<usize>| k.and_then(|k| cells.get(k)).and_then(|c| num(c));
                     if let (Some(name), Some(c)) = (cells.first(), get(comp)) {
-                        totals.push((name.clone(), (c, get(err).unwrap_or(0.0))));
+                        totals.insert(name.clone(), (c, get(err).unwrap_or(0.0)));
                     }
                 }
                 i = end;
@@ -246,7 +246,7 @@ pub(crate) fn read_guidellm_console(text: &str, out: &mut Ingested) {
 fn read_stats(
     t: &Table,
     metadata: &str,
-    totals: &[(String, (f64, f64))],
+    totals: &std::collections::HashMap<String, (f64, f64)>,
     section: Option<&str>,
     out: &mut Ingested,
 ) {
@@ -266,8 +266,8 @@ fn read_stats(
             if let Some(m) = model {
                 b.insert("worker".into(), obj([("backend_model", m.into())]));
             }
-            let (completed, errored) = match totals.iter().find(|(n, _)| n == name) {
-                Some(&(_, (c, e))) => (Some(c), Some(e)),
+            let (completed, errored) = match totals.get(name) {
+                Some(&(c, e)) => (Some(c), Some(e)),
                 // Without the info table: a row of zeros completed nothing.
                 None => {
                     let zero = cells.iter().skip(1).all(|c| num(c) == Some(0.0));
