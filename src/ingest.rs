@@ -24,6 +24,7 @@
 //! | the performance-suite template placeholders                    | [`Format::VllmPerfSuite`]   |
 //! | `Serving Benchmark Result` blocks                              | [`Format::VllmConsole`]     |
 //! | a trtllm-bench text report (`= PERFORMANCE OVERVIEW`)          | [`Format::Trtllm`]          |
+//! | guidellm's console report (`Benchmarks Stats` table)            | [`Format::Guidellm`]        |
 //! | `:::MLLOG` lines, or `MLPerf Results Summary` at the top       | [`Format::MlperfLog`]       |
 //! | YAML (`---` or a plain `key:` first): by its keys, as JSON     | see below                   |
 //! | a fenced code block holding JSON (a report): by its keys       | see below                   |
@@ -268,6 +269,14 @@ fn sniff(source: &str, text: &str) -> Result<Sniffed, IngestError> {
             newlines: None,
         });
     }
+    if tools::detect_guidellm_console(text) {
+        return Ok(Sniffed {
+            format: Format::Guidellm,
+            reason: "guidellm's console report (a \"Benchmarks Stats\" table)".into(),
+            body: Body::Text,
+            newlines: None,
+        });
+    }
     if let Some(reason) = mlperf::detect(text) {
         return Ok(Sniffed {
             format: Format::MlperfLog,
@@ -350,7 +359,9 @@ fn forced(source: &str, text: &str, format: Format) -> Result<Sniffed, IngestErr
     }
     let looks_json = json::looks_json(t);
     let json_too = matches!(format, Format::VllmPerfSuite | Format::LlamaBench);
-    let trtllm_text = format == Format::Trtllm && !looks_json && tools::detect_trtllm_text(t);
+    let trtllm_text = (format == Format::Trtllm && tools::detect_trtllm_text(t)
+        || format == Format::Guidellm && tools::detect_guidellm_console(t))
+        && !looks_json;
     let body = if trtllm_text {
         Body::Text
     } else if format.is_json() || (json_too && looks_json) {
@@ -411,6 +422,7 @@ fn read_sniffed(
             Format::TgiBenchmark => table::read_tgi(text, &mut out),
             Format::MlperfLog => mlperf::read(source, text, &mut out),
             Format::Trtllm => tools::read_trtllm_text(text, &mut out),
+            Format::Guidellm => tools::read_guidellm_console(text, &mut out),
             Format::LlamaBench => table::read_llama_bench_text(source, text, mapping, &mut out)?,
             Format::GenaiPerfCsv => tools::read_genai_csv(text, &mut out),
             Format::CanonicalCsv => table::read_canonical_csv(source, text, &mut out)?,

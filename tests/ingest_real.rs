@@ -1043,3 +1043,349 @@ fn sglang_offline_measured_mean_lengths_are_not_lengths() {
         .collect();
     assert_eq!(lengths.into_iter().collect::<Vec<_>>(), [256, 1024, 4096]);
 }
+
+// ---- Files nobody here had seen (issue 32's acceptance): tests/fixtures/real/README.md says
+// where each comes from.
+
+/// genai-perf's CSV as NVIDIA's cloudai documents it: quoted numbers with thousands separators,
+/// and a duration with no canonical name that keeps its unit in its name.
+#[test]
+fn cloudai_genai_perf_csv_with_thousands_separators() {
+    let got = read_fixture("real/cloudai-dynamo-profile_genai_perf.csv");
+    assert_eq!(got.format, Format::GenaiPerfCsv);
+    assert_eq!(got.records.len(), 1);
+    let r = &got.records[0];
+    close(metric(r, "mean_ttft_ms"), 1146.31);
+    close(metric(r, "p99_e2el_ms"), 9436.13);
+    close(metric(r, "p25_itl_ms"), 29.04);
+    close(metric(r, "completed"), 40.0);
+    close(metric(r, "request_throughput"), 1.5);
+    close(metric(r, "output_throughput"), 261.25);
+    close(metric(r, "extra.time_to_second_token_ms"), 26.05);
+    close(metric(r, "extra.time_to_second_token_p99_ms"), 96.12);
+    close(r.input_len, 3000.05);
+}
+
+/// h2oGPT's tables: `# Backend: …` and `## Model: … (engine)` headings name the engine and
+/// the model; the `gpus` cells name the GPU with its count (not a count alone, which made
+/// every GPU of a count one point); `bits` is the precision, a configuration.
+#[test]
+fn h2ogpt_labelled_headings_and_gpu_name_cells() {
+    let got = read_fixture("real/h2ogpt-perf-llama2-7b.md");
+    assert_eq!(got.format, Format::MarkdownTable);
+    assert_eq!(got.records.len(), 50);
+    assert!(got
+        .records
+        .iter()
+        .all(|r| r.model.as_deref() == Some("h2oai/h2ogpt-4096-llama2-7b-chat")));
+    let engines: std::collections::BTreeSet<_> = got
+        .records
+        .iter()
+        .filter_map(|r| r.engine.as_deref())
+        .collect();
+    assert_eq!(
+        engines.into_iter().collect::<Vec<_>>(),
+        ["tgi", "transformers"]
+    );
+    let cpu = &got.records[0];
+    assert_eq!(cpu.gpu.as_deref(), Some("CPU"));
+    assert_eq!(cpu.precision.as_deref(), Some("16"));
+    close(metric(cpu, "extra.generation_speed_tokens_sec"), 1.17546);
+    let a100x2 = got
+        .records
+        .iter()
+        .find(|r| {
+            r.engine.as_deref() == Some("transformers")
+                && r.gpu.as_deref() == Some("NVIDIA A100-SXM4-80GB (81920 MiB)")
+                && r.gpu_count == Some(2)
+                && r.precision.as_deref() == Some("16")
+        })
+        .expect("the transformers 2 x A100 16-bit row");
+    close(metric(a100x2, "extra.summarization_time_sec"), 39.9269);
+    close(metric(a100x2, "extra.generation_speed_tokens_sec"), 32.248);
+    let tgi = got
+        .records
+        .iter()
+        .find(|r| r.engine.as_deref() == Some("tgi"))
+        .unwrap();
+    assert_eq!(
+        tgi.gpu.as_deref(),
+        Some("NVIDIA RTX 6000 Ada Generation (49140 MiB)")
+    );
+    assert_eq!(tgi.gpu_count, Some(1));
+    close(metric(tgi, "extra.generation_speed_tokens_sec"), 55.2139);
+}
+
+/// guidellm 0.2's console report pasted in a lab guide: one record per benchmark, the
+/// strategy's rate as configured (0.69 is a rate someone set), the request latency in seconds
+/// under its `(ms)` header, the lengths asked for from the metadata.
+#[test]
+fn guidellm_console_report_in_a_lab_guide() {
+    for (file, rows, model_rate, e2el) in [
+        (
+            "real/ibm-techxchange-guidellm-two-gpus.md",
+            10,
+            0.69,
+            4540.0,
+        ),
+        ("real/ibm-techxchange-guidellm-one-gpu.md", 10, 0.5, 7000.0),
+    ] {
+        let got = read_fixture(file);
+        assert_eq!(got.format, Format::Guidellm, "{file}");
+        assert_eq!(got.records.len(), rows, "{file}");
+        let sync = &got.records[0];
+        assert_eq!(sync.max_concurrency, Some(1));
+        assert_eq!(tag(sync, "strategy"), Some("synchronous"));
+        assert_eq!(got.records[1].request_rate, Some(f64::INFINITY));
+        let constant = &got.records[2];
+        assert_eq!(constant.request_rate, Some(model_rate));
+        assert!(!constant.is_inferred("request_rate"));
+        close(metric(constant, "mean_e2el_ms"), e2el);
+        assert_eq!(
+            (constant.input_len, constant.output_len),
+            (Some(512.0), Some(256.0))
+        );
+        assert_eq!(
+            constant.model.as_deref(),
+            Some("/root/.cache/instructlab/models/ibm-granite/granite-3.3-8b-instruct")
+        );
+        close(metric(constant, "completed"), 30.0);
+        assert!(
+            got.warnings
+                .iter()
+                .any(|w| w.message.contains("Req Latency read as seconds")),
+            "{:?}",
+            got.warnings
+        );
+    }
+    let got = read_fixture("real/ibm-techxchange-guidellm-two-gpus.md");
+    let c = &got.records[2];
+    close(metric(c, "request_throughput"), 0.65);
+    close(metric(c, "mean_ttft_ms"), 71.9);
+    close(metric(c, "p99_ttft_ms"), 80.0);
+    // guidellm's ITL is vLLM's TPOT; its own TPOT (first token included) stays apart.
+    close(metric(c, "mean_tpot_ms"), 17.5);
+    close(metric(c, "extra.time_per_output_token_ms"), 17.5);
+    close(metric(c, "extra.request_concurrency"), 2.93);
+    close(metric(c, "output_throughput"), 165.1);
+    close(metric(c, "total_token_throughput"), 825.3);
+    assert_eq!(tag(c, "section"), Some("Performance run 2"));
+}
+
+/// Two guidellm sweeps in one README, under `### No IB` and `### IB`: the section tells them
+/// apart; rows of zeros completed no request (the info table says so) and measure nothing.
+#[test]
+fn guidellm_console_sweeps_with_runs_that_completed_nothing() {
+    let got = read_fixture("real/llm-k8s-guidellm-vs-inference-perf.md");
+    assert_eq!(got.format, Format::Guidellm);
+    assert_eq!(got.records.len(), 20);
+    let sections: Vec<_> = got.records.iter().map(|r| tag(r, "section")).collect();
+    assert_eq!(sections[0], Some("No IB"));
+    assert_eq!(sections[19], Some("IB"));
+    assert!(got
+        .records
+        .iter()
+        .all(|r| r.model.as_deref() == Some("deepseek-ai/DeepSeek-V2.5")
+            && r.input_len == Some(256.0)
+            && r.output_len == Some(128.0)));
+    let throughput = &got.records[1];
+    close(metric(throughput, "completed"), 224.0);
+    close(metric(throughput, "mean_e2el_ms"), 28300.0);
+    close(metric(throughput, "median_ttft_ms"), 2239.4);
+    let none = &got.records[7];
+    assert_eq!(none.request_rate, Some(5.71));
+    close(metric(none, "completed"), 0.0);
+    assert_eq!(metric(none, "mean_ttft_ms"), None);
+    assert_eq!(metric(none, "mean_e2el_ms"), None);
+    // IB's synchronous run left its one request incomplete.
+    let ib_sync = &got.records[10];
+    assert_eq!(tag(ib_sync, "section"), Some("IB"));
+    close(metric(ib_sync, "completed"), 0.0);
+    assert_eq!(metric(ib_sync, "mean_ttft_ms"), None);
+}
+
+/// vLLM and SGLang summaries in mkdocs blocks: an engine named on a line of its own lasts
+/// only to the next section, whose heading may name its own (`### 2. Async scheduling in
+/// vLLM`), so no vLLM run is drawn as TensorRT-LLM's.
+#[test]
+fn console_engine_lines_end_at_the_next_section() {
+    let got = read_fixture("real/gpustack-gpt-oss-20b-a100.md");
+    assert_eq!(got.format, Format::VllmConsole);
+    assert_eq!(got.records.len(), 13);
+    let engines: Vec<_> = got.records.iter().map(|r| r.engine.as_deref()).collect();
+    assert_eq!(
+        engines[..5],
+        [
+            Some("vllm"),
+            Some("sglang"),
+            Some("vllm"),
+            Some("vllm"),
+            Some("vllm")
+        ]
+    );
+    assert!(engines.iter().all(|e| *e != Some("trtllm")));
+    close(metric(&got.records[0], "total_token_throughput"), 9743.28);
+    close(metric(&got.records[1], "mean_ttft_ms"), 140888.75);
+    let async_sched = &got.records[2];
+    assert_eq!(
+        tag(async_sched, "section"),
+        Some("Async scheduling in vLLM")
+    );
+    close(metric(async_sched, "total_token_throughput"), 10919.92);
+    assert_eq!(tag(&got.records[5], "section"), Some("random 32K input"));
+    close(metric(&got.records[5], "mean_tpot_ms"), 268.03);
+}
+
+/// vLLM's throughput and latency JSON, whose lengths only the file name says
+/// (`throughput_test_ip2048_op2048_np64`, `throughput_req64_in2048_out2048_`).
+#[test]
+fn vllm_throughput_and_latency_json_lengths_from_the_name() {
+    let got = read_fixture("real/dstack-nvidia-throughput_test_ip2048_op2048_np64.json");
+    assert_eq!(got.format, Format::VllmThroughput);
+    let r = &got.records[0];
+    assert_eq!((r.input_len, r.output_len), (Some(2048.0), Some(2048.0)));
+    assert_eq!(r.num_prompts, Some(64));
+    assert!(r.is_inferred("input_len"));
+    close(metric(r, "total_token_throughput"), 998.7796751286725);
+    close(metric(r, "request_throughput"), 0.24384269412321105);
+    close(metric(r, "duration_s"), 262.4642917030005);
+
+    let got = read_fixture("real/dstack-nvidia-latency_test_ip2048_op2048_np64.json");
+    assert_eq!(got.format, Format::VllmLatency);
+    let r = &got.records[0];
+    close(metric(r, "mean_e2el_ms"), 262681.2863750001);
+    close(metric(r, "p99_e2el_ms"), 262_691.466_174_979_6);
+    assert_eq!((r.input_len, r.output_len), (Some(2048.0), Some(2048.0)));
+
+    let got = read_fixture(
+        "real/dstack-mi300x-Meta-Llama-3.1-405B-Instruct-FP8-KV_throughput_req64_in2048_out2048_.json",
+    );
+    let r = &got.records[0];
+    assert_eq!(r.gpu.as_deref(), Some("mi300x"));
+    assert_eq!(r.precision.as_deref(), Some("fp8"));
+    assert_eq!(r.num_prompts, Some(64));
+    assert_eq!((r.input_len, r.output_len), (Some(2048.0), Some(2048.0)));
+    close(metric(r, "total_token_throughput"), 2091.173865562226);
+}
+
+/// A serving result whose lengths the name states (`in2048_out128`): the lengths asked for,
+/// not the means of what the run produced, which stay as measurements.
+#[test]
+fn configured_lengths_from_the_name_beat_means_from_totals() {
+    let got = read_fixture("real/dstack-pd-ratio-1p3d_conc32_in2048_out128_20250923_033843.json");
+    assert_eq!(got.format, Format::VllmServing);
+    let r = &got.records[0];
+    assert_eq!((r.input_len, r.output_len), (Some(2048.0), Some(128.0)));
+    close(metric(r, "extra.mean_input_tokens"), 2046.202);
+    close(metric(r, "extra.mean_output_tokens"), 62.182);
+    assert_eq!(r.max_concurrency, Some(32));
+    close(metric(r, "mean_ttft_ms"), 206.46865444199648);
+}
+
+/// dstack's CSVs of those runs: vLLM throughput's `tokens_per_second` beside
+/// `total_num_tokens` is the total; `requests_per_second` is the request throughput; an
+/// `end_to_end_latency` of 71.27 for 2,048 output tokens is seconds; `total_output_tokens` is
+/// a count, not a throughput.
+#[test]
+fn dstack_csvs_units_and_totals() {
+    let got = read_fixture("real/dstack-throughput_comparsion.csv");
+    assert_eq!(got.format, Format::GenericCsv);
+    assert_eq!(got.records.len(), 93);
+    let r = &got.records[0];
+    assert_eq!(r.gpu.as_deref(), Some("H100 1FP8-meta"));
+    assert_eq!(r.gpu_count, Some(8));
+    assert_eq!(
+        (r.input_len, r.output_len, r.batch_size),
+        (Some(32784.0), Some(2048.0), Some(4))
+    );
+    close(metric(r, "total_token_throughput"), 590.0635218);
+    close(metric(r, "request_throughput"), 0.016940271);
+    assert_eq!(metric(r, "output_throughput"), None);
+
+    let got = read_fixture("real/dstack-throughput_latency_curve.csv");
+    assert_eq!(got.records.len(), 93);
+    let r = &got.records[0];
+    close(metric(r, "mean_e2el_ms"), 71273.94036);
+    assert!(got
+        .warnings
+        .iter()
+        .any(|w| w.message.contains("end_to_end_latency") && w.message.contains("seconds")));
+
+    let got = read_fixture("real/dstack-qps_comparison.csv");
+    assert_eq!(got.records.len(), 15);
+    let r = &got.records[0];
+    assert_eq!(r.request_rate, Some(16.0));
+    close(metric(r, "extra.total_output_tokens"), 120689.0);
+    close(metric(r, "mean_ttft_ms"), 1486.393741);
+    close(metric(r, "output_throughput"), 1198.88845);
+}
+
+/// inference-perf's table beside guidellm's report (read by it) says its latency in seconds
+/// only by its values: read as a table alone, `avg_time_per_request` of 4.2 for 30 output
+/// tokens is seconds.
+#[test]
+fn request_latency_too_fast_per_output_token_is_seconds() {
+    let text = std::fs::read_to_string(format!(
+        "{}/tests/fixtures/real/llm-k8s-guidellm-vs-inference-perf.md",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap();
+    let table: String = text.lines().take(22).collect::<Vec<_>>().join("\n");
+    let got = benchlens::ingest::read("inference-perf.md", table.as_bytes()).unwrap();
+    assert_eq!(got.records.len(), 10);
+    close(metric(&got.records[0], "mean_e2el_ms"), 4202.913660966805);
+    assert_eq!(got.records[9].request_rate, Some(275.0));
+    close(
+        metric(&got.records[9], "extra.avg_output_tokens"),
+        29.998405885959535,
+    );
+}
+
+/// llama-bench's table pasted in an issue, and a hand-made one of `mean ± spread t/s` cells
+/// with a row of differences under the runs (no run: skipped with a warning).
+#[test]
+fn llama_bench_tables_from_threads() {
+    let got = read_fixture("real/geerlingguy-issue20-llama-bench-rx580.md");
+    assert_eq!(got.records.len(), 4);
+    let tests: Vec<_> = got.records.iter().map(|r| tag(r, "test")).collect();
+    assert_eq!(
+        tests,
+        [
+            Some("pp512"),
+            Some("pp4096"),
+            Some("tg128"),
+            Some("pp4096+tg128")
+        ]
+    );
+    close(metric(&got.records[2], "extra.tokens_per_s"), 36.23);
+    close(metric(&got.records[2], "extra.tokens_per_s_stddev"), 17.62);
+    assert_eq!(tag(&got.records[0], "backend"), Some("Vulkan"));
+
+    let got = read_fixture("real/nix-amd-ai-pr129-rocm-vs-vulkan.md");
+    assert_eq!(got.records.len(), 2);
+    close(metric(&got.records[0], "extra.pp512"), 1900.72);
+    close(metric(&got.records[1], "extra.tg128"), 62.39);
+    assert!(got
+        .warnings
+        .iter()
+        .any(|w| w.message.contains("no measured value, row skipped")));
+}
+
+/// What is not yet read as its author meant, pinned so a change shows: the Strix Halo
+/// summary's per-test columns (`pp512`, `tg128`) and sweeps (one column per length) stay
+/// `extra.*` columns, not llama-bench's test dimension; optimum-benchmark's `metric | value |
+/// unit` tables are read a row per metric. `# load_model:` is no model name.
+#[test]
+fn tables_read_but_not_yet_as_meant() {
+    let got = read_fixture("real/strix-halo-llama-2-7b-q4_0.md");
+    assert_eq!(got.records.len(), 36);
+    let first = &got.records[0];
+    assert_eq!(first.engine.as_deref(), Some("llama.cpp-hip"));
+    close(metric(first, "extra.pp512"), 322.43959);
+    close(metric(first, "extra.tg128"), 49.184562);
+
+    let got = read_fixture("real/optimum-benchmark-llama8b-fbgemm-report.md");
+    assert_eq!(got.records.len(), 49);
+    assert!(got.records.iter().all(|r| r.model.is_none()));
+    close(metric(&got.records[0], "extra.value"), 6499.05);
+}

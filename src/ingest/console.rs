@@ -292,6 +292,15 @@ pub(crate) fn read(text: &str, out: &mut Ingested) {
         let line = without_html_tags(line);
         let line = line.as_str();
         if let Some(title) = heading_section(line) {
+            // A new section (`##` or deeper: a `# ` line may be a comment in a shell block):
+            // an engine named on a line of its own in the last one no longer applies
+            // (`SGLang` above `### 2. Async scheduling in vLLM`); one the heading names does.
+            if line.starts_with("##") {
+                engine = title
+                    .split(|c: char| c.is_whitespace() || matches!(c, ',' | ':' | '(' | ')'))
+                    .find(|w| is_engine(w))
+                    .map(|w| (w.to_ascii_lowercase(), n));
+            }
             section = Some((title, n));
             continue;
         }
@@ -466,6 +475,12 @@ fn heading_section(line: &str) -> Option<String> {
     let title = rest
         .trim_start_matches(|c: char| !c.is_alphanumeric())
         .trim();
+    // A numbered heading (`### 2. Async scheduling in vLLM`) without its number.
+    let title = title
+        .trim_start_matches(|c: char| c.is_ascii_digit())
+        .strip_prefix(['.', ')'])
+        .filter(|_| title.starts_with(|c: char| c.is_ascii_digit()))
+        .map_or(title, str::trim);
     if !title.starts_with(|c: char| c.is_alphabetic())
         || title.contains('|')
         || title.chars().count() > 160

@@ -123,6 +123,25 @@ pub(crate) fn measured_lengths(records: &mut [Record]) {
     }
 }
 
+/// Makes room for a length someone configured (a file name's `in2048`): a mean length `r`
+/// got from its token totals ([`lengths_from_totals`]) is a measurement, kept as
+/// `extra.mean_input_tokens` (`extra.mean_output_tokens`), and the dimension is left empty.
+pub(crate) fn measured_mean_aside(r: &mut Record, d: Dim) {
+    let metric = match d {
+        Dim::InputLen => "mean_input_tokens",
+        Dim::OutputLen => "mean_output_tokens",
+        _ => return,
+    };
+    if !r.inferred.get(d.name()).is_some_and(|f| from_totals(f)) {
+        return;
+    }
+    if let Some(v) = r.dim(&DimKey::Known(d)).and_then(|v| v.as_f64()) {
+        r.set_metric(MetricKey::Extra(metric.into()), v);
+    }
+    let _ = r.set_known(d, None);
+    r.inferred.remove(d.name());
+}
+
 /// Sets a dimension from a JSON value (number, or text holding one for numeric dimensions).
 pub(crate) fn set_dim_json(r: &mut Record, d: Dim, v: &Value, at: &str, out: &mut Ingested) {
     let value = match v {

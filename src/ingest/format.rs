@@ -134,7 +134,7 @@ impl Format {
             Format::GenaiPerfRaw => "genai-perf per-request export",
             Format::Llmperf => "llmperf summary JSON",
             Format::LlmperfRequests => "llmperf per-request responses",
-            Format::Guidellm => "guidellm benchmarks JSON",
+            Format::Guidellm => "guidellm report",
             Format::HfBenchmarker => "HF inference-benchmarker JSON",
             Format::Trtllm => "trtllm-bench report JSON",
             Format::InferenceX => "InferenceX aggregate JSON",

@@ -23,6 +23,8 @@ impl FromName {
     /// Fills the dimensions `r` lacks, marking each inferred from `from`.
     pub fn apply(&self, r: &mut Record, from: &str) {
         for (d, v) in &self.values {
+            // A length the name states was asked for; a mean of the run's tokens was not.
+            super::fields::measured_mean_aside(r, *d);
             infer_dim(r, *d, v.clone(), from);
         }
     }
@@ -115,6 +117,13 @@ pub(crate) fn parse_test_name(name: &str) -> FromName {
             f.push(Dim::InputLen, DimValue::Num(v));
         } else if let Some(v) = prefixed(t, "osl") {
             f.push(Dim::OutputLen, DimValue::Num(v));
+        } else if let Some(v) = prefixed(t, "ip").or_else(|| prefixed(t, "in")) {
+            // `throughput_test_ip2048_op2048_np64`, `throughput_req64_in2048_out2048`
+            f.push(Dim::InputLen, DimValue::Num(v));
+        } else if let Some(v) = prefixed(t, "op").or_else(|| prefixed(t, "out")) {
+            f.push(Dim::OutputLen, DimValue::Num(v));
+        } else if let Some(v) = prefixed(t, "np").or_else(|| prefixed(t, "req")) {
+            f.push(Dim::NumPrompts, DimValue::Num(v));
         } else if let Some((i, o)) = kilo_pair(&lower) {
             f.push(Dim::InputLen, DimValue::Num(i));
             f.push(Dim::OutputLen, DimValue::Num(o));

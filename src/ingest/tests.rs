@@ -28,7 +28,7 @@ fn a_recognised_file_without_points_says_so() {
     assert!(got.records.is_empty());
     assert_eq!(
         got.note.as_deref(),
-        Some("no records: this guidellm benchmarks JSON holds no benchmark point")
+        Some("no records: this guidellm report holds no benchmark point")
     );
 }
 

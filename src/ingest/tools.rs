@@ -24,6 +24,7 @@ mod aiperf_records;
 mod genai_perf;
 mod genai_perf_raw;
 mod guidellm;
+mod guidellm_console;
 mod guidellm_samples;
 mod inference_benchmarker;
 mod inferencex;
@@ -38,6 +39,7 @@ pub(crate) use genai_perf_raw::read_genai_perf_raw;
 
 pub(crate) use genai_perf::{read_genai_csv, read_genai_perf};
 pub(crate) use guidellm::read_guidellm;
+pub(crate) use guidellm_console::{detect_text as detect_guidellm_console, read_guidellm_console};
 pub(crate) use inference_benchmarker::read_hf;
 pub(crate) use inferencex::{looks_like as looks_like_inferencex, read_inferencex};
 pub(crate) use llmperf::read_llmperf;

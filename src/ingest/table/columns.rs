@@ -13,7 +13,7 @@ fn has_word(n: &str, w: &str) -> bool {
     n.split('_').any(|t| t == w)
 }
 
-fn dim_synonym(n: &str) -> Option<&'static str> {
+pub(super) fn dim_synonym(n: &str) -> Option<&'static str> {
     Some(match n {
         "model" | "model_name" | "model_id" | "models" => "model",
         "engine" | "framework" | "backend" | "server" | "inference_engine" => "engine",
@@ -24,7 +24,9 @@ fn dim_synonym(n: &str) -> Option<&'static str> {
         | "num_gpu" => "gpu_count",
         "tp" | "tp_size" | "tensor_parallel" | "tensor_parallel_size" => "tp",
         "pp" | "pp_size" | "pipeline_parallel" | "pipeline_parallel_size" => "pp",
-        "precision" | "dtype" | "quantization" | "quant" | "data_type" => "precision",
+        "precision" | "dtype" | "quantization" | "quant" | "data_type" | "bits" | "wbits" => {
+            "precision"
+        }
         "dataset" | "dataset_name" | "data" => "dataset",
         "input_len"
         | "input_length"
@@ -85,7 +87,12 @@ fn unit_of(name: &str, n: &str) -> Option<&'static str> {
         .rfind('(')
         .map(|i| lower[i + 1..].trim_end_matches(')').trim().to_string());
     let hint = paren.as_deref().unwrap_or("");
-    if hint.contains("req") && hint.contains("/s") || hint == "per sec" || n.ends_with("req_s") {
+    if hint.contains("req") && hint.contains("/s")
+        || hint == "per sec"
+        || n.ends_with("req_s")
+        || n.ends_with("requests_per_second")
+        || n.ends_with("requests_per_s")
+    {
         return Some("req/s");
     }
     if (hint.contains("tok") && (hint.contains("/s") || hint.contains("sec")))
@@ -143,6 +150,7 @@ fn family_in(n: &str) -> Option<LatencyMetric> {
         Some(LatencyMetric::Itl)
     } else if n.contains("e2el")
         || n.contains("e2e")
+        || n.contains("time_per_request")
         || n.contains("end_to_end")
         || has_word(n, "latency")
     {
@@ -214,7 +222,9 @@ pub(crate) fn guess_column(name: &str, numeric: bool) -> ColumnMapping {
             "latency per token: no canonical equivalent",
         );
     }
-    if n.contains("throughput") || n.contains("tput") || matches!(unit, Some("req/s" | "tok/s")) {
+    // `tput` as a word of its own (`tput_per_gpu`): `output_tokens` holds it too.
+    let tput = has_word(&n, "tput");
+    if n.contains("throughput") || tput || matches!(unit, Some("req/s" | "tok/s")) {
         let target = match unit {
             Some("req/s") if n.contains("goodput") => Some("request_goodput"),
             Some("req/s") => Some("request_throughput"),
@@ -283,20 +293,24 @@ pub(crate) fn guess_column(name: &str, numeric: bool) -> ColumnMapping {
     }
 }
 
+/// Whether a column holds numbers: every filled cell a number, or all but a few (a row of
+/// remarks under the runs, `| | Vulkan +5.3% | Vulkan +6.9% |`: at least two numbers and
+/// at most a third of the cells text), whose rows then measure nothing and are said so.
 fn numeric_column(t: &Table, col: usize) -> bool {
-    let mut any = false;
+    let (mut numbers, mut text) = (0usize, 0usize);
     for (_, cells) in t.rows.iter().take(200) {
         if let Some(c) = cells.get(col).map(str::trim) {
             if c.is_empty() || c == "-" || c.eq_ignore_ascii_case("nan") {
                 continue;
             }
             if parse_quantity(c).is_none() {
-                return false;
+                text += 1;
+            } else {
+                numbers += 1;
             }
-            any = true;
         }
     }
-    any
+    numbers > 0 && (text == 0 || numbers >= 2 && text * 3 <= numbers + text)
 }
 
 /// The reason of a latency column whose name gives no unit, before [`guess_latency_units`].
@@ -352,7 +366,8 @@ fn guess_latency_units(t: &Table, mapping: &mut [ColumnMapping]) {
             LatencyMetric::Ttft | LatencyMetric::E2el => 30.0,
             LatencyMetric::Tpot | LatencyMetric::Itl => 1.0,
         };
-        unitless.push((k, max < below));
+        let per_token = family == LatencyMetric::E2el && too_fast_per_token(t, mapping, col);
+        unitless.push((k, max < below || per_token));
     }
     // One author, one unit: seconds only when every unitless latency column is too fast for
     // ms (a TTFT of 25 beside a TPOT of 8 is ms for both).
@@ -368,8 +383,9 @@ fn guess_latency_units(t: &Table, mapping: &mut [ColumnMapping]) {
             }
             Some(_) => continue,
             None if all_too_fast => {
-                "latency without a unit: every value of every such column too fast for ms \
-                 (under 30 for TTFT and E2EL, under 1 per token), read as seconds (guessed)"
+                "latency without a unit: too fast for ms (every value of every such column \
+                 under 30 for TTFT and E2EL, under 1 per token; or a request under 0.5 ms per \
+                 output token), read as seconds (guessed)"
             }
             None => continue,
         };
@@ -378,14 +394,58 @@ fn guess_latency_units(t: &Table, mapping: &mut [ColumnMapping]) {
     }
 }
 
+/// Whether a request latency column cannot be ms: a row whose request, read as ms, took
+/// under 0.5 ms per output token (the row's `output_len`, or a column of output tokens) would
+/// have decoded over 2,000 tokens a second, its prompt included, which no LLM serving run
+/// does; one unit per column, so its values are seconds (2,048 tokens in `71.27`, 30 tokens
+/// in `4.2`).
+fn too_fast_per_token(t: &Table, mapping: &[ColumnMapping], col: usize) -> bool {
+    let Some(out) = mapping
+        .iter()
+        .find(|m| m.target.as_deref() == Some("output_len"))
+        .and_then(|m| t.headers.iter().position(|h| *h == m.column))
+        .or_else(|| {
+            t.headers
+                .iter()
+                .position(|h| snake(h).ends_with("output_tokens"))
+        })
+    else {
+        return false;
+    };
+    t.rows.iter().take(200).any(|(_, cells)| {
+        let num = |i: usize| cells.get(i).and_then(|c| c.trim().parse::<f64>().ok());
+        matches!((num(col), num(out)), (Some(l), Some(n)) if l > 0.0 && n >= 8.0 && l / n < 0.5)
+    })
+}
+
 /// The automatic mapping of a table, melting wide column groups (`x_a100`, `x_tesla`), with
 /// the unit of unitless latency columns decided by [`guess_latency_units`].
 pub(crate) fn auto_mapping(t: &Table) -> Vec<ColumnMapping> {
     let mut mapping = auto_mapping_by_name(t);
+    total_tokens_per_second(t, &mut mapping);
     statistics_of_headings(t, &mut mapping);
     measured_loads(t, &mut mapping);
     guess_latency_units(t, &mut mapping);
     mapping
+}
+
+/// `vllm bench throughput`'s fields as table columns: its `tokens_per_second` is
+/// `total_num_tokens / elapsed_time`, prompt and output tokens together, so beside a
+/// `total_num_tokens` column it is the total token throughput, not the output's.
+fn total_tokens_per_second(t: &Table, mapping: &mut [ColumnMapping]) {
+    if !t.headers.iter().any(|h| snake(h) == "total_num_tokens") {
+        return;
+    }
+    for m in mapping.iter_mut() {
+        if m.target.as_deref() == Some("output_throughput")
+            && snake(&m.column) == "tokens_per_second"
+        {
+            m.target = Some("total_token_throughput".to_string());
+            m.reason = "vLLM throughput's tokens a second: total_num_tokens over the elapsed \
+                        time, prompt and output together"
+                .to_string();
+        }
+    }
 }
 
 /// Configured and measured decided per column from its values: a request-rate column
@@ -530,7 +590,16 @@ fn auto_mapping_by_name(t: &Table) -> Vec<ColumnMapping> {
                 _ if llama_bench => super::llama_bench::map_column(h, guess_column(h, numeric)),
                 _ => {
                     let m = guess_column(h, numeric);
-                    if !numeric
+                    if m.target.as_deref() == Some("gpu_count") && gpu_names(t, i) {
+                        // `1 x NVIDIA A100-SXM4-80GB (81920 MiB)`, `CPU`: a `gpus` column
+                        // of names is the GPU (with its count where the cell gives one).
+                        ColumnMapping::new(
+                            h,
+                            Some("gpu".to_string()),
+                            1.0,
+                            "its cells name the GPU (with a count: `2 x A100`)",
+                        )
+                    } else if !numeric
                         && m.target.as_deref().is_some_and(|t| t.starts_with("tag."))
                         && engine_column(t, i)
                     {
@@ -633,6 +702,18 @@ fn engine_groups(t: &Table) -> Option<Vec<ColumnMapping>> {
             })
             .collect(),
     )
+}
+
+/// Whether a GPU-count column (`gpus`) names the GPUs: a cell that is a name (`CPU`) or a
+/// count with a name (`1 x NVIDIA A100-SXM4-80GB (81920 MiB)`), not a count alone.
+fn gpu_names(t: &Table, col: usize) -> bool {
+    t.rows.iter().take(200).any(|(_, cells)| {
+        cells.get(col).map(str::trim).is_some_and(|c| {
+            super::cells::gpu_and_count(c).is_some()
+                || c.starts_with(|ch: char| ch.is_ascii_alphabetic())
+                    && !matches!(c.to_ascii_lowercase().as_str(), "n/a" | "none" | "nan")
+        })
+    })
 }
 
 /// Whether a table is llama.cpp's `llama-bench` output (its markdown or field names).

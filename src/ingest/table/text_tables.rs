@@ -140,7 +140,36 @@ fn tables_in(text: &str, with_rows: bool) -> Vec<Table> {
             engine = engine.filter(|e| e.3 <= level);
             section = None;
             headings.retain(|(l, _)| *l < level);
-            if is_gpu_word(first) {
+            let labelled = title.split_once(':').and_then(|(label, value)| {
+                let value = value.trim();
+                let dim = super::columns::dim_synonym(&crate::ingest::text::snake(label))?;
+                (!value.is_empty() && matches!(dim, "model" | "engine" | "gpu"))
+                    .then_some((dim, value))
+            });
+            if let Some((dim, value)) = labelled {
+                // `## Model: h2oai/h2ogpt-4096-llama2-7b-chat (transformers)` under
+                // `# Backend: transformers`: the label says what the heading names, and the
+                // engine in brackets after a model is the engine, not part of its name.
+                match dim {
+                    "model" => {
+                        let name = value
+                            .strip_suffix(')')
+                            .and_then(|v| v.rsplit_once(" ("))
+                            .filter(|(_, inner)| {
+                                is_engine(inner)
+                                    || engine
+                                        .as_ref()
+                                        .is_some_and(|e| e.0.eq_ignore_ascii_case(inner))
+                            })
+                            .map_or(value, |(m, _)| m.trim());
+                        model = Some((name.to_string(), i + 1, level));
+                    }
+                    "engine" => {
+                        engine = Some((value.to_ascii_lowercase(), None, i + 1, level));
+                    }
+                    _ => gpu = Some((value.to_string(), i + 1, level)),
+                }
+            } else if is_gpu_word(first) {
                 gpu = Some((title.to_string(), i + 1, level));
             } else if is_engine(first) {
                 let version = title
@@ -155,6 +184,7 @@ fn tables_in(text: &str, with_rows: bool) -> Vec<Table> {
             } else if level == 1
                 && !title.is_empty()
                 && !title.contains(' ')
+                && !title.ends_with(':')
                 && !TITLE_WORDS.contains(&title.to_ascii_lowercase().as_str())
             {
                 model = Some((title.to_string(), i + 1, level));

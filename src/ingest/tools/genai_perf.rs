@@ -104,7 +104,12 @@ fn genai_put(
             } else {
                 format!("_{}", snake(stat))
             };
-            Put::Metric(MetricKey::Extra(format!("{n}{suffix}")), 1.0)
+            // A duration keeps its unit in its name, in ms as the latencies are
+            // (`Time To Second Token (ms)` → `time_to_second_token_ms`).
+            match to_ms_factor(unit) {
+                Some(f) => Put::Metric(MetricKey::Extra(format!("{n}{suffix}_ms")), f),
+                None => Put::Metric(MetricKey::Extra(format!("{n}{suffix}")), 1.0),
+            }
         }
     }
 }
