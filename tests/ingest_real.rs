@@ -1361,28 +1361,79 @@ fn llama_bench_tables_from_threads() {
     close(metric(&got.records[2], "extra.tokens_per_s_stddev"), 17.62);
     assert_eq!(tag(&got.records[0], "backend"), Some("Vulkan"));
 
+    // The tests' names as column headers: each row gives a record per test, as llama-bench's
+    // own outputs do, with the `± spread` as the same stddev metric.
     let got = read_fixture("real/nix-amd-ai-pr129-rocm-vs-vulkan.md");
-    assert_eq!(got.records.len(), 2);
-    close(metric(&got.records[0], "extra.pp512"), 1900.72);
-    close(metric(&got.records[1], "extra.tg128"), 62.39);
+    let read: Vec<_> = got
+        .records
+        .iter()
+        .map(|r| {
+            (
+                tag(r, "backend").unwrap(),
+                tag(r, "test").unwrap(),
+                metric(r, "extra.tokens_per_s").unwrap(),
+                metric(r, "extra.tokens_per_s_stddev").unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        read,
+        [
+            ("ROCm (patched)", "pp512", 1900.72, 33.74),
+            ("ROCm (patched)", "tg128", 58.38, 0.11),
+            ("Vulkan", "pp512", 2001.00, 2.60),
+            ("Vulkan", "tg128", 62.39, 0.04),
+        ]
+    );
+    assert!(got
+        .records
+        .iter()
+        .all(|r| r.engine.as_deref() == Some("llama.cpp") && r.metrics.len() == 2));
     assert!(got
         .warnings
         .iter()
-        .any(|w| w.message.contains("no measured value, row skipped")));
+        .any(|w| w.message == "no measured value for pp512, skipped"));
+}
+
+/// The Strix Halo summary's per-test columns (`pp512`, `tg128`) are llama-bench's test
+/// dimension, each run's settings (`hipblaslt`, `-fa`) tags and its peak memory measured.
+#[test]
+fn llama_bench_test_columns_with_settings_and_memory() {
+    let got = read_fixture("real/strix-halo-llama-2-7b-q4_0.md");
+    let summary: Vec<_> = got
+        .records
+        .iter()
+        .filter(|r| tag(r, "test").is_some())
+        .collect();
+    assert_eq!(summary.len(), 24);
+    let (pp, tg) = (summary[2], summary[3]);
+    for (r, test) in [(pp, "pp512"), (tg, "tg128")] {
+        assert_eq!(tag(r, "test"), Some(test));
+        assert_eq!(tag(r, "backend"), Some("llama.cpp-hip"));
+        assert_eq!(tag(r, "hipblaslt"), Some("1"));
+        assert_eq!(r.engine.as_deref(), Some("llama.cpp"));
+        close(metric(r, "extra.max_mem"), 6614.0);
+    }
+    close(metric(pp, "extra.tokens_per_s"), 975.304354);
+    close(metric(tg, "extra.tokens_per_s"), 49.433559);
+    close(metric(summary[19], "extra.tokens_per_s"), 46.727175);
+    assert_eq!(tag(summary[19], "fa"), Some("-fa 1"));
 }
 
 /// What is not yet read as its author meant, pinned so a change shows: the Strix Halo
-/// summary's per-test columns (`pp512`, `tg128`) and sweeps (one column per length) stay
-/// `extra.*` columns, not llama-bench's test dimension; optimum-benchmark's `metric | value |
-/// unit` tables are read a row per metric. `# load_model:` is no model name.
+/// sweeps (one column per length) stay `extra.*` columns, not llama-bench's test dimension;
+/// optimum-benchmark's `metric | value | unit` tables are read a row per metric.
+/// `# load_model:` is no model name.
 #[test]
 fn tables_read_but_not_yet_as_meant() {
     let got = read_fixture("real/strix-halo-llama-2-7b-q4_0.md");
-    assert_eq!(got.records.len(), 36);
-    let first = &got.records[0];
-    assert_eq!(first.engine.as_deref(), Some("llama.cpp-hip"));
-    close(metric(first, "extra.pp512"), 322.43959);
-    close(metric(first, "extra.tg128"), 49.184562);
+    let sweeps: Vec<_> = got
+        .records
+        .iter()
+        .filter(|r| tag(r, "test").is_none())
+        .collect();
+    assert_eq!(sweeps.len(), 24);
+    close(metric(sweeps[0], "extra.1"), 50.041847);
 
     let got = read_fixture("real/optimum-benchmark-llama8b-fbgemm-report.md");
     assert_eq!(got.records.len(), 49);

@@ -69,14 +69,20 @@ pub struct ColumnMapping {
     /// For tables with one column group per engine: the engine this column's values belong
     /// to (`vllm` for `vLLM TTFT`).
     pub engine: Option<String>,
+    /// For tables with one column per llama-bench test (`| Backend | pp512 | tg128 |`): the
+    /// test this column's values belong to (`pp512`), the `tag.test` of its records.
+    pub test: Option<String>,
     /// Why the column was mapped so (or ignored).
     pub reason: String,
 }
 
 impl ColumnMapping {
-    /// The column group this column's values belong to: its GPU or its engine.
+    /// The column group this column's values belong to: its GPU, its engine or its test.
     pub fn group(&self) -> Option<&str> {
-        self.gpu.as_deref().or(self.engine.as_deref())
+        self.gpu
+            .as_deref()
+            .or(self.engine.as_deref())
+            .or(self.test.as_deref())
     }
 
     fn new(column: &str, target: Option<String>, scale: f64, reason: impl Into<String>) -> Self {
@@ -86,6 +92,7 @@ impl ColumnMapping {
             scale,
             gpu: None,
             engine: None,
+            test: None,
             reason: reason.into(),
         }
     }

@@ -716,9 +716,10 @@ fn gpu_names(t: &Table, col: usize) -> bool {
     })
 }
 
-/// Whether a table is llama.cpp's `llama-bench` output (its markdown or field names).
+/// Whether a table is llama.cpp's `llama-bench` output (its markdown or field names), or
+/// its results under the tests' names (`| Backend | pp512 | tg128 |`).
 pub(crate) fn is_llama_bench(headers: &[String]) -> bool {
-    super::llama_bench::is_llama_bench(headers)
+    super::llama_bench::is_llama_bench(headers) || super::llama_bench::has_test_columns(headers)
 }
 
 /// Whether every value of a column (of the first 200 rows) is an engine name (`vllm`,

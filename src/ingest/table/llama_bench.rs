@@ -31,6 +31,32 @@ pub(crate) fn is_llama_bench(headers: &[impl AsRef<str>]) -> bool {
         || (has("avg_ts") && has("n_prompt") && has("n_gen"))
 }
 
+/// Whether a table has llama-bench's results under its tests' names (`pp512`, `tg128`):
+/// read as llama-bench's own, with the test a dimension.
+pub(crate) fn has_test_columns(headers: &[impl AsRef<str>]) -> bool {
+    headers.iter().any(|h| is_test_name(h.as_ref()))
+}
+
+/// Whether a column name is a llama-bench test (`pp512`, `tg128`, `pp512+tg128`,
+/// `pp512 @ d4096`): a table with such columns (`| Backend | pp512 | tg128 |`, results
+/// copied into a README) holds one test's tokens a second in each.
+pub(crate) fn is_test_name(h: &str) -> bool {
+    let h = h.trim();
+    let h = h
+        .split_once(" @ d")
+        .filter(|(_, d)| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+        .map_or(h, |(t, _)| t);
+    h.split('+').all(|part| {
+        let digits = part.strip_prefix("pp").or_else(|| part.strip_prefix("tg"));
+        digits.is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+    })
+}
+
+/// The name of the column holding the spread of a test column's `mean ± spread` cells.
+fn spread_of(test: &str) -> String {
+    format!("{test} ±")
+}
+
 /// Whether the text is llama-bench's `-o sql`: `INSERT INTO test (...)` statements (the
 /// table is `llama_bench` in newer versions).
 pub(crate) fn is_sql(text: &str) -> bool {
@@ -41,7 +67,21 @@ pub(crate) fn is_sql(text: &str) -> bool {
 pub(super) fn map_column(h: &str, guessed: ColumnMapping) -> ColumnMapping {
     let to = |target: &str, why: &str| ColumnMapping::new(h, Some(target.to_string()), 1.0, why);
     let name = h.trim();
-    match name {
+    let per_test = |test: &str, target: &str, why: &str| ColumnMapping {
+        test: Some(test.to_string()),
+        ..to(target, &format!("{why} (per test: {test})"))
+    };
+    if is_test_name(name) {
+        return per_test(name, "extra.tokens_per_s", "llama-bench's tokens a second");
+    }
+    if let Some(test) = name.strip_suffix(" ±").filter(|t| is_test_name(t)) {
+        return per_test(
+            test,
+            "extra.tokens_per_s_stddev",
+            "the standard deviation of llama-bench's tokens a second",
+        );
+    }
+    match name.to_ascii_lowercase().as_str() {
         "backend" | "backends" => to(
             "tag.backend",
             "llama-bench's ggml backend (CUDA, Vulkan, CPU), not the engine",
@@ -78,10 +118,14 @@ pub(super) fn map_column(h: &str, guessed: ColumnMapping) -> ColumnMapping {
             1.0,
             "the time of one repetition (t/s says it as a rate) or when it ran",
         ),
-        _ if guessed
+        // A table of tests' columns may say the memory a run took (`max_mem`): measured.
+        n if guessed
             .target
             .as_deref()
-            .is_some_and(|t| MetricKey::from_name(t).is_some()) =>
+            .is_some_and(|t| MetricKey::from_name(t).is_some())
+            && !["mem", "vram", "memory"]
+                .iter()
+                .any(|w| snake(n).split('_').any(|p| p == *w)) =>
         {
             ColumnMapping::new(
                 h,
@@ -94,24 +138,49 @@ pub(super) fn map_column(h: &str, guessed: ColumnMapping) -> ColumnMapping {
     }
 }
 
-/// Splits a markdown `t/s` column's `mean ± spread` cells into `t/s` and [`SPREAD`].
+/// Splits the `mean ± spread` cells of a markdown `t/s` column into `t/s` and [`SPREAD`],
+/// and those of each test column (`pp512`: `1900.72 ± 33.74 t/s`) into it and its
+/// [`spread_of`] column, where a cell has a spread; a unit after a number is left out.
 pub(super) fn split_spread(t: &mut Table) {
-    let Some(col) = t.headers.iter().position(|h| h.trim() == "t/s") else {
-        return;
-    };
-    if t.headers.iter().any(|h| h == SPREAD) {
+    let mut split: Vec<(usize, String)> = Vec::new();
+    for (col, h) in t.headers.iter().enumerate() {
+        let name = if h.trim() == "t/s" {
+            SPREAD.to_string()
+        } else if is_test_name(h) {
+            spread_of(h.trim())
+        } else {
+            continue;
+        };
+        let spread = t
+            .rows
+            .iter()
+            .any(|(_, row)| row.get(col).is_some_and(|c| c.contains('±')));
+        if spread && !t.headers.contains(&name) {
+            split.push((col, name));
+        }
+    }
+    if split.is_empty() {
         return;
     }
-    t.headers.push(SPREAD.to_string());
+    let width = t.headers.len();
+    t.headers.extend(split.iter().map(|(_, n)| n.clone()));
+    let number = |s: &str| {
+        let s = s.trim();
+        s.split_once(' ')
+            .filter(|(n, _)| n.trim_matches('*').parse::<f64>().is_ok())
+            .map_or(s, |(n, _)| n)
+            .to_string()
+    };
     for (_, row) in &mut t.rows {
-        let cell = row.get(col).unwrap_or("").to_string();
-        let (mean, spread) = cell.split_once('±').unwrap_or((&cell, ""));
-        let mut cells: Vec<&str> = row.iter().collect();
-        if col < cells.len() {
-            cells[col] = mean.trim();
+        let mut cells: Vec<String> = row.iter().map(str::to_string).collect();
+        cells.resize(width, String::new());
+        for (col, _) in &split {
+            let cell = std::mem::take(&mut cells[*col]);
+            let (mean, spread) = cell.split_once('±').unwrap_or((&cell, ""));
+            let (mean, spread) = (number(mean), number(spread));
+            cells[*col] = mean;
+            cells.push(spread);
         }
-        cells.resize(t.headers.len() - 1, "");
-        cells.push(spread.trim());
         *row = csv::StringRecord::from(cells);
     }
 }

@@ -294,10 +294,11 @@ pub(crate) struct RowMapper<'a> {
     /// Per column: the value the current record measured in it.
     measured: Vec<Option<f64>>,
     groups: Vec<Option<&'a str>>,
-    /// Per group: its GPU (or engine), shared by the group's records.
+    /// Per group: its GPU (or engine, or test), shared by the group's records.
     group_gpus: Vec<Option<Arc<str>>>,
-    /// Per group: whether it is an engine's group (`vLLM TTFT`), not a GPU's.
-    group_engines: Vec<bool>,
+    /// Per group: what its name is, a GPU's (`throughput_a100`), an engine's (`vLLM TTFT`)
+    /// or a llama-bench test's (`pp512`).
+    group_kinds: Vec<GroupKind>,
     context: Vec<(Dim, DimValue, String)>,
     tags: &'a [(&'a str, &'a str)],
     at: &'a str,
@@ -385,9 +386,20 @@ impl<'a> RowMapper<'a> {
             texts: mapping.iter().map(|_| TextInterner::default()).collect(),
             metrics_per_record,
             group_gpus: groups.iter().map(|g| g.map(Arc::from)).collect(),
-            group_engines: groups
+            group_kinds: groups
                 .iter()
-                .map(|g| g.is_some_and(|g| mapping.iter().any(|m| m.engine.as_deref() == Some(g))))
+                .map(|g| {
+                    let of = |f: fn(&ColumnMapping) -> Option<&str>| {
+                        g.is_some_and(|g| mapping.iter().any(|m| f(m) == Some(g)))
+                    };
+                    if of(|m| m.gpu.as_deref()) {
+                        GroupKind::Gpu
+                    } else if of(|m| m.engine.as_deref()) {
+                        GroupKind::Engine
+                    } else {
+                        GroupKind::Test
+                    }
+                })
                 .collect(),
             targets,
             groups,
@@ -507,11 +519,13 @@ impl<'a> RowMapper<'a> {
                     r.metrics.push_last(key.clone(), v);
                 }
             }
-            if self.group_gpus[g].is_some() {
-                if self.group_engines[g] {
-                    r.engine.clone_from(&self.group_gpus[g]);
-                } else {
-                    r.gpu.clone_from(&self.group_gpus[g]);
+            if let Some(name) = &self.group_gpus[g] {
+                match self.group_kinds[g] {
+                    GroupKind::Gpu => r.gpu = Some(Arc::clone(name)),
+                    GroupKind::Engine => r.engine = Some(Arc::clone(name)),
+                    GroupKind::Test => {
+                        r.tags.insert("test".to_string(), name.to_string());
+                    }
                 }
             }
             for (d, v, from) in &self.context {
@@ -527,6 +541,14 @@ impl<'a> RowMapper<'a> {
             self.any_inferred |= !r.inferred.is_empty();
         }
     }
+}
+
+/// What a column group's name is: the dimension its records take it as.
+#[derive(Clone, Copy, Debug)]
+enum GroupKind {
+    Gpu,
+    Engine,
+    Test,
 }
 
 /// Where [`RowMapper::row`] puts records: a vector, or (for rows mapped on several threads) a

@@ -141,6 +141,7 @@ pub(super) fn canonical_mapping(t: &Table, warnings: &mut Vec<Warning>) -> Vec<C
                 scale: 1.0,
                 gpu: None,
                 engine: None,
+                test: None,
                 reason: "benchlens column name".into(),
             }
         })
