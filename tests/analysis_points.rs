@@ -356,3 +356,23 @@ fn repeated_runs_give_intervals_and_overlap_is_not_distinguishable() {
     assert_eq!(t.rows[0].noise_text(), Some("not distinguishable"));
     assert_eq!(t.rows[1].noise_text(), Some("distinguishable"));
 }
+
+/// Tables whose first picture used to average configurations on an x axis that varies:
+/// h2oGPT's speeds (on one model, no load) pooled its three precisions (bits 16, 8, 4): now
+/// along the GPU count, precisions in the series; dstack's latency curve per batch size its
+/// three input lengths: now a panel per length. What still merges after the series joins it
+/// (the series stay few), so each point is one configuration, as their authors draw them.
+#[test]
+fn dimensions_merging_on_a_varying_x_join_the_series() {
+    let ds = dataset(&["real/h2ogpt-perf-llama2-7b.md"]);
+    let (spec, _) = default_chart(&ds, default_view(&ds)).expect("chart");
+    assert!(spec.series_by.contains(&k(Dim::Precision)), "{spec:?}");
+    assert_no_merged_points(&ds, "h2ogpt");
+
+    let ds = dataset(&["real/dstack-throughput_latency_curve.csv"]);
+    let (spec, _) = default_chart(&ds, default_view(&ds)).expect("chart");
+    assert_eq!(spec.x, k(Dim::BatchSize), "{spec:?}");
+    // A panel per input length, as the blog draws one chart per length.
+    assert_eq!(spec.facet_by, Some(k(Dim::InputLen)), "{spec:?}");
+    assert_no_merged_points(&ds, "dstack latency curve");
+}

@@ -253,7 +253,8 @@ pub fn default_compare_metric(present: &[MetricKey]) -> Option<MetricKey> {
 
 /// The x dimension when the user has not chosen one: the first of [`X_CANDIDATES`] that
 /// varies over the whole dataset (so narrowing a filter never changes it) and is not a
-/// measured length; when none varies, the first the records have at all (one x value, the
+/// measured length; when none varies, the GPU count if it varies (h2oGPT's speeds on 1, 2, 4
+/// and 8 GPUs: how a run scales); else the first of them the records have at all (one x value, the
 /// runs side by side at it, rather than an axis no record has); when the records have none of
 /// them (a single report naming only its engine), the first of [`X_FALLBACKS`] they have, so
 /// the first chart is a bar per value rather than empty; else request rate.
@@ -265,8 +266,10 @@ pub fn default_x(ds: &Dataset) -> DimKey {
             .map(|d| DimKey::Known(*d))
             .filter(|k| !measured.contains(k))
     };
+    let gpus = DimKey::Known(Dim::GpuCount);
     candidates()
         .find(|k| ds.distinct_len(k) > 1)
+        .or_else(|| Some(gpus).filter(|k| ds.distinct_len(k) > 1 && !measured.contains(k)))
         .or_else(|| candidates().find(|k| ds.distinct_len(k) == 1))
         .or_else(|| {
             X_FALLBACKS
@@ -327,6 +330,15 @@ impl PointLayout {
 /// ([`crate::model::spread::REPEAT_TAGS`]: runs of one configuration are averaged, with their
 /// interval drawn as error bars, not split into a series per run).
 fn pick(ds: &Dataset, merged: &[DimKey], max_values: usize) -> Option<DimKey> {
+    ranked(ds, merged, max_values).next()
+}
+
+/// Every dimension [`pick`] could choose, its choice first.
+fn ranked<'a>(
+    ds: &'a Dataset,
+    merged: &'a [DimKey],
+    max_values: usize,
+) -> impl Iterator<Item = DimKey> + 'a {
     let never = [Dim::Format, Dim::Date, Dim::Label, Dim::Source];
     let rank = |k: &DimKey| match k {
         DimKey::Known(d) => SERIES_PREFERENCE
@@ -344,8 +356,8 @@ fn pick(ds: &Dataset, merged: &[DimKey], max_values: usize) -> Option<DimKey> {
     let source = DimKey::Known(Dim::Source);
     ordered
         .into_iter()
-        .chain(merged.iter().filter(|k| **k == source))
-        .find(|k| ds.distinct_len(k) <= max_values)
+        .chain(merged.iter().filter(move |k| **k == source))
+        .filter(move |k| ds.distinct_len(k) <= max_values)
         .cloned()
 }
 
@@ -361,7 +373,7 @@ pub fn default_layout(
     // One row of each configuration answers which dimensions merge as every row would.
     let rows = ds.configurations();
     let chosen = series_by.is_some();
-    let mut series_by = series_by.unwrap_or_else(|| {
+    let series_by = series_by.unwrap_or_else(|| {
         let merged = merged_dims(ds, &rows, std::slice::from_ref(&x), metric);
         // Two systems are two lines even where no point of theirs meets.
         pick(ds, &merged, MAX_SERIES)
@@ -373,25 +385,49 @@ pub fn default_layout(
     group.extend(series_by.iter().cloned());
     let merged = merged_dims(ds, &rows, &group, metric);
     let facet_by = pick(ds, &merged, MAX_PANELS);
-    // An x axis of one value tells no runs apart: dimensions that still merge join the series
-    // (their values combined), while the series stay few (llama-bench's runs: flash attention
-    // and the test side by side in each GPU's panel, rather than both tests averaged).
-    if !chosen && ds.distinct_len(&x) <= 1 {
-        loop {
-            let mut group = vec![x.clone()];
-            group.extend(series_by.iter().cloned());
-            group.extend(facet_by.iter().cloned());
-            let merged = merged_dims(ds, &rows, &group, metric);
-            let series: usize = series_by
-                .iter()
-                .map(|k| ds.distinct_len(k).max(1))
-                .product();
-            match pick(ds, &merged, MAX_SERIES / series.max(1)) {
-                Some(next) if !series_by.contains(&next) => series_by.push(next),
-                _ => break,
-            }
-        }
+    if chosen {
+        return PointLayout {
+            x,
+            series_by,
+            facet_by,
+        };
     }
+    // Dimensions that still merge join the series (their values combined), while the series
+    // stay few, so no point averages configurations: llama-bench's runs (flash attention and
+    // the test side by side in each GPU's panel, rather than both tests averaged), h2oGPT's
+    // precisions beside its engines in each GPU's panel. Whether anything is left merging.
+    let grow = |series_by: &mut Vec<DimKey>, facet_by: &Option<DimKey>| loop {
+        let mut group = vec![x.clone()];
+        group.extend(series_by.iter().cloned());
+        group.extend(facet_by.iter().cloned());
+        let merged = merged_dims(ds, &rows, &group, metric);
+        let series: usize = series_by
+            .iter()
+            .map(|k| ds.distinct_len(k).max(1))
+            .product();
+        match pick(ds, &merged, MAX_SERIES / series.max(1)) {
+            Some(next) if !series_by.contains(&next) => series_by.push(next),
+            _ => break pick(ds, &merged, usize::MAX).is_some(),
+        }
+    };
+    // The first panel dimension that leaves no point merged (dstack's latency curve: a panel
+    // per input length, as its blog draws it, with the GPU and its count in the series,
+    // rather than a panel per GPU count averaging the lengths), else the first; what still
+    // merges is said on the points.
+    let facets = std::iter::once(facet_by.clone()).chain(ranked(ds, &merged, MAX_PANELS).map(Some));
+    let mut first = None;
+    for facet in facets {
+        let mut series = series_by.clone();
+        if !grow(&mut series, &facet) {
+            return PointLayout {
+                x,
+                series_by: series,
+                facet_by: facet,
+            };
+        }
+        first.get_or_insert((series, facet));
+    }
+    let (series_by, facet_by) = first.unwrap_or((series_by, facet_by));
     PointLayout {
         x,
         series_by,

@@ -54,11 +54,14 @@ fn an_x_axis_no_record_varies_is_one_the_records_have() {
         [DimKey::Tag("fa".into()), DimKey::Tag("test".into())]
     );
     assert_eq!(layout.facet_by, Some(DimKey::Tag("section".into())));
-    // An x axis that varies keeps one series dimension and says what still merges.
+    // An x axis that varies combines them in the series too: its points are each one run.
     let mut varying: Vec<Record> = ds.records().map(|r| r.into_owned()).collect();
     varying[0].batch_size = Some(512);
     let layout = default_layout(&Dataset::new(varying), k(Dim::BatchSize), None, None);
-    assert_eq!(layout.series_by.len(), 1);
+    assert_eq!(
+        layout.series_by,
+        [DimKey::Tag("fa".into()), DimKey::Tag("test".into())]
+    );
     // Nothing at all: request rate, as before.
     assert_eq!(
         default_x(&Dataset::new(
