@@ -1396,17 +1396,15 @@ fn llama_bench_tables_from_threads() {
 }
 
 /// The Strix Halo summary's per-test columns (`pp512`, `tg128`) are llama-bench's test
-/// dimension, each run's settings (`hipblaslt`, `-fa`) tags and its peak memory measured.
+/// dimension, each run's settings (`hipblaslt`, `-fa`) tags and its peak memory measured; its
+/// sweeps' length columns (`1` … `4096` under `### PP sweep`) are the tests `pp1` … `pp4096`.
 #[test]
 fn llama_bench_test_columns_with_settings_and_memory() {
     let got = read_fixture("real/strix-halo-llama-2-7b-q4_0.md");
-    let summary: Vec<_> = got
-        .records
-        .iter()
-        .filter(|r| tag(r, "test").is_some())
-        .collect();
-    assert_eq!(summary.len(), 24);
-    let (pp, tg) = (summary[2], summary[3]);
+    assert_eq!(got.records.len(), 12 * 2 + 2 * 12 * 13);
+    assert!(got.records.iter().all(|r| tag(r, "test").is_some()));
+    let summary = &got.records[..24];
+    let (pp, tg) = (&summary[2], &summary[3]);
     for (r, test) in [(pp, "pp512"), (tg, "tg128")] {
         assert_eq!(tag(r, "test"), Some(test));
         assert_eq!(tag(r, "backend"), Some("llama.cpp-hip"));
@@ -1416,25 +1414,29 @@ fn llama_bench_test_columns_with_settings_and_memory() {
     }
     close(metric(pp, "extra.tokens_per_s"), 975.304354);
     close(metric(tg, "extra.tokens_per_s"), 49.433559);
-    close(metric(summary[19], "extra.tokens_per_s"), 46.727175);
-    assert_eq!(tag(summary[19], "fa"), Some("-fa 1"));
+    close(metric(&summary[19], "extra.tokens_per_s"), 46.727175);
+    assert_eq!(tag(&summary[19], "fa"), Some("-fa 1"));
+    let sweep = |i: usize| {
+        let r = &got.records[i];
+        (
+            tag(r, "backend").unwrap(),
+            tag(r, "test").unwrap(),
+            metric(r, "extra.tokens_per_s").unwrap(),
+        )
+    };
+    assert_eq!(sweep(24), ("llama.cpp-hip", "pp1", 50.041847));
+    assert_eq!(sweep(24 + 12), ("llama.cpp-hip", "pp4096", 269.159029));
+    assert_eq!(sweep(24 + 12 * 13), ("llama.cpp-hip", "tg1", 50.308884));
+    assert_eq!(
+        sweep(got.records.len() - 1),
+        ("llama.cpp-vulkan_radv", "tg4096", 39.817895)
+    );
 }
 
-/// What is not yet read as its author meant, pinned so a change shows: the Strix Halo
-/// sweeps (one column per length) stay `extra.*` columns, not llama-bench's test dimension;
-/// optimum-benchmark's `metric | value | unit` tables are read a row per metric.
-/// `# load_model:` is no model name.
+/// What is not yet read as its author meant, pinned so a change shows: optimum-benchmark's
+/// `metric | value | unit` tables are read a row per metric. `# load_model:` is no model name.
 #[test]
 fn tables_read_but_not_yet_as_meant() {
-    let got = read_fixture("real/strix-halo-llama-2-7b-q4_0.md");
-    let sweeps: Vec<_> = got
-        .records
-        .iter()
-        .filter(|r| tag(r, "test").is_none())
-        .collect();
-    assert_eq!(sweeps.len(), 24);
-    close(metric(sweeps[0], "extra.1"), 50.041847);
-
     let got = read_fixture("real/optimum-benchmark-llama8b-fbgemm-report.md");
     assert_eq!(got.records.len(), 49);
     assert!(got.records.iter().all(|r| r.model.is_none()));

@@ -52,6 +52,28 @@ pub(crate) fn is_test_name(h: &str) -> bool {
     })
 }
 
+/// A sweep's columns named by a length alone (`| backend | 1 | 2 | … | 4096 |`) under a
+/// heading naming the test kind (`### PP sweep`, `### TG sweep`) are those tests (`pp1` …
+/// `pp4096`), as llama-bench names them.
+pub(super) fn name_sweep_tests(t: &mut Table) {
+    let kind = t
+        .section
+        .as_ref()
+        .and_then(|(s, _)| s.split_whitespace().next())
+        .map(str::to_ascii_lowercase)
+        .filter(|k| k == "pp" || k == "tg");
+    let Some(kind) = kind else { return };
+    let length = |h: &str| !h.is_empty() && h.bytes().all(|b| b.is_ascii_digit());
+    if t.headers.iter().filter(|h| length(h.trim())).count() < 2 {
+        return;
+    }
+    for h in &mut t.headers {
+        if length(h.trim()) {
+            *h = format!("{kind}{}", h.trim());
+        }
+    }
+}
+
 /// The name of the column holding the spread of a test column's `mean ± spread` cells.
 fn spread_of(test: &str) -> String {
     format!("{test} ±")

@@ -211,6 +211,7 @@ fn tables_in(text: &str, with_rows: bool) -> Vec<Table> {
             if let Some((g, l, _)) = &gpu {
                 t.context.push((Dim::Gpu, g.clone(), *l));
             }
+            super::llama_bench::name_sweep_tests(&mut t);
             let llama_bench = super::columns::is_llama_bench(&t.headers);
             if llama_bench {
                 // Its `backend` column is ggml's backend; the engine is llama.cpp itself.
