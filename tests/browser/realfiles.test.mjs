@@ -110,18 +110,18 @@ const EXPECT = {
   // The blog's charts: TTFT by QPS per GPU setup; total throughput by batch size per setup.
   'dstack-qps_comparison.csv': { x: 'request_rate', ...LAT, series: 'gpu' },
   'dstack-throughput_comparsion.csv': { x: 'batch_size', metric: 'total_token_throughput', series: 'gpu' },
-  'dstack-throughput_latency_curve.csv': {
-    x: 'batch_size', metric: 'mean_e2el_ms', series: 'gpu',
-    todo: 'panels by GPU count, so its points average the three input lengths (the title says so); the blog draws one chart per input length',
-  },
+  // A panel per input length, as the blog draws one chart per length; GPU and count in the series.
+  'dstack-throughput_latency_curve.csv': { x: 'batch_size', metric: 'mean_e2el_ms', series: 'gpu' },
   'geerlingguy-issue20-llama-bench-rx580.md': { metric: 'extra.tokens_per_s', series: 'tag.test' },
   'gpustack-gpt-oss-20b-a100.md': {
     x: 'input_len', ...LAT, series: 'engine', leftOut: /^10 of 13 filtered records are not drawn/,
     todo: 'the page compares engines and a baseline against an optimised vLLM by total tokens a second; list lines ("Long Prompt: 4000 input tokens") are read as settings and the mkdocs block titles (baseline / optimised) are not, so two runs pool as repeats',
   },
+  // Along the GPU count, engine and precision in the series, as the author plots each GPU and
+  // precision; the CPU runs have no GPU count, and the note counts them.
   'h2ogpt-perf-llama2-7b.md': {
     metric: 'extra.generation_speed_tokens_sec', series: 'engine',
-    todo: 'its points average the three precisions (bits 16, 8, 4; the title says so); the author plots each GPU and precision',
+    leftOut: /^3 of 50 filtered records are not drawn/,
   },
   // guidellm's console report: the constant rates as configured; synchronous has no rate.
   'ibm-techxchange-guidellm-one-gpu.md': {
@@ -135,13 +135,14 @@ const EXPECT = {
     x: 'request_rate', metric: 'output_throughput', series: 'tag.section',
     leftOut: /^2 of 20 filtered records are not drawn/,
   },
-  'nix-amd-ai-pr129-rocm-vs-vulkan.md': { x: 'engine', metric: 'extra.pp512', series: '' },
+  // Its pp512 / tg128 columns are llama-bench's tests: a panel per test, the backends side by side.
+  'nix-amd-ai-pr129-rocm-vs-vulkan.md': { x: 'engine', metric: 'extra.tokens_per_s', series: 'tag.backend' },
   'optimum-benchmark-llama8b-fbgemm-report.md': {
     todo: 'optimum-benchmark\'s metric | value | unit tables are read a row per metric, not one record per phase',
   },
   'strix-halo-llama-2-7b-q4_0.md': {
-    metric: 'extra.pp512', series: 'tag.fa',
-    todo: 'the pp512 / tg128 columns and the sweeps\' length columns (1 … 4096) are not yet melted into llama-bench\'s test dimension',
+    metric: 'extra.tokens_per_s', series: 'tag.backend',
+    todo: 'its columns are read as llama-bench\'s tests (pp512, tg128 and the sweeps\' pp1 … tg4096), but 26 tests are too many for the series, so the points average the tests (the title says so); the author draws each sweep against its length',
   },
 };
 
