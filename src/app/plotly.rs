@@ -121,6 +121,13 @@ pub fn error_note(error: RwSignal<Option<String>>) -> impl IntoView {
     }
 }
 
+/// Clears the chart behind `node`, if it is mounted.
+pub fn purge_node(node: NodeRef<leptos::html::Div>) {
+    if let Some(div) = node.get_untracked() {
+        purge(&div);
+    }
+}
+
 /// Releases a chart's resources.
 pub fn purge(div: &web_sys::HtmlElement) {
     if available() {
