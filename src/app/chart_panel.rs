@@ -24,18 +24,8 @@ use crate::views::chart::{metric_menu, metric_options, x_dims, ChartContents, ME
 #[component]
 pub fn ChartPanel() -> impl IntoView {
     let state = expect_context::<AppState>();
-    let contents = Memo::new(move |_| state.chart_contents());
     let chart_ref = NodeRef::<leptos::html::Div>::new();
     let chart_error = RwSignal::new(None::<String>);
-    let image_name = Signal::derive(move || {
-        contents
-            .with(|c| {
-                c.as_ref()
-                    .map(|c| format!("benchlens-{}-by-{}", c.spec.metric.name(), c.spec.x.name()))
-            })
-            .unwrap_or_else(|| "benchlens-chart".into())
-    });
-
     let pinned = expect_context::<ViewPinned>();
     let set_view = move |v: View| {
         pinned.0.set(true);
@@ -56,6 +46,24 @@ pub fn ChartPanel() -> impl IntoView {
     let is_table = move || state.chart.with(|c| c.view == View::Table);
     let is_improve = move || state.chart.with(|c| c.view == View::Improvement);
     let chart_hidden = move || is_table() || is_improve() || is_analysis();
+    // Worked out only while shown: another view's tab changes the chart's key, and the chart
+    // of 200,000 distinct x values was worked out again in that tab's click, unseen.
+    let contents = Memo::new(move |_| {
+        if chart_hidden() {
+            None
+        } else {
+            state.chart_contents()
+        }
+    });
+
+    let image_name = Signal::derive(move || {
+        contents
+            .with(|c| {
+                c.as_ref()
+                    .map(|c| format!("benchlens-{}-by-{}", c.spec.metric.name(), c.spec.x.name()))
+            })
+            .unwrap_or_else(|| "benchlens-chart".into())
+    });
 
     // The bridge to plotly.js: redraw in place whenever what is drawn changes. The first chart
     // of new data is drawn in a task of its own (plotly's first drawing is long, and the task
