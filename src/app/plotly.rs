@@ -47,7 +47,8 @@ fn react_drawn(div: &web_sys::HtmlElement, figure_json: &str) -> Result<js_sys::
     if !available() {
         return Err(NOT_LOADED.into());
     }
-    let fitted = crate::charts::fit::fit_figure(figure_json);
+    let width = Some(f64::from(div.client_width())).filter(|w| *w > 0.0);
+    let fitted = crate::charts::fit::fit_figure(figure_json, width);
     let figure = js_sys::JSON::parse(&fitted).map_err(|e| format!("{e:?}"))?;
     let get =
         |k: &str| js_sys::Reflect::get(&figure, &JsValue::from_str(k)).unwrap_or(JsValue::NULL);
@@ -117,6 +118,13 @@ pub fn error_note(error: RwSignal<Option<String>>) -> impl IntoView {
         error
             .get()
             .map(|e| view! { <p class="error chart-error">{e}</p> })
+    }
+}
+
+/// Clears the chart behind `node`, if it is mounted.
+pub fn purge_node(node: NodeRef<leptos::html::Div>) {
+    if let Some(div) = node.get_untracked() {
+        purge(&div);
     }
 }
 
