@@ -144,11 +144,7 @@ fn seed_001_tradeoff_frontiers() {
         got.sort_by(|a, b| a.1.total_cmp(&b.1));
         assert_eq!(got, points, "{name}");
         // The frontier in x order.
-        let frontier: Vec<(f64, f64)> = points
-            .iter()
-            .filter(|p| p.3)
-            .map(|p| (p.1, p.2))
-            .collect();
+        let frontier: Vec<(f64, f64)> = points.iter().filter(|p| p.3).map(|p| (p.1, p.2)).collect();
         assert_eq!(s.frontier_xy(), frontier, "{name}");
     }
     let json = tradeoff_plot(&ds, &series, &spec).to_json();
