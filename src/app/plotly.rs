@@ -128,6 +128,21 @@ pub fn purge_node(node: NodeRef<leptos::html::Div>) {
     }
 }
 
+/// The first drawn chart (a `.chart` element plotly has drawn into) that is shown on the page:
+/// the one the user sees, whichever view drew it.
+pub fn shown_chart() -> Option<web_sys::HtmlElement> {
+    let charts = web_sys::window()?
+        .document()?
+        .get_elements_by_class_name("chart");
+    (0..charts.length())
+        .filter_map(|i| charts.item(i)?.dyn_into::<web_sys::HtmlElement>().ok())
+        .find(|el| {
+            el.offset_parent().is_some()
+                && js_sys::Reflect::get(el, &JsValue::from_str("data"))
+                    .is_ok_and(|d| js_sys::Array::is_array(&d))
+        })
+}
+
 /// Releases a chart's resources.
 pub fn purge(div: &web_sys::HtmlElement) {
     if available() {
