@@ -75,11 +75,13 @@ fn ms_of<T>(f: impl FnOnce() -> T) -> (T, f64) {
 
 /// The page's steps on the million-row tidy CSV.
 /// The trade-off view's steps on the 10^6 rows (issue 33 item 4: no main-thread task over
-/// 100 ms with 10^6 points), as `app::analyze::TradeoffView` takes them in one task.
+/// 100 ms with 10^6 points), at once and as `app::tradeoff` takes them: rows grouped 20,000 at
+/// a time, each series' frontier, each series' traces, then the figure, each its own step.
 fn tradeoff_steps(ds: &Dataset) {
     use benchlens::analysis::tradeoff::{
-        assumptions_used, overview_as_typed, tradeoff, tradeoff_plot, LatencyAxis, ThroughputAxis,
-        TradeoffSpec,
+        assemble_plot, assumed_in, assumptions_used, finish_series, overview_as_typed,
+        series_traces, tradeoff, tradeoff_plot, LatencyAxis, PlotFrame, ThroughputAxis,
+        TradeoffGroups, TradeoffSpec,
     };
     let indices: Vec<usize> = (0..ds.len()).collect();
     let spec = TradeoffSpec {
@@ -109,9 +111,41 @@ fn tradeoff_steps(ds: &Dataset) {
     );
     println!("    series and frontiers {series_ms:8.1} ms; figure {plot_ms:6.1} ms; frontier table {frontier_ms:5.1} ms; assumptions {assumed_ms:5.1} ms; overview {overview_ms:5.1} ms");
     println!(
-        "    together {:.1} ms in one task of the page (natively; the page's wasm is slower by a factor)",
+        "    together {:.1} ms (natively; the page's wasm is slower by a factor)",
         series_ms + plot_ms + frontier_ms + assumed_ms + overview_ms
     );
+    // In steps, as the page takes them: the longest of each kind.
+    let mut groups = TradeoffGroups::default();
+    let group_ms = indices
+        .chunks(20_000)
+        .map(|rows| ms_of(|| groups.add(ds, rows, &spec)).1)
+        .fold(0.0, f64::max);
+    let mut finish_ms = 0.0f64;
+    let series: Vec<_> = groups
+        .into_series()
+        .into_iter()
+        .map(|(name, points)| {
+            let (s, ms) = ms_of(|| finish_series(name, points, &spec));
+            finish_ms = finish_ms.max(ms);
+            s
+        })
+        .collect();
+    let (frame, frame_ms) = ms_of(|| PlotFrame::new(&series));
+    let mut traces_ms = 0.0f64;
+    let traces: Vec<_> = series
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let (t, ms) = ms_of(|| series_traces(ds, &frame, i, s, &spec));
+            traces_ms = traces_ms.max(ms);
+            t
+        })
+        .collect();
+    let (_, assemble_ms) = ms_of(|| {
+        let assumed = assumed_in(ds, &series, &spec);
+        assemble_plot(&frame, &series, traces, &assumed, &spec).to_json()
+    });
+    println!("    in the page's steps, the longest: 20,000 rows grouped {group_ms:5.1} ms; a series' frontier {finish_ms:5.1} ms; the chart's frame {frame_ms:5.1} ms; a series' traces {traces_ms:5.1} ms; the figure assembled {assemble_ms:5.1} ms");
 }
 
 fn million() {

@@ -28,6 +28,7 @@ pub mod plotly;
 pub mod record_table;
 pub mod run_view;
 pub mod state;
+pub mod tradeoff;
 pub mod trends;
 pub mod widgets;
 pub mod worker;

@@ -132,7 +132,8 @@ fn seed_001_tradeoff_frontiers() {
     assert_eq!(series.len(), want.len());
     for (s, (name, points)) in series.iter().zip(want) {
         assert_eq!(s.name, name);
-        let got: Vec<Point> = s
+        // The series keeps its records' order; compared here in order of x.
+        let mut got: Vec<Point> = s
             .points
             .iter()
             .map(|p| {
@@ -140,9 +141,11 @@ fn seed_001_tradeoff_frontiers() {
                 (rate, p.latency, p.throughput, p.on_frontier)
             })
             .collect();
+        got.sort_by(|a, b| a.1.total_cmp(&b.1));
         assert_eq!(got, points, "{name}");
-        let frontier: Vec<usize> = (0..6).filter(|&i| points[i].3).collect();
-        assert_eq!(s.frontier, frontier, "{name}");
+        // The frontier in x order.
+        let frontier: Vec<(f64, f64)> = points.iter().filter(|p| p.3).map(|p| (p.1, p.2)).collect();
+        assert_eq!(s.frontier_xy(), frontier, "{name}");
     }
     let json = tradeoff_plot(&ds, &series, &spec).to_json();
     assert!(json.contains("frontier"));

@@ -7,29 +7,24 @@
 //! TPOT, or tokens/s per user = 1000 / TPOT, where higher is better). A record lacking a value
 //! for either axis is left out of its series. GPUs are counted as [`economics::gpus_of`] says.
 
-use crate::charts::plotly::common::{ColorScale, ColorScaleElement};
-use crate::charts::plotly::common::{HoverInfo, Line, LineShape, Marker, Mode, Title};
-use crate::charts::plotly::layout::Legend;
-use crate::charts::plotly::{HeatMap, Plot, Scatter};
-
 use super::economics::{self, Assumptions};
 use super::SeriesSlots;
-use crate::charts::style::base_layout;
-use crate::charts::style::{escape_html, format_value, series_title, Theme, PALETTE};
+use crate::charts::style::{escape_html, format_value, Theme};
 use crate::model::{Dataset, Dim, DimKey, Record};
 
 mod axes;
 mod bins;
 mod overview;
+mod plot;
 mod target;
 
 pub use axes::{LatencyAxis, ThroughputAxis};
-use bins::{bin_grid, bin_hover, cell_centres, rgba};
 pub use bins::{
     bin_points, extent, grid_for, PointBin, BIN_GRID, MAX_BINNED_MARKERS, MAX_FRONTIER_DRAWN,
     MAX_POINT_MARKERS,
 };
 pub use overview::{default_levels, overview, overview_as_typed, Overview, OverviewRow};
+pub use plot::{assemble_plot, assumed_in, series_traces, tradeoff_plot, PlotFrame, SeriesTraces};
 pub use target::{assumptions_used, at_target, target_text_table, AssumedFor, TargetRow};
 
 /// What to draw.
@@ -68,9 +63,9 @@ pub struct TradeoffPoint {
 pub struct TradeoffSeries {
     /// Series name: the `series_by` values joined by " · ".
     pub name: String,
-    /// Points sorted by latency value.
+    /// Points in the order of their records as given.
     pub points: Vec<TradeoffPoint>,
-    /// Indices into `points` of the frontier, sorted by latency value.
+    /// Indices into `points` of the frontier, sorted by latency value (then throughput).
     pub frontier: Vec<usize>,
 }
 
@@ -197,46 +192,103 @@ fn frontier_candidates(up: Vec<(f64, f64, usize)>) -> Vec<(f64, f64, usize)> {
 }
 
 /// Groups the records at `indices` into series and marks each series' Pareto frontier (each
-/// axis says its own direction).
+/// axis says its own direction): [`TradeoffGroups`] over all of `indices`, then
+/// [`finish_series`] of each series.
 pub fn tradeoff(ds: &Dataset, indices: &[usize], spec: &TradeoffSpec) -> Vec<TradeoffSeries> {
-    let latency_of = spec.latency.reader(ds);
-    let throughput_of = spec.throughput.reader(ds, &spec.assumptions);
-    let mut series = SeriesSlots::new(ds, &spec.series_by);
-    let mut groups: Vec<Vec<TradeoffPoint>> = Vec::new();
-    for &i in indices {
-        let (Some(latency), Some(throughput)) = (latency_of(i), throughput_of(i)) else {
-            continue;
-        };
-        series.group(&mut groups, i).push(TradeoffPoint {
-            record: i,
-            latency,
-            throughput,
-            on_frontier: false,
-            dominated_by: None,
-        });
-    }
-    let groups = series.named(groups);
-    super::in_value_order(groups)
+    let mut groups = TradeoffGroups::default();
+    groups.add(ds, indices, spec);
+    groups
+        .into_series()
         .into_iter()
-        .map(|(name, mut points)| {
-            crate::model::order::sort_by_numbers(&mut points, |p| (p.latency, p.throughput));
-            let xy: Vec<(f64, f64)> = points.iter().map(|p| (p.latency, p.throughput)).collect();
-            let frontier = pareto_frontier(
-                &xy,
-                spec.latency.higher_is_better(),
-                spec.throughput.higher_is_better(),
-            );
-            for &f in &frontier {
-                points[f].on_frontier = true;
-            }
-            mark_dominated(&mut points, &frontier, spec);
-            TradeoffSeries {
-                name,
-                points,
-                frontier,
-            }
-        })
+        .map(|(name, points)| finish_series(name, points, spec))
         .collect()
+}
+
+/// A trade-off's points gathered into series a run of rows at a time, so that the page can
+/// take a million rows in steps between which it stays responsive: [`TradeoffGroups::add`]
+/// each run, then [`finish_series`] each of [`TradeoffGroups::into_series`]. The points of
+/// a series stay in the order their rows were added.
+#[derive(Debug, Default)]
+pub struct TradeoffGroups {
+    groups: std::collections::BTreeMap<String, Vec<TradeoffPoint>>,
+}
+
+impl TradeoffGroups {
+    /// Adds the records at `rows` to their series (a record lacking either axis is left out).
+    pub fn add(&mut self, ds: &Dataset, rows: &[usize], spec: &TradeoffSpec) {
+        let latency_of = spec.latency.reader(ds);
+        let throughput_of = spec.throughput.reader(ds, &spec.assumptions);
+        let mut series = SeriesSlots::new(ds, &spec.series_by);
+        let mut groups: Vec<Vec<TradeoffPoint>> = Vec::new();
+        for &i in rows {
+            let (Some(latency), Some(throughput)) = (latency_of(i), throughput_of(i)) else {
+                continue;
+            };
+            series.group(&mut groups, i).push(TradeoffPoint {
+                record: i,
+                latency,
+                throughput,
+                on_frontier: false,
+                dominated_by: None,
+            });
+        }
+        for (name, mut points) in series.named(groups) {
+            match self.groups.get_mut(&name) {
+                Some(have) => have.append(&mut points),
+                None => {
+                    self.groups.insert(name, points);
+                }
+            }
+        }
+    }
+
+    /// How many points have been added.
+    pub fn len(&self) -> usize {
+        self.groups.values().map(Vec::len).sum()
+    }
+
+    /// Whether no point has been added.
+    pub fn is_empty(&self) -> bool {
+        self.groups.values().all(Vec::is_empty)
+    }
+
+    /// The series, named, in the order of their values (80 before 10000).
+    pub fn into_series(self) -> Vec<(String, Vec<TradeoffPoint>)> {
+        super::in_value_order(self.groups)
+    }
+}
+
+/// One series with its Pareto frontier marked, and each point off it linked to a frontier
+/// point that beats it. The points keep their order; the frontier is listed in x order
+/// (then y, then the points' order). Linear in the points but for the frontier's candidates
+/// ([`pareto_frontier`]), so a series of a million points takes one pass, not a sort.
+pub fn finish_series(
+    name: String,
+    mut points: Vec<TradeoffPoint>,
+    spec: &TradeoffSpec,
+) -> TradeoffSeries {
+    let xy: Vec<(f64, f64)> = points.iter().map(|p| (p.latency, p.throughput)).collect();
+    let mut frontier = pareto_frontier(
+        &xy,
+        spec.latency.higher_is_better(),
+        spec.throughput.higher_is_better(),
+    );
+    crate::model::order::sort_by(&mut frontier, |&a, &b| {
+        xy[a]
+            .0
+            .total_cmp(&xy[b].0)
+            .then(xy[a].1.total_cmp(&xy[b].1))
+            .then(a.cmp(&b))
+    });
+    for &f in &frontier {
+        points[f].on_frontier = true;
+    }
+    mark_dominated(&mut points, &frontier, spec);
+    TradeoffSeries {
+        name,
+        points,
+        frontier,
+    }
 }
 
 /// Sets each off-frontier point's `dominated_by`: the first frontier point, in the order of
@@ -353,176 +405,6 @@ pub fn evenly<T: Copy>(items: &[T], max: usize) -> Vec<T> {
     }
     (0..max).map(|k| items[k * (n - 1) / (max - 1)]).collect()
 }
-
-/// Scatter of every point plus, per series, its frontier as a line in the same colour. Past
-/// [`MAX_POINT_MARKERS`] points in all, each series is drawn as its [`bin_points`] (one
-/// marker per grid cell, sized by count, hover giving the count and ranges), and a frontier
-/// longer than [`MAX_FRONTIER_DRAWN`] as a line through that many of its points.
-pub fn tradeoff_plot(ds: &Dataset, series: &[TradeoffSeries], spec: &TradeoffSpec) -> Plot {
-    let mut plot = Plot::new();
-    let total: usize = series.iter().map(|s| s.points.len()).sum();
-    let binned = (total > MAX_POINT_MARKERS)
-        .then(|| extent(series))
-        .flatten();
-    let mut cells = 0;
-    let grid = grid_for(series.len());
-    for (si, s) in series.iter().enumerate() {
-        let color = PALETTE[si % PALETTE.len()];
-        let name = escape_html(&s.name);
-        if let Some((x, y)) = binned {
-            // A shaded grid per series: one image for plotly.js to draw, however many cells.
-            let bins = bin_points(&s.points, x, y, grid);
-            cells += bins.len();
-            let (shade, text) = bin_grid(&bins, grid, |b| bin_hover(&s.name, b, spec));
-            plot.add_trace(
-                HeatMap::new(cell_centres(x, grid.0), cell_centres(y, grid.1), shade)
-                    .hover_text_matrix(text)
-                    .color_scale(ColorScale::Vector(vec![
-                        ColorScaleElement(0.0, rgba(color, 0.2)),
-                        ColorScaleElement(1.0, rgba(color, 0.85)),
-                    ]))
-                    .show_scale(false)
-                    .name(name.clone())
-                    .legend_group(name.clone())
-                    .hover_info(HoverInfo::Text),
-            );
-        } else {
-            plot.add_trace(
-                Scatter::new(
-                    s.points.iter().map(|p| p.latency).collect(),
-                    s.points.iter().map(|p| p.throughput).collect(),
-                )
-                .hover_text_array(
-                    s.points
-                        .iter()
-                        .map(|p| hover(ds, &s.name, p, spec))
-                        .collect::<Vec<_>>(),
-                )
-                .marker(Marker::new().color(color).size(8).opacity(0.6))
-                .name(name.clone())
-                .legend_group(name.clone())
-                .mode(Mode::Markers)
-                .hover_info(HoverInfo::Text),
-            );
-        }
-        let front: Vec<&TradeoffPoint> = evenly(&s.frontier, MAX_FRONTIER_DRAWN)
-            .into_iter()
-            .filter_map(|i| s.points.get(i))
-            .collect();
-        // The parallelism along a short frontier (TP8, TP4·PP2): which deployment each
-        // point of the curve is.
-        let labels: Vec<String> = if front.len() <= MAX_FRONTIER_LABELS {
-            front
-                .iter()
-                .map(|p| {
-                    ds.record(p.record)
-                        .and_then(|r| parallelism_label(&r))
-                        .unwrap_or_default()
-                })
-                .collect()
-        } else {
-            Vec::new()
-        };
-        let labelled = labels.iter().any(|l| !l.is_empty());
-        // A long frontier is a line: a marker at each of its points would cost as much to
-        // draw as the binned cloud, and say little more than the line.
-        let front_mode = if s.frontier.len() > MAX_FRONTIER_DRAWN
-            || (front.len() > MAX_FRONTIER_MARKERS && !labelled)
-        {
-            Mode::Lines
-        } else if labelled {
-            Mode::LinesMarkersText
-        } else {
-            Mode::LinesMarkers
-        };
-        let mut front_trace = Scatter::new(
-            front.iter().map(|p| p.latency).collect(),
-            front.iter().map(|p| p.throughput).collect(),
-        );
-        if labelled {
-            front_trace = front_trace
-                .text_array(labels.iter().map(|l| escape_html(l)).collect::<Vec<_>>())
-                .text_position(crate::charts::plotly::common::Position::TopCenter);
-        }
-        plot.add_trace(
-            front_trace
-                .name(format!("{name} frontier"))
-                .legend_group(name)
-                .mode(front_mode)
-                .line(Line::new().color(color).width(2.0).shape(LineShape::Linear))
-                .marker(Marker::new().color(color).size(10))
-                .hover_info(HoverInfo::Skip),
-        );
-    }
-    // Across series: which deployment is best at each x, whatever its series.
-    if series.len() > 1 {
-        let all = global_frontier(series, spec);
-        let all = evenly(&all, MAX_FRONTIER_DRAWN);
-        plot.add_trace(
-            Scatter::new(
-                all.iter().map(|p| p.0).collect(),
-                all.iter().map(|p| p.1).collect(),
-            )
-            .name("frontier of all series")
-            .mode(Mode::Lines)
-            .line(
-                Line::new()
-                    .color("#888888")
-                    .width(1.5)
-                    .dash(crate::charts::plotly::common::DashType::Dash),
-            )
-            .hover_info(HoverInfo::Skip),
-        );
-    }
-    let title = format!("{} vs {}", spec.throughput.label(), spec.latency.label());
-    let mut layout = base_layout(
-        &title,
-        spec.latency.label(),
-        spec.throughput.label(),
-        spec.theme,
-    )
-    .legend(
-        Legend::new().title(Title::with_text(escape_html(&series_title(
-            &spec.series_by,
-        )))),
-    );
-    let mut notes = Vec::new();
-    if binned.is_some() {
-        notes.push(format!(
-            "{total} points drawn as {cells} grid cells (shade: points in the cell)"
-        ));
-    }
-    let records: Vec<usize> = series
-        .iter()
-        .flat_map(|s| s.points.iter().map(|p| p.record))
-        .collect();
-    let assumed: Vec<String> = assumptions_used(ds, &records, spec)
-        .iter()
-        .map(AssumedFor::short)
-        .collect();
-    if !assumed.is_empty() {
-        notes.push(format!("assuming {}", assumed.join(", ")));
-    }
-    if !notes.is_empty() {
-        layout = layout.title(Title::with_text(format!(
-            "{}<br><sub>{}</sub>",
-            escape_html(&title),
-            notes
-                .iter()
-                .map(|n| escape_html(n))
-                .collect::<Vec<_>>()
-                .join("<br>")
-        )));
-    }
-    plot.set_layout(layout);
-    plot
-}
-
-/// Frontiers up to this many drawn points carry their parallelism as text labels.
-const MAX_FRONTIER_LABELS: usize = 24;
-
-/// Frontiers of more drawn points than this (and no labels) are drawn as a line alone.
-const MAX_FRONTIER_MARKERS: usize = 100;
 
 /// The parallelism a record names, for labels along a frontier: `TP8`, `TP4·PP2`, `8 GPUs`.
 pub fn parallelism_label(r: &Record) -> Option<String> {

@@ -4,7 +4,7 @@
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
-use super::analyze::{DistributionView, RegressionView, SloView, TradeoffView};
+use super::analyze::{DistributionView, RegressionView, SloView};
 use super::browser::yield_to_browser;
 use super::capacity::CapacityView;
 use super::exports::Exports;
@@ -12,6 +12,7 @@ use super::improve::ImproveView;
 use super::plotly;
 use super::record_table::TableView;
 use super::state::{AppState, View, ViewPinned};
+use super::tradeoff::TradeoffView;
 use super::widgets::{markdown_export, options, shared_notes};
 use crate::analysis::export::comparison_text_table;
 use crate::analysis::quality::comparison_notes;
@@ -23,9 +24,38 @@ use crate::views::chart::{metric_menu, metric_options, x_dims, ChartContents, ME
 #[component]
 pub fn ChartPanel() -> impl IntoView {
     let state = expect_context::<AppState>();
-    let contents = Memo::new(move |_| state.chart_contents());
     let chart_ref = NodeRef::<leptos::html::Div>::new();
     let chart_error = RwSignal::new(None::<String>);
+    let pinned = expect_context::<ViewPinned>();
+    let set_view = move |v: View| {
+        pinned.0.set(true);
+        state.chart.update(|c| c.view = v);
+    };
+    let tabs = View::ALL;
+    let is_view = move |v: View| state.chart.with(|c| c.view == v);
+    let is_analysis = move || {
+        is_view(View::Tradeoff)
+            || is_view(View::Slo)
+            || is_view(View::Distribution)
+            || is_view(View::Regression)
+            || is_view(View::Trends)
+            || is_view(View::Capacity)
+            || is_view(View::Run)
+    };
+    let run_available = super::run_view::run_available(state);
+    let is_table = move || state.chart.with(|c| c.view == View::Table);
+    let is_improve = move || state.chart.with(|c| c.view == View::Improvement);
+    let chart_hidden = move || is_table() || is_improve() || is_analysis();
+    // Worked out only while shown: another view's tab changes the chart's key, and the chart
+    // of 200,000 distinct x values was worked out again in that tab's click, unseen.
+    let contents = Memo::new(move |_| {
+        if chart_hidden() {
+            None
+        } else {
+            state.chart_contents()
+        }
+    });
+
     let image_name = Signal::derive(move || {
         contents
             .with(|c| {
@@ -37,10 +67,16 @@ pub fn ChartPanel() -> impl IntoView {
 
     // The bridge to plotly.js: redraw in place whenever what is drawn changes. The first chart
     // of new data is drawn in a task of its own (plotly's first drawing is long, and the task
-    // that showed the new data has work of its own); a later redraw supersedes it.
+    // that showed the new data has work of its own); a later redraw supersedes it. While
+    // another view hides the chart it is not drawn (opening the trade-off view of a million
+    // rows redrew it, unseen, for 70–120 ms); it is drawn when it shows again.
     let drawn_generation = StoredValue::new(0u64);
     let draws = StoredValue::new(0u64);
     Effect::new(move |_| {
+        if chart_hidden() {
+            draws.set_value(draws.get_value().wrapping_add(1));
+            return;
+        }
         let figure = contents.get().map(|c| {
             state
                 .dataset
@@ -62,25 +98,6 @@ pub fn ChartPanel() -> impl IntoView {
         }
     });
 
-    let pinned = expect_context::<ViewPinned>();
-    let set_view = move |v: View| {
-        pinned.0.set(true);
-        state.chart.update(|c| c.view = v);
-    };
-    let tabs = View::ALL;
-    let is_view = move |v: View| state.chart.with(|c| c.view == v);
-    let is_analysis = move || {
-        is_view(View::Tradeoff)
-            || is_view(View::Slo)
-            || is_view(View::Distribution)
-            || is_view(View::Regression)
-            || is_view(View::Trends)
-            || is_view(View::Capacity)
-            || is_view(View::Run)
-    };
-    let run_available = super::run_view::run_available(state);
-    let is_table = move || state.chart.with(|c| c.view == View::Table);
-    let is_improve = move || state.chart.with(|c| c.view == View::Improvement);
     let improve_choice = state.improve;
     view! {
         <section class="chart-panel">
@@ -138,7 +155,7 @@ pub fn ChartPanel() -> impl IntoView {
             <Show when=move || is_view(View::Run)>
                 <super::run_view::RunView/>
             </Show>
-            <div class="chart-area" class:hidden=move || is_table() || is_improve() || is_analysis()>
+            <div class="chart-area" class:hidden=chart_hidden>
             <ChartControls contents=contents/>
             {plotly::error_note(chart_error)}
             {move || match contents.get() {

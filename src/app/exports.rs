@@ -29,7 +29,9 @@ pub fn Exports(
         })
     };
     let image = move |format: &'static str| {
-        let Some(div) = chart_ref.get_untracked() else {
+        // The chart on show: an analysis view's own, else the main one.
+        let Some(div) = plotly::shown_chart().or_else(|| chart_ref.get_untracked().map(Into::into))
+        else {
             return;
         };
         let name = image_name.get_untracked();

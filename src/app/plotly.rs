@@ -47,7 +47,8 @@ fn react_drawn(div: &web_sys::HtmlElement, figure_json: &str) -> Result<js_sys::
     if !available() {
         return Err(NOT_LOADED.into());
     }
-    let fitted = crate::charts::fit::fit_figure(figure_json);
+    let width = Some(f64::from(div.client_width())).filter(|w| *w > 0.0);
+    let fitted = crate::charts::fit::fit_figure(figure_json, width);
     let figure = js_sys::JSON::parse(&fitted).map_err(|e| format!("{e:?}"))?;
     let get =
         |k: &str| js_sys::Reflect::get(&figure, &JsValue::from_str(k)).unwrap_or(JsValue::NULL);
@@ -118,6 +119,28 @@ pub fn error_note(error: RwSignal<Option<String>>) -> impl IntoView {
             .get()
             .map(|e| view! { <p class="error chart-error">{e}</p> })
     }
+}
+
+/// Clears the chart behind `node`, if it is mounted.
+pub fn purge_node(node: NodeRef<leptos::html::Div>) {
+    if let Some(div) = node.get_untracked() {
+        purge(&div);
+    }
+}
+
+/// The first drawn chart (a `.chart` element plotly has drawn into) that is shown on the page:
+/// the one the user sees, whichever view drew it.
+pub fn shown_chart() -> Option<web_sys::HtmlElement> {
+    let charts = web_sys::window()?
+        .document()?
+        .get_elements_by_class_name("chart");
+    (0..charts.length())
+        .filter_map(|i| charts.item(i)?.dyn_into::<web_sys::HtmlElement>().ok())
+        .find(|el| {
+            el.offset_parent().is_some()
+                && js_sys::Reflect::get(el, &JsValue::from_str("data"))
+                    .is_ok_and(|d| js_sys::Array::is_array(&d))
+        })
 }
 
 /// Releases a chart's resources.

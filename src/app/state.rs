@@ -314,6 +314,20 @@ impl AppState {
         self.dataset.with(|h| f(&h.dataset, &pass.rows))
     }
 
+    /// The dataset's generation and the rows the filter lets through (tracked), for a view
+    /// that works through them a step at a time with [`AppState::with_dataset_at`].
+    pub fn filtered_rows(&self) -> (u64, Arc<FilterPass>) {
+        let pass = self.matching.get().0;
+        (self.dataset.with(|h| h.generation), pass)
+    }
+
+    /// `f` of the dataset while it is still `generation` (untracked); `None` once records
+    /// were added, removed or changed, so rows numbered for another generation are never read.
+    pub fn with_dataset_at<T>(&self, generation: u64, f: impl FnOnce(&Dataset) -> T) -> Option<T> {
+        self.dataset
+            .with_untracked(|h| (h.generation == generation).then(|| f(&h.dataset)))
+    }
+
     /// [`AppState::with_filtered`], untracked.
     pub fn with_filtered_untracked<T>(&self, f: impl FnOnce(&Dataset, &[usize]) -> T) -> T {
         let pass = self.matching.get_untracked().0;

@@ -13,7 +13,9 @@
 //!   ([`X_TICK_ANGLE_DEG`]) instead of plotly's guess;
 //! - long legend entries (file names) are shortened in the middle, with the full name kept in
 //!   the hover text, and a legend that would take a large share of the width moves below the
-//!   plot in rows ([`LegendPlace::Below`]).
+//!   plot in rows ([`LegendPlace::Below`]), with the bottom margin it will need given in
+//!   advance when the chart's width is known ([`legend_below_margin`]): plotly.js otherwise
+//!   grows the margin after drawing and draws the whole figure again.
 
 use std::collections::BTreeSet;
 
@@ -43,6 +45,18 @@ const CHAR_PX: f64 = 7.0;
 
 /// Space between two tick labels.
 const LABEL_GAP_PX: f64 = 8.0;
+
+/// Average width of one legend character at plotly's default 12 px font (a little generous).
+const LEGEND_CHAR_PX: f64 = 6.0;
+
+/// What a legend entry takes besides its text: the symbol and the gap to the next entry.
+const LEGEND_SYMBOL_PX: f64 = 46.0;
+
+/// Height of one row of a legend below the plot.
+const LEGEND_ROW_PX: f64 = 30.0;
+
+/// Room under the plot for unturned x tick labels and the x axis title, above the legend.
+const X_AXIS_ROOM_PX: f64 = 54.0;
 
 /// Where the legend of a fitted figure sits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -89,25 +103,53 @@ pub fn x_labels_need_angle(labels: &[&str]) -> bool {
     width > X_LABELS_BUDGET_PX
 }
 
-/// The plotly figure JSON `figure` with the layout fitted (see the module docs). Text that is
-/// not a figure is returned unchanged.
-pub fn fit_figure(figure: &str) -> String {
+/// The bottom margin a legend below the plot needs in a chart `width_px` wide: its `names`
+/// (and `title`) placed left to right in rows as plotly.js places them, from estimated text
+/// widths, with the x axis's tick labels and title above. Generous rather than short: too
+/// little and plotly.js grows the margin and draws the figure a second time (half of a
+/// 16-series trade-off chart's drawing); too much leaves a few pixels empty.
+pub fn legend_below_margin(names: &[&str], title: &str, width_px: f64) -> f64 {
+    let text = |s: &str| s.chars().count() as f64 * LEGEND_CHAR_PX;
+    let title_px = if title.is_empty() {
+        0.0
+    } else {
+        text(title) + 30.0
+    };
+    // The legend starts 1 % in from the left (`x: 0.01`); rows start right of the title.
+    let room = (width_px * 0.99 - title_px).max(1.0);
+    let mut rows = 1;
+    let mut used = 0.0;
+    for name in names {
+        let entry = text(name) + LEGEND_SYMBOL_PX;
+        if used > 0.0 && used + entry > room {
+            rows += 1;
+            used = 0.0;
+        }
+        used += entry;
+    }
+    X_AXIS_ROOM_PX + rows as f64 * LEGEND_ROW_PX
+}
+
+/// The plotly figure JSON `figure` with the layout fitted (see the module docs) for a chart
+/// `width_px` wide when known. Text that is not a figure is returned unchanged.
+pub fn fit_figure(figure: &str, width_px: Option<f64>) -> String {
     // `from_slice`, not `from_str`: the page's other JSON reads take bytes, and each reader
     // type is a second copy of serde_json's parser in the wasm.
     let Ok(mut doc) = serde_json::from_slice::<Value>(figure.as_bytes()) else {
         return figure.to_string();
     };
-    fit_figure_value(&mut doc);
+    fit_figure_value(&mut doc, width_px);
     serde_json::to_string(&doc).unwrap_or_else(|_| figure.to_string())
 }
 
 /// [`fit_figure`] on a parsed figure.
-pub fn fit_figure_value(doc: &mut Value) {
+pub fn fit_figure_value(doc: &mut Value, width_px: Option<f64>) {
     let Some(obj) = doc.as_object_mut() else {
         return;
     };
     let x_labels = category_x_labels(obj.get("data"));
     let names = fit_legend_names(obj.get_mut("data"));
+    let shown = legend_entries(obj.get("data"));
     let layout = obj
         .entry("layout")
         .or_insert_with(|| Value::Object(Map::new()));
@@ -152,7 +194,39 @@ pub fn fit_figure_value(doc: &mut Value) {
                 legend.insert(k.into(), v);
             }
         }
+        let title = layout
+            .get("legend")
+            .and_then(|l| l.pointer("/title/text"))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let unturned = !turn;
+        if let (Some(width), true) = (width_px, unturned) {
+            let shown: Vec<&str> = shown.iter().map(String::as_str).collect();
+            let need = legend_below_margin(&shown, &title, width);
+            let margin = layout
+                .entry("margin")
+                .or_insert_with(|| Value::Object(Map::new()));
+            if let Some(margin) = margin.as_object_mut() {
+                let given = margin.get("b").and_then(Value::as_f64).unwrap_or(0.0);
+                margin.insert("b".into(), json!(given.max(need).ceil()));
+            }
+        }
     }
+}
+
+/// The names plotly.js lists in the legend: traces with a name, not hidden from it, heatmaps
+/// only when asked (`showlegend: true`; plotly.js leaves them out otherwise).
+fn legend_entries(data: Option<&Value>) -> Vec<String> {
+    data.and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|t| match t.get("showlegend") {
+            Some(Value::Bool(b)) => *b,
+            _ => t.get("type").and_then(Value::as_str) != Some("heatmap"),
+        })
+        .filter_map(|t| t.get("name").and_then(Value::as_str).map(str::to_string))
+        .collect()
 }
 
 /// `xaxis`, `yaxis`, `xaxis2`, `yaxis12`...: plotly's axis keys.
@@ -261,7 +335,7 @@ mod tests {
     #[test]
     fn short_names_and_labels_keep_plotly_defaults_with_automargin() {
         let mut f = figure(&["sgl", "vllm"], &["1", "10", "inf"]);
-        fit_figure_value(&mut f);
+        fit_figure_value(&mut f, None);
         assert_eq!(f["layout"]["xaxis"]["automargin"], true);
         assert_eq!(f["layout"]["yaxis"]["automargin"], true);
         assert_eq!(f["layout"]["xaxis"]["ticklabeloverflow"], "allow");
@@ -277,7 +351,7 @@ mod tests {
         let a = "sglang-bench-serving-llama-3.1-8b-instruct-h100-tp1-2024-11-01.jsonl";
         let b = "sglang-bench-serving-llama-3.1-8b-instruct-h100-tp1-2024-11-02.jsonl";
         let mut f = figure(&[a, b], &["1", "2"]);
-        fit_figure_value(&mut f);
+        fit_figure_value(&mut f, None);
         let legend = &f["layout"]["legend"];
         assert_eq!(legend["orientation"], "h");
         assert_eq!(legend["yref"], "container");
@@ -291,7 +365,7 @@ mod tests {
 
         // Traces without hover text get one naming the full series.
         let mut g = json!({"data": [{"type": "scatter", "name": a, "x": [1.0], "y": [2.0]}]});
-        fit_figure_value(&mut g);
+        fit_figure_value(&mut g, None);
         assert!(g["data"][0]["hovertemplate"].as_str().unwrap().contains(a));
     }
 
@@ -300,7 +374,7 @@ mod tests {
         let a = format!("{}-a-{}", "x".repeat(30), "y".repeat(30));
         let b = format!("{}-b-{}", "x".repeat(30), "y".repeat(30));
         let mut f = figure(&[&a, &b], &["1"]);
-        fit_figure_value(&mut f);
+        fit_figure_value(&mut f, None);
         assert_eq!(f["data"][0]["name"], a.as_str());
         assert_eq!(f["layout"]["legend"]["orientation"], "h");
     }
@@ -314,24 +388,64 @@ mod tests {
     }
 
     #[test]
+    fn a_legend_below_gets_the_bottom_margin_it_will_need() {
+        // The 16-series trade-off chart: rows of five entries in a 1,054 px chart (as drawn),
+        // four rows, the heatmaps (not in plotly's legend) not counted.
+        let engines = ["sglang", "tgi", "trtllm", "vllm"];
+        let gpus = ["A100", "H100", "L40S", "MI300X"];
+        let mut data = Vec::new();
+        for e in engines {
+            for g in gpus {
+                data.push(json!({"type": "heatmap", "name": format!("{e} · {g}")}));
+                data.push(json!({"type": "scatter", "name": format!("{e} · {g} frontier")}));
+            }
+        }
+        data.push(json!({"type": "scatter", "name": "frontier of all series"}));
+        let mut f = json!({
+            "data": data,
+            "layout": {"legend": {"title": {"text": "Engine · GPU"}}, "margin": {"b": 60}},
+        });
+        fit_figure_value(&mut f, Some(1054.0));
+        // plotly.js itself grew it to 165.4 px when drawing this figure.
+        assert_eq!(f["layout"]["margin"]["b"], 174.0);
+        assert_eq!(f["layout"]["legend"]["title"]["text"], "Engine · GPU");
+        // Narrower, more rows; without a width, the figure's own margin.
+        let narrow =
+            legend_below_margin(&["a long series name frontier"; 17], "Engine · GPU", 390.0);
+        assert_eq!(narrow, X_AXIS_ROOM_PX + 17.0 * LEGEND_ROW_PX);
+        let mut g = figure(&["a"; 20], &["1"]);
+        fit_figure_value(&mut g, None);
+        assert_eq!(g["layout"]["margin"]["b"], 60);
+        // A margin already larger is kept.
+        assert_eq!(
+            legend_below_margin(&[], "", 1000.0),
+            X_AXIS_ROOM_PX + LEGEND_ROW_PX
+        );
+        let mut h = figure(&["a"; 20], &["1"]);
+        h["layout"]["margin"]["b"] = json!(400);
+        fit_figure_value(&mut h, Some(1000.0));
+        assert_eq!(h["layout"]["margin"]["b"], 400.0);
+    }
+
+    #[test]
     fn crowded_x_labels_are_turned() {
         let models: Vec<String> = (0..20).map(|i| format!("Llama-2-{i}b-chat-hf")).collect();
         let refs: Vec<&str> = models.iter().map(String::as_str).collect();
         let mut f = figure(&["A100"], &refs);
-        fit_figure_value(&mut f);
+        fit_figure_value(&mut f, None);
         assert_eq!(f["layout"]["xaxis"]["tickangle"], X_TICK_ANGLE_DEG);
         assert_eq!(f["layout"]["xaxis"]["automargin"], true);
         // Numeric x (lines over a numeric axis) is left to plotly's own tick spacing.
         let mut g =
             json!({"data": [{"type": "scatter", "name": "a", "x": [1.0, 2.0], "y": [1.0, 2.0]}]});
-        fit_figure_value(&mut g);
+        fit_figure_value(&mut g, None);
         assert!(g["layout"]["xaxis"].get("tickangle").is_none());
     }
 
     #[test]
     fn text_that_is_not_a_figure_passes_unchanged() {
-        assert_eq!(fit_figure("not json"), "not json");
-        assert_eq!(fit_figure("[1,2]"), "[1,2]");
+        assert_eq!(fit_figure("not json", None), "not json");
+        assert_eq!(fit_figure("[1,2]", None), "[1,2]");
     }
 
     #[test]
@@ -343,7 +457,7 @@ mod tests {
         let mut f = figure(&["A100"], &xs);
         f["layout"]["xaxis2"] = json!({"anchor": "y2"});
         f["layout"]["yaxis2"] = json!({"anchor": "x2"});
-        fit_figure_value(&mut f);
+        fit_figure_value(&mut f, None);
         for axis in ["xaxis", "xaxis2"] {
             assert_eq!(f["layout"][axis]["automargin"], true, "{axis}");
             assert_eq!(f["layout"][axis]["ticklabeloverflow"], "allow", "{axis}");

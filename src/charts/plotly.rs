@@ -308,6 +308,11 @@ impl Plot {
         self.data.extend(ts.into_iter().map(Trace::into_json));
     }
 
+    /// Adds `other`'s traces on top of these (its layout is not used).
+    pub fn append(&mut self, mut other: Plot) {
+        self.data.append(&mut other.data);
+    }
+
     /// Sets the layout.
     pub fn set_layout(&mut self, l: layout::Layout) {
         self.layout = l.into();

@@ -10,9 +10,7 @@
 //! noise for the few thousand points a chart or a table sorts.
 //!
 //! Large numeric arrays (latencies for percentiles) have [`sort_floats`]: one copy of the
-//! unstable sort for `f64` in IEEE total order, without indirection. Large slices ordered by two
-//! numbers (a trade-off series' points, a million of them) have [`sort_by_numbers`]: a radix
-//! sort of the numbers' bits, linear in the slice's length, with no comparison called at all.
+//! unstable sort for `f64` in IEEE total order, without indirection.
 //!
 //! `BTreeSet`/`BTreeMap`'s `collect()` sorts its items first (one more copy of the stable sort
 //! per element type): [`set_of`] and [`map_of`] build them by insertion instead.
@@ -50,62 +48,6 @@ pub fn sort<T: Ord>(v: &mut [T]) {
 #[allow(clippy::disallowed_methods)]
 pub fn sort_floats(v: &mut [f64]) {
     v.sort_unstable_by(f64::total_cmp);
-}
-
-/// Sorts `v` stably by the two numbers `key` gives, each in IEEE total order (as
-/// `f64::total_cmp`: the first number, then the second), like `sort_by` with that comparison.
-///
-/// A least-significant-digit radix sort of the numbers' bits, a byte at a time, that skips a
-/// byte every element shares (most of an exponent's): about a tenth of the comparison sort's
-/// time on a million points, and no copy of the standard sort.
-pub fn sort_by_numbers<T>(v: &mut [T], key: impl Fn(&T) -> (f64, f64)) {
-    if v.len() < 2 {
-        return;
-    }
-    // The bits of x, as an unsigned number in the order of `total_cmp`.
-    let ordered = |x: f64| {
-        let b = x.to_bits();
-        if b >> 63 == 1 {
-            !b
-        } else {
-            b | 1 << 63
-        }
-    };
-    let keys: Vec<[u64; 2]> = v
-        .iter()
-        .map(|t| {
-            let (a, b) = key(t);
-            [ordered(a), ordered(b)]
-        })
-        .collect();
-    let mut order: Vec<usize> = (0..v.len()).collect();
-    let mut next = vec![0; v.len()];
-    // The second number's bytes, then the first's, least significant first: each pass is
-    // stable, so the last one decides and ties keep the earlier passes' order.
-    for (word, shift) in (0..2)
-        .rev()
-        .flat_map(|w| (0..64).step_by(8).map(move |s| (w, s)))
-    {
-        let digit = |i: usize| (keys[i][word] >> shift) as usize & 0xff;
-        let mut start = [0usize; 256];
-        for &i in &order {
-            start[digit(i)] += 1;
-        }
-        if start.contains(&order.len()) {
-            continue;
-        }
-        let mut at = 0;
-        for s in start.iter_mut() {
-            (*s, at) = (at, at + *s);
-        }
-        for &i in &order {
-            let d = digit(i);
-            next[start[d]] = i;
-            start[d] += 1;
-        }
-        std::mem::swap(&mut order, &mut next);
-    }
-    permute(v, order);
 }
 
 /// The set of `items`, as `collect::<BTreeSet<_>>()` gives it, built by insertion.
@@ -158,31 +100,6 @@ fn permute<T>(v: &mut [T], mut order: Vec<usize>) {
 mod tests {
     use super::*;
     use proptest::prelude::*;
-
-    proptest! {
-        #[test]
-        fn numbers_sort_as_total_cmp_does_and_stably(
-            keys in prop::collection::vec((
-                prop::sample::select(vec![0.0, -0.0, 1.5, -2.0, 1e300, f64::NAN, -f64::NAN,
-                    f64::INFINITY, f64::NEG_INFINITY, f64::MIN_POSITIVE, 3.0]),
-                prop_oneof![
-                    prop::sample::select(vec![0.0, -0.0, f64::NAN, f64::NEG_INFINITY]),
-                    any::<f64>(),
-                ],
-            ), 0..300),
-        ) {
-            let mut v: Vec<(f64, f64, usize)> =
-                keys.iter().enumerate().map(|(i, &(a, b))| (a, b, i)).collect();
-            let mut want = v.clone();
-            #[allow(clippy::disallowed_methods)]
-            want.sort_by(|p, q| p.0.total_cmp(&q.0).then(p.1.total_cmp(&q.1)));
-            sort_by_numbers(&mut v, |p| (p.0, p.1));
-            let bits = |w: &[(f64, f64, usize)]| -> Vec<(u64, u64, usize)> {
-                w.iter().map(|p| (p.0.to_bits(), p.1.to_bits(), p.2)).collect()
-            };
-            prop_assert_eq!(bits(&v), bits(&want));
-        }
-    }
 
     #[test]
     fn sorts_stably_like_the_standard_sort() {

@@ -20,6 +20,12 @@ test('trade-off: output throughput against p99 TTFT with Pareto frontiers', asyn
   assert.ok(names.some((n) => /vllm/.test(n)) && names.some((n) => /sgl/.test(n)), names.join());
   const frontier = await page.$$eval('#frontier-table tbody tr', (r) => r.length);
   assert.ok(frontier >= 2);
+  // "chart SVG" exports the chart on show (this view's), not the hidden main chart.
+  const xTitle = await page.evaluate(() => document.getElementById('tradeoff-chart').layout.xaxis.title.text);
+  const [svg] = await Promise.all([page.waitForEvent('download'), page.click('#export-svg')]);
+  const svgText = await (await svg.createReadStream()).toArray().then((b) => Buffer.concat(b).toString());
+  assert.ok(svgText.includes(`>${xTitle}<`), `the trade-off's x axis title ${xTitle} is not in the SVG`);
+  assert.ok(!/class="trace bars"/.test(svgText), 'the SVG holds the main chart\'s bars');
   await screenshot(page, 'seed-001-tradeoff');
   assert.deepEqual(page.errors, []);
 });

@@ -2,12 +2,13 @@
 // 100k-row tidy CSV and a ~10 MB vLLM serving JSON with per-request arrays, filter change to
 // redrawn chart, the longest pause in frames while a file loads, and the wasm sizes (page and
 // parse worker); for a 10^6-row tidy CSV (~67 MB) the first chart, the longest main-thread
-// task from drop to chart, filter click to redrawn chart and the page's memory; for a ~124 MB
-// vLLM serving JSON on one line (20 million per-request values, tests/browser/serving.mjs) the
-// first chart, the longest task and the page's, the parse worker's and their process's memory.
+// task from drop to chart, filter click to redrawn chart, the trade-off view's steps with their
+// longest task, and the page's memory; for a ~124 MB vLLM serving JSON on one line (20 million
+// per-request values, tests/browser/serving.mjs) the first chart, the longest task and the
+// page's, the parse worker's and their process's memory.
 // Run by `make bench` after `make build`.
 import { wideCsv, dropAndTimeChart } from './wide.mjs';
-import { tidyCsv, dropTidy, filterClicks, rendererRss } from './tidy.mjs';
+import { tidyCsv, dropTidy, filterClicks, rendererRss, tradeoffTasks } from './tidy.mjs';
 import { readdir, stat } from 'node:fs/promises';
 import { gzipSync } from 'node:zlib';
 import { readFileSync } from 'node:fs';
@@ -205,13 +206,15 @@ try {
       const clicks = await filterClicks(p, 'engine', 10);
       const reactMs = (await p.evaluate(() => window.__reactMs)).sort((a, b) => a - b);
       const rssAfter = await rendererRss();
+      // The trade-off view of the 10^6 points (issue 33 item 4: no main-thread task over 100 ms).
+      const tradeoff = await tradeoffTasks(p, 'Tokens per second per user (tok/s, 1000 / mean TPOT)');
       // What the page holds once garbage is collected: the generated text, the file's bytes
       // and the worker's messages are garbage by then, but a collection may not have run.
       const cdp = await p.context().newCDPSession(p);
       await cdp.send('HeapProfiler.collectGarbage');
       await new Promise((r) => setTimeout(r, 1000));
       const heapCollected = await p.evaluate(() => performance.memory?.usedJSHeapSize ?? 0);
-      return { ...load, count, rssEmpty, rssLoaded, rssAfter, rssCollected: await rendererRss(), heapCollected, clicks, reactMs, wasmEmpty, wasm: await wasmBytes(), startTasks };
+      return { ...load, count, rssEmpty, rssLoaded, rssAfter, rssCollected: await rendererRss(), heapCollected, clicks, reactMs, wasmEmpty, wasm: await wasmBytes(), startTasks, tradeoff };
     } finally {
       await b.close();
     }
@@ -228,6 +231,8 @@ try {
     console.log(`    filter click -> redrawn chart: median ${c[Math.floor(c.length / 2)].toFixed(1)} ms, max ${c.at(-1).toFixed(1)} ms over ${c.length} clicks`);
     const r = m.reactMs;
     if (r.length) console.log(`      of which plotly.js redrawing (Plotly.react): median ${r[Math.floor(r.length / 2)].toFixed(1)} ms, max ${r.at(-1).toFixed(1)} ms`);
+    const tasks = (s) => s.tasks.map((d) => d.toFixed(0)).join(', ') || 'none';
+    console.log(`    trade-off view of the 10^6 points (16 series): view opened -> drawn ${m.tradeoff.open.ms.toFixed(0)} ms (tasks over 50 ms: ${tasks(m.tradeoff.open)}); x axis chosen -> chart ${m.tradeoff.axis.ms.toFixed(0)} ms (tasks over 50 ms: ${tasks(m.tradeoff.axis)}); longest main-thread task ${m.tradeoff.longest.toFixed(0)} ms`);
     console.log(`    page memory: renderer process ${(m.rssLoaded / 1e6).toFixed(0)} MB resident after the first chart (${(m.rssLoaded / m.size).toFixed(2)}x the file), ${(m.rssAfter / 1e6).toFixed(0)} MB after the clicks; JS heap ${(m.heap / 1e6).toFixed(0)} MB`);
     console.log(`    after a garbage collection: renderer process ${(m.rssCollected / 1e6).toFixed(0)} MB resident (${(m.rssCollected / m.size).toFixed(2)}x the file), JS heap ${(m.heapCollected / 1e6).toFixed(0)} MB; the page before the drop ${(m.rssEmpty / 1e6).toFixed(0)} MB`);
     console.log(`    before the drop, while the empty page starts: tasks over 50 ms: ${m.startTasks.map((d) => d.toFixed(0)).join(", ") || "none"} ms (loading plotly.js and the app, drawing the empty page, plotly.js's warm-up)`);

@@ -1,7 +1,8 @@
 // A 200,000-row file (generated here, not committed): the main chart and the trade-off view
 // stay bounded. The main chart has 200,000 distinct request rates, so its lines lose markers
 // and per-point hover text; the trade-off view draws each series binned on a grid with the
-// exact frontier over it. Times are printed, not judged (the machine is shared).
+// exact frontier over it, in steps with no long task. Times are printed; the bounds asserted
+// are loose for a shared machine.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -71,8 +72,10 @@ test(`${ROWS} rows: main chart and trade-off view stay bounded`, async (t) => {
   t.diagnostic(`main chart: ${mainPoints} points in ${main.length} traces (${main.map((tr) => tr.mode).join(', ')})`);
   t.diagnostic(`trade-off view: click to chart ${timing.ms.toFixed(0)} ms, longest task ${timing.longest.toFixed(0)} ms`);
   t.diagnostic(`trade-off traces: ${JSON.stringify(chart.traces)}`);
-  // Loose, for a loaded machine: it was 20 s while the comparison table was listed whole.
+  // Loose, for a loaded machine: it was 20 s while the comparison table was listed whole, and
+  // one task of 735-927 ms until the view worked in steps (issue 33 item 4 asks for 100 ms).
   assert.ok(timing.ms < 5000, `trade-off view took ${timing.ms.toFixed(0)} ms`);
+  assert.ok(timing.longest < 300, `longest main-thread task ${timing.longest.toFixed(0)} ms`);
   assert.match(chart.title, new RegExp(`${ROWS} points drawn as \\d+ grid cells`));
   const markers = chart.traces.filter((tr) => !/frontier$/.test(tr.name));
   assert.ok(markers.length >= 1, JSON.stringify(chart.traces));

@@ -81,8 +81,10 @@ test('a link copied after loading a ~50 KB file carries its data into a fresh pr
   const page = await freshPage();
   await page.goto(app.server.url);
   await pickFiles(page, [files.small]);
-  await waitForTraces(page, 2);
+  // It opens on the improvement view (two engines); the main chart is drawn once shown.
+  await page.waitForSelector('#file-list > li.loaded');
   await page.click('button[data-view="throughput"]');
+  await waitForTraces(page, 2);
   await page.waitForFunction(() => /throughput/i.test(document.getElementById('chart')?.layout?.yaxis?.title?.text ?? ''));
   const before = await chartTraces(page);
   const { href, note } = await copyLink(page);

@@ -125,3 +125,48 @@ export async function rendererRss() {
   for (const [pid, p] of procs) if (p.renderer && mine(pid)) most = Math.max(most, p.rss);
   return most;
 }
+
+/**
+ * Opens the trade-off view and then chooses its x axis (`latency`, an option's text), each
+ * step timed from the click to the chart drawn (plotly's `afterplot`), with the main thread's
+ * long tasks (PerformanceObserver 'longtask', over 50 ms) of each. Returns
+ * `{ open: {ms, tasks}, axis: {ms, tasks}, longest }` (tasks: durations in ms, longest first).
+ */
+export async function tradeoffTasks(page, latency) {
+  return page.evaluate(async (latency) => {
+    const chart = () => document.getElementById('tradeoff-chart');
+    const step = async (act, done) => {
+      const tasks = [];
+      const observer = new PerformanceObserver((l) => tasks.push(...l.getEntries().map((e) => e.duration)));
+      observer.observe({ type: 'longtask' });
+      const t0 = performance.now();
+      act();
+      for (;;) {
+        await new Promise((r) => setTimeout(r, 5));
+        if (done()) break;
+        if (performance.now() - t0 > 120000) throw new Error('no trade-off chart after 120 s');
+      }
+      const ms = performance.now() - t0;
+      // Two frames: the tasks that end with the drawing are reported by then.
+      await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+      observer.disconnect();
+      return { ms, tasks: tasks.sort((a, b) => b - a) };
+    };
+    const idle = () => !document.getElementById('tradeoff-busy');
+    const open = await step(
+      () => document.querySelector('button[data-view="tradeoff"]').click(),
+      () => document.getElementById('tradeoff-latency') && idle() && (chart()?.data?.length || document.getElementById('tradeoff-none')),
+    );
+    const select = document.getElementById('tradeoff-latency');
+    const option = [...select.options].find((o) => o.text === latency);
+    if (!option) throw new Error(`no x axis ${latency}`);
+    const axis = await step(
+      () => {
+        select.value = option.value;
+        select.dispatchEvent(new Event('change', { bubbles: true }));
+      },
+      () => idle() && chart()?.layout?.xaxis?.title?.text === latency && chart()?.data?.length >= 2,
+    );
+    return { open, axis, longest: Math.max(0, ...open.tasks, ...axis.tasks) };
+  }, latency);
+}

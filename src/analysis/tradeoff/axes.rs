@@ -60,6 +60,16 @@ impl ThroughputAxis {
         )
     }
 
+    /// Whether the axis uses an assumed price or power per GPU (cost and energy).
+    pub fn assumes(self) -> bool {
+        matches!(
+            self,
+            ThroughputAxis::UsdPerMillionOutputTokens
+                | ThroughputAxis::UsdPerMillionTotalTokens
+                | ThroughputAxis::JoulesPerOutputToken
+        )
+    }
+
     /// The metric the axis reads.
     fn metric(self) -> MetricKey {
         match self {

@@ -146,7 +146,7 @@ pub fn assumptions_used(ds: &Dataset, indices: &[usize], spec: &TradeoffSpec) ->
         spec.throughput,
         T::UsdPerMillionOutputTokens | T::UsdPerMillionTotalTokens
     );
-    if !cost && spec.throughput != T::JoulesPerOutputToken {
+    if !spec.throughput.assumes() {
         return Vec::new();
     }
     let what = if cost { "price" } else { "power" };

@@ -55,8 +55,12 @@ fn frontier_per_series() {
         ..spec
     };
     let s = tradeoff(&ds, &[0, 1, 2, 3], &per_user);
-    assert_eq!(s[0].points[0].latency, 20.0);
-    assert_eq!(s[0].frontier.len(), 3);
+    // Points in record order, the frontier in x order.
+    assert_eq!(s[0].points[0].latency, 100.0);
+    assert_eq!(
+        s[0].frontier_xy(),
+        [(20.0, 250.0), (50.0, 150.0), (100.0, 50.0)]
+    );
 }
 
 #[test]
@@ -203,7 +207,7 @@ fn a_million_points_keep_an_exact_frontier_and_draw_bounded() {
         json["layout"]["title"]["text"],
         format!(
             "Output token throughput (tok/s) vs P99 TTFT (ms)<br><sub>1000000 points drawn \
-             as {} grid cells (shade: points in the cell)</sub>",
+             as {} grid cells (shade: points in the cell); all 1000 frontier points drawn</sub>",
             bins.len()
         )
     );
@@ -313,7 +317,7 @@ fn a_long_frontier_is_drawn_through_evenly_spread_points() {
 }
 
 /// The series and points as the view made them from records (before it read the index): a
-/// string a row for the series, each axis from the record.
+/// string a row for the series, each axis from the record, points in record order.
 /// Series names with their points: (record, latency, throughput).
 type Drawn = Vec<(String, Vec<(usize, f64, f64)>)>;
 
@@ -333,10 +337,6 @@ fn from_records(records: &[Record], spec: &TradeoffSpec) -> Drawn {
     }
     crate::analysis::in_value_order(groups)
         .into_iter()
-        .map(|(name, mut points)| {
-            points.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.2.total_cmp(&b.2)));
-            (name, points)
-        })
         .collect()
 }
 
@@ -650,3 +650,4 @@ fn a_series_colour_shades_its_grid() {
 }
 
 mod frontier;
+mod steps;
