@@ -1398,8 +1398,13 @@ fn scraped_metrics_of_a_native_llama_server_are_rates_and_interval_means() {
         }
     }
     eprintln!("generated per the server's counter {served}, received {client}");
+    // On a quiet machine the two agree within 10 %. On a loaded one a scrape the server
+    // answers late is followed at once by the next (each rates the tokens over its own
+    // interval, which is then not the slot's second), so the slots only bound each other: a
+    // since-start total taken for a rate would be several times the tokens, a rate in the
+    // wrong unit a fraction of them.
     assert!(
-        client > 0.0 && (served / client - 1.0).abs() < 0.1,
+        client > 0.0 && (0.5..1.1).contains(&(served / client)),
         "{rate:?} {received:?}"
     );
     // The KV-cache metric benchlens maps for llama.cpp is not exported by this server: said
