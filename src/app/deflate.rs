@@ -9,6 +9,8 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{Blob, ReadableStream, ReadableStreamDefaultReader, ReadableWritablePair};
 
+use super::browser::js_error_text;
+
 #[wasm_bindgen]
 extern "C" {
     /// `new CompressionStream(format)`: a readable/writable pair.
@@ -38,7 +40,7 @@ pub enum InflateError {
 
 /// The raw deflate of `bytes`, or the browser's reason it could not be made.
 pub async fn deflate_raw(bytes: &[u8]) -> Result<Vec<u8>, String> {
-    let pair = CompressionStream::new("deflate-raw").map_err(|e| words(&e))?;
+    let pair = CompressionStream::new("deflate-raw").map_err(|e| js_error_text(&e))?;
     let mut out = Vec::new();
     read_all(through(bytes, pair.unchecked_ref())?, usize::MAX, &mut out).await?;
     Ok(out)
@@ -47,8 +49,8 @@ pub async fn deflate_raw(bytes: &[u8]) -> Result<Vec<u8>, String> {
 /// `bytes` inflated, stopping (and refusing) once it passes `limit` bytes: a crafted link
 /// cannot make the page allocate more.
 pub async fn inflate_raw(bytes: &[u8], limit: usize) -> Result<Vec<u8>, InflateError> {
-    let pair =
-        DecompressionStream::new("deflate-raw").map_err(|e| InflateError::Damaged(words(&e)))?;
+    let pair = DecompressionStream::new("deflate-raw")
+        .map_err(|e| InflateError::Damaged(js_error_text(&e)))?;
     let stream = through(bytes, pair.unchecked_ref()).map_err(InflateError::Damaged)?;
     let mut out = Vec::new();
     match read_all(stream, limit, &mut out).await {
@@ -61,7 +63,7 @@ pub async fn inflate_raw(bytes: &[u8], limit: usize) -> Result<Vec<u8>, InflateE
 /// A stream of `bytes` piped through the transform `pair`.
 fn through(bytes: &[u8], pair: &ReadableWritablePair) -> Result<ReadableStream, String> {
     let blob = Blob::new_with_u8_array_sequence(&Array::of1(&Uint8Array::from(bytes)))
-        .map_err(|e| words(&e))?;
+        .map_err(|e| js_error_text(&e))?;
     Ok(blob.stream().pipe_through(pair))
 }
 
@@ -69,23 +71,17 @@ fn through(bytes: &[u8], pair: &ReadableWritablePair) -> Result<ReadableStream, 
 async fn read_all(stream: ReadableStream, limit: usize, out: &mut Vec<u8>) -> Result<(), String> {
     let reader: ReadableStreamDefaultReader = stream.get_reader().unchecked_into();
     loop {
-        let chunk = JsFuture::from(reader.read()).await.map_err(|e| words(&e))?;
+        let chunk = JsFuture::from(reader.read())
+            .await
+            .map_err(|e| js_error_text(&e))?;
         if Reflect::get(&chunk, &"done".into()).is_ok_and(|d| d.is_truthy()) {
             return Ok(());
         }
-        let value = Reflect::get(&chunk, &"value".into()).map_err(|e| words(&e))?;
+        let value = Reflect::get(&chunk, &"value".into()).map_err(|e| js_error_text(&e))?;
         out.extend_from_slice(&Uint8Array::new(&value).to_vec());
         if out.len() > limit {
             let _ = reader.cancel();
             return Err(format!("more than {limit} bytes"));
         }
     }
-}
-
-/// An exception's message.
-fn words(e: &JsValue) -> String {
-    e.dyn_ref::<js_sys::Error>()
-        .map(|e| String::from(e.message()))
-        .or_else(|| e.as_string())
-        .unwrap_or_else(|| "the browser gave no reason".into())
 }
