@@ -1,7 +1,7 @@
 //! The per-request file is written as requests end: its rows are on disk while the load runs,
 //! and after a Ctrl-C in the middle of the load it is complete and well-formed (one row per
-//! request sent, in send order, each a whole JSON object), and it agrees with the canonical
-//! file's counts, so nothing measured is lost.
+//! request sent, in the order requests ended, each a whole JSON object), and it agrees with the
+//! canonical file's counts, so nothing measured is lost.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
 use std::process::{Command, Stdio};
@@ -64,12 +64,14 @@ fn rows_stream_during_the_load_and_survive_an_interrupt_whole() {
 
     let text = std::fs::read_to_string(&jsonl).unwrap();
     assert!(text.ends_with('\n'), "the last row is whole");
-    let rows: Vec<Value> = text
+    let mut rows: Vec<Value> = text
         .lines()
         .enumerate()
         .map(|(i, l)| serde_json::from_str(l).unwrap_or_else(|e| panic!("row {i}: {e}: {l}")))
         .collect();
-    // One row per request sent, in send order: indices 0, 1, 2, ...
+    // Rows are in the order requests ended; the canonical detail is in send (index) order.
+    rows.sort_by_key(|r| r["index"].as_u64());
+    // One row per request sent: indices 0, 1, 2, ...
     let indices: Vec<u64> = rows.iter().map(|r| r["index"].as_u64().unwrap()).collect();
     assert_eq!(indices, (0..rows.len() as u64).collect::<Vec<_>>());
     assert!(rows.len() < 100_000, "interrupted mid-load");
@@ -156,12 +158,14 @@ fn steady_window_and_vllm_files_come_from_the_spooled_records() {
     assert_eq!(names[1], names[0].replace(".json", ".requests.jsonl"));
     assert_eq!(names[2], "v.json");
 
-    let rows: Vec<Value> = std::fs::read_to_string(dir.path().join(&names[1]))
+    let mut rows: Vec<Value> = std::fs::read_to_string(dir.path().join(&names[1]))
         .unwrap()
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     assert_eq!(rows.len(), 400);
+    // In send (index) order, as the canonical detail and vLLM's arrays are.
+    rows.sort_by_key(|r| r["index"].as_u64());
     let decoded =
         canonical::from_json(&std::fs::read_to_string(dir.path().join(&names[0])).unwrap())
             .unwrap();
