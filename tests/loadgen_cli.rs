@@ -592,6 +592,18 @@ fn failed_runs_exit_non_zero_and_say_why() {
         "{stderr}"
     );
 
+    // A server failing most requests (as one dying mid-way does): non-zero without a flag.
+    let most_fail = run(
+        &["--ttft-ms", "0", "--itl-ms", "0", "--error-rate", "0.8"],
+        &[],
+    );
+    let stderr = String::from_utf8_lossy(&most_fail.stderr);
+    assert_eq!(most_fail.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("85.0% of requests failed (17 of 20), more than half"),
+        "{stderr}"
+    );
+
     let some_fail = ["--ttft-ms", "0", "--itl-ms", "0", "--error-rate", "0.5"];
     let strict = run(&some_fail, &["--fail-on-error", "1"]);
     assert_eq!(strict.status.code(), Some(1));
