@@ -425,6 +425,7 @@ fn sigkill_with_a_slow_request_out_keeps_the_rows_of_those_finished_after_it() {
     on_disk.sort_by_key(|r| r.0);
     let indices: Vec<usize> = on_disk.iter().map(|r| r.0).collect();
     let n = indices.len();
+    eprintln!("killed {killed:.2} s into the stage: {n} rows on disk");
     assert!(!indices.contains(&0), "the slow request is still out");
     // Every request sent up to 1.6 s before the kill (request k at about k / 50 s) finished
     // over a second before it: its row is on disk.
