@@ -1,7 +1,7 @@
 //! The per-request file is written as requests end: its rows are on disk while the load runs,
-//! and after a Ctrl-C (or a SIGTERM) in the middle of the load it is complete and well-formed (one row per
-//! request sent, in the order requests ended, each a whole JSON object), and it agrees with the
-//! canonical file's counts, so nothing measured is lost.
+//! and after a Ctrl-C (or a SIGTERM) in the middle of the load it is complete and well-formed
+//! (one row per request sent, in the order requests ended, each a whole JSON object), and it
+//! agrees with the canonical file's counts, so nothing measured is lost.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
 use std::process::{Command, Stdio};
