@@ -246,8 +246,10 @@ fn the_mock_refuses_a_gigabyte_body_and_stays_small() {
     }
     let after = resident_mib(&mock);
     eprintln!("mock resident: {before} MiB at the start, {after} MiB after the bodies");
+    // Measured here: 11–14 MiB above the start; 41 MiB while the allocator kept the bodies'
+    // memory (before the mock handed it back), about 2 GB with no body limit.
     assert!(
-        after < before + 96,
+        after < before + 24,
         "resident {before} MiB at the start, {after} MiB after the bodies"
     );
 }
