@@ -37,7 +37,7 @@ else
     tmp="$dir"
     trap 'rm -rf "$dir"' EXIT
 fi
-shapes="${SHAPES:-tidy canonical convert-csv serving serving-itl5 serving-itl20 genai-csv jsonl markdown}"
+shapes="${SHAPES:-tidy canonical ids convert-csv serving serving-itl5 serving-itl20 genai-csv jsonl markdown}"
 
 # The file for one shape, generated once.
 file_of() { # shape -> path
@@ -55,6 +55,7 @@ file_of() { # shape -> path
         serving) f="$dir/serving.json"; [[ -s "$f" ]] || python3 scripts/gen_shapes.py serving "$f" ;;
         jsonl) f="$dir/runs.jsonl"; [[ -s "$f" ]] || python3 scripts/gen_shapes.py jsonl "$f" ;;
         markdown) f="$dir/table.md"; [[ -s "$f" ]] || python3 scripts/gen_shapes.py markdown "$f" ;;
+        ids) f="$dir/ids.tsv"; [[ -s "$f" ]] || python3 scripts/gen_shapes.py ids "$f" ;;
         *) f="$dir/$s.csv"; [[ -s "$f" ]] || python3 scripts/gen_shapes.py "$s" "$f" ;;
     esac
     echo "$f"

@@ -13,6 +13,8 @@ SHAPE (N: rows, records or per-request values; defaults in brackets):
               100 a request                                                   [20,000,000 values]
   genai-csv   a genai-perf/AIPerf profile_export CSV: blocks of
               `Metric,avg,...` statistics, N rows in all                        [1,000,000 rows]
+  ids         the tidy rows with a run id and a timestamp of their own each
+              (tab-separated, CRLF), as exports of many runs carry              [1,000,000 rows]
   jsonl       SGLang bench_serving JSON Lines, one run summary a line          [1,000,000 lines]
   markdown    a markdown table                                                  [200,000 rows]
 
@@ -37,6 +39,15 @@ def tidy(out, n):
         out.write(f"{MODELS[i % 7]},H100,{2 ** (i % 8)},{2 ** (i % 6)},1024,128,"
                   f"{ttft(i):.3f},{8.0 + (i % 50) * 0.11:.3f},{20.0 + (i % 40) * 0.5:.3f},"
                   f"{1500.0 + (i % 1000):.2f}\n")
+
+
+def ids(out, n):
+    out.write("run_id\ttimestamp\tmodel\tgpu\tbatch_size\tconcurrency\t"
+              "TTFT (ms)\tTPOT (ms)\tThroughput (tok/s)\r\n")
+    for i in range(n):
+        out.write(f"r{i:07d}\t2026-11-{1 + i % 28:02d}T{i % 24:02d}:{i % 60:02d}:{i // 60 % 60:02d}Z\t"
+                  f"{MODELS[i % 7]}\tH100\t{2 ** (i % 8)}\t{2 ** (i % 6)}\t"
+                  f"{ttft(i):.3f}\t{8.0 + (i % 50) * 0.11:.3f}\t{1500.0 + (i % 1000):.2f}\r\n")
 
 
 def canonical(out, n):
@@ -140,6 +151,7 @@ def markdown(out, n):
 SHAPES = {
     "tidy": (tidy, 1_000_000),
     "canonical": (canonical, 1_000_000),
+    "ids": (ids, 1_000_000),
     "serving": (serving, 5_000_000),
     "serving-itl": (serving_itl, 20_000_000),
     "genai-csv": (genai_csv, 1_000_000),

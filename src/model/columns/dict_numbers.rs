@@ -3,7 +3,7 @@
 
 use std::hash::Hash;
 
-use super::codes::{Codes, FxHashMap};
+use super::codes::{Codes, DictMap};
 
 /// A number a dictionary can key on: its exact bits (so `-0.0`, `0.0` and every NaN stay
 /// what they were).
@@ -32,7 +32,7 @@ impl DictKey for f64 {
 #[derive(Clone, Debug)]
 pub struct DictNumbers<T: DictKey> {
     values: Vec<T>,
-    index: FxHashMap<T::Bits, u32>,
+    index: DictMap<T::Bits, u32>,
     codes: Codes,
     last: u32,
 }
@@ -41,7 +41,7 @@ impl<T: DictKey> Default for DictNumbers<T> {
     fn default() -> Self {
         DictNumbers {
             values: Vec::new(),
-            index: FxHashMap::default(),
+            index: DictMap::default(),
             codes: Codes::default(),
             last: 0,
         }

@@ -2,14 +2,14 @@
 
 use std::sync::Arc;
 
-use super::codes::{Codes, FxHashMap};
+use super::codes::{Codes, DictMap};
 
 /// Text values, dictionary-coded. Values are shared (`Arc<str>`) with the records the row
 /// view builds.
 #[derive(Clone, Debug, Default)]
 pub struct TextColumn {
     values: Vec<Arc<str>>,
-    index: FxHashMap<Arc<str>, u32>,
+    index: DictMap<Arc<str>, u32>,
     codes: Codes,
     /// The code pushed last: a column repeating its value down the rows skips the lookup.
     last: u32,
