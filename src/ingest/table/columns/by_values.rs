@@ -128,24 +128,27 @@ pub(super) fn total_tokens_per_second(t: &Table, mapping: &mut [ColumnMapping]) 
     }
 }
 
-/// Configured and measured decided per column from its values: a request-rate column
-/// (`RPS`, `QPS`) whose values are mostly not round (`1.28`, `4.62`, `12.28`; a rate someone
-/// sets is a multiple of 0.05: `0.5`, `1`, `2.5`, `inf`) is the achieved request throughput;
-/// a prompt-count column (`Requests`) whose values are mostly not round (`22`, `78`, `278`;
-/// a count someone sets is a multiple of 10 or a power of two) counts completed requests.
-/// Either is a guess, said in a warning. A measured value is never the x axis or a series.
+/// Configured and measured decided per column, from the column as a whole: a request-rate
+/// column (`RPS`, `QPS`) or a prompt-count column (`Requests`) is measured (the achieved
+/// request throughput, the requests completed) when at least half its values are not what a
+/// benchmark is set to (a rate: a multiple of 0.05, a third or a sixth written short, `0.33`,
+/// `1.67`, or `inf`; a count: a multiple of 10 or a power of two), unless the column says
+/// otherwise: an uneven value that recurs in other rows (the same rate run for each engine)
+/// was set, and a header that names a rate (`request_rate`) is taken at its word unless a
+/// value has three decimals or more (`191.532`: a measurement). A guess, said in a warning;
+/// a measured value is never the x axis or a series.
 pub(super) fn measured_loads(t: &Table, mapping: &mut [ColumnMapping]) {
     for m in mapping.iter_mut() {
-        let (round, target, what, means): (fn(f64) -> bool, &str, &str, &str) =
+        let (round, target, what, means): (fn(f64, usize) -> bool, &str, &str, &str) =
             match m.target.as_deref() {
                 Some("request_rate") => (
-                    |v| v.is_infinite() || ((v * 20.0).round() - v * 20.0).abs() < 1e-6,
+                    round_rate,
                     "request_throughput",
                     "rates",
                     "the achieved request throughput",
                 ),
                 Some("num_prompts") => (
-                    |v| v % 10.0 == 0.0 || (v >= 1.0 && (v as u64).is_power_of_two()),
+                    |v, _| v % 10.0 == 0.0 || (v >= 1.0 && (v as u64).is_power_of_two()),
                     "completed",
                     "counts",
                     "requests completed",
@@ -155,26 +158,58 @@ pub(super) fn measured_loads(t: &Table, mapping: &mut [ColumnMapping]) {
         let Some(col) = t.headers.iter().position(|h| *h == m.column) else {
             continue;
         };
-        let values: Vec<f64> = t
+        // Each value with the number of decimals it is written with.
+        let values: Vec<(f64, &str)> = t
             .rows
             .iter()
             .take(200)
-            .filter_map(|(_, cells)| cells.get(col)?.trim().parse::<f64>().ok())
-            .filter(|v| !v.is_nan() && *v >= 0.0)
+            .filter_map(|(_, cells)| {
+                let c = cells.get(col)?.trim();
+                Some((c.parse::<f64>().ok()?, c))
+            })
+            .filter(|(v, _)| !v.is_nan() && *v >= 0.0)
             .collect();
-        let uneven = values.iter().filter(|v| !round(**v)).count();
-        if values.len() >= 2 && uneven * 2 >= values.len() {
+        let decimals = |c: &str| c.split_once('.').map_or(0, |(_, d)| d.len());
+        let uneven: Vec<&str> = values
+            .iter()
+            .filter(|(v, c)| !round(*v, decimals(c)))
+            .map(|(_, c)| *c)
+            .collect();
+        let recurs = uneven
+            .iter()
+            .any(|c| values.iter().filter(|(_, o)| o == c).count() > 1);
+        let named_rate = target == "request_throughput" && snake(&m.column).contains("rate");
+        let long = uneven.iter().any(|c| decimals(c) >= 3);
+        if values.len() >= 2 && uneven.len() * 2 >= values.len() && !recurs && (!named_rate || long)
+        {
             *m = ColumnMapping::new(
                 &m.column,
                 Some(target.to_string()),
                 1.0,
                 format!(
-                    "{uneven} of its {} values are not the round {what} a benchmark is set to: measured, {means} (guessed)",
+                    "{} of its {} values are not the round {what} a benchmark is set to: measured, {means} (guessed)",
+                    uneven.len(),
                     values.len(),
                 ),
             );
         }
     }
+}
+
+/// A rate someone sets: `inf`, a multiple of 0.05 (`0.5`, `2.5`), or a third or a sixth
+/// written to its `decimals` (`0.33`, `0.67`, `1.17`; two decimals at least, so `1.3` is not
+/// taken for 4/3).
+fn round_rate(v: f64, decimals: usize) -> bool {
+    let near = |x: f64, tolerance: f64| (x.round() - x).abs() <= tolerance;
+    v.is_infinite()
+        || near(v * 20.0, 1e-6)
+        || decimals >= 2
+            && [3.0, 6.0].iter().any(|d| {
+                near(
+                    v * d,
+                    d * 0.5 * 10f64.powi(-i32::try_from(decimals).unwrap_or(16)) + 1e-9,
+                )
+            })
 }
 
 /// Columns that name only a statistic (`Median`, `Mean`, `P99`, `Min`) measure what the
