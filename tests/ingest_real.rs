@@ -1172,6 +1172,28 @@ fn guidellm_console_report_in_a_lab_guide() {
     assert_eq!(tag(c, "section"), Some("Performance run 2"));
 }
 
+/// The lab guide's report as an author might mark it up: the throughput row in bold and its
+/// total tokens a second with a thousands separator. Its cells read as every markdown table's
+/// do (the shared cell splitter and number reader), so the row keeps its figures.
+#[test]
+fn guidellm_console_row_in_bold_reads_as_the_others() {
+    let text =
+        String::from_utf8(common::fixture("real/ibm-techxchange-guidellm-one-gpu.md")).unwrap();
+    let plain = "   throughput|       2.94|       29.63|       752.3|      3760.9|";
+    let bold = "   **throughput**|  **2.94**| **29.63**| **752.3**| **3,760.9**|";
+    assert!(text.contains(plain));
+    let got = benchlens::ingest::read("lab.md", text.replacen(plain, bold, 1).as_bytes()).unwrap();
+    assert_eq!(got.records.len(), 10);
+    let r = &got.records[1];
+    assert_eq!(tag(r, "strategy"), Some("throughput"));
+    assert_eq!(r.request_rate, Some(f64::INFINITY));
+    close(metric(r, "request_throughput"), 2.94);
+    close(metric(r, "extra.request_concurrency"), 29.63);
+    close(metric(r, "output_throughput"), 752.3);
+    close(metric(r, "total_token_throughput"), 3760.9);
+    close(metric(r, "mean_ttft_ms"), 868.5);
+}
+
 /// Two guidellm sweeps in one README, under `### No IB` and `### IB`: the section tells them
 /// apart; rows of zeros completed no request (the info table says so) and measure nothing.
 #[test]
