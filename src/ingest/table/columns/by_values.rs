@@ -111,18 +111,60 @@ pub(super) fn too_fast_per_token(t: &Table, mapping: &[ColumnMapping], col: usiz
 
 /// `vllm bench throughput`'s fields as table columns: its `tokens_per_second` is
 /// `total_num_tokens / elapsed_time`, prompt and output tokens together, so beside a
-/// `total_num_tokens` column it is the total token throughput, not the output's.
+/// `total_num_tokens` column it is the total token throughput, not the output's; and so it
+/// is where its values say so: on most rows where they are all given, tokens a second times
+/// the end-to-end latency is nearer the batch's (or the prompts') input and output tokens
+/// than its output tokens (dstack's H100 row `2048, 2048, 64, 262.68 s, 998.78`: 262,360
+/// tokens, 64 × 4,096 = 262,144 and not 64 × 2,048; its latency and throughput come from two
+/// runs, so a match is never exact).
 pub(super) fn total_tokens_per_second(t: &Table, mapping: &mut [ColumnMapping]) {
-    if !t.headers.iter().any(|h| snake(h) == "total_num_tokens") {
+    let at = |target: &str| {
+        let m = mapping
+            .iter()
+            .find(|m| m.target.as_deref() == Some(target))?;
+        Some((t.headers.iter().position(|h| *h == m.column)?, m.scale))
+    };
+    let Some((tps, _)) = at("output_throughput").filter(|(k, _)| {
+        t.headers
+            .get(*k)
+            .is_some_and(|h| snake(h) == "tokens_per_second")
+    }) else {
         return;
-    }
-    for m in mapping.iter_mut() {
-        if m.target.as_deref() == Some("output_throughput")
-            && snake(&m.column) == "tokens_per_second"
-        {
+    };
+    let named = t.headers.iter().any(|h| snake(h) == "total_num_tokens");
+    let by_values = || {
+        let (Some((i, _)), Some((o, _)), Some((n, _)), Some((e, scale))) = (
+            at("input_len"),
+            at("output_len"),
+            at("batch_size").or_else(|| at("num_prompts")),
+            at("mean_e2el_ms"),
+        ) else {
+            return false;
+        };
+        // Rows where tokens a second times the latency is nearer all the tokens than the
+        // output's (a ratio to each, compared on a log scale), against rows where it is not.
+        let (mut total, mut output) = (0, 0);
+        for (_, cells) in t.rows.iter().take(200) {
+            let num = |k: usize| cells.get(k).and_then(|c| c.trim().parse::<f64>().ok());
+            if let (Some(v), Some(i), Some(o), Some(n), Some(e)) =
+                (num(tps), num(i), num(o), num(n), num(e))
+            {
+                let tokens = v * e * scale / 1000.0 / n;
+                let ratio = |of: f64| (tokens / of).ln().abs();
+                match ratio(i + o) < ratio(o) {
+                    true => total += 1,
+                    false => output += 1,
+                }
+            }
+        }
+        total > output
+    };
+    if named || by_values() {
+        let column = t.headers.get(tps);
+        if let Some(m) = mapping.iter_mut().find(|m| Some(&m.column) == column) {
             m.target = Some("total_token_throughput".to_string());
-            m.reason = "vLLM throughput's tokens a second: total_num_tokens over the elapsed \
-                        time, prompt and output together"
+            m.reason = "vLLM throughput's tokens a second: prompt and output tokens together \
+                        (total_num_tokens over the elapsed time)"
                 .to_string();
         }
     }
