@@ -85,16 +85,27 @@ pub(super) fn guess_latency_units(t: &Table, mapping: &mut [ColumnMapping]) {
     }
 }
 
+/// The column of `t` that `mapping` maps to `target` first, and its scale.
+fn mapped(t: &Table, mapping: &[ColumnMapping], target: &str) -> Option<(usize, f64)> {
+    let m = mapping
+        .iter()
+        .find(|m| m.target.as_deref() == Some(target))?;
+    Some((t.headers.iter().position(|h| *h == m.column)?, m.scale))
+}
+
+/// Cell `k` of a row as a plain number.
+fn cell(cells: &csv::StringRecord, k: usize) -> Option<f64> {
+    cells.get(k)?.trim().parse().ok()
+}
+
 /// Whether a request latency column cannot be ms: a row whose request, read as ms, took
 /// under 0.5 ms per output token (the row's `output_len`, or a column of output tokens) would
 /// have decoded over 2,000 tokens a second, its prompt included, which no LLM serving run
 /// does; one unit per column, so its values are seconds (2,048 tokens in `71.27`, 30 tokens
 /// in `4.2`).
 pub(super) fn too_fast_per_token(t: &Table, mapping: &[ColumnMapping], col: usize) -> bool {
-    let Some(out) = mapping
-        .iter()
-        .find(|m| m.target.as_deref() == Some("output_len"))
-        .and_then(|m| t.headers.iter().position(|h| *h == m.column))
+    let Some(out) = mapped(t, mapping, "output_len")
+        .map(|(k, _)| k)
         .or_else(|| {
             t.headers
                 .iter()
@@ -104,8 +115,7 @@ pub(super) fn too_fast_per_token(t: &Table, mapping: &[ColumnMapping], col: usiz
         return false;
     };
     t.rows.iter().take(200).any(|(_, cells)| {
-        let num = |i: usize| cells.get(i).and_then(|c| c.trim().parse::<f64>().ok());
-        matches!((num(col), num(out)), (Some(l), Some(n)) if l > 0.0 && n >= 8.0 && l / n < 0.5)
+        matches!((cell(cells, col), cell(cells, out)), (Some(l), Some(n)) if l > 0.0 && n >= 8.0 && l / n < 0.5)
     })
 }
 
@@ -118,12 +128,7 @@ pub(super) fn too_fast_per_token(t: &Table, mapping: &[ColumnMapping], col: usiz
 /// tokens, 64 × 4,096 = 262,144 and not 64 × 2,048; its latency and throughput come from two
 /// runs, so a match is never exact).
 pub(super) fn total_tokens_per_second(t: &Table, mapping: &mut [ColumnMapping]) {
-    let at = |target: &str| {
-        let m = mapping
-            .iter()
-            .find(|m| m.target.as_deref() == Some(target))?;
-        Some((t.headers.iter().position(|h| *h == m.column)?, m.scale))
-    };
+    let at = |target: &str| mapped(t, mapping, target);
     let Some((tps, _)) = at("output_throughput").filter(|(k, _)| {
         t.headers
             .get(*k)
@@ -142,18 +147,20 @@ pub(super) fn total_tokens_per_second(t: &Table, mapping: &mut [ColumnMapping]) 
             return false;
         };
         // Rows where tokens a second times the latency is nearer all the tokens than the
-        // output's (a ratio to each, compared on a log scale), against rows where it is not.
+        // output's, against rows where it is not.
         let (mut total, mut output) = (0, 0);
         for (_, cells) in t.rows.iter().take(200) {
-            let num = |k: usize| cells.get(k).and_then(|c| c.trim().parse::<f64>().ok());
+            let num = |k: usize| cell(cells, k);
             if let (Some(v), Some(i), Some(o), Some(n), Some(e)) =
                 (num(tps), num(i), num(o), num(n), num(e))
             {
+                // Nearer all the tokens than the output's, as a factor either way: above
+                // their geometric mean.
                 let tokens = v * e * scale / 1000.0 / n;
-                let ratio = |of: f64| (tokens / of).ln().abs();
-                match ratio(i + o) < ratio(o) {
-                    true => total += 1,
-                    false => output += 1,
+                if tokens * tokens > o * (i + o) {
+                    total += 1;
+                } else {
+                    output += 1;
                 }
             }
         }
@@ -201,36 +208,33 @@ pub(super) fn measured_loads(t: &Table, mapping: &mut [ColumnMapping]) {
             continue;
         };
         // Each value with the number of decimals it is written with.
-        let values: Vec<(f64, &str)> = t
-            .rows
-            .iter()
-            .take(200)
-            .filter_map(|(_, cells)| {
-                let c = cells.get(col)?.trim();
-                Some((c.parse::<f64>().ok()?, c))
-            })
-            .filter(|(v, _)| !v.is_nan() && *v >= 0.0)
-            .collect();
-        let decimals = |c: &str| c.split_once('.').map_or(0, |(_, d)| d.len());
-        let uneven: Vec<&str> = values
-            .iter()
-            .filter(|(v, c)| !round(*v, decimals(c)))
-            .map(|(_, c)| *c)
-            .collect();
-        let recurs = uneven
-            .iter()
-            .any(|c| values.iter().filter(|(_, o)| o == c).count() > 1);
+        let mut values: Vec<(f64, usize)> = Vec::new();
+        for (_, cells) in t.rows.iter().take(200) {
+            let Some(c) = cells.get(col).map(str::trim) else {
+                continue;
+            };
+            // `>= 0` leaves NaN out too.
+            if let Some(v) = c.parse::<f64>().ok().filter(|v| *v >= 0.0) {
+                values.push((v, c.split_once('.').map_or(0, |(_, d)| d.len())));
+            }
+        }
+        let (mut uneven, mut long, mut recurs) = (0, false, false);
+        for (k, &(v, d)) in values.iter().enumerate() {
+            if !round(v, d) {
+                uneven += 1;
+                long |= d >= 3;
+                recurs |= values.iter().enumerate().any(|(o, w)| o != k && w.0 == v);
+            }
+        }
         let named_rate = target == "request_throughput" && snake(&m.column).contains("rate");
-        let long = uneven.iter().any(|c| decimals(c) >= 3);
-        if values.len() >= 2 && uneven.len() * 2 >= values.len() && !recurs && (!named_rate || long)
-        {
+        if values.len() >= 2 && uneven * 2 >= values.len() && !recurs && (!named_rate || long) {
             *m = ColumnMapping::new(
                 &m.column,
                 Some(target.to_string()),
                 1.0,
                 format!(
                     "{} of its {} values are not the round {what} a benchmark is set to: measured, {means} (guessed)",
-                    uneven.len(),
+                    uneven,
                     values.len(),
                 ),
             );
@@ -243,15 +247,11 @@ pub(super) fn measured_loads(t: &Table, mapping: &mut [ColumnMapping]) {
 /// taken for 4/3).
 fn round_rate(v: f64, decimals: usize) -> bool {
     let near = |x: f64, tolerance: f64| (x.round() - x).abs() <= tolerance;
+    // Half the last written digit: what rounding to `decimals` may have moved the value.
+    let half = [5e-3, 5e-4, 5e-5, 5e-6, 5e-7, 5e-8].get(decimals.wrapping_sub(2));
     v.is_infinite()
         || near(v * 20.0, 1e-6)
-        || decimals >= 2
-            && [3.0, 6.0].iter().any(|d| {
-                near(
-                    v * d,
-                    d * 0.5 * 10f64.powi(-i32::try_from(decimals).unwrap_or(16)) + 1e-9,
-                )
-            })
+        || half.is_some_and(|h| [3.0, 6.0].iter().any(|d| near(v * d, d * h + 1e-9)))
 }
 
 /// Columns that name only a statistic (`Median`, `Mean`, `P99`, `Min`) measure what the
