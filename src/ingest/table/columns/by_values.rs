@@ -188,22 +188,22 @@ pub(super) fn total_tokens_per_second(t: &Table, mapping: &mut [ColumnMapping]) 
 /// a measured value is never the x axis or a series.
 pub(super) fn measured_loads(t: &Table, mapping: &mut [ColumnMapping]) {
     for m in mapping.iter_mut() {
-        let (round, target, what, means): (fn(f64, usize) -> bool, &str, &str, &str) =
-            match m.target.as_deref() {
-                Some("request_rate") => (
-                    round_rate,
-                    "request_throughput",
-                    "rates",
-                    "the achieved request throughput",
-                ),
-                Some("num_prompts") => (
-                    |v, _| v % 10.0 == 0.0 || (v >= 1.0 && (v as u64).is_power_of_two()),
-                    "completed",
-                    "counts",
-                    "requests completed",
-                ),
-                _ => continue,
-            };
+        let (round, target, what, means): (Roundness, &str, &str, &str) = match m.target.as_deref()
+        {
+            Some("request_rate") => (
+                round_rate,
+                "request_throughput",
+                "rates",
+                "the achieved request throughput",
+            ),
+            Some("num_prompts") => (
+                |v, _| v % 10.0 == 0.0 || (v >= 1.0 && (v as u64).is_power_of_two()),
+                "completed",
+                "counts",
+                "requests completed",
+            ),
+            _ => continue,
+        };
         let Some(col) = t.headers.iter().position(|h| *h == m.column) else {
             continue;
         };
@@ -241,6 +241,9 @@ pub(super) fn measured_loads(t: &Table, mapping: &mut [ColumnMapping]) {
         }
     }
 }
+
+/// Whether a value, written with so many decimals, is one a benchmark is set to.
+type Roundness = fn(f64, usize) -> bool;
 
 /// A rate someone sets: `inf`, a multiple of 0.05 (`0.5`, `2.5`), or a third or a sixth
 /// written to its `decimals` (`0.33`, `0.67`, `1.17`; two decimals at least, so `1.3` is not
