@@ -462,8 +462,18 @@ struct Stamp {
 
 impl Stamp {
     fn new(source: &str, format: Format) -> Stamp {
+        let mut from_name = names::parse_file_name(source);
+        // vLLM's latency benchmark times one batch again and again (`--batch-size`): the
+        // prompt count its file name states (dstack's `latency_test_…_np64`) is that batch.
+        if format == Format::VllmLatency {
+            for (d, _) in &mut from_name.values {
+                if *d == Dim::NumPrompts {
+                    *d = Dim::BatchSize;
+                }
+            }
+        }
         Stamp {
-            from_name: names::parse_file_name(source),
+            from_name,
             source: source.into(),
             format: format.name().into(),
             inferred: Default::default(),

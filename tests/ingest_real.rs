@@ -1172,6 +1172,28 @@ fn guidellm_console_report_in_a_lab_guide() {
     assert_eq!(tag(c, "section"), Some("Performance run 2"));
 }
 
+/// The lab guide's report as an author might mark it up: the throughput row in bold and its
+/// total tokens a second with a thousands separator. Its cells read as every markdown table's
+/// do (the shared cell splitter and number reader), so the row keeps its figures.
+#[test]
+fn guidellm_console_row_in_bold_reads_as_the_others() {
+    let text =
+        String::from_utf8(common::fixture("real/ibm-techxchange-guidellm-one-gpu.md")).unwrap();
+    let plain = "   throughput|       2.94|       29.63|       752.3|      3760.9|";
+    let bold = "   **throughput**|  **2.94**| **29.63**| **752.3**| **3,760.9**|";
+    assert!(text.contains(plain));
+    let got = benchlens::ingest::read("lab.md", text.replacen(plain, bold, 1).as_bytes()).unwrap();
+    assert_eq!(got.records.len(), 10);
+    let r = &got.records[1];
+    assert_eq!(tag(r, "strategy"), Some("throughput"));
+    assert_eq!(r.request_rate, Some(f64::INFINITY));
+    close(metric(r, "request_throughput"), 2.94);
+    close(metric(r, "extra.request_concurrency"), 29.63);
+    close(metric(r, "output_throughput"), 752.3);
+    close(metric(r, "total_token_throughput"), 3760.9);
+    close(metric(r, "mean_ttft_ms"), 868.5);
+}
+
 /// Two guidellm sweeps in one README, under `### No IB` and `### IB`: the section tells them
 /// apart; rows of zeros completed no request (the info table says so) and measure nothing.
 #[test]
@@ -1256,6 +1278,10 @@ fn vllm_throughput_and_latency_json_lengths_from_the_name() {
     close(metric(r, "mean_e2el_ms"), 262681.2863750001);
     close(metric(r, "p99_e2el_ms"), 262_691.466_174_979_6);
     assert_eq!((r.input_len, r.output_len), (Some(2048.0), Some(2048.0)));
+    // `benchmark_latency.py` times one batch (`--batch-size`); dstack's `np64` is that batch
+    // (its README: "at input_len=2048 and output_len=2048 across different batch sizes").
+    assert_eq!((r.batch_size, r.num_prompts), (Some(64), None));
+    assert!(r.is_inferred("batch_size"));
 
     let got = read_fixture(
         "real/dstack-mi300x-Meta-Llama-3.1-405B-Instruct-FP8-KV_throughput_req64_in2048_out2048_.json",
@@ -1283,7 +1309,8 @@ fn configured_lengths_from_the_name_beat_means_from_totals() {
 }
 
 /// dstack's CSVs of those runs: vLLM throughput's `tokens_per_second` beside
-/// `total_num_tokens` is the total; `requests_per_second` is the request throughput; an
+/// `total_num_tokens`, or whose values times the latency are the prompt and output tokens, is
+/// the total; `requests_per_second` is the request throughput; an
 /// `end_to_end_latency` of 71.27 for 2,048 output tokens is seconds; `total_output_tokens` is
 /// a count, not a throughput.
 #[test]
@@ -1306,6 +1333,10 @@ fn dstack_csvs_units_and_totals() {
     assert_eq!(got.records.len(), 93);
     let r = &got.records[0];
     close(metric(r, "mean_e2el_ms"), 71273.94036);
+    // No total_num_tokens beside it, but its values say what it is: 122.12 tokens a second
+    // over 71.27 s is 4 × (128 + 2,048) tokens, prompts included.
+    close(metric(r, "total_token_throughput"), 122.1203704);
+    assert_eq!(metric(r, "output_throughput"), None);
     assert!(got
         .warnings
         .iter()

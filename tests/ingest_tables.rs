@@ -334,3 +334,74 @@ fn gpu_count_after_the_gpu_name() {
     assert_eq!(cols[0].gpu_count, Some(2));
     assert_eq!(cols[0].gpu.as_deref(), Some("NVIDIA H100 80GB HBM3"));
 }
+
+/// Configured and measured request rates decided from the column as a whole: thirds written
+/// short (`0.33`, `0.67`) are rates someone set, as are uneven rates run again for each
+/// engine and the rates of a column whose header names a rate; a column of `QPS` values with
+/// three decimals that never recur (`191.532`) is the achieved throughput, named or not.
+#[test]
+fn configured_rates_are_told_from_measured_ones_by_their_column() {
+    let table = |header: &str, rates: &[&str], engines: &[&str]| {
+        let mut t = format!("| Engine | {header} | TTFT (ms) |\n|---|---|---|\n");
+        for e in engines {
+            for (i, r) in rates.iter().enumerate() {
+                t.push_str(&format!("| {e} | {r} | {} |\n", 100 + i));
+            }
+        }
+        ingest::read("rates.md", t.as_bytes()).unwrap()
+    };
+    let rates = |got: &ingest::Ingested| -> Vec<Option<f64>> {
+        got.records.iter().map(|r| r.request_rate).collect()
+    };
+    let measured = |got: &ingest::Ingested| -> Vec<Option<f64>> {
+        got.records
+            .iter()
+            .map(|r| metric(r, "request_throughput"))
+            .collect()
+    };
+    // Thirds and halves, one engine: set.
+    let got = table("QPS", &["0.33", "0.67", "1.5", "3"], &["vllm"]);
+    assert_eq!(
+        rates(&got),
+        [0.33, 0.67, 1.5, 3.0].map(Some),
+        "{:?}",
+        got.warnings
+    );
+    assert!(got
+        .records
+        .iter()
+        .all(|r| metric(r, "request_throughput").is_none()));
+    // Uneven rates that recur for each engine: set.
+    let got = table("RPS", &["1.28", "4.62", "12.28"], &["vllm", "sglang"]);
+    assert_eq!(
+        rates(&got),
+        [1.28, 4.62, 12.28].map(Some).repeat(2),
+        "{:?}",
+        got.warnings
+    );
+    // Uneven rates under a header that names a rate: taken at its word.
+    let got = table("Request rate", &["1.28", "4.62", "12.28"], &["vllm"]);
+    assert_eq!(
+        rates(&got),
+        [1.28, 4.62, 12.28].map(Some),
+        "{:?}",
+        got.warnings
+    );
+    // Three decimals that never recur: measured, whatever the header says.
+    for header in ["QPS", "Request rate"] {
+        let got = table(header, &["47.871", "95.104", "191.532"], &["vllm"]);
+        assert_eq!(rates(&got), [None; 3], "{header}: {:?}", got.warnings);
+        assert_eq!(
+            measured(&got),
+            [47.871, 95.104, 191.532].map(Some),
+            "{header}"
+        );
+        let said: Vec<String> = got.warnings.iter().map(|w| w.to_string()).collect();
+        assert!(
+            said.iter().any(|w| w.contains(&format!(
+                "column \"{header}\": 3 of its 3 values are not the round rates"
+            ))),
+            "{said:?}"
+        );
+    }
+}

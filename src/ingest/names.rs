@@ -64,10 +64,8 @@ fn num(t: &str) -> Option<f64> {
     if t.eq_ignore_ascii_case("inf") {
         return Some(f64::INFINITY);
     }
-    if t.is_empty() || !t.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
-        return None;
-    }
-    t.parse().ok()
+    // Digits with an optional point: a sign cannot be in a name's token (split at `-`).
+    super::table::plain_decimal(t)
 }
 
 fn prefixed(t: &str, prefix: &str) -> Option<f64> {

@@ -50,7 +50,7 @@ pub(crate) use llama_bench::{
 };
 pub(crate) use rows::{rows_to_records, RowsContext};
 use text_tables::pandas_table;
-pub(crate) use text_tables::{markdown_headers, markdown_tables};
+pub(crate) use text_tables::{markdown_headers, markdown_tables, split_md_cells};
 pub(crate) use tgi::read_tgi;
 pub(crate) use words::{canonical_engine, is_engine, is_gpu_word};
 

@@ -102,7 +102,8 @@ const EXPECT = {
   'dstack-mi300x-Meta-Llama-3.1-405B-Instruct-FP8-KV_throughput_req64_in2048_out2048_.json': {
     x: 'num_prompts', metric: 'total_token_throughput', series: '',
   },
-  'dstack-nvidia-latency_test_ip2048_op2048_np64.json': { x: 'num_prompts', metric: 'mean_e2el_ms', series: '' },
+  // benchmark_latency.py's batch (`np64`), as dstack's README says it varied the batch size.
+  'dstack-nvidia-latency_test_ip2048_op2048_np64.json': { x: 'batch_size', metric: 'mean_e2el_ms', series: '' },
   'dstack-nvidia-throughput_test_ip2048_op2048_np64.json': {
     x: 'num_prompts', metric: 'total_token_throughput', series: '',
   },

@@ -320,10 +320,10 @@ pub(super) const UNITLESS_LATENCY: &str = "latency without a unit: assumed ms";
 /// the unit of unitless latency columns decided by [`guess_latency_units`].
 pub(crate) fn auto_mapping(t: &Table) -> Vec<ColumnMapping> {
     let mut mapping = auto_mapping_by_name(t);
-    total_tokens_per_second(t, &mut mapping);
     statistics_of_headings(t, &mut mapping);
     measured_loads(t, &mut mapping);
     guess_latency_units(t, &mut mapping);
+    total_tokens_per_second(t, &mut mapping);
     mapping
 }
 

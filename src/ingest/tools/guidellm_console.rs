@@ -10,6 +10,8 @@
 
 use serde_json::{Map, Value};
 
+use crate::ingest::table::split_md_cells;
+use crate::ingest::text::parse_quantity;
 use crate::ingest::Ingested;
 
 /// Where guidellm's console report is: its stats table's title.
@@ -23,14 +25,14 @@ pub(crate) fn detect_text(text: &str) -> bool {
 }
 
 /// One table: its header (group, column) per column, and its rows (line, cells).
-struct Table {
-    columns: Vec<(String, String)>,
-    rows: Vec<(usize, Vec<String>)>,
+struct Table<'a> {
+    columns: Vec<(String, &'a str)>,
+    rows: Vec<(usize, Vec<&'a str>)>,
 }
 
 /// The table whose title is at line `title` (0-based): rules (`====`) and blank lines skipped,
 /// the group line, the column line, a `----` rule, then rows up to the next rule or blank line.
-fn table_at(lines: &[&str], title: usize) -> Option<(Table, usize)> {
+fn table_at<'a>(lines: &[&'a str], title: usize) -> Option<(Table<'a>, usize)> {
     let mut i = title + 1;
     while lines
         .get(i)
@@ -39,11 +41,13 @@ fn table_at(lines: &[&str], title: usize) -> Option<(Table, usize)> {
         i += 1;
     }
     let groups = lines.get(i)?;
-    let names = lines.get(i + 1)?;
+    let names_line = lines.get(i + 1)?;
     if !lines.get(i + 2).is_some_and(|l| is_rule(l, '-')) {
         return None;
     }
-    let names: Vec<String> = names.split('|').map(|c| c.trim().to_string()).collect();
+    // The column names and each row's cells split as the markdown reader splits a row.
+    let mut names: Vec<&str> = Vec::new();
+    split_md_cells(names_line, &mut names);
     // Each group and how many columns it spans: the pipes after its name.
     let mut spans: Vec<(String, usize)> = Vec::new();
     let mut rest = groups.trim_end();
@@ -67,7 +71,7 @@ fn table_at(lines: &[&str], title: usize) -> Option<(Table, usize)> {
             let Some(name) = names.get(columns.len()) else {
                 break;
             };
-            columns.push((group.clone(), name.clone()));
+            columns.push((group.clone(), *name));
         }
     }
     if columns.len() != names.len() {
@@ -79,7 +83,8 @@ fn table_at(lines: &[&str], title: usize) -> Option<(Table, usize)> {
         if l.trim().is_empty() || is_rule(l, '=') || !l.contains('|') {
             break;
         }
-        let cells: Vec<String> = l.split('|').map(|c| c.trim().to_string()).collect();
+        let mut cells = Vec::new();
+        split_md_cells(l, &mut cells);
         if cells.len() == columns.len() {
             rows.push((j + 1, cells));
         }
@@ -103,8 +108,11 @@ fn number(v: f64) -> Value {
     serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number)
 }
 
+/// A cell's number as every table reader reads one; a cell with a unit is none of guidellm's.
 fn num(cell: &str) -> Option<f64> {
-    cell.trim().parse::<f64>().ok().filter(|v| v.is_finite())
+    parse_quantity(cell)
+        .filter(|(v, unit)| unit.is_empty() && v.is_finite())
+        .map(|(v, _)| v)
 }
 
 /// The value in `text` of `key='…'` (the metadata block's `backend_model='…'`).
@@ -128,13 +136,13 @@ fn strategy(name: &str) -> Value {
 /// One stats row as the report's metrics: each group to guidellm's metric name, each column
 /// to its statistic. guidellm 0.2 printed the request latency in seconds under a "(ms)"
 /// header; it is read as ms only where it is no shorter than the row's TTFT in ms.
-fn metrics(t: &Table, cells: &[String], warn_seconds: &mut bool) -> Map<String, Value> {
+fn metrics(t: &Table, cells: &[&str], warn_seconds: &mut bool) -> Map<String, Value> {
     let mut m: Map<String, Value> = Map::new();
     let ttft = t
         .columns
         .iter()
         .zip(cells)
-        .find(|((g, c), _)| g.starts_with("TTFT") && c == "mean")
+        .find(|((g, c), _)| g.starts_with("TTFT") && *c == "mean")
         .and_then(|(_, v)| num(v));
     for ((group, column), cell) in t.columns.iter().zip(cells) {
         let Some(mut v) = num(cell) else { continue };
@@ -158,9 +166,9 @@ fn metrics(t: &Table, cells: &[String], warn_seconds: &mut bool) -> Map<String, 
             "output_tokens_per_second"
         } else if g.starts_with("tot tok") {
             "tokens_per_second"
-        } else if g.starts_with("request stats") && column == "Per Second" {
+        } else if g.starts_with("request stats") && *column == "Per Second" {
             "requests_per_second"
-        } else if g.starts_with("request stats") && column == "Concurrency" {
+        } else if g.starts_with("request stats") && *column == "Concurrency" {
             "request_concurrency"
         } else {
             continue;
@@ -215,13 +223,13 @@ pub(crate) fn read_guidellm_console(text: &str, out: &mut Ingested) {
                 let col = |g: &str, c: &str| {
                     t.columns
                         .iter()
-                        .position(|(tg, tc)| tg.starts_with(g) && tc == c)
+                        .position(|(tg, tc)| tg.starts_with(g) && *tc == c)
                 };
                 let (comp, err) = (col("Requests Made", "Comp"), col("Requests Made", "Err"));
                 for (_, cells) in &t.rows {
                     let get = |k: Option<usize>| k.and_then(|k| cells.get(k)).and_then(|c| num(c));
                     if let (Some(name), Some(c)) = (cells.first(), get(comp)) {
-                        totals.insert(name.clone(), (c, get(err).unwrap_or(0.0)));
+                        totals.insert(name.to_string(), (c, get(err).unwrap_or(0.0)));
                     }
                 }
                 i = end;
@@ -256,7 +264,7 @@ fn read_stats(
         .rows
         .iter()
         .map(|(_, cells)| {
-            let name = cells.first().map(String::as_str).unwrap_or("");
+            let name = cells.first().copied().unwrap_or("");
             let mut b = Map::new();
             b.insert("args".into(), obj([("strategy", strategy(name))]));
             b.insert(

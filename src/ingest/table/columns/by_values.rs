@@ -85,16 +85,27 @@ pub(super) fn guess_latency_units(t: &Table, mapping: &mut [ColumnMapping]) {
     }
 }
 
+/// The column of `t` that `mapping` maps to `target` first, and its scale.
+fn mapped(t: &Table, mapping: &[ColumnMapping], target: &str) -> Option<(usize, f64)> {
+    let m = mapping
+        .iter()
+        .find(|m| m.target.as_deref() == Some(target))?;
+    Some((t.headers.iter().position(|h| *h == m.column)?, m.scale))
+}
+
+/// Cell `k` of a row as a plain number.
+fn cell(cells: &csv::StringRecord, k: usize) -> Option<f64> {
+    cells.get(k)?.trim().parse().ok()
+}
+
 /// Whether a request latency column cannot be ms: a row whose request, read as ms, took
 /// under 0.5 ms per output token (the row's `output_len`, or a column of output tokens) would
 /// have decoded over 2,000 tokens a second, its prompt included, which no LLM serving run
 /// does; one unit per column, so its values are seconds (2,048 tokens in `71.27`, 30 tokens
 /// in `4.2`).
 pub(super) fn too_fast_per_token(t: &Table, mapping: &[ColumnMapping], col: usize) -> bool {
-    let Some(out) = mapping
-        .iter()
-        .find(|m| m.target.as_deref() == Some("output_len"))
-        .and_then(|m| t.headers.iter().position(|h| *h == m.column))
+    let Some(out) = mapped(t, mapping, "output_len")
+        .map(|(k, _)| k)
         .or_else(|| {
             t.headers
                 .iter()
@@ -104,77 +115,146 @@ pub(super) fn too_fast_per_token(t: &Table, mapping: &[ColumnMapping], col: usiz
         return false;
     };
     t.rows.iter().take(200).any(|(_, cells)| {
-        let num = |i: usize| cells.get(i).and_then(|c| c.trim().parse::<f64>().ok());
-        matches!((num(col), num(out)), (Some(l), Some(n)) if l > 0.0 && n >= 8.0 && l / n < 0.5)
+        matches!((cell(cells, col), cell(cells, out)), (Some(l), Some(n)) if l > 0.0 && n >= 8.0 && l / n < 0.5)
     })
 }
 
 /// `vllm bench throughput`'s fields as table columns: its `tokens_per_second` is
 /// `total_num_tokens / elapsed_time`, prompt and output tokens together, so beside a
-/// `total_num_tokens` column it is the total token throughput, not the output's.
+/// `total_num_tokens` column it is the total token throughput, not the output's; and so it
+/// is where its values say so: on most rows where they are all given, tokens a second times
+/// the end-to-end latency is nearer the batch's (or the prompts') input and output tokens
+/// than its output tokens (dstack's H100 row `2048, 2048, 64, 262.68 s, 998.78`: 262,360
+/// tokens, 64 × 4,096 = 262,144 and not 64 × 2,048; its latency and throughput come from two
+/// runs, so a match is never exact).
 pub(super) fn total_tokens_per_second(t: &Table, mapping: &mut [ColumnMapping]) {
-    if !t.headers.iter().any(|h| snake(h) == "total_num_tokens") {
+    let at = |target: &str| mapped(t, mapping, target);
+    let Some((tps, _)) = at("output_throughput").filter(|(k, _)| {
+        t.headers
+            .get(*k)
+            .is_some_and(|h| snake(h) == "tokens_per_second")
+    }) else {
         return;
-    }
-    for m in mapping.iter_mut() {
-        if m.target.as_deref() == Some("output_throughput")
-            && snake(&m.column) == "tokens_per_second"
-        {
+    };
+    let named = t.headers.iter().any(|h| snake(h) == "total_num_tokens");
+    let by_values = || {
+        let (Some((i, _)), Some((o, _)), Some((n, _)), Some((e, scale))) = (
+            at("input_len"),
+            at("output_len"),
+            at("batch_size").or_else(|| at("num_prompts")),
+            at("mean_e2el_ms"),
+        ) else {
+            return false;
+        };
+        // Rows where tokens a second times the latency is nearer all the tokens than the
+        // output's, against rows where it is not.
+        let (mut total, mut output) = (0, 0);
+        for (_, cells) in t.rows.iter().take(200) {
+            let num = |k: usize| cell(cells, k);
+            if let (Some(v), Some(i), Some(o), Some(n), Some(e)) =
+                (num(tps), num(i), num(o), num(n), num(e))
+            {
+                // Nearer all the tokens than the output's, as a factor either way: above
+                // their geometric mean.
+                let tokens = v * e * scale / 1000.0 / n;
+                if tokens * tokens > o * (i + o) {
+                    total += 1;
+                } else {
+                    output += 1;
+                }
+            }
+        }
+        total > output
+    };
+    if named || by_values() {
+        let column = t.headers.get(tps);
+        if let Some(m) = mapping.iter_mut().find(|m| Some(&m.column) == column) {
             m.target = Some("total_token_throughput".to_string());
-            m.reason = "vLLM throughput's tokens a second: total_num_tokens over the elapsed \
-                        time, prompt and output together"
+            m.reason = "vLLM throughput's tokens a second: prompt and output tokens together \
+                        (total_num_tokens over the elapsed time)"
                 .to_string();
         }
     }
 }
 
-/// Configured and measured decided per column from its values: a request-rate column
-/// (`RPS`, `QPS`) whose values are mostly not round (`1.28`, `4.62`, `12.28`; a rate someone
-/// sets is a multiple of 0.05: `0.5`, `1`, `2.5`, `inf`) is the achieved request throughput;
-/// a prompt-count column (`Requests`) whose values are mostly not round (`22`, `78`, `278`;
-/// a count someone sets is a multiple of 10 or a power of two) counts completed requests.
-/// Either is a guess, said in a warning. A measured value is never the x axis or a series.
+/// Configured and measured decided per column, from the column as a whole: a request-rate
+/// column (`RPS`, `QPS`) or a prompt-count column (`Requests`) is measured (the achieved
+/// request throughput, the requests completed) when at least half its values are not what a
+/// benchmark is set to (a rate: a multiple of 0.05, a third or a sixth written short, `0.33`,
+/// `1.67`, or `inf`; a count: a multiple of 10 or a power of two), unless the column says
+/// otherwise: an uneven value that recurs in other rows (the same rate run for each engine)
+/// was set, and a header that names a rate (`request_rate`) is taken at its word unless a
+/// value has three decimals or more (`191.532`: a measurement). A guess, said in a warning;
+/// a measured value is never the x axis or a series.
 pub(super) fn measured_loads(t: &Table, mapping: &mut [ColumnMapping]) {
     for m in mapping.iter_mut() {
-        let (round, target, what, means): (fn(f64) -> bool, &str, &str, &str) =
-            match m.target.as_deref() {
-                Some("request_rate") => (
-                    |v| v.is_infinite() || ((v * 20.0).round() - v * 20.0).abs() < 1e-6,
-                    "request_throughput",
-                    "rates",
-                    "the achieved request throughput",
-                ),
-                Some("num_prompts") => (
-                    |v| v % 10.0 == 0.0 || (v >= 1.0 && (v as u64).is_power_of_two()),
-                    "completed",
-                    "counts",
-                    "requests completed",
-                ),
-                _ => continue,
-            };
+        let (round, target, what, means): (Roundness, &str, &str, &str) = match m.target.as_deref()
+        {
+            Some("request_rate") => (
+                round_rate,
+                "request_throughput",
+                "rates",
+                "the achieved request throughput",
+            ),
+            Some("num_prompts") => (
+                |v, _| v % 10.0 == 0.0 || (v >= 1.0 && (v as u64).is_power_of_two()),
+                "completed",
+                "counts",
+                "requests completed",
+            ),
+            _ => continue,
+        };
         let Some(col) = t.headers.iter().position(|h| *h == m.column) else {
             continue;
         };
-        let values: Vec<f64> = t
-            .rows
-            .iter()
-            .take(200)
-            .filter_map(|(_, cells)| cells.get(col)?.trim().parse::<f64>().ok())
-            .filter(|v| !v.is_nan() && *v >= 0.0)
-            .collect();
-        let uneven = values.iter().filter(|v| !round(**v)).count();
-        if values.len() >= 2 && uneven * 2 >= values.len() {
+        // Each value with the number of decimals it is written with.
+        let mut values: Vec<(f64, usize)> = Vec::new();
+        for (_, cells) in t.rows.iter().take(200) {
+            let Some(c) = cells.get(col).map(str::trim) else {
+                continue;
+            };
+            // `>= 0` leaves NaN out too.
+            if let Some(v) = c.parse::<f64>().ok().filter(|v| *v >= 0.0) {
+                values.push((v, c.split_once('.').map_or(0, |(_, d)| d.len())));
+            }
+        }
+        let (mut uneven, mut long, mut recurs) = (0, false, false);
+        for (k, &(v, d)) in values.iter().enumerate() {
+            if !round(v, d) {
+                uneven += 1;
+                long |= d >= 3;
+                recurs |= values.iter().enumerate().any(|(o, w)| o != k && w.0 == v);
+            }
+        }
+        let named_rate = target == "request_throughput" && snake(&m.column).contains("rate");
+        if values.len() >= 2 && uneven * 2 >= values.len() && !recurs && (!named_rate || long) {
             *m = ColumnMapping::new(
                 &m.column,
                 Some(target.to_string()),
                 1.0,
                 format!(
-                    "{uneven} of its {} values are not the round {what} a benchmark is set to: measured, {means} (guessed)",
+                    "{} of its {} values are not the round {what} a benchmark is set to: measured, {means} (guessed)",
+                    uneven,
                     values.len(),
                 ),
             );
         }
     }
+}
+
+/// Whether a value, written with so many decimals, is one a benchmark is set to.
+type Roundness = fn(f64, usize) -> bool;
+
+/// A rate someone sets: `inf`, a multiple of 0.05 (`0.5`, `2.5`), or a third or a sixth
+/// written to its `decimals` (`0.33`, `0.67`, `1.17`; two decimals at least, so `1.3` is not
+/// taken for 4/3).
+fn round_rate(v: f64, decimals: usize) -> bool {
+    let near = |x: f64, tolerance: f64| (x.round() - x).abs() <= tolerance;
+    // Half the last written digit: what rounding to `decimals` may have moved the value.
+    let half = [5e-3, 5e-4, 5e-5, 5e-6, 5e-7, 5e-8].get(decimals.wrapping_sub(2));
+    v.is_infinite()
+        || near(v * 20.0, 1e-6)
+        || half.is_some_and(|h| [3.0, 6.0].iter().any(|d| near(v * d, d * h + 1e-9)))
 }
 
 /// Columns that name only a statistic (`Median`, `Mean`, `P99`, `Min`) measure what the
