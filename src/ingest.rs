@@ -73,6 +73,7 @@ mod stream;
 mod table;
 mod text;
 mod tools;
+mod words;
 mod yaml;
 
 use std::sync::Arc;
@@ -128,7 +129,7 @@ pub fn read_columnar(source: &str, bytes: &[u8]) -> Result<Contents, IngestError
         // As `Stamp` does for records.
         for d in c.columns.dims_mut() {
             if let (DimKey::Known(Dim::Engine), DimData::Text(t)) = (&d.key, &mut d.data) {
-                t.map_values(|v| table::canonical_engine(v).filter(|c| *c != v));
+                t.map_values(|v| words::canonical_engine(v).filter(|c| *c != v));
             }
         }
         let mut none_completed = sanity::NoneCompleted::default();
@@ -526,7 +527,7 @@ impl Stamp {
     }
 }
 
-/// Each record's engine in its one spelling ([`table::canonical_engine`]: `TRT-LLM` and
+/// Each record's engine in its one spelling ([`words::canonical_engine`]: `TRT-LLM` and
 /// `trt-llm` are `trtllm`), looked up once per run of records sharing a value.
 fn canonical_engines(records: &mut [Record]) {
     let mut last: Option<(Arc<str>, Option<Arc<str>>)> = None;
@@ -535,7 +536,7 @@ fn canonical_engines(records: &mut [Record]) {
         let to = match &last {
             Some((seen, to)) if seen == e => to.clone(),
             _ => {
-                let to = table::canonical_engine(e)
+                let to = words::canonical_engine(e)
                     .filter(|c| *c != &**e)
                     .map(Arc::from);
                 last = Some((Arc::clone(e), to.clone()));

@@ -8,8 +8,8 @@
 //! lists and values. Context values are marked inferred (`context line N`).
 
 use super::fields::{infer_dim, lengths_from_totals};
-use super::table::is_engine;
 use super::text::BANNER;
+use super::words::is_engine;
 use super::{Ingested, Warning};
 use crate::model::canonical::parse_number_text;
 use crate::model::{Dim, DimValue, LatencyMetric, MetricKey, Record, Stat};

@@ -65,7 +65,7 @@ fn num(t: &str) -> Option<f64> {
         return Some(f64::INFINITY);
     }
     // Digits with an optional point: a sign cannot be in a name's token (split at `-`).
-    super::table::plain_decimal(t)
+    super::text::plain_decimal(t)
 }
 
 fn prefixed(t: &str, prefix: &str) -> Option<f64> {
@@ -129,7 +129,7 @@ pub(crate) fn parse_test_name(name: &str) -> FromName {
             f.push(Dim::Precision, DimValue::Text(lower));
         } else if GPUS.contains(&lower.as_str()) {
             f.push(Dim::Gpu, DimValue::Text(lower));
-        } else if let Some(engine) = super::table::canonical_engine(&lower) {
+        } else if let Some(engine) = super::words::canonical_engine(&lower) {
             f.push(Dim::Engine, DimValue::Text(engine.to_string()));
         } else if DATASETS.contains(&lower.as_str()) {
             f.push(Dim::Dataset, DimValue::Text(lower));

@@ -16,7 +16,7 @@
 //! One job per file: [`detect`] says what kind of table a text holds, [`text_tables`] splits
 //! markdown and pandas text, [`delimited`] reads CSV/TSV (with [`plain_rows`] and, natively,
 //! `parallel`; [`columnar`] reads them into columns instead of records), [`columns`] maps columns, [`rows`] and [`cells`] turn rows into records,
-//! [`tgi`] reads TGI tables and [`words`] holds the engine and GPU words.
+//! [`tgi`] reads TGI tables; the engine and GPU words are [`crate::ingest::words`]'s.
 
 use std::collections::HashSet;
 
@@ -37,9 +37,8 @@ mod ragged;
 mod rows;
 mod text_tables;
 mod tgi;
-mod words;
 
-pub(crate) use cells::{plain_decimal, trim_cell};
+pub(crate) use cells::trim_cell;
 pub(crate) use columnar::{read_csv_columns, read_markdown_columns};
 pub(crate) use columns::auto_mapping;
 use columns::merge_mapping;
@@ -52,7 +51,6 @@ pub(crate) use rows::{rows_to_records, RowsContext};
 use text_tables::pandas_table;
 pub(crate) use text_tables::{markdown_headers, markdown_tables, split_md_cells};
 pub(crate) use tgi::read_tgi;
-pub(crate) use words::{canonical_engine, is_engine, is_gpu_word};
 
 /// How one source column of a table was mapped.
 #[derive(Clone, Debug, PartialEq)]
@@ -234,7 +232,7 @@ fn drop_copies(records: &mut Vec<Record>, new: usize) -> usize {
     fn engine(r: &Record) -> Option<&str> {
         r.engine
             .as_deref()
-            .map(|e| canonical_engine(e).unwrap_or(e))
+            .map(|e| crate::ingest::words::canonical_engine(e).unwrap_or(e))
     }
     fn tags(r: &Record) -> impl Iterator<Item = (&String, &String)> {
         r.tags.iter().filter(|(k, _)| *k != "section")

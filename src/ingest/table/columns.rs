@@ -4,9 +4,9 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::words::{gpu_display, is_engine, is_gpu_word};
 use super::{ColumnMapping, Table};
 use crate::ingest::text::{parse_quantity, snake, to_ms_factor};
+use crate::ingest::words::{gpu_display, is_engine, is_gpu_word};
 use crate::model::{DimKey, LatencyMetric, MetricKey, Percentile, Stat};
 
 fn has_word(n: &str, w: &str) -> bool {

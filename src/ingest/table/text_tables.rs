@@ -1,9 +1,9 @@
 //! Tables printed as text: markdown tables (with the model, GPU and engine named in the
 //! headings above them) and pandas DataFrames printed with their index.
 
-use super::words::{is_engine, is_gpu_word};
 use super::{trim_cell, Table};
 use crate::ingest::text::lines_of;
+use crate::ingest::words::{is_engine, is_gpu_word};
 use crate::model::Dim;
 
 /// A markdown row's cells, straight into one record (no string a cell).

@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 
 use super::push;
 use crate::ingest::fields::{place, set_dim_json, set_tag, stat_name};
-use crate::ingest::table::trim_cell;
+use crate::ingest::text::trim_cell;
 use crate::ingest::text::{lines_of, parse_quantity, snake, to_ms_factor};
 use crate::ingest::{Ingested, Warning};
 use crate::model::canonical::number_from_json;

@@ -39,7 +39,7 @@ fn seconds_latency(key: &str) -> Option<MetricKey> {
 fn runner_gpu(hw: &str) -> Option<&str> {
     let name = hw.rsplit(':').next().unwrap_or(hw);
     let first = name.split(['-', '_']).next().unwrap_or(name);
-    (first != hw && crate::ingest::table::is_gpu_word(first)).then_some(first)
+    (first != hw && crate::ingest::words::is_gpu_word(first)).then_some(first)
 }
 
 /// Whether an object is an InferenceX aggregate, with the evidence.
