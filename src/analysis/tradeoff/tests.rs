@@ -103,6 +103,7 @@ fn million() -> TradeoffSeries {
                 throughput: a.min(b) as f64 * 3.0,
                 on_frontier: false,
                 dominated_by: None,
+                interval: None,
             }
         })
         .collect();
@@ -223,6 +224,7 @@ fn bins_keep_lone_points_exact_and_average_the_rest() {
         throughput,
         on_frontier,
         dominated_by: None,
+        interval: None,
     };
     let pts = [
         p(0.0, 0.0, true),
@@ -284,6 +286,7 @@ fn a_long_frontier_is_drawn_through_evenly_spread_points() {
             throughput: i as f64,
             on_frontier: true,
             dominated_by: None,
+            interval: None,
         })
         .collect();
     let series = [TradeoffSeries {
@@ -602,6 +605,7 @@ fn a_beaten_point_names_the_frontier_point_that_beats_it_and_series_share_a_fron
             throughput: 1.0,
             on_frontier: true,
             dominated_by: None,
+            interval: None,
         },
         TradeoffPoint {
             record: 1,
@@ -609,6 +613,7 @@ fn a_beaten_point_names_the_frontier_point_that_beats_it_and_series_share_a_fron
             throughput: 0.5,
             on_frontier: true,
             dominated_by: None,
+            interval: None,
         },
         TradeoffPoint {
             record: 2,
@@ -616,6 +621,7 @@ fn a_beaten_point_names_the_frontier_point_that_beats_it_and_series_share_a_fron
             throughput: 2.0,
             on_frontier: false,
             dominated_by: None,
+            interval: None,
         },
     ];
     let cost = TradeoffSpec {
@@ -650,4 +656,5 @@ fn a_series_colour_shades_its_grid() {
 }
 
 mod frontier;
+mod noise;
 mod steps;
