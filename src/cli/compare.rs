@@ -126,7 +126,7 @@ fn per_gpu(records: &mut [Record], metric: &MetricKey) -> usize {
         let Some(value) = r.metric(metric) else {
             continue;
         };
-        match economics::gpus_of(r.gpu_count, r.tp, r.pp) {
+        match economics::record_gpus(r) {
             Some((gpus, _)) => r.set_metric(metric.clone(), value / gpus as f64),
             None => {
                 r.metrics.remove(metric);
@@ -164,7 +164,7 @@ fn improvement_output(t: &ImprovementTable, picked: Picked, format: TableFormat)
     }
     if let Some(left_out) = picked.without_gpus {
         metric_note.push_str(&format!(
-            "; per GPU: each record's {} divided by its GPU count (gpu_count, else tp × pp), \
+            "; per GPU: each record's {} divided by its GPU count (gpu_count, else tp × pp × dp), \
              which is not matched on{}",
             t.metric.name(),
             match left_out {
@@ -330,6 +330,10 @@ pub fn run(args: &CompareArgs) -> Result<ExitCode, CliError> {
             // Per GPU, deployments of different sizes are the comparison, not a mismatch.
             for d in [Dim::GpuCount, Dim::Tp, Dim::Pp] {
                 ignore.insert(DimKey::Known(d));
+            }
+            let dp_tags = records.iter().flat_map(|r| r.tags.keys());
+            for tag in dp_tags.filter(|t| economics::is_dp_tag(t)) {
+                ignore.insert(DimKey::Tag(tag.clone()));
             }
         }
         let ds = Dataset::new(records);

@@ -521,6 +521,30 @@ fn cost_per_million_tokens_is_a_lower_is_better_axis() {
     assert_eq!(series[0].points[0].throughput, 3_000.0);
 }
 
+/// Per GPU, a data-parallel size given as a tag multiplies tp × pp, read from the dataset's
+/// columns as from a record.
+#[test]
+fn dp_multiplies_the_parallelism() {
+    let mut a = rec("vllm", 8_000.0, 20.0, 0);
+    a.gpu_count = None;
+    a.tp = Some(2);
+    a.tags.insert("dp".into(), "4".into());
+    let mut b = a.clone();
+    b.tags.remove("dp");
+    let ds = Dataset::new(vec![a.clone(), b]);
+    let spec = TradeoffSpec {
+        throughput: ThroughputAxis::OutputTokensPerSPerGpu,
+        latency: LatencyAxis::MeanTpotMs,
+        series_by: vec![],
+        theme: Theme::Light,
+        assumptions: Assumptions::default(),
+    };
+    let s = tradeoff(&ds, &[0, 1], &spec);
+    let tputs: Vec<f64> = s[0].points.iter().map(|p| p.throughput).collect();
+    assert_eq!(tputs, [1_000.0, 4_000.0]);
+    assert_eq!(spec.throughput.value(&a, &spec.assumptions), Some(1_000.0));
+}
+
 #[test]
 fn each_frontier_is_read_at_the_target_interactivity() {
     let (ds, spec) = priced();
