@@ -219,6 +219,8 @@ test('repeated runs: error bars on the trade-off, "not distinguishable" in its o
   assert.equal(v[1], '8');
   assert.match(v[noise], /^not distinguishable at 8: p99_ttft_ms 95 % interval .* holds 500$/);
   assert.equal(slo.find((r) => r[0] === 'sglang')[noise], '');
+  // The table scrolls in its panel: show its Noise column.
+  await page.$eval('#slo-table', (t) => { t.parentElement.scrollLeft = t.scrollWidth; });
   await screenshot(page, 'slo-noise');
   assert.deepEqual(page.errors, []);
 });
