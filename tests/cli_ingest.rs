@@ -113,6 +113,33 @@ fn convert_prints_the_warnings_inspect_shows_on_stderr() {
     assert!(!String::from_utf8_lossy(&out.stdout).contains("cells where the header"));
 }
 
+/// `convert` says on stderr which values are impossible (issue 34 item 8), as `inspect` does.
+#[test]
+fn convert_warns_about_impossible_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run.json");
+    std::fs::write(
+        &path,
+        r#"{"completed": -1, "request_throughput": 2.5, "mean_ttft_ms": 12, "p99_ttft_ms": 1e308}"#,
+    )
+    .unwrap();
+    let out = benchlens()
+        .arg("convert")
+        .arg(&path)
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for want in [
+        "completed: 1 value negative (first: -1)",
+        "p99_ttft_ms: 1 value too large to be a measurement (first: 1e308)",
+    ] {
+        assert!(stderr.contains(want), "{want}: {stderr}");
+    }
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("impossible"));
+}
+
 #[test]
 fn inspect_lists_format_dimensions_metrics_and_warnings() {
     benchlens()

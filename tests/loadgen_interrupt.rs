@@ -335,11 +335,111 @@ fn sigkill_loses_at_most_the_last_second_of_rows() {
             v["intended_send_s"].as_f64().unwrap()
         })
         .collect();
-    let last = intended.last().copied().unwrap_or(0.0);
+    // Rows are in the order requests ended: the latest sent is the largest.
+    let last = intended.iter().copied().fold(0.0, f64::max);
     assert!(
         last >= killed - 1.5,
         "{} rows on disk, the last sent at {last:.2} s; killed at {killed:.2} s",
         intended.len()
+    );
+}
+
+/// One slow request does not hold back the rows of those sent after it: the mock stalls the
+/// first request for a minute (`--stall-rate 0.001`: of the first 600 requests only the first
+/// meets the fault), 50 requests a second finish meanwhile, and a SIGKILL 2.5 s into the stage
+/// finds on disk the row of every request but the slow one, up to those sent 1.5 s before the
+/// kill (their rows reach the file within half a second of their end, in the order they ended).
+/// Rows written in send order waited for the slow one: none was on disk.
+#[test]
+fn sigkill_with_a_slow_request_out_keeps_the_rows_of_those_finished_after_it() {
+    let (_mock, url) = support::spawn_mock(
+        &[
+            "--ttft-ms",
+            "5",
+            "--itl-ms",
+            "1",
+            "--stall-rate",
+            "0.001",
+            "--stall-ms",
+            "60000",
+        ],
+        "http",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let mut run = Killed(
+        Command::new(BIN)
+            .args([
+                "run",
+                "--base-url",
+                &url,
+                "--model",
+                "m",
+                "--tokenizer",
+                "words",
+            ])
+            .args([
+                "--num-prompts",
+                "400",
+                "--request-rate",
+                "50",
+                "--burstiness",
+                "100",
+            ])
+            .args(["--input-len", "4", "--output-len", "8", "--ignore-eos"])
+            .args(["--result-filename", "r.json", "--no-progress"])
+            .current_dir(dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let rows = dir.path().join("r.requests.jsonl");
+    let start = Instant::now();
+    while !rows.exists() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "no per-request file"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // The stage started at most now.
+    let stage_start = Instant::now();
+    std::thread::sleep(Duration::from_millis(2500));
+    signal(&run, "KILL");
+    let killed = stage_start.elapsed().as_secs_f64();
+    let (code, _) = wait_exit(&mut run, Duration::from_secs(5));
+    assert_eq!(code, None, "killed by the signal");
+    let text = std::fs::read_to_string(&rows).unwrap();
+    let whole = &text[..text.rfind('\n').map_or(0, |i| i + 1)];
+    let mut on_disk: Vec<(usize, f64)> = whole
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            assert!(v["error_kind"].is_null(), "{l}");
+            (
+                v["index"].as_u64().unwrap() as usize,
+                v["intended_send_s"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    on_disk.sort_by_key(|r| r.0);
+    let indices: Vec<usize> = on_disk.iter().map(|r| r.0).collect();
+    let n = indices.len();
+    eprintln!("killed {killed:.2} s into the stage: {n} rows on disk");
+    assert!(!indices.contains(&0), "the slow request is still out");
+    // Every request sent up to 1.6 s before the kill (request k at about k / 50 s) finished
+    // over a second before it: its row is on disk.
+    let due = ((killed - 1.6) * 50.0).floor() as usize;
+    assert!(due >= 40, "killed {killed:.2} s into the stage");
+    let missing: Vec<usize> = (1..=due).filter(|k| !indices.contains(k)).collect();
+    assert!(
+        missing.is_empty(),
+        "{n} rows on disk, killed at {killed:.2} s; missing {missing:?}"
+    );
+    let last = on_disk.iter().map(|r| r.1).fold(0.0, f64::max);
+    assert!(
+        last >= killed - 1.5,
+        "{n} rows on disk, the last sent at {last:.2} s; killed at {killed:.2} s"
     );
 }
 

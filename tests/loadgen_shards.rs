@@ -387,6 +387,22 @@ fn merge_refuses_shards_that_are_not_one_run() {
             "{field}: {err}"
         );
     }
+    // A shard run for real with another request rate (the fields above were edited in).
+    succeeded(quick_run(
+        d,
+        &[
+            "--shard",
+            "1/2",
+            "--request-rate",
+            "50",
+            "--result-filename",
+            "s1-rate.json",
+        ],
+    ));
+    let (code, _, err) = merge(&[&s0, &d.join("s1-rate.json")], &d.join("m2.json"));
+    assert_eq!(code, Some(1));
+    assert!(err.contains("request_rate is 50 in "), "{err}");
+
     // The same options run 36 s apart.
     let late = altered("s1-late", &|r: &mut Record| {
         *r.metrics

@@ -1,7 +1,7 @@
 //! The per-request file is written as requests end: its rows are on disk while the load runs,
-//! and after a Ctrl-C in the middle of the load it is complete and well-formed (one row per
-//! request sent, in send order, each a whole JSON object), and it agrees with the canonical
-//! file's counts, so nothing measured is lost.
+//! and after a Ctrl-C (or a SIGTERM) in the middle of the load it is complete and well-formed
+//! (one row per request sent, in the order requests ended, each a whole JSON object), and it
+//! agrees with the canonical file's counts, so nothing measured is lost.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
 use std::process::{Command, Stdio};
@@ -19,6 +19,21 @@ fn rows(path: &std::path::Path) -> usize {
 
 #[test]
 fn rows_stream_during_the_load_and_survive_an_interrupt_whole() {
+    interrupted_mid_load("INT", 130);
+}
+
+/// Issue 34's "done when": a SIGTERM (a pod stopped) in the middle of a stage leaves a valid,
+/// partial file, every request sent in the rows and counted once, marked with the signal.
+#[test]
+fn a_sigterm_mid_stage_leaves_a_valid_partial_file() {
+    let rec = interrupted_mid_load("TERM", 143);
+    assert_eq!(rec.tags["interrupted_by"], "SIGTERM");
+    assert!(rec.metrics[&MetricKey::Completed] >= 300.0);
+}
+
+/// A run of 100,000 requests sent `kill -SIGNAL` once 300 rows are on disk: it exits `code`,
+/// its per-request file whole and agreeing with the canonical file. Returns the stage record.
+fn interrupted_mid_load(signal: &str, exit_code: i32) -> benchlens::model::Record {
     let (_mock, url) = spawn_mock(&["--ttft-ms", "1", "--itl-ms", "2"], "http");
     let dir = tempfile::tempdir().unwrap();
     let mut run = Killed(
@@ -48,7 +63,7 @@ fn rows_stream_during_the_load_and_survive_an_interrupt_whole() {
     assert!(!dir.path().join("r.json").exists());
     let pid = run.0.id().to_string();
     assert!(Command::new("kill")
-        .args(["-INT", &pid])
+        .args([&format!("-{signal}"), &pid])
         .status()
         .unwrap()
         .success());
@@ -60,16 +75,18 @@ fn rows_stream_during_the_load_and_survive_an_interrupt_whole() {
         assert!(start.elapsed() < Duration::from_secs(10), "still running");
         std::thread::sleep(Duration::from_millis(10));
     };
-    assert_eq!(code, Some(130));
+    assert_eq!(code, Some(exit_code));
 
     let text = std::fs::read_to_string(&jsonl).unwrap();
     assert!(text.ends_with('\n'), "the last row is whole");
-    let rows: Vec<Value> = text
+    let mut rows: Vec<Value> = text
         .lines()
         .enumerate()
         .map(|(i, l)| serde_json::from_str(l).unwrap_or_else(|e| panic!("row {i}: {e}: {l}")))
         .collect();
-    // One row per request sent, in send order: indices 0, 1, 2, ...
+    // Rows are in the order requests ended; the canonical detail is in send (index) order.
+    rows.sort_by_key(|r| r["index"].as_u64());
+    // One row per request sent: indices 0, 1, 2, ...
     let indices: Vec<u64> = rows.iter().map(|r| r["index"].as_u64().unwrap()).collect();
     assert_eq!(indices, (0..rows.len() as u64).collect::<Vec<_>>());
     assert!(rows.len() < 100_000, "interrupted mid-load");
@@ -114,6 +131,7 @@ fn rows_stream_during_the_load_and_survive_an_interrupt_whole() {
     let ttfts: Vec<f64> = ok.iter().map(|r| r["ttft_ms"].as_f64().unwrap()).collect();
     let detail: Vec<f64> = rec.requests.iter().filter_map(|q| q.ttft_ms).collect();
     assert_eq!(detail, ttfts);
+    rec.clone()
 }
 
 /// `--steady-window --vllm-compatible --save-detailed` runs spool their records rather than
@@ -156,12 +174,14 @@ fn steady_window_and_vllm_files_come_from_the_spooled_records() {
     assert_eq!(names[1], names[0].replace(".json", ".requests.jsonl"));
     assert_eq!(names[2], "v.json");
 
-    let rows: Vec<Value> = std::fs::read_to_string(dir.path().join(&names[1]))
+    let mut rows: Vec<Value> = std::fs::read_to_string(dir.path().join(&names[1]))
         .unwrap()
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     assert_eq!(rows.len(), 400);
+    // In send (index) order, as the canonical detail and vLLM's arrays are.
+    rows.sort_by_key(|r| r["index"].as_u64());
     let decoded =
         canonical::from_json(&std::fs::read_to_string(dir.path().join(&names[0])).unwrap())
             .unwrap();

@@ -18,7 +18,7 @@ fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// Replays `file` at `speed` and returns (the stage record, the per-request lines).
+/// Replays `file` at `speed` and returns (the stage record, the per-request lines in index order).
 fn replay(file: &str, speed: &str, extra: &[&str]) -> (benchlens::model::Record, Vec<Value>) {
     let dir = std::env::temp_dir().join(format!("benchlens-trace-{}-{file}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -61,10 +61,12 @@ fn replay(file: &str, speed: &str, extra: &[&str]) -> (benchlens::model::Record,
     let text = std::fs::read_to_string(dir.join("t.json")).unwrap();
     let mut records = canonical::from_json(&text).unwrap().records;
     let lines = std::fs::read_to_string(dir.join("t.requests.jsonl")).unwrap();
-    let lines = lines
+    // Rows are in the order requests ended; the trace's order is the requests' index.
+    let mut lines: Vec<Value> = lines
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
+    lines.sort_by_key(|l| l["index"].as_u64());
     let _ = std::fs::remove_dir_all(&dir);
     (records.remove(0), lines)
 }

@@ -166,16 +166,16 @@ pub fn DistributionView() -> impl IntoView {
                 return None;
             }
             Some((
-                cdf_plot(&dists, q, &by, theme).to_json(),
-                histogram_plot(&dists, q, 40, &by, theme).to_json(),
+                cdf_plot(&dists, q, &by, theme),
+                histogram_plot(&dists, q, 40, &by, theme),
                 percentile_text_table(&dists, q, &[50.0, 90.0, 95.0, 99.0]),
             ))
         })
     });
     Effect::new(move |_| {
         let r = result.get();
-        let cdf = plotly::draw(cdf_node, r.as_ref().map(|r| r.0.as_str()));
-        let hist = plotly::draw(hist_node, r.as_ref().map(|r| r.1.as_str()));
+        let cdf = plotly::draw(cdf_node, r.as_ref().map(|r| &r.0));
+        let hist = plotly::draw(hist_node, r.as_ref().map(|r| &r.1));
         chart_error.set(cdf.and(hist).err());
     });
     view! {

@@ -89,3 +89,73 @@ pub fn human_size(bytes: u64) -> String {
         format!("{v:.1} {}", UNITS[unit])
     }
 }
+
+/// A node of a document read by the browser's own `JSON.parse`: the page's side of
+/// [`crate::share::JsonTree`], so the index and link readers run on the page without a JSON
+/// reader compiled into it.
+#[derive(Clone, Debug)]
+pub struct JsJson(wasm_bindgen::JsValue);
+
+impl JsJson {
+    /// Parses `bytes` (UTF-8 JSON text), or says why it is not JSON.
+    pub fn parse(bytes: &[u8]) -> Result<JsJson, String> {
+        let text = std::str::from_utf8(bytes).map_err(|e| format!("not UTF-8 text: {e}"))?;
+        js_sys::JSON::parse(text)
+            .map(JsJson)
+            .map_err(|e| js_error_text(&e))
+    }
+
+    /// This node as an object (not an array), if it is one.
+    fn object(&self) -> Option<&js_sys::Object> {
+        use wasm_bindgen::JsCast;
+        if js_sys::Array::is_array(&self.0) {
+            return None;
+        }
+        self.0
+            .dyn_ref::<js_sys::Object>()
+            .filter(|_| self.0.is_object())
+    }
+}
+
+impl crate::share::JsonTree for JsJson {
+    fn field(&self, key: &str) -> Option<Self> {
+        let key = wasm_bindgen::JsValue::from_str(key);
+        // Own fields only: `constructor` and the like come from the prototype.
+        let obj = self.object().filter(|o| o.has_own_property(&key))?;
+        js_sys::Reflect::get(obj, &key).ok().map(JsJson)
+    }
+
+    fn keys(&self) -> Option<Vec<String>> {
+        let obj = self.object()?;
+        Some(
+            js_sys::Object::keys(obj)
+                .iter()
+                .filter_map(|k| k.as_string())
+                .collect(),
+        )
+    }
+
+    fn items(&self) -> Option<Vec<Self>> {
+        js_sys::Array::is_array(&self.0)
+            .then(|| js_sys::Array::from(&self.0).iter().map(JsJson).collect())
+    }
+
+    fn is_array(&self) -> bool {
+        js_sys::Array::is_array(&self.0)
+    }
+
+    fn text(&self) -> Option<String> {
+        self.0.as_string()
+    }
+
+    fn number(&self) -> Option<f64> {
+        self.0.as_f64()
+    }
+
+    fn to_json_text(&self) -> String {
+        js_sys::JSON::stringify(&self.0)
+            .ok()
+            .and_then(|s| s.as_string())
+            .unwrap_or_default()
+    }
+}

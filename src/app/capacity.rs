@@ -21,7 +21,7 @@ pub fn CapacityView() -> impl IntoView {
             let curves = capacity_curves(ds, rows);
             let figure = (!curves.sweeps.is_empty()).then(|| {
                 (
-                    capacity_plot(&curves, theme).to_json(),
+                    capacity_plot(&curves, theme),
                     capacity_figure_height_px(&curves),
                 )
             });

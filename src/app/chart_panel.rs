@@ -80,7 +80,7 @@ pub fn ChartPanel() -> impl IntoView {
         let figure = contents.get().map(|c| {
             state
                 .dataset
-                .with_untracked(|h| charts::plot(&h.dataset, &c.series, &c.spec).to_json())
+                .with_untracked(|h| charts::plot(&h.dataset, &c.series, &c.spec))
         });
         let draw = draws.get_value().wrapping_add(1);
         draws.set_value(draw);
@@ -90,11 +90,11 @@ pub fn ChartPanel() -> impl IntoView {
             spawn_local(async move {
                 yield_to_browser().await;
                 if draws.get_value() == draw {
-                    chart_error.set(plotly::draw(chart_ref, figure.as_deref()).err());
+                    chart_error.set(plotly::draw(chart_ref, figure.as_ref()).err());
                 }
             });
         } else {
-            chart_error.set(plotly::draw(chart_ref, figure.as_deref()).err());
+            chart_error.set(plotly::draw(chart_ref, figure.as_ref()).err());
         }
     });
 

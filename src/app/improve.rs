@@ -38,24 +38,18 @@ pub fn ImproveView(
             .zip(contents.as_ref().and_then(|d| d.bars_by.clone()))
             .and_then(|(t, by)| {
                 let groups = analysis::improvement_by(t, &by).ok()?;
-                Some(
-                    crate::analysis::improvement::plot::improvement_bars_plot(
-                        t, &by, &groups, theme,
-                    )
-                    .to_json(),
-                )
+                Some(crate::analysis::improvement::plot::improvement_bars_plot(
+                    t, &by, &groups, theme,
+                ))
             });
         let heat = table
             .zip(contents.as_ref().and_then(|d| d.heat.clone()))
             .and_then(|(t, (x, y))| {
                 let cells = analysis::improvement_heatmap(t, &x, &y).ok()?;
-                Some(
-                    crate::analysis::improvement::plot::improvement_heatmap_plot(t, &cells, theme)
-                        .to_json(),
-                )
+                Some(crate::analysis::improvement::plot::improvement_heatmap_plot(t, &cells, theme))
             });
-        let drawn_bars = plotly::draw(bars_ref, bars.as_deref());
-        let drawn_heat = plotly::draw(heat_ref, heat.as_deref());
+        let drawn_bars = plotly::draw(bars_ref, bars.as_ref());
+        let drawn_heat = plotly::draw(heat_ref, heat.as_ref());
         chart_error.set(drawn_bars.and(drawn_heat).err());
     });
 

@@ -97,7 +97,10 @@ pub fn NeedsFiles() -> impl IntoView {
 async fn open_carried(state: AppState, data: String) {
     let files = match share::link_payload(&data) {
         Ok(deflated) => match deflate::inflate_raw(&deflated, share::MAX_LINK_DATA_BYTES).await {
-            Ok(json) => share::link_files(&json),
+            // The browser's JSON reader: the page carries none.
+            Ok(json) => super::browser::JsJson::parse(&json)
+                .map_err(LinkDataError::Json)
+                .and_then(share::link_files_in),
             Err(InflateError::TooLarge) => Err(LinkDataError::TooLarge {
                 max_bytes: share::MAX_LINK_DATA_BYTES,
             }),

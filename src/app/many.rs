@@ -10,7 +10,7 @@ use wasm_bindgen_futures::JsFuture;
 
 use super::load::{fetch_bytes, load_files, load_named_files, parse_into};
 use super::state::{AppState, FileStatus, Origin};
-use crate::share::index::{is_result_file_name, parse_index, resolve_reference};
+use crate::share::index::{index_files_in, is_result_file_name, may_be_index, resolve_reference};
 use crate::share::{decode_component, file_name_of, raw_url};
 
 /// Index files larger than this are not looked at as indexes (an index of 10,000 files is
@@ -124,7 +124,12 @@ pub fn index_of(data: &js_sys::ArrayBuffer) -> Option<Result<Vec<String>, String
         return None;
     }
     let bytes = js_sys::Uint8Array::new(data).to_vec();
-    parse_index(&bytes).map(|r| r.map_err(|e| e.to_string()))
+    if !may_be_index(&bytes) {
+        return None;
+    }
+    // The browser's JSON reader: the page carries none (files are read by the worker).
+    let doc = super::browser::JsJson::parse(&bytes).ok()?;
+    index_files_in(doc).map(|r| r.map_err(|e| e.to_string()))
 }
 
 /// Fetches every file an index lists (resolved against the index's address `index_url`),

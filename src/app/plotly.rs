@@ -5,6 +5,8 @@
 use leptos::prelude::*;
 use wasm_bindgen::prelude::*;
 
+use crate::charts::plotly::Plot;
+
 #[wasm_bindgen]
 extern "C" {
     #[wasm_bindgen(catch, js_namespace = Plotly, js_name = react)]
@@ -36,19 +38,19 @@ pub fn available() -> bool {
         .unwrap_or(false)
 }
 
-/// Draws (or redraws in place) the figure given as plotly JSON (`{"data", "layout"}`), with its
-/// layout fitted to real data first ([`crate::charts::fit`]).
-pub fn react(div: &web_sys::HtmlElement, figure_json: &str) -> Result<(), String> {
-    react_drawn(div, figure_json).map(|_| ())
+/// Draws (or redraws in place) `figure`, with its layout fitted to real data first
+/// ([`crate::charts::fit`]).
+pub fn react(div: &web_sys::HtmlElement, figure: &Plot) -> Result<(), String> {
+    react_drawn(div, figure).map(|_| ())
 }
 
 /// [`react`], with plotly.js's promise of the finished drawing.
-fn react_drawn(div: &web_sys::HtmlElement, figure_json: &str) -> Result<js_sys::Promise, String> {
+fn react_drawn(div: &web_sys::HtmlElement, figure: &Plot) -> Result<js_sys::Promise, String> {
     if !available() {
         return Err(NOT_LOADED.into());
     }
     let width = Some(f64::from(div.client_width())).filter(|w| *w > 0.0);
-    let fitted = crate::charts::fit::fit_figure(figure_json, width);
+    let fitted = figure.to_fitted_json(width);
     let figure = js_sys::JSON::parse(&fitted).map_err(|e| format!("{e:?}"))?;
     let get =
         |k: &str| js_sys::Reflect::get(&figure, &JsValue::from_str(k)).unwrap_or(JsValue::NULL);
@@ -86,9 +88,9 @@ pub fn download_image(
         .map_err(|e| format!("plotly.js could not export the chart: {e:?}"))
 }
 
-/// Draws `figure` (plotly JSON) into the element behind `node`, or clears it when there is no
+/// Draws `figure` into the element behind `node`, or clears it when there is no
 /// figure. The error, if plotly.js refuses the figure, is for the view to show.
-pub fn draw(node: NodeRef<leptos::html::Div>, figure: Option<&str>) -> Result<(), String> {
+pub fn draw(node: NodeRef<leptos::html::Div>, figure: Option<&Plot>) -> Result<(), String> {
     let Some(div) = node.get() else {
         return Ok(());
     };
@@ -105,10 +107,10 @@ pub fn draw(node: NodeRef<leptos::html::Div>, figure: Option<&str>) -> Result<()
 /// error for [`error_note`]: the one effect every single-chart view sets up.
 pub fn draw_when(
     node: NodeRef<leptos::html::Div>,
-    figure: impl Fn() -> Option<String> + 'static,
+    figure: impl Fn() -> Option<Plot> + 'static,
 ) -> RwSignal<Option<String>> {
     let error = RwSignal::new(None::<String>);
-    Effect::new(move |_| error.set(draw(node, figure().as_deref()).err()));
+    Effect::new(move |_| error.set(draw(node, figure().as_ref()).err()));
     error
 }
 

@@ -12,6 +12,7 @@ use crate::analysis::timeline::{
     has_run_detail, run_stages, series_panels, steady_window_s, timeline, timeline_summary,
 };
 use crate::analysis::timeline_plot::run_figure;
+use crate::charts::plotly::Plot;
 
 /// What the view shows for the current filter and stage.
 #[derive(Clone, Debug, PartialEq)]
@@ -21,7 +22,7 @@ struct RunShown {
     /// The stage shown.
     stage: usize,
     /// The plotly figure.
-    figure: String,
+    figure: Plot,
     /// One line on what is drawn.
     summary: String,
 }
@@ -64,7 +65,13 @@ pub fn RunView() -> impl IntoView {
             let summary = timeline_summary(&tl, window_s);
             let title = chosen.shown_label().to_string();
             Ok(RunShown {
-                figure: run_figure(&title, Some(&tl), series.as_ref(), window_s, theme).to_string(),
+                figure: Plot::of_figure(run_figure(
+                    &title,
+                    Some(&tl),
+                    series.as_ref(),
+                    window_s,
+                    theme,
+                )),
                 stage: chosen.shown,
                 stages: chosen.stages,
                 summary,

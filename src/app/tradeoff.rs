@@ -20,6 +20,7 @@ use crate::analysis::tradeoff::{
     TradeoffGroups, TradeoffSeries, TradeoffSpec, MAX_FRONTIER_DRAWN,
 };
 use crate::charts::format_value;
+use crate::charts::plotly::Plot;
 use crate::model::{Dataset, FilterPass};
 use crate::views::analysis::{frontier_rows, parse_numbers, parse_target, FrontierRow};
 
@@ -46,8 +47,8 @@ const LATENCY_MENU: ChoiceMenu<LatencyAxis> = ChoiceMenu {
 struct Computed {
     spec: TradeoffSpec,
     series: Vec<TradeoffSeries>,
-    /// The chart's figure (plotly JSON), when any series has a point.
-    figure: Option<String>,
+    /// The chart's figure, when any series has a point.
+    figure: Option<Plot>,
     /// The frontier table's rows and how many more there are.
     frontier: (Vec<FrontierRow>, usize),
     /// What the cost or energy axis assumed, one line per GPU.
@@ -120,7 +121,7 @@ async fn compute_tradeoff(
         }
         let mut assumed = Vec::new();
         at(&mut |ds| assumed = assumed_in(ds, &series, &spec))?;
-        figure = Some(assemble_plot(&frame, &series, traces, &assumed, &spec).to_json());
+        figure = Some(assemble_plot(&frame, &series, traces, &assumed, &spec));
         pace.step(&current).await?;
     }
     let frontier = frontier_rows(&series, MAX_FRONTIER_DRAWN);
@@ -210,7 +211,7 @@ pub fn TradeoffView() -> impl IntoView {
             if !current() {
                 return;
             }
-            chart_error.set(plotly::draw(node, c.figure.as_deref()).err());
+            chart_error.set(plotly::draw(node, c.figure.as_ref()).err());
             yield_to_browser().await;
             if current() {
                 computed.set(Some(Arc::new(c)));

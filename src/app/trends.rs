@@ -12,6 +12,7 @@ use crate::analysis::defaults::default_compare_metric;
 use crate::analysis::export::TextTable;
 use crate::analysis::trend::{trends_of, TrendSpec, DEFAULT_THRESHOLD_SIGMA};
 use crate::analysis::trend_plot::trend_plot;
+use crate::charts::plotly::Plot;
 use crate::model::{MetricKey, Record};
 
 /// What the view shows for the current filter and choices.
@@ -22,7 +23,7 @@ struct TrendsShown {
     /// The metric followed.
     metric: MetricKey,
     /// The plotly figure.
-    figure: String,
+    figure: Plot,
     /// The report's one-line summary.
     summary: String,
     /// The dimensions left out of the configurations (one value per date).
@@ -71,7 +72,7 @@ pub fn TrendsView() -> impl IntoView {
             let report =
                 trends_of(&records, &spec).map_err(|e| format!("Nothing to follow: {e}."))?;
             Ok(TrendsShown {
-                figure: trend_plot(&report.series, &m, theme).to_json(),
+                figure: trend_plot(&report.series, &m, theme),
                 summary: report.summary(),
                 run_dims: crate::analysis::dim_names(&report.run_dims),
                 table: report.regressions_table(true),

@@ -333,6 +333,25 @@ mod tests {
     }
 
     #[test]
+    fn a_plot_fitted_in_place_is_the_figure_fitted_from_its_json() {
+        // The page fits a `Plot` without writing it out and reading it back; the figure must
+        // be the one `fit_figure` makes of the written figure, at every width and legend place.
+        let a = "sglang-bench-serving-llama-3.1-8b-instruct-h100-tp1-2024-11-01.jsonl";
+        for names in [&["sgl", "vllm"][..], &[a, "b"][..]] {
+            let plot = super::super::plotly::Plot::of_figure(figure(names, &["1", "10", "inf"]));
+            for width in [None, Some(390.0), Some(1200.0)] {
+                let direct: Value =
+                    serde_json::from_str(&plot.to_fitted_json(width)).expect("fitted JSON");
+                let mut written: Value =
+                    serde_json::from_str(&fit_figure(&plot.to_json(), width)).expect("JSON");
+                // `to_json` adds plotly's empty config, which the page does not pass on.
+                written.as_object_mut().map(|o| o.remove("config"));
+                assert_eq!(direct, written, "{names:?} at {width:?}");
+            }
+        }
+    }
+
+    #[test]
     fn short_names_and_labels_keep_plotly_defaults_with_automargin() {
         let mut f = figure(&["sgl", "vllm"], &["1", "10", "inf"]);
         fit_figure_value(&mut f, None);

@@ -290,6 +290,21 @@ pub struct Plot {
 }
 
 impl Plot {
+    /// The figure of a plotly document `{"data": [...], "layout": {...}}` (a missing part is
+    /// empty).
+    pub fn of_figure(doc: Value) -> Plot {
+        let mut plot = Plot::new();
+        if let Value::Object(mut m) = doc {
+            if let Some(Value::Array(data)) = m.remove("data") {
+                plot.data = data;
+            }
+            if let Some(layout @ Value::Object(_)) = m.remove("layout") {
+                plot.layout = layout;
+            }
+        }
+        plot
+    }
+
     /// An empty figure.
     pub fn new() -> Plot {
         Plot {
@@ -325,5 +340,18 @@ impl Plot {
         // where each writer type is another copy of the serialiser in the wasm.
         let layout = serde_json::to_string(&self.layout).unwrap_or_else(|_| "{}".to_owned());
         format!(r#"{{"data":{data},"layout":{layout},"config":{{}}}}"#)
+    }
+
+    /// The figure's JSON text with its layout fitted ([`super::fit`]) to a chart `width_px`
+    /// wide when known: what the page hands plotly.js. The same figure as
+    /// [`fit_figure`](super::fit::fit_figure) of [`Plot::to_json`], without writing the
+    /// figure out and reading it back (so the page carries no JSON reader for it).
+    pub fn to_fitted_json(&self, width_px: Option<f64>) -> String {
+        let mut doc = Map::new();
+        doc.insert("data".into(), Value::Array(self.data.clone()));
+        doc.insert("layout".into(), self.layout.clone());
+        let mut doc = Value::Object(doc);
+        super::fit::fit_figure_value(&mut doc, width_px);
+        serde_json::to_string(&doc).unwrap_or_else(|_| self.to_json())
     }
 }

@@ -16,6 +16,8 @@
 //! only key is read as an index too. `benchlens_index` above 1 is refused, so an older
 //! explorer says so instead of misreading a newer index.
 
+use super::json_tree::JsonTree;
+
 /// The index's file name in a site.
 pub const INDEX_FILE_NAME: &str = "index.json";
 
@@ -47,34 +49,45 @@ pub enum IndexError {
     Version(u64),
 }
 
-/// The files an index lists, as written (relative references or absolute addresses).
+/// The files an index lists, as written (relative references or absolute addresses), read
+/// with serde_json.
 ///
 /// `None` when `bytes` is not an index (any other file, to be read as results); `Some(Err)`
 /// when it is one that cannot be used.
 pub fn parse_index(bytes: &[u8]) -> Option<Result<Vec<String>, IndexError>> {
-    let first = bytes.iter().find(|b| !b.is_ascii_whitespace())?;
-    if *first != b'{' {
+    if !may_be_index(bytes) {
         return None;
     }
     let value: serde_json::Value = serde_json::from_slice(bytes).ok()?;
-    let obj = value.as_object()?;
-    let version = obj.get("benchlens_index");
-    if version.is_none() && !(obj.len() == 1 && obj.contains_key("files")) {
+    index_files_in(&value)
+}
+
+/// Whether `bytes` can be an index at all (a JSON object): the test before anything is parsed.
+pub fn may_be_index(bytes: &[u8]) -> bool {
+    bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{')
+}
+
+/// [`parse_index`] of a parsed document (any [`JsonTree`]: the page parses with the
+/// browser's own `JSON.parse`).
+pub fn index_files_in<T: JsonTree>(doc: T) -> Option<Result<Vec<String>, IndexError>> {
+    let keys = doc.keys()?;
+    let version = doc.field("benchlens_index");
+    if version.is_none() && keys != ["files"] {
         return None;
     }
-    if let Some(v) = version.and_then(serde_json::Value::as_u64) {
-        if v > INDEX_VERSION {
-            return Some(Err(IndexError::Version(v)));
+    if let Some(v) = version.and_then(|v| v.number()) {
+        if v > INDEX_VERSION as f64 {
+            // Versions are whole numbers; a fraction above this one is newer too.
+            return Some(Err(IndexError::Version(v.ceil() as u64)));
         }
     }
-    let files = obj.get("files").and_then(serde_json::Value::as_array);
-    let Some(files) = files else {
+    let Some(files) = doc.field("files").and_then(|f| f.items()) else {
         return Some(Err(IndexError::BadFiles));
     };
     Some(
         files
             .iter()
-            .map(|f| f.as_str().map(str::to_string).ok_or(IndexError::BadFiles))
+            .map(|f| f.text().ok_or(IndexError::BadFiles))
             .collect(),
     )
 }

@@ -9,9 +9,10 @@
 //! miniz_oxide, and read links either one wrote.
 
 use base64::Engine as _;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::address::decode_component;
+use super::json_tree::JsonTree;
 use super::view::ViewState;
 use crate::model::canonical;
 use crate::model::Record;
@@ -85,9 +86,9 @@ pub enum LinkDataError {
         /// The limit.
         max_bytes: usize,
     },
-    /// Decompressed, but not JSON.
+    /// Decompressed, but not JSON (what the JSON reader said).
     #[error("the data in this link is not benchlens records ({0})")]
-    Json(#[source] serde_json::Error),
+    Json(String),
     /// JSON, but not the envelope of files.
     #[error("the data in this link is not benchlens records ({0})")]
     Envelope(String),
@@ -170,30 +171,33 @@ impl SharedLink {
 
 /// The envelope a link's fragment carries for `files`, before it is raw-deflated:
 /// `{"files":[{"name","format","csv":<canonical CSV text>}]}` (or `"records":<canonical JSON
-/// document>` for records CSV cannot hold).
+/// document>` for records CSV cannot hold). Written as text around the canonical writer's
+/// own: its document goes in as it was written, never read back.
 fn envelope_json(files: &[ShareFile<'_>]) -> String {
-    let envelope: Vec<Value> = files
-        .iter()
-        .map(|f| {
-            let mut m = Map::new();
-            m.insert("name".into(), Value::String(f.name.to_string()));
-            m.insert("format".into(), Value::String(f.format.to_string()));
-            // Canonical CSV names each column once, where JSON repeats every key per record:
-            // a third shorter once deflated. Used when it reads back exactly (per-request
-            // detail and tags only travel as JSON).
-            if canonical::csv_holds(f.records) {
-                m.insert("csv".into(), Value::String(canonical::to_csv(f.records)));
-            } else {
-                // The canonical writer's document, as a value inside the envelope.
-                let doc = serde_json::from_slice(canonical::to_json(f.records).as_bytes());
-                m.insert("records".into(), doc.unwrap_or(Value::Null));
-            }
-            Value::Object(m)
-        })
-        .collect();
-    let mut doc = Map::new();
-    doc.insert("files".into(), Value::Array(envelope));
-    serde_json::to_string(&Value::Object(doc)).unwrap_or_default()
+    let string = |s: &str| serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into());
+    let mut out = String::from(r#"{"files":["#);
+    for (i, f) in files.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(r#"{"name":"#);
+        out.push_str(&string(f.name));
+        out.push_str(r#","format":"#);
+        out.push_str(&string(f.format));
+        // Canonical CSV names each column once, where JSON repeats every key per record:
+        // a third shorter once deflated. Used when it reads back exactly (per-request
+        // detail and tags only travel as JSON).
+        if canonical::csv_holds(f.records) {
+            out.push_str(r#","csv":"#);
+            out.push_str(&string(&canonical::to_csv(f.records)));
+        } else {
+            out.push_str(r#","records":"#);
+            out.push_str(&canonical::to_json(f.records));
+        }
+        out.push('}');
+    }
+    out.push_str("]}");
+    out
 }
 
 /// The fragment data (`1.<base64url>`, without `data=`) of a raw-deflated envelope.
@@ -256,29 +260,39 @@ pub fn link_payload(data: &str) -> Result<Vec<u8>, LinkDataError> {
     Ok(deflated)
 }
 
-/// The files in an inflated envelope (see [`link_payload`]).
+/// The files in an inflated envelope (see [`link_payload`]), read with serde_json.
 pub fn link_files(json: &[u8]) -> Result<Vec<LinkFile>, LinkDataError> {
-    let doc: Value = serde_json::from_slice(json).map_err(LinkDataError::Json)?;
+    let doc: Value =
+        serde_json::from_slice(json).map_err(|e| LinkDataError::Json(e.to_string()))?;
+    link_files_in(&doc)
+}
+
+/// The files in a parsed envelope (any [`JsonTree`]: the page parses with the browser's own
+/// `JSON.parse`).
+pub fn link_files_in<T: JsonTree>(doc: T) -> Result<Vec<LinkFile>, LinkDataError> {
     let files = doc
-        .get("files")
-        .and_then(Value::as_array)
+        .field("files")
+        .and_then(|f| f.items())
         .ok_or_else(|| LinkDataError::Envelope("no list of files".into()))?;
     files
         .iter()
         .enumerate()
         .map(|(i, f)| {
             let text = |key: &str| {
-                f.get(key)
-                    .and_then(Value::as_str)
+                f.field(key)
+                    .and_then(|v| v.text())
                     .map(|s| s.chars().take(MAX_NAME_CHARS).collect::<String>())
             };
             let name = text("name")
                 .filter(|n| !n.trim().is_empty())
                 .ok_or_else(|| LinkDataError::Envelope(format!("file {} has no name", i + 1)))?;
-            let text_of = match (f.get("csv").and_then(Value::as_str), f.get("records")) {
-                (Some(csv), _) => csv.to_string(),
-                (None, Some(doc)) if canonical::looks_canonical(doc) => {
-                    serde_json::to_string(doc).unwrap_or_default()
+            let text_of = match (f.field("csv").and_then(|v| v.text()), f.field("records")) {
+                (Some(csv), _) => csv,
+                (None, Some(doc))
+                    if doc.field("schema_version").is_some()
+                        && doc.field("records").is_some_and(|r| r.is_array()) =>
+                {
+                    doc.to_json_text()
                 }
                 (None, Some(_)) => {
                     return Err(LinkDataError::Envelope(format!(

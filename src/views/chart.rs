@@ -8,6 +8,7 @@ use std::sync::Arc;
 use crate::analysis::defaults::{
     default_layout, default_metric, default_x, is_latency, is_throughput, PointLayout, View,
 };
+use crate::charts::plotly::Plot;
 use crate::charts::{self, ChartSpec, PointIndex, Series, Theme};
 use crate::model::{Dataset, DimKey, DimKind, MetricKey};
 use crate::share::ViewState;
@@ -363,7 +364,7 @@ pub fn x_dims(dims: &[DimKey]) -> Vec<DimKey> {
 /// task each, while it is idle after starting: plotly.js compiles its drawing code on its
 /// first drawings, which otherwise land in the first chart of the first file (on this machine
 /// the longest main-thread task of a 10^6-row load); in steps no one task is long.
-pub fn warm_up_figures(theme: Theme) -> Vec<String> {
+pub fn warm_up_figures(theme: Theme) -> Vec<Plot> {
     use crate::model::{LatencyMetric, Record, Stat};
     const ENGINES: [&str; 4] = ["vllm", "sglang", "tgi", "trtllm"];
     const GPUS: [&str; 4] = ["A100", "H100", "L40S", "MI300X"];
@@ -390,9 +391,9 @@ pub fn warm_up_figures(theme: Theme) -> Vec<String> {
             ..ChartChoice::default()
         };
         let c = chart_contents(&ds, &all, &choice, theme, 0)?;
-        Some(charts::plot(&ds, &c.series, &c.spec).to_json())
+        Some(charts::plot(&ds, &c.series, &c.spec))
     };
-    std::iter::once(Some(r#"{"data":[],"layout":{}}"#.to_string()))
+    std::iter::once(Some(Plot::new()))
         .chain([figure(1), figure(2), figure(GPUS.len())])
         .flatten()
         .collect()
@@ -560,7 +561,7 @@ mod warm_up_tests {
     fn the_warm_up_figures_grow_to_four_panels_of_four_lines() {
         let figures: Vec<serde_json::Value> = warm_up_figures(Theme::Light)
             .iter()
-            .map(|f| serde_json::from_str(f).expect("JSON"))
+            .map(|f| serde_json::from_str(&f.to_json()).expect("JSON"))
             .collect();
         assert_eq!(figures.len(), 4);
         let traces = |f: &serde_json::Value| f["data"].as_array().map_or(0, Vec::len);

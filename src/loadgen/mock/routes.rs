@@ -97,6 +97,19 @@ fn metrics_response(cfg: &Config) -> Response<MockBody> {
     r
 }
 
+/// A request body this large (and the JSON read from it) is handed back to the system once
+/// read, rather than left in the allocator's free lists: without it, six prompts of 7.5 MB
+/// left the mock 41 MiB larger than it started.
+const RELEASE_AFTER_BODY_BYTES: usize = 1 << 20;
+
+/// Returns the memory freed on this thread to the system (the binary's allocator is mimalloc;
+/// where the library runs under another, as in unit tests, this only tidies mimalloc's own
+/// empty heap).
+fn release_memory() {
+    // SAFETY: `mi_collect` takes no pointers and may be called from any thread at any time.
+    unsafe { libmimalloc_sys::mi_collect(true) }
+}
+
 /// Whether a request's `Content-Length` says its body is over `limit` bytes (a length that does
 /// not read is left to the body's own count).
 fn declared_too_large(headers: &hyper::HeaderMap, limit: u64) -> bool {
@@ -167,13 +180,19 @@ pub(super) async fn handle(
     // The whole request is in: the configured TTFT counts from its arrival at the socket.
     let now = Instant::now();
     let start = stamps.last_rx().map_or(now, |t| t.min(now));
-    let Ok(v) = serde_json::from_slice::<Value>(&body.to_bytes()) else {
+    let body = body.to_bytes();
+    let body_len = body.len();
+    let Ok(v) = serde_json::from_slice::<Value>(&body) else {
         return Ok(error_response(StatusCode::BAD_REQUEST, "body is not JSON"));
     };
     let gen = match Generation::from_request(&v, api) {
         Ok(g) => g,
         Err(e) => return Ok(error_response(StatusCode::BAD_REQUEST, &e.to_string())),
     };
+    drop((v, body));
+    if body_len > RELEASE_AFTER_BODY_BYTES {
+        release_memory();
+    }
     let fault = cfg.faults.next();
     if fault == Fault::Reset {
         // Armed now, fired when the body aborts the connection halfway through.

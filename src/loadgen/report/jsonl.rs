@@ -1,5 +1,7 @@
 //! The per-request JSON Lines beside the canonical result file (`<result>.requests.jsonl`):
-//! one row per request ([`request_line`]), cancelled ones included.
+//! one row per request ([`request_line`]), cancelled ones included. A stage's rows are in the
+//! order its requests ended, each on disk within half a second of its end (see
+//! `loadgen::run::sink`); `index` gives the send order.
 
 use serde::{Serialize, Serializer};
 
@@ -25,7 +27,7 @@ use crate::loadgen::record::{ChunkLog, RequestRecord};
 /// | `usage_ignored` | only when true: the server's usage held values that are no token counts, ignored |
 /// | `length_flag` | `over_length` (more tokens than asked), `short_reply` (fewer despite `--ignore-eos`) or `null` |
 /// | `error_kind`, `error` | failure kind (`http_503`, `idle_timeout`...) and message, or `null` |
-/// | `conversation`, `turn` | `--multi-turn` only: the conversation's number and the turn (from 0); rows of a run are in send order, a conversation's turns in turn order |
+/// | `conversation`, `turn` | `--multi-turn` only: the conversation's number and the turn (from 0); rows of a stage are in the order requests ended (sort by `index` for send order), a conversation's turns in turn order |
 /// | `turn_input_len` | `--multi-turn` only: tokens of the turn's new user text (`input_len` is the whole history) |
 /// | `think_time_s` | `--multi-turn` only: seconds waited after the previous turn's reply ended (0 for turn 0) |
 pub fn request_line(stage: usize, r: &RequestRecord) -> String {

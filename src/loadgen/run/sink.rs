@@ -1,16 +1,25 @@
 //! Where a stage's requests go as they end: a worker thread, off the measuring tasks, counts
 //! each reply's tokens with the run's tokenizer (and, with `--multi-turn`, the whole prompt a
 //! turn sent), lets go of the reply text, and appends the request's JSON Lines row to the
-//! per-request file at once, rows in send order (a request ending before an earlier one waits in
-//! a small reorder buffer). The stage's records come back, index order, when the stage ends.
+//! per-request file at once. The stage's records come back, index order, when the stage ends.
+//!
+//! The file's rows are in the order requests **ended**, not the order they were sent (each row
+//! carries its `stage` and `index`): a row is on disk within [`FLUSH_INTERVAL`] of its request's
+//! end whatever earlier request is still out, so a SIGKILL loses only the rows of its last
+//! moments. (Written in send order, as before, one slow request held back every row that ended
+//! after it, however long ago, and a SIGKILL lost them all.) A conversation's turns stay in turn
+//! order, since a turn is sent after the one before it ended. Every reader that wants send order
+//! sorts by `index`: `merge` ([`crate::loadgen::merge`]) sorts each stage's requests, and
+//! `inspect`'s summary of the file ([`crate::cli::inspect_requests`]) does not depend on order.
 //!
 //! So the per-request file is complete a moment after the load ends, whatever its size, and a
 //! request's text is held only from its end to its count (a multi-turn conversation's replies
 //! until its last turn is counted).
 //!
 //! Given a [`StageTally`] ([`Sink::start_tallied`]), the worker hands it each request in send
-//! order too (cancelled ones aside) and keeps no record: the stage's figures and canonical
-//! detail are made as it runs (see [`super::tally`]).
+//! order (cancelled ones aside: a request ending before an earlier one waits in a reorder buffer,
+//! [`Reorder`], for the tally only) and keeps no record: the stage's figures and canonical detail
+//! are made as it runs (see [`super::tally`]).
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
@@ -253,7 +262,7 @@ fn work(
 ) -> Result<Worked, LoadgenError> {
     let keep = tally.is_none();
     let mut records = Vec::with_capacity(if keep { expected.min(1 << 20) } else { 0 });
-    // Requests that ended before one sent earlier, until it ends.
+    // For the tally only: requests that ended before one sent earlier, until it ends.
     let mut waiting = Reorder::new(REORDER_HELD);
     let mut next = 0usize;
     let mut histories = Histories::default();
@@ -261,34 +270,6 @@ fn work(
     let mut cancelled = 0usize;
     let mut file = config.file.take();
     let stage = config.stage;
-    // Rows and tally in send order; the record then kept or let go.
-    let mut take = |rec: RequestRecord,
-                    failed: &mut Option<std::io::Error>,
-                    file: &mut Option<RequestsFile>| {
-        if let (Some(file), None) = (file.as_mut(), failed.as_ref()) {
-            if let Err(e) = file.line(&report::request_line(stage, &rec)) {
-                *failed = Some(e);
-            }
-        }
-        let is_cancelled = rec
-            .failure
-            .as_ref()
-            .is_some_and(|f| f.kind == FailureKind::Cancelled);
-        cancelled += usize::from(is_cancelled);
-        match tally.as_mut() {
-            Some(t) if !is_cancelled => t.add(&rec),
-            Some(_) => {}
-            None => {
-                let mut rec = rec;
-                // The chunk times are kept to the stage's end: copied into an exact allocation
-                // of this thread (a clone's buffer is as long as its bytes), so they lie
-                // together rather than among the short-lived buffers of requests in flight
-                // (whose freed holes would stay resident).
-                rec.chunks = rec.chunks.clone();
-                records.push(rec);
-            }
-        }
-    };
     loop {
         // Buffered rows go out when due even if no request ends meanwhile.
         let wait = match (file.as_ref(), failed.is_none()) {
@@ -320,16 +301,36 @@ fn work(
         if !config.keep_text {
             rec.generated_text = String::new();
         }
-        waiting.insert(seq, rec);
-        while let Some(rec) = waiting.take(next).map_err(|e| waiting.error(e))? {
-            next += 1;
-            take(rec, &mut failed, &mut file);
+        // The row goes to the file now, in the order requests end: whatever earlier request is
+        // still out, this one's row is on disk within FLUSH_INTERVAL.
+        if let (Some(f), None) = (file.as_mut(), failed.as_ref()) {
+            if let Err(e) = f.line(&report::request_line(stage, &rec)) {
+                failed = Some(e);
+            }
+        }
+        cancelled += usize::from(is_cancelled(&rec));
+        match tally.as_mut() {
+            // The tally takes requests in send order.
+            Some(t) => {
+                waiting.insert(seq, rec);
+                while let Some(rec) = waiting.take(next).map_err(|e| waiting.error(e))? {
+                    next += 1;
+                    if !is_cancelled(&rec) {
+                        t.add(&rec);
+                    }
+                }
+            }
+            None => records.push(kept(rec)),
         }
     }
     // Requests whose predecessors never came (a dispatch dropped unsent), in order.
-    while let Some(seq) = waiting.first() {
-        if let Some(rec) = waiting.take(seq).map_err(|e| waiting.error(e))? {
-            take(rec, &mut failed, &mut file);
+    if let Some(t) = tally.as_mut() {
+        while let Some(seq) = waiting.first() {
+            if let Some(rec) = waiting.take(seq).map_err(|e| waiting.error(e))? {
+                if !is_cancelled(&rec) {
+                    t.add(&rec);
+                }
+            }
         }
     }
     // A write that failed (a full disk) does not end the stage: its measurements stand, and the
@@ -353,16 +354,32 @@ fn work(
     })
 }
 
+/// A request cancelled by the interrupt: in the rows, not in the tally.
+fn is_cancelled(rec: &RequestRecord) -> bool {
+    rec.failure
+        .as_ref()
+        .is_some_and(|f| f.kind == FailureKind::Cancelled)
+}
+
+/// A record kept to the stage's end. Its chunk times are copied into an exact allocation of
+/// this thread (a clone's buffer is as long as its bytes), so they lie together rather than
+/// among the short-lived buffers of requests in flight (whose freed holes would stay resident).
+fn kept(mut rec: RequestRecord) -> RequestRecord {
+    rec.chunks = rec.chunks.clone();
+    rec
+}
+
 /// Requests the reorder buffer holds as they are; those beyond go to its scratch file.
 const REORDER_HELD: usize = 1024;
 
-/// Requests that ended before one sent earlier, until it ends (rows and tally go in send
-/// order). Up to `held` of them are kept as they are, a few hundred at most while requests end
-/// about in the order sent; beyond that (one request far slower than those sent after it: a
-/// connection whose SYN the server dropped, retried by the kernel a second later; a stall)
-/// each is written to an unnamed scratch file in the record spool's form and read back in its
-/// turn. So a straggler holds a few bytes for each request that ends meanwhile rather than the
-/// request (at thousands of requests a second, a one-second straggler held some 20 MB).
+/// Requests that ended before one sent earlier, until it ends (the tally takes requests in
+/// send order; their rows are already in the file). Up to `held` of them are kept as they are,
+/// a few hundred at most while requests end about in the order sent; beyond that (one request
+/// far slower than those sent after it: a connection whose SYN the server dropped, retried by
+/// the kernel a second later; a stall) each is written to an unnamed scratch file in the record
+/// spool's form and read back in its turn. So a straggler holds a few bytes for each request
+/// that ends meanwhile rather than the request (at thousands of requests a second, a one-second
+/// straggler held some 20 MB).
 struct Reorder {
     held: BTreeMap<usize, RequestRecord>,
     limit: usize,

@@ -64,6 +64,58 @@ fn rows_reach_the_file_while_the_stage_goes_on() {
     assert_eq!(file.unwrap().rows(), 3);
 }
 
+/// Rows reach the file in the order requests end: with request 0 still out (a slow one), the
+/// rows of the 40 sent after it that ended are in the file within a second, and request 0's
+/// row follows when it ends. (Rows written in send order waited for it, and a SIGKILL then
+/// lost them all.)
+#[test]
+fn rows_of_later_requests_do_not_wait_for_a_slow_earlier_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.requests.jsonl");
+    let (sink, tx) = Sink::start(
+        Arc::new(Turns(vec![])),
+        SinkConfig {
+            tokenizer: None,
+            stage: 0,
+            keep_text: false,
+            file: Some(RequestsFile::create(&path, false).unwrap()),
+        },
+        41,
+    );
+    let mut all = recorded(41, false);
+    let slow = all.remove(0);
+    for r in all {
+        tx.send((r.index, r)).unwrap();
+    }
+    let start = Instant::now();
+    let on_disk = || -> Vec<usize> {
+        let text = std::fs::read_to_string(&path).unwrap();
+        text.lines().map(index_of).collect()
+    };
+    while on_disk().len() < 40 && start.elapsed() < Duration::from_secs(3) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        start.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        start.elapsed()
+    );
+    assert_eq!(on_disk(), (1..=40).collect::<Vec<_>>());
+    tx.send((slow.index, slow)).unwrap();
+    drop(tx);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let (records, file) = rt.block_on(sink.finish()).unwrap();
+    assert_eq!(file.unwrap().rows(), 41);
+    let mut want: Vec<usize> = (1..=40).collect();
+    want.push(0);
+    assert_eq!(on_disk(), want, "rows in the order requests ended");
+    // The stage's records come back in index order all the same.
+    let indices: Vec<usize> = records.iter().map(|r| r.index).collect();
+    assert_eq!(indices, (0..=40).collect::<Vec<_>>());
+}
+
 struct Turns(Vec<Conversation>);
 
 impl TurnSource for Turns {
@@ -218,8 +270,12 @@ fn stage_of(reqs: &[RequestRecord], detail: bool) -> crate::model::Record {
 }
 
 /// The same files through the sink: requests arriving in a scrambled order of completion,
-/// the canonical detail made while written.
-fn through_the_sink(all: Vec<RequestRecord>, tok: &Tokenizer, turns: bool) -> (String, String) {
+/// the canonical detail made while written. Also the indices in the order they ended.
+fn through_the_sink(
+    all: Vec<RequestRecord>,
+    tok: &Tokenizer,
+    turns: bool,
+) -> (String, String, Vec<usize>) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("r.requests.jsonl");
     let source = Arc::new(Turns(if turns { conversations() } else { vec![] }));
@@ -244,6 +300,7 @@ fn through_the_sink(all: Vec<RequestRecord>, tok: &Tokenizer, turns: bool) -> (S
         }
     }
     order.extend(group.into_iter().rev());
+    let ended: Vec<usize> = order.iter().map(|r| r.index).collect();
     for r in order {
         tx.send((r.index, r)).unwrap();
     }
@@ -275,7 +332,21 @@ fn through_the_sink(all: Vec<RequestRecord>, tok: &Tokenizer, turns: bool) -> (S
     (
         std::fs::read_to_string(&path).unwrap(),
         String::from_utf8(canonical).unwrap(),
+        ended,
     )
+}
+
+/// A row's `index`.
+fn index_of(line: &str) -> usize {
+    let v: serde_json::Value = serde_json::from_str(line).unwrap();
+    v["index"].as_u64().unwrap() as usize
+}
+
+/// The rows of `text` in index order.
+fn by_index(text: &str) -> String {
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.sort_by_key(|l| index_of(l));
+    lines.iter().map(|l| format!("{l}\n")).collect()
 }
 
 #[test]
@@ -284,9 +355,12 @@ fn rows_and_figures_equal_those_written_after_the_stage() {
     for turns in [false, true] {
         let reqs = recorded(23, turns);
         let (lines, canonical) = after_the_stage(reqs.clone(), &tok, turns);
-        let (streamed, written) = through_the_sink(reqs, &tok, turns);
+        let (streamed, written, ended) = through_the_sink(reqs, &tok, turns);
         assert_eq!(streamed.lines().count(), 23);
-        assert_eq!(streamed, lines, "multi-turn: {turns}");
+        // Rows in the order requests ended; in index order, the rows written after the stage.
+        let order: Vec<usize> = streamed.lines().map(index_of).collect();
+        assert_eq!(order, ended, "multi-turn: {turns}");
+        assert_eq!(by_index(&streamed), lines, "multi-turn: {turns}");
         assert_eq!(written, canonical, "multi-turn: {turns}");
     }
 }
