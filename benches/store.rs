@@ -122,7 +122,7 @@ fn tradeoff_steps(ds: &Dataset) {
         .fold(0.0, f64::max);
     let mut finish_ms = 0.0f64;
     let series: Vec<_> = groups
-        .into_series()
+        .into_series(ds)
         .into_iter()
         .map(|(name, points)| {
             let (s, ms) = ms_of(|| finish_series(name, points, &spec));

@@ -403,6 +403,35 @@ fn an_improvement_table_compares_throughput_per_gpu() {
     assert_eq!(v["metric"], "output_throughput");
     assert_eq!(v["per_gpu"], true);
     assert_eq!(v["without_gpu_count"], 1);
+    // Every format says the values are per GPU and what each was divided by.
+    let row = &v["rows"][0];
+    assert_eq!(row["baseline_value_per_gpu"], 1000.0);
+    assert_eq!(row["candidate_value_per_gpu"], 1500.0);
+    assert_eq!(
+        (
+            row["baseline_gpus"].as_f64(),
+            row["candidate_gpus"].as_f64()
+        ),
+        (Some(8.0), Some(4.0))
+    );
+    assert!(row.get("baseline_value").is_none(), "{row}");
+    let csv_out = benchlens()
+        .args(["compare", csv])
+        .args(sides)
+        .args(["--per-gpu", "--format", "csv"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let csv_out = String::from_utf8(csv_out).unwrap();
+    assert!(
+        csv_out.lines().next().unwrap().contains(
+            "baseline_value_per_gpu,baseline_gpus,candidate_value_per_gpu,candidate_gpus,improvement_pct"
+        ),
+        "{csv_out}"
+    );
+    assert!(csv_out.contains("1000,8,1500,4,50"), "{csv_out}");
     benchlens()
         .args(["compare", csv])
         .args(sides)
@@ -414,6 +443,9 @@ fn an_improvement_table_compares_throughput_per_gpu() {
         ))
         .stdout(predicate::str::contains(
             "1 record without a GPU count left out",
+        ))
+        .stdout(predicate::str::contains(
+            "engine = vllm: Output token throughput (tok/s) per GPU | Baseline GPUs |",
         ));
     // A latency is not divided.
     benchlens()

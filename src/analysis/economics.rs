@@ -2,8 +2,9 @@
 //! target. Pure arithmetic on figures the records already hold, plus the assumptions a user
 //! supplies (a price per GPU-hour, a power per GPU), each named with where it came from.
 //!
-//! - **GPUs a figure divides by** ([`gpus_of`]): the record's `gpu_count`, else `tp × pp`
-//!   (a parallelism that names every GPU it uses); never guessed as 1.
+//! - **GPUs a figure divides by** ([`gpus_of`]): the record's `gpu_count`, else
+//!   `tp × pp × dp` (a parallelism that names every GPU it uses; dp from a [`DP_TAGS`] tag);
+//!   never guessed as 1.
 //! - **Interactivity**: tokens per second one user sees, `1000 / TPOT`. Because it falls as
 //!   TPOT rises, TPOT's p90 is interactivity's p10: the slow user, whom 90 % of users beat
 //!   ([`interactivity_percentile`]).
@@ -16,6 +17,8 @@
 //!   marked [`Reading::clamped`]; a target it never reaches is [`Unreached`].
 
 use std::fmt;
+
+use crate::model::{DimValue, Record};
 
 /// A GPU model's default price and power, with where each figure comes from.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -153,25 +156,65 @@ fn word_in(text: &str, word: &str) -> bool {
 pub enum GpuCountFrom {
     /// The record's `gpu_count`.
     Column,
-    /// `tp × pp` (either defaulting to 1 when the other is given).
+    /// `tp × pp × dp` (each defaulting to 1 when another is given).
     Parallelism,
 }
 
 /// The GPUs a record's figures divide by: `gpu_count` when given and above 0, else
-/// `tp × pp` when either is given; `None` when neither says (never guessed as 1).
+/// `tp × pp × dp` when any of them is given (dp: replicas of the tp × pp group, the
+/// data-parallel size); `None` when none says (never guessed as 1).
 pub fn gpus_of(
     gpu_count: Option<u64>,
     tp: Option<u64>,
     pp: Option<u64>,
+    dp: Option<u64>,
 ) -> Option<(u64, GpuCountFrom)> {
     if let Some(n) = gpu_count.filter(|&n| n > 0) {
         return Some((n, GpuCountFrom::Column));
     }
-    if tp.is_none() && pp.is_none() {
+    if tp.is_none() && pp.is_none() && dp.is_none() {
         return None;
     }
-    let n = tp.unwrap_or(1).checked_mul(pp.unwrap_or(1))?;
+    let n = tp
+        .unwrap_or(1)
+        .checked_mul(pp.unwrap_or(1))?
+        .checked_mul(dp.unwrap_or(1))?;
     (n > 0).then_some((n, GpuCountFrom::Parallelism))
+}
+
+/// Tags that give the data-parallel size, in any case, with `-` or `_` (`dp`,
+/// `data-parallel-size`). A flag such as InferenceX's `dp_attention` (data-parallel attention
+/// inside the tp GPUs) is not a size and is not one of them.
+pub const DP_TAGS: [&str; 4] = ["dp", "dp_size", "data_parallel_size", "data_parallel"];
+
+/// Whether a tag's name is one of [`DP_TAGS`].
+pub fn is_dp_tag(name: &str) -> bool {
+    let name = name.to_ascii_lowercase().replace('-', "_");
+    DP_TAGS.contains(&name.as_str())
+}
+
+/// A data-parallel size as a tag holds it: a whole number ≥ 1, as a number or as text.
+pub fn dp_size(v: &DimValue) -> Option<u64> {
+    let n = match v {
+        DimValue::Num(n) => *n,
+        DimValue::Text(t) => t.trim().parse().ok()?,
+    };
+    (n >= 1.0 && n.fract() == 0.0 && n <= f64::from(u32::MAX)).then_some(n as u64)
+}
+
+/// The GPUs of a record ([`gpus_of`]), its dp from a [`DP_TAGS`] tag.
+pub fn record_gpus(r: &Record) -> Option<(u64, GpuCountFrom)> {
+    let dp = r
+        .tags
+        .iter()
+        .find(|(k, _)| is_dp_tag(k))
+        .and_then(|(_, v)| {
+            v.trim()
+                .parse()
+                .ok()
+                .and_then(|n| dp_size(&DimValue::Num(n)))
+        });
+    gpus_of(r.gpu_count, r.tp, r.pp, dp)
 }
 
 /// Tokens per second one user sees: `1000 / TPOT (ms)`; `None` for a TPOT that is not a

@@ -16,6 +16,10 @@ use super::capacity::{parse_item, Bounded};
 use super::export::{Cell, TextColumn, TextTable};
 use super::SeriesSlots;
 use crate::charts::style::format_value;
+use crate::model::points::MergeFinder;
+use crate::model::spread::{
+    is_repeat_dim, point_interval, short_number, Moments, NOT_DISTINGUISHABLE,
+};
 use crate::model::{format_number, Dataset, DimKey, DimValue, MetricKey, Stat};
 
 /// One limit: `metric ≤ max_value`.
@@ -91,6 +95,10 @@ pub struct SloCheck {
     /// The limits broken, as text (`p99_ttft_ms 620.00 > 500`), or missing (`p99_ttft_ms not
     /// measured`). Empty: every limit holds.
     pub violations: Vec<String>,
+    /// The limits whose value here is not distinguishable from the limit: the 95 % interval
+    /// of the load's repeats holds it ([`crate::model::spread`]), so the verdict could go
+    /// either way on a rerun (`p99_ttft_ms 95 % interval 480 – 530 holds 500`).
+    pub noise: Vec<String>,
 }
 
 impl SloCheck {
@@ -127,18 +135,20 @@ pub struct SloOutcome {
 
 struct Acc {
     records: Vec<usize>,
-    /// Per metric (as the list `slo` reads): the sum and count of its finite values.
-    sums: Vec<(f64, usize)>,
+    /// Per metric (as the list `slo` reads): the moments of its finite values.
+    sums: Vec<Moments>,
 }
 
 impl Acc {
-    /// The mean of metric `m` of `metrics` (the list the sums follow).
-    fn mean(&self, metrics: &[MetricKey], m: &MetricKey) -> Option<f64> {
+    /// The moments of metric `m` of `metrics` (the list the sums follow), when it has values.
+    fn moments(&self, metrics: &[MetricKey], m: &MetricKey) -> Option<&Moments> {
         let at = metrics.iter().position(|k| k == m)?;
-        match self.sums.get(at)? {
-            (_, 0) => None,
-            (s, n) => Some(s / *n as f64),
-        }
+        self.sums.get(at).filter(|s| s.n > 0)
+    }
+
+    /// The mean of metric `m` of `metrics`.
+    fn mean(&self, metrics: &[MetricKey], m: &MetricKey) -> Option<f64> {
+        self.moments(metrics, m).map(Moments::mean)
     }
 }
 
@@ -175,13 +185,12 @@ pub fn slo(ds: &Dataset, indices: &[usize], spec: &SloSpec) -> Vec<SloOutcome> {
             .entry(code)
             .or_insert_with(|| Acc {
                 records: Vec::new(),
-                sums: vec![(0.0, 0); metrics.len()],
+                sums: vec![Moments::default(); metrics.len()],
             });
         acc.records.push(i);
         for (sum, v) in acc.sums.iter_mut().zip(&values) {
             if let Some(v) = v.as_ref().and_then(|v| v.get(i)).filter(|v| v.is_finite()) {
-                sum.0 += v;
-                sum.1 += 1;
+                sum.add(v);
             }
         }
     }
@@ -193,6 +202,9 @@ pub fn slo(ds: &Dataset, indices: &[usize], spec: &SloSpec) -> Vec<SloOutcome> {
             }));
             (name, loads)
         }));
+    let mut drawn = spec.series_by.clone();
+    drawn.push(spec.load.clone());
+    let finder = MergeFinder::new(ds, &drawn);
     super::in_value_order(groups)
         .into_iter()
         .map(|(series, loads)| {
@@ -219,6 +231,7 @@ pub fn slo(ds: &Dataset, indices: &[usize], spec: &SloSpec) -> Vec<SloOutcome> {
                             Some(_) => None,
                         })
                         .collect(),
+                    noise: noise(&finder, acc, &metrics, &spec.limits),
                 })
                 .collect();
             let best = checks.iter().rposition(SloCheck::passes);
@@ -272,6 +285,50 @@ pub fn slo(ds: &Dataset, indices: &[usize], spec: &SloSpec) -> Vec<SloOutcome> {
         .collect()
 }
 
+/// The limits a load's repeats cannot tell from their value (see [`SloCheck::noise`]): only
+/// when its records are repeats of one configuration ([`point_interval`]'s rule).
+fn noise(
+    finder: &MergeFinder<'_>,
+    acc: &Acc,
+    metrics: &[MetricKey],
+    limits: &[SloLimit],
+) -> Vec<String> {
+    let merge = finder.merge(&acc.records);
+    let repeats = merge.dims.iter().all(|d| is_repeat_dim(&d.dim));
+    limits
+        .iter()
+        .filter_map(|l| {
+            let i = point_interval(acc.moments(metrics, &l.metric)?, repeats, None)?;
+            i.contains(l.max_value).then(|| {
+                format!(
+                    "{} 95 % interval {} – {} holds {}",
+                    l.metric.name(),
+                    short_number(i.low),
+                    short_number(i.high),
+                    format_number(l.max_value)
+                )
+            })
+        })
+        .collect()
+}
+
+impl SloOutcome {
+    /// What the repeats leave open about the answer: the limits not distinguishable at the
+    /// highest passing load or at the next load (the first to fail), `None` when nothing is.
+    pub fn noise_text(&self) -> Option<String> {
+        let at = self.checks.iter().rposition(SloCheck::passes);
+        let next = at.map_or(0, |b| b + 1);
+        let said: Vec<String> = [at, Some(next)]
+            .into_iter()
+            .flatten()
+            .filter_map(|k| self.checks.get(k))
+            .filter(|c| !c.noise.is_empty())
+            .map(|c| format!("at {}: {}", format_number(c.load), c.noise.join("; ")))
+            .collect();
+        (!said.is_empty()).then(|| format!("{NOT_DISTINGUISHABLE} {}", said.join("; ")))
+    }
+}
+
 /// The outcomes as an exportable table: series, highest measured load and its throughput,
 /// and the interpolated estimate (marked "estimate").
 pub fn slo_text_table(outcomes: &[SloOutcome], spec: &SloSpec) -> TextTable {
@@ -291,11 +348,16 @@ pub fn slo_text_table(outcomes: &[SloOutcome], spec: &SloSpec) -> TextTable {
             true,
         ),
     ];
+    let noisy = outcomes.iter().any(|o| o.noise_text().is_some());
+    let mut columns = columns;
+    if noisy {
+        columns.push(TextColumn::new("noise", "Noise", false));
+    }
     let num = |v: Option<f64>| v.map_or(Cell::Empty, |v| Cell::number(v, format_value(v)));
     let rows = outcomes
         .iter()
         .map(|o| {
-            vec![
+            let mut row = vec![
                 Cell::Text(o.series.clone()),
                 o.measured.as_ref().map_or(Cell::Text("none".into()), |p| {
                     Cell::number(p.load, format_number(p.load))
@@ -303,7 +365,11 @@ pub fn slo_text_table(outcomes: &[SloOutcome], spec: &SloSpec) -> TextTable {
                 num(o.measured.as_ref().and_then(|p| p.throughput)),
                 num(o.estimate.as_ref().map(|p| p.load)),
                 num(o.estimate.as_ref().and_then(|p| p.throughput)),
-            ]
+            ];
+            if noisy {
+                row.push(o.noise_text().map_or(Cell::Empty, Cell::Text));
+            }
+            row
         })
         .collect();
     TextTable { columns, rows }
@@ -542,6 +608,49 @@ mod tests {
         );
         assert_eq!(out[2].checks.len(), 1);
         assert_eq!(out[2].checks[0].records, [5]);
+    }
+
+    #[test]
+    fn repeats_whose_interval_holds_a_limit_say_so() {
+        let run = |r: Record, tag: &str| {
+            let mut r = r;
+            r.tags.insert("run".into(), tag.into());
+            r
+        };
+        let ds = Dataset::new(vec![
+            run(rec("a", 1.0, 100.0, 20.0, 100.0), "1"),
+            run(rec("a", 4.0, 450.0, 30.0, 400.0), "1"),
+            run(rec("a", 4.0, 520.0, 30.0, 400.0), "2"),
+            run(rec("a", 4.0, 480.0, 30.0, 400.0), "3"),
+            run(rec("a", 8.0, 700.0, 40.0, 800.0), "1"),
+            // Rate 1 of b: two records of different input lengths, not repeats.
+            run(rec("b", 1.0, 100.0, 20.0, 90.0), "1"),
+            {
+                let mut r = run(rec("b", 1.0, 900.0, 20.0, 90.0), "2");
+                r.input_len = Some(4096.0);
+                r
+            },
+        ]);
+        let all: Vec<usize> = (0..ds.len()).collect();
+        let out = slo(&ds, &all, &spec());
+        // Rate 4 passes on its mean (483.3 ms), but its three runs' interval holds 500.
+        assert_eq!(out[0].measured.as_ref().map(|m| m.load), Some(4.0));
+        assert_eq!(out[0].checks[1].noise.len(), 1);
+        let said = out[0].noise_text().unwrap();
+        assert!(
+            said == "not distinguishable at 4: p99_ttft_ms 95 % interval 396.1 – 570.6 holds 500",
+            "{said}"
+        );
+        // A mean of different configurations has no interval.
+        assert!(out[1].checks[0].noise.is_empty());
+        assert_eq!(out[1].noise_text(), None);
+        let md = slo_text_table(&out, &spec()).to_markdown();
+        assert!(md.contains("| Noise |"), "{md}");
+        // Without repeats the table is as it was.
+        let plain = slo(&ds, &[0, 1, 4], &spec());
+        assert!(!slo_text_table(&plain, &spec())
+            .to_markdown()
+            .contains("Noise"));
     }
 
     #[test]

@@ -10,6 +10,8 @@
 use super::economics::{self, Assumptions};
 use super::SeriesSlots;
 use crate::charts::style::{escape_html, format_value, Theme};
+use crate::model::points::{configuration_dims, Combos};
+use crate::model::spread::{is_repeat_dim, point_interval, Interval, Moments};
 use crate::model::{Dataset, Dim, DimKey, Record};
 
 mod axes;
@@ -56,6 +58,9 @@ pub struct TradeoffPoint {
     /// For a point off the frontier, a frontier point of its series that dominates it (its
     /// record), so the hover can say which deployment beats it.
     pub dominated_by: Option<usize>,
+    /// The y value's 95 % interval when the point is the mean of repeats of one configuration
+    /// ([`merge_repeats`]; the rule is [`crate::model::spread::point_interval`]).
+    pub interval: Option<Interval>,
 }
 
 /// One series with its frontier.
@@ -198,7 +203,7 @@ pub fn tradeoff(ds: &Dataset, indices: &[usize], spec: &TradeoffSpec) -> Vec<Tra
     let mut groups = TradeoffGroups::default();
     groups.add(ds, indices, spec);
     groups
-        .into_series()
+        .into_series(ds)
         .into_iter()
         .map(|(name, points)| finish_series(name, points, spec))
         .collect()
@@ -230,6 +235,7 @@ impl TradeoffGroups {
                 throughput,
                 on_frontier: false,
                 dominated_by: None,
+                interval: None,
             });
         }
         for (name, mut points) in series.named(groups) {
@@ -252,10 +258,51 @@ impl TradeoffGroups {
         self.groups.values().all(Vec::is_empty)
     }
 
-    /// The series, named, in the order of their values (80 before 10000).
-    pub fn into_series(self) -> Vec<(String, Vec<TradeoffPoint>)> {
+    /// The series, named, in the order of their values (80 before 10000), each with its
+    /// repeats of one configuration made one point ([`merge_repeats`]).
+    pub fn into_series(self, ds: &Dataset) -> Vec<(String, Vec<TradeoffPoint>)> {
         super::in_value_order(self.groups)
+            .into_iter()
+            .map(|(name, points)| (name, merge_repeats(ds, points)))
+            .collect()
     }
+}
+
+/// Points of one configuration told apart only by where or when they ran (file, date, label,
+/// a repeat tag: [`is_repeat_dim`]) made one point at their means, its y with the 95 %
+/// interval of its mean ([`point_interval`], as the other charts' points). In the order of
+/// each configuration's first point, which keeps its record. Unchanged when no repeat
+/// dimension takes two values in the dataset (one file: no repeats, no work).
+pub fn merge_repeats(ds: &Dataset, points: Vec<TradeoffPoint>) -> Vec<TradeoffPoint> {
+    let dims = configuration_dims(ds);
+    let varies = |k: &DimKey| ds.column(k).is_some_and(|c| c.dict.len() > 1);
+    if !dims.iter().any(|k| is_repeat_dim(k) && varies(k)) {
+        return points;
+    }
+    let mut combos = Combos::new(
+        dims.iter()
+            .filter(|k| !is_repeat_dim(k))
+            .map(|k| ds.column(k).map(|c| (c.codes, c.dict.len()))),
+    );
+    let mut merged: Vec<(TradeoffPoint, Moments, Moments)> = Vec::new();
+    for p in points {
+        let id = combos.id(p.record) as usize;
+        if id == merged.len() {
+            merged.push((p.clone(), Moments::default(), Moments::default()));
+        }
+        let (_, x, y) = &mut merged[id];
+        x.add(p.latency);
+        y.add(p.throughput);
+    }
+    merged
+        .into_iter()
+        .map(|(mut p, x, y)| {
+            p.latency = x.mean();
+            p.throughput = y.mean();
+            p.interval = point_interval(&y, true, None);
+            p
+        })
+        .collect()
 }
 
 /// One series with its Pareto frontier marked, and each point off it linked to a frontier
@@ -358,6 +405,9 @@ fn hover(ds: &Dataset, series: &str, p: &TradeoffPoint, spec: &TradeoffSpec) -> 
     let mut lines = vec![format!("<b>{}</b>", escape_html(series))];
     lines.extend(spec.axis_lines(format_value(p.latency), format_value(p.throughput)));
     let record = ds.record(p.record);
+    if let Some(i) = &p.interval {
+        lines.push(escape_html(&i.describe()));
+    }
     if p.on_frontier {
         lines.push("on the Pareto frontier".into());
     } else if let (Some(by), Some(r)) = (p.dominated_by.and_then(|b| ds.record(b)), &record) {

@@ -105,8 +105,9 @@ async fn compute_tradeoff(
         at(&mut |ds| groups.add(ds, rows, &spec))?;
         pace.step(&current).await?;
     }
-    let mut series = Vec::new();
-    for (name, points) in groups.into_series() {
+    let (mut series, mut named, mut groups) = (Vec::new(), Vec::new(), Some(groups));
+    at(&mut |ds| named = groups.take().map_or_else(Vec::new, |g| g.into_series(ds)))?;
+    for (name, points) in named {
         series.push(finish_series(name, points, &spec));
         pace.step(&current).await?;
     }
@@ -389,7 +390,9 @@ fn OverviewTable(
                             let row = &overview.rows[i];
                             view! {
                                 <tr>{table.rows[i].iter().enumerate().map(|(k, cell)| {
+                                    // Not distinguishable from the baseline: no colour.
                                     let heat = k.checked_sub(1)
+                                        .filter(|&f| row.apart.get(f) != Some(&Some(false)))
                                         .and_then(|f| row.vs_baseline.get(f).copied().flatten())
                                         .and_then(|q| Overview::goodness(q, y_hib))
                                         .map(heat_style)

@@ -15,6 +15,7 @@ use crate::charts::plotly::{Bar, Plot, Scatter};
 use super::series::{facets, series_names, ChartKind, ChartSpec, Series, SeriesPoint};
 use super::style::{escape_html, format_value, series_title, themed_axis, NO_VALUE, PALETTE};
 use crate::model::points;
+use crate::model::spread::Interval;
 use crate::model::{Dataset, DimKey, DimValue, MetricKey};
 
 fn axis_title_for_metric(metric: &MetricKey) -> String {
@@ -157,7 +158,8 @@ pub fn plot(ds: &Dataset, series: &[Series], spec: &ChartSpec) -> Plot {
         };
         let color = PALETTE[si % PALETTE.len()];
         let name = escape_html(&s.name);
-        let errors = error_bars(s, spec.theme.colors().text);
+        let intervals: Vec<Option<Interval>> = s.points.iter().map(|p| p.interval).collect();
+        let errors = error_bars(&intervals, spec.theme.colors().text);
         match spec.kind {
             ChartKind::Bars => plot.add_trace(
                 Bar::new(xs, ys)
@@ -239,7 +241,12 @@ pub fn plot(ds: &Dataset, series: &[Series], spec: &ChartSpec) -> Plot {
     if merged_anywhere {
         notes.push(merged_note(series, merged_points, label_points));
     }
-    if let Some(n) = noise_note(series) {
+    if let Some(n) = noise_note(
+        series
+            .iter()
+            .flat_map(|s| &s.points)
+            .filter_map(|p| p.interval),
+    ) {
         notes.push(n);
     }
     if !notes.is_empty() {
@@ -308,16 +315,16 @@ impl LineStyle<'_> {
     }
 }
 
-/// The series' error bars: each point's half interval (`null`, no bar, where it has none);
-/// `None` when no point of the series has an interval. Drawn in the text colour: in the
-/// series' own colour a bar's lower half vanishes into the bar.
-fn error_bars(s: &Series, color: &str) -> Option<ErrorData> {
-    s.points.iter().any(|p| p.interval.is_some()).then(|| {
+/// Error bars of a trace's points: each point's half interval (`null`, no bar, where it has
+/// none); `None` when no point has an interval. Drawn in the text colour: in the series' own
+/// colour a bar's lower half vanishes into the bar.
+pub(crate) fn error_bars(intervals: &[Option<Interval>], color: &str) -> Option<ErrorData> {
+    intervals.iter().any(Option::is_some).then(|| {
         ErrorData::new(ErrorType::Data)
             .array(
-                s.points
+                intervals
                     .iter()
-                    .map(|p| p.interval.map_or(f64::NAN, |i| i.half_width()))
+                    .map(|i| i.map_or(f64::NAN, |i| i.half_width()))
                     .collect(),
             )
             .color(color)
@@ -328,16 +335,15 @@ fn error_bars(s: &Series, color: &str) -> Option<ErrorData> {
 
 /// What the error bars are, when some point has one: the 95 % interval of repeats and/or the
 /// file's standard deviation.
-fn noise_note(series: &[Series]) -> Option<String> {
+pub(crate) fn noise_note(intervals: impl Iterator<Item = Interval>) -> Option<String> {
     use crate::model::spread::Basis;
-    let intervals = || {
-        series
-            .iter()
-            .flat_map(|s| &s.points)
-            .filter_map(|p| p.interval)
-    };
-    let repeats = intervals().any(|i| matches!(i.basis, Basis::Repeats { .. }));
-    let file = intervals().any(|i| matches!(i.basis, Basis::FileStd { .. }));
+    let (mut repeats, mut file) = (false, false);
+    for i in intervals {
+        match i.basis {
+            Basis::Repeats { .. } => repeats = true,
+            Basis::FileStd { .. } => file = true,
+        }
+    }
     match (repeats, file) {
         (false, false) => None,
         (true, false) => {

@@ -16,7 +16,7 @@ use std::sync::OnceLock;
 use super::style::{Theme, NO_VALUE};
 use crate::model::flags::{FlagCounts, RowFlags};
 use crate::model::points::{Combos, MergeFinder, PointMerge};
-use crate::model::spread::{is_repeat_dim, spread_companions, Interval, Moments};
+use crate::model::spread::{is_repeat_dim, point_interval, spread_companions, Interval, Moments};
 use crate::model::{ColumnRef, Dataset, DimKey, DimValue, MetricKey};
 
 /// How the chart draws its series.
@@ -264,20 +264,12 @@ fn series_of_points(
                         None => merge(),
                     };
                     let y = p.moments.mean();
-                    let interval = if merge.records >= 2 {
-                        // Repeats only: a mean of configurations is not noise.
-                        merge
-                            .dims
-                            .iter()
-                            .all(|d| is_repeat_dim(&d.dim))
-                            .then(|| p.moments.interval())
-                            .flatten()
-                    } else {
-                        file_sd
-                            .as_ref()
-                            .and_then(|v| v.get(p.first))
-                            .and_then(|sd| Interval::from_file_std(y, sd))
-                    };
+                    // Repeats only: a mean of configurations is not noise.
+                    let interval = point_interval(
+                        &p.moments,
+                        merge.dims.iter().all(|d| is_repeat_dim(&d.dim)),
+                        file_sd.as_ref().and_then(|v| v.get(p.first)),
+                    );
                     let point = SeriesPoint {
                         x: x_col.dict[x as usize - 1].clone(),
                         y,

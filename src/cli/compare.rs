@@ -33,7 +33,10 @@ use super::compare_args::{default_metric, render, CompareArgs, TableFormat};
 use super::convert::read_all;
 use super::error::CliError;
 use crate::analysis::defaults::{default_compare_dim, default_sides};
-use crate::analysis::improvement::{improvement, ImprovementSpec, ImprovementTable};
+use crate::analysis::export::{Cell, TextColumn, TextTable};
+use crate::analysis::improvement::{
+    improvement, ImprovementRow, ImprovementSpec, ImprovementTable,
+};
 use crate::analysis::regression::{regression, RegressionReport, RegressionSpec};
 use crate::analysis::{default_ignored, economics, DuplicateKey};
 use crate::model::{Dataset, Dim, DimKey, DimKind, DimValue, MetricKey, Record};
@@ -126,7 +129,7 @@ fn per_gpu(records: &mut [Record], metric: &MetricKey) -> usize {
         let Some(value) = r.metric(metric) else {
             continue;
         };
-        match economics::gpus_of(r.gpu_count, r.tp, r.pp) {
+        match economics::record_gpus(r) {
             Some((gpus, _)) => r.set_metric(metric.clone(), value / gpus as f64),
             None => {
                 r.metrics.remove(metric);
@@ -137,7 +140,55 @@ fn per_gpu(records: &mut [Record], metric: &MetricKey) -> usize {
     without
 }
 
-fn improvement_output(t: &ImprovementTable, picked: Picked, format: TableFormat) -> String {
+/// Per GPU, the compared values' columns say so in every format: their ids (CSV header, JSON
+/// key) end in `_per_gpu`, their headers in "per GPU", and each is followed by the GPU count
+/// its row's record was divided by (`baseline_gpus`, `candidate_gpus`).
+fn label_per_gpu(table: &mut TextTable, t: &ImprovementTable, ds: &Dataset) {
+    for (side, record_of) in [
+        (
+            "baseline",
+            (|r| r.baseline_record) as fn(&ImprovementRow) -> usize,
+        ),
+        ("candidate", |r| r.candidate_record),
+    ] {
+        let id = format!("{side}_value");
+        let Some(at) = table.columns.iter().position(|c| c.id == id) else {
+            continue;
+        };
+        let column = &mut table.columns[at];
+        column.id = format!("{id}_per_gpu");
+        column.header = format!("{} per GPU", column.header);
+        table.columns.insert(
+            at + 1,
+            TextColumn::new(
+                format!("{side}_gpus"),
+                format!("{} GPUs", capitalised(side)),
+                true,
+            ),
+        );
+        for (cells, row) in table.rows.iter_mut().zip(&t.rows) {
+            let gpus = ds
+                .record(record_of(row))
+                .and_then(|r| economics::record_gpus(&r))
+                .map_or(Cell::Empty, |(n, _)| Cell::number(n as f64, n.to_string()));
+            cells.insert(at + 1, gpus);
+        }
+    }
+}
+
+fn capitalised(word: &str) -> String {
+    let mut c = word.chars();
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
+}
+
+fn improvement_output(
+    t: &ImprovementTable,
+    ds: &Dataset,
+    picked: Picked,
+    format: TableFormat,
+) -> String {
     let mut metric_note = format!(
         "metric: {}{}",
         t.metric.name(),
@@ -164,7 +215,7 @@ fn improvement_output(t: &ImprovementTable, picked: Picked, format: TableFormat)
     }
     if let Some(left_out) = picked.without_gpus {
         metric_note.push_str(&format!(
-            "; per GPU: each record's {} divided by its GPU count (gpu_count, else tp × pp), \
+            "; per GPU: each record's {} divided by its GPU count (gpu_count, else tp × pp × dp), \
              which is not matched on{}",
             t.metric.name(),
             match left_out {
@@ -193,7 +244,10 @@ fn improvement_output(t: &ImprovementTable, picked: Picked, format: TableFormat)
         "per_gpu": picked.without_gpus.is_some(),
         "without_gpu_count": picked.without_gpus,
     });
-    let table = t.to_text_table();
+    let mut table = t.to_text_table();
+    if picked.without_gpus.is_some() {
+        label_per_gpu(&mut table, t, ds);
+    }
     match format {
         TableFormat::Markdown => {
             let mut s = format!(
@@ -331,6 +385,10 @@ pub fn run(args: &CompareArgs) -> Result<ExitCode, CliError> {
             for d in [Dim::GpuCount, Dim::Tp, Dim::Pp] {
                 ignore.insert(DimKey::Known(d));
             }
+            let dp_tags = records.iter().flat_map(|r| r.tags.keys());
+            for tag in dp_tags.filter(|t| economics::is_dp_tag(t)) {
+                ignore.insert(DimKey::Tag(tag.clone()));
+            }
         }
         let ds = Dataset::new(records);
         let all: Vec<usize> = (0..ds.len()).collect();
@@ -357,7 +415,7 @@ pub fn run(args: &CompareArgs) -> Result<ExitCode, CliError> {
             ignore,
         };
         let t = improvement(&ds, &all, &spec)?;
-        crate::stdout::print(&improvement_output(&t, picked, args.format));
+        crate::stdout::print(&improvement_output(&t, &ds, picked, args.format));
         Ok(ExitCode::SUCCESS)
     } else {
         if args.per_gpu {

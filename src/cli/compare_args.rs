@@ -70,7 +70,7 @@ pub struct CompareArgs {
     /// series are the values of `--by` (default: the series the explorer would draw).
     #[arg(long, value_name = "TOK_S", conflicts_with_all = ["trend", "baseline", "candidate", "fail_on_regression"])]
     pub at_interactivity: Option<f64>,
-    /// Throughput per GPU (each record's gpu_count, else tp × pp): with `--at-interactivity`
+    /// Throughput per GPU (each record's gpu_count, else tp × pp × dp): with `--at-interactivity`
     /// the frontier's throughput; in an improvement table the compared metric, which must then
     /// be a throughput (default `output_throughput`). Records without a GPU count are left
     /// out, and the output says how many.

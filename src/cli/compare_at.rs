@@ -102,7 +102,7 @@ fn why_empty(ds: &Dataset, per_gpu: bool) -> String {
     for r in ds.records() {
         with_tpot += usize::from(r.metric(&tpot).is_some());
         with_tput += usize::from(r.metric(&MetricKey::OutputThroughput).is_some());
-        with_gpus += usize::from(economics::gpus_of(r.gpu_count, r.tp, r.pp).is_some());
+        with_gpus += usize::from(economics::record_gpus(&r).is_some());
     }
     let mut needs = format!(
         "No frontier to read: of {} records, {with_tpot} have a mean TPOT (mean_tpot_ms) and \
@@ -111,7 +111,7 @@ fn why_empty(ds: &Dataset, per_gpu: bool) -> String {
     );
     if per_gpu {
         needs.push_str(&format!(
-            ", {with_gpus} a GPU count (gpu_count, or tp × pp; `inspect` shows what was read)"
+            ", {with_gpus} a GPU count (gpu_count, or tp × pp × dp; `inspect` shows what was read)"
         ));
     }
     needs.push('.');

@@ -137,6 +137,18 @@ pub fn t975(df: usize) -> f64 {
         + (5.0 * z.powi(5) + 16.0 * z.powi(3) + 3.0 * z) / (96.0 * v * v)
 }
 
+/// The interval of a point gathered in `moments` (the one rule every view follows): the 95 %
+/// interval of the mean when it holds two or more values that are `repeats` (records told apart
+/// only by [`is_repeat_dim`] dimensions), the file's standard deviation `file_sd` around the
+/// single value of a point of one record, else none (a mean of different configurations).
+pub fn point_interval(moments: &Moments, repeats: bool, file_sd: Option<f64>) -> Option<Interval> {
+    if moments.n >= 2 {
+        repeats.then(|| moments.interval()).flatten()
+    } else {
+        file_sd.and_then(|sd| Interval::from_file_std(moments.mean(), sd))
+    }
+}
+
 /// What an interval was made from.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Basis {
@@ -269,6 +281,25 @@ mod tests {
         let mut one = Moments::default();
         one.add(5.0);
         assert_eq!(one.interval(), None);
+    }
+
+    #[test]
+    fn a_point_has_an_interval_from_repeats_or_its_files_deviation_only() {
+        let mut three = Moments::default();
+        for y in [10.0, 12.0, 14.0] {
+            three.add(y);
+        }
+        assert_eq!(point_interval(&three, true, None), three.interval());
+        // A mean of different configurations is not noise, whatever the file says.
+        assert_eq!(point_interval(&three, false, Some(1.0)), None);
+        let mut one = Moments::default();
+        one.add(5.0);
+        let i = point_interval(&one, true, Some(0.5)).unwrap();
+        assert_eq!(
+            (i.low, i.high, i.basis),
+            (4.5, 5.5, Basis::FileStd { sd: 0.5 })
+        );
+        assert_eq!(point_interval(&one, true, None), None);
     }
 
     #[test]

@@ -190,6 +190,7 @@ mod tests {
             throughput,
             on_frontier: false,
             dominated_by: None,
+            interval: None,
         };
         let series = [TradeoffSeries {
             name: "vllm".into(),
@@ -220,6 +221,7 @@ mod tests {
             throughput,
             on_frontier: true,
             dominated_by: None,
+            interval: None,
         };
         let series = [
             TradeoffSeries {

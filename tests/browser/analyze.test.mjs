@@ -173,3 +173,54 @@ test('a file row lists its data notes: unknown GPU names, repeated configuration
   assert.match(await page.textContent('#file-list > li.loaded .quality summary'), /^\d+ data notes?$/);
   assert.deepEqual(page.errors, []);
 });
+
+test('repeated runs: error bars on the trade-off, "not distinguishable" in its overview and the SLO', async (t) => {
+  const page = await newPage(app.browser, t);
+  await page.goto(app.server.url);
+  await pickFiles(page, ['tests/fixtures/noise/tradeoff-repeats.csv']);
+  await page.waitForSelector('#file-list > li.loaded');
+  await page.click('button[data-view="tradeoff"]');
+  await page.selectOption('#tradeoff-latency', 'Tokens per second per user (tok/s, 1000 / mean TPOT)');
+  await page.waitForFunction(() => /error bars/.test(document.getElementById('tradeoff-chart')?.layout?.title?.text ?? ''));
+  const chart = await page.evaluate(() => {
+    const el = document.getElementById('tradeoff-chart');
+    return { data: el.data.map((d) => ({ name: d.name, x: d.x, bars: d.error_y?.array, hover: d.hovertext })), title: el.layout.title.text };
+  });
+  // Three runs of each of three loads per engine: three points, each with its bar.
+  const vllm = chart.data.find((d) => d.name === 'vllm');
+  assert.equal(vllm.x.length, 3, JSON.stringify(vllm));
+  assert.ok(vllm.bars.every((b) => b > 0), JSON.stringify(vllm.bars));
+  assert.match(vllm.hover[0], /95 % interval .* of 3 repeats/);
+  assert.match(chart.title, /error bars: 95 % interval of the mean of repeated runs/);
+  // The overview against vllm: at 100 tok/s per user sglang's reading is within the noise.
+  await page.fill('#overview-levels', '40, 100');
+  await page.press('#overview-levels', 'Enter');
+  await page.selectOption('#overview-baseline', 'vllm');
+  await page.waitForFunction(() => /not distinguishable/.test(document.querySelector('#overview-table')?.textContent ?? ''));
+  const rows = await page.$$eval('#overview-table tbody tr', (rows) =>
+    rows.map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent)),
+  );
+  const sglang = rows.find((r) => r[0] === 'sglang');
+  assert.doesNotMatch(sglang[1], /not distinguishable/, sglang.join(' | '));
+  assert.match(sglang[2], /×, not distinguishable\)$/, sglang.join(' | '));
+  await screenshot(page, 'tradeoff-noise');
+  // The SLO: vllm passes at concurrency 8 on its mean, but its runs' interval holds the limit.
+  await page.click('button[data-view="slo"]');
+  await page.fill('#slo-limits', 'p99_ttft_ms<=500');
+  await page.press('#slo-limits', 'Enter');
+  await page.waitForSelector('#slo-table');
+  const headers = await page.$$eval('#slo-table th', (th) => th.map((h) => h.textContent));
+  const slo = await page.$$eval('#slo-table tbody tr', (rows) =>
+    rows.map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent)),
+  );
+  const noise = headers.indexOf('Noise');
+  assert.ok(noise > 0, headers.join(' | '));
+  const v = slo.find((r) => r[0] === 'vllm');
+  assert.equal(v[1], '8');
+  assert.match(v[noise], /^not distinguishable at 8: p99_ttft_ms 95 % interval .* holds 500$/);
+  assert.equal(slo.find((r) => r[0] === 'sglang')[noise], '');
+  // The table scrolls in its panel: show its Noise column.
+  await page.$eval('#slo-table', (t) => { t.parentElement.scrollLeft = t.scrollWidth; });
+  await screenshot(page, 'slo-noise');
+  assert.deepEqual(page.errors, []);
+});

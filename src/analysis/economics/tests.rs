@@ -30,25 +30,69 @@ fn gpu_names_find_their_family() {
 #[test]
 fn gpu_counts_come_from_the_column_else_the_parallelism() {
     assert_eq!(
-        gpus_of(Some(8), Some(4), Some(1)),
+        gpus_of(Some(8), Some(4), Some(1), None),
         Some((8, GpuCountFrom::Column))
     );
     assert_eq!(
-        gpus_of(None, Some(4), Some(2)),
+        gpus_of(None, Some(4), Some(2), None),
         Some((8, GpuCountFrom::Parallelism))
     );
     assert_eq!(
-        gpus_of(Some(0), Some(4), None),
+        gpus_of(Some(0), Some(4), None, None),
         Some((4, GpuCountFrom::Parallelism))
     );
     assert_eq!(
-        gpus_of(None, None, Some(2)),
+        gpus_of(None, None, Some(2), None),
         Some((2, GpuCountFrom::Parallelism))
     );
     // Nothing said: no count, not 1.
-    assert_eq!(gpus_of(None, None, None), None);
-    assert_eq!(gpus_of(None, Some(0), Some(2)), None);
-    assert_eq!(gpus_of(None, Some(u64::MAX), Some(2)), None);
+    assert_eq!(gpus_of(None, None, None, None), None);
+    assert_eq!(gpus_of(None, Some(0), Some(2), None), None);
+    assert_eq!(gpus_of(None, Some(u64::MAX), Some(2), None), None);
+    // dp replicas of the tp × pp group multiply; dp alone counts.
+    assert_eq!(
+        gpus_of(None, Some(4), Some(2), Some(2)),
+        Some((16, GpuCountFrom::Parallelism))
+    );
+    assert_eq!(
+        gpus_of(None, None, None, Some(4)),
+        Some((4, GpuCountFrom::Parallelism))
+    );
+    assert_eq!(
+        gpus_of(Some(8), Some(4), None, Some(4)),
+        Some((8, GpuCountFrom::Column))
+    );
+}
+
+#[test]
+fn dp_comes_from_its_tag_and_a_flag_is_not_a_size() {
+    let rec = |tags: &[(&str, &str)]| {
+        let mut r = Record {
+            tp: Some(4),
+            ..Record::default()
+        };
+        for (k, v) in tags {
+            r.tags.insert((*k).into(), (*v).into());
+        }
+        r
+    };
+    assert_eq!(
+        record_gpus(&rec(&[("dp", "2")])),
+        Some((8, GpuCountFrom::Parallelism))
+    );
+    assert_eq!(
+        record_gpus(&rec(&[("Data-Parallel-Size", "3")])).map(|g| g.0),
+        Some(12)
+    );
+    // InferenceX's dp_attention is data-parallel attention inside the tp GPUs: no size.
+    assert_eq!(
+        record_gpus(&rec(&[("dp_attention", "true")])).map(|g| g.0),
+        Some(4)
+    );
+    assert_eq!(record_gpus(&rec(&[("dp", "two")])).map(|g| g.0), Some(4));
+    assert_eq!(record_gpus(&rec(&[("dp", "0")])).map(|g| g.0), Some(4));
+    assert_eq!(dp_size(&DimValue::Num(2.5)), None);
+    assert_eq!(dp_size(&DimValue::Text(" 8 ".into())), Some(8));
 }
 
 #[test]

@@ -2,7 +2,7 @@
 //! token costs) and its x (a latency or interactivity), each read from a dataset's columns.
 
 use super::economics::{self, Assumptions};
-use crate::model::{Dataset, Dim, LatencyMetric, MetricKey, Percentile, Record, Stat};
+use crate::model::{Dataset, Dim, DimKey, LatencyMetric, MetricKey, Percentile, Record, Stat};
 
 /// The y axis: a throughput, per GPU or not, or what a token costs in dollars or energy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -96,7 +96,7 @@ impl ThroughputAxis {
         match self {
             ThroughputAxis::OutputTokensPerS | ThroughputAxis::TotalTokensPerS => "",
             ThroughputAxis::OutputTokensPerSPerGpu | ThroughputAxis::TotalTokensPerSPerGpu => {
-                " and a GPU count (gpu_count, or tp × pp)"
+                " and a GPU count (gpu_count, or tp × pp × dp)"
             }
             ThroughputAxis::UsdPerMillionOutputTokens
             | ThroughputAxis::UsdPerMillionTotalTokens => {
@@ -144,7 +144,7 @@ impl ThroughputAxis {
 
     /// The value for a record.
     pub fn value(self, r: &Record, assumed: &Assumptions) -> Option<f64> {
-        let gpus = economics::gpus_of(r.gpu_count, r.tp, r.pp).map(|(n, _)| n);
+        let gpus = economics::record_gpus(r).map(|(n, _)| n);
         let figure = r.gpu.as_deref().and_then(|g| self.figure(assumed, g));
         self.of(r.metric(&self.metric()), gpus, figure)
     }
@@ -165,6 +165,19 @@ impl ThroughputAxis {
             column(Dim::Pp),
             column(Dim::Gpu),
         );
+        // The data-parallel size from its tag, as each code of the tag's column reads.
+        let dp = needs_gpus
+            .then(|| {
+                let key = ds
+                    .dim_keys()
+                    .find(|k| matches!(k, DimKey::Tag(t) if economics::is_dp_tag(t)))?;
+                let c = ds.column(key)?;
+                let sizes: Vec<Option<u64>> = std::iter::once(None)
+                    .chain(c.dict.iter().map(economics::dp_size))
+                    .collect();
+                Some((c, sizes))
+            })
+            .flatten();
         // Code c (1-based; 0 is "no GPU") → the figure for dict[c - 1].
         let figures: Vec<Option<f64>> = gpu.map_or_else(Vec::new, |c| {
             std::iter::once(None)
@@ -180,7 +193,11 @@ impl ThroughputAxis {
                     .map(|g| g as u64)
             };
             let gpus = if needs_gpus {
-                economics::gpus_of(whole(count), whole(tp), whole(pp)).map(|(n, _)| n)
+                let dp = dp
+                    .as_ref()
+                    .and_then(|(c, sizes)| sizes.get(c.codes.get(row) as usize).copied())
+                    .flatten();
+                economics::gpus_of(whole(count), whole(tp), whole(pp), dp).map(|(n, _)| n)
             } else {
                 None
             };

@@ -9,6 +9,7 @@ use crate::analysis::economics;
 use crate::analysis::export::{Cell, TextColumn, TextTable};
 use crate::charts::style::format_value;
 use crate::model::round_significant;
+use crate::model::spread::{distinguishable, Interval, Noisy, NOT_DISTINGUISHABLE};
 
 /// One series in the overview.
 #[derive(Clone, Debug, PartialEq)]
@@ -21,6 +22,39 @@ pub struct OverviewRow {
     pub band_mean: Option<f64>,
     /// Each figure (levels, then the band) as a ratio to the baseline's, when both exist.
     pub vs_baseline: Vec<Option<f64>>,
+    /// Each level's reading with its interval, from the frontier points' intervals (repeats)
+    /// around it ([`interval_at`]); `None` where it has none.
+    pub intervals: Vec<Option<Interval>>,
+    /// Per figure, whether it can be told from the baseline's ([`distinguishable`]):
+    /// `Some(false)` when their intervals overlap; `None` when neither has one (the band's
+    /// mean never has).
+    pub apart: Vec<Option<bool>>,
+}
+
+/// The interval of the frontier of `s` read at `x` (its value `value`): the half widths of the
+/// frontier points' intervals (0 for a point without one) interpolated linearly in x between
+/// the two points around `x`, the nearest end's outside them, as the reading itself is. `None`
+/// when no frontier point has an interval.
+pub fn interval_at(s: &TradeoffSeries, x: f64, value: f64) -> Option<Interval> {
+    let front: Vec<(f64, f64)> = s
+        .frontier
+        .iter()
+        .filter_map(|&i| s.points.get(i))
+        .map(|p| (p.latency, p.interval.map_or(0.0, |i| i.half_width())))
+        .collect();
+    let basis = s
+        .frontier
+        .iter()
+        .find_map(|&i| s.points.get(i)?.interval)?
+        .basis;
+    let k = front.partition_point(|p| p.0 < x);
+    let half = match (k.checked_sub(1).and_then(|j| front.get(j)), front.get(k)) {
+        (Some(a), Some(b)) if b.0 > a.0 => a.1 + (b.1 - a.1) * (x - a.0) / (b.0 - a.0),
+        (_, Some(b)) => b.1,
+        (Some(a), None) => a.1,
+        (None, None) => return None,
+    };
+    Interval::new(value, half, basis)
 }
 
 /// The overview of every series.
@@ -141,9 +175,18 @@ pub fn overview(
                     .collect(),
                 band_mean: band_mean(&front, x_hib, y_hib, band),
                 vs_baseline: Vec::new(),
+                intervals: Vec::new(),
+                apart: Vec::new(),
             }
         })
         .collect();
+    for (row, s) in rows.iter_mut().zip(series) {
+        row.intervals = levels
+            .iter()
+            .zip(&row.at)
+            .map(|(&x, v)| interval_at(s, x, (*v)?))
+            .collect();
+    }
     let base = baseline
         .and_then(|b| rows.iter().find(|r| r.series == b))
         .cloned();
@@ -157,6 +200,25 @@ pub fn overview(
                     (Some(v), Some(bv)) if bv != 0.0 => Some(v / bv),
                     _ => None,
                 })
+                .collect(),
+        };
+        let noisy = |r: &OverviewRow, k: usize| {
+            let value =
+                r.at.iter()
+                    .chain([&r.band_mean])
+                    .nth(k)
+                    .copied()
+                    .flatten()?;
+            Some(Noisy {
+                value,
+                interval: r.intervals.get(k).copied().flatten(),
+            })
+        };
+        row.apart = match &base {
+            Some(b) if b.series == row.series => Vec::new(),
+            None => Vec::new(),
+            Some(b) => (0..=row.at.len())
+                .map(|k| distinguishable(&noisy(row, k)?, &noisy(b, k)?))
                 .collect(),
         };
     }
@@ -233,10 +295,14 @@ impl Overview {
                 let mut row = vec![Cell::Text(r.series.clone())];
                 for (k, v) in r.at.iter().chain([&r.band_mean]).enumerate() {
                     let ratio = r.vs_baseline.get(k).copied().flatten();
+                    let same = r.apart.get(k) == Some(&Some(false));
                     row.push(match v {
                         Some(v) => Cell::number(
                             *v,
                             match ratio {
+                                Some(q) if same => {
+                                    format!("{} ({q:.2}×, {NOT_DISTINGUISHABLE})", format_value(*v))
+                                }
                                 Some(q) => format!("{} ({q:.2}×)", format_value(*v)),
                                 None => format_value(*v),
                             },
@@ -303,6 +369,7 @@ mod tests {
                     throughput: y,
                     on_frontier: true,
                     dominated_by: None,
+                    interval: None,
                 })
                 .collect(),
             frontier: (0..pts.len()).collect(),

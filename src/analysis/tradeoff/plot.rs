@@ -4,6 +4,7 @@
 //! [`assemble_plot`]) so that the page can draw a million points' chart between which it
 //! stays responsive; [`tradeoff_plot`] takes them all at once.
 
+use crate::charts::figure::{error_bars, noise_note};
 use crate::charts::plotly::common::{ColorScale, ColorScaleElement, DashType, Position};
 use crate::charts::plotly::common::{HoverInfo, Line, LineShape, Marker, Mode, Title};
 use crate::charts::plotly::layout::Legend;
@@ -109,6 +110,10 @@ pub fn series_traces(
                     .collect::<Vec<_>>(),
             )
             .marker(Marker::new().color(color).size(8).opacity(0.6))
+            .error_y_if(error_bars(
+                &s.points.iter().map(|p| p.interval).collect::<Vec<_>>(),
+                spec.theme.colors().text,
+            ))
             .name(name.clone())
             .legend_group(name.clone())
             .mode(Mode::Markers)
@@ -237,6 +242,14 @@ pub fn assemble_plot(
             "{} points drawn as {cells} grid cells (shade: points in the cell); {exact}",
             frame.total
         ));
+    }
+    if let Some(n) = noise_note(
+        series
+            .iter()
+            .flat_map(|s| &s.points)
+            .filter_map(|p| p.interval),
+    ) {
+        notes.push(n);
     }
     let assumed: Vec<String> = assumed.iter().map(AssumedFor::short).collect();
     if !assumed.is_empty() {

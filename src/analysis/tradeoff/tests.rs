@@ -103,6 +103,7 @@ fn million() -> TradeoffSeries {
                 throughput: a.min(b) as f64 * 3.0,
                 on_frontier: false,
                 dominated_by: None,
+                interval: None,
             }
         })
         .collect();
@@ -223,6 +224,7 @@ fn bins_keep_lone_points_exact_and_average_the_rest() {
         throughput,
         on_frontier,
         dominated_by: None,
+        interval: None,
     };
     let pts = [
         p(0.0, 0.0, true),
@@ -284,6 +286,7 @@ fn a_long_frontier_is_drawn_through_evenly_spread_points() {
             throughput: i as f64,
             on_frontier: true,
             dominated_by: None,
+            interval: None,
         })
         .collect();
     let series = [TradeoffSeries {
@@ -518,6 +521,30 @@ fn cost_per_million_tokens_is_a_lower_is_better_axis() {
     assert_eq!(series[0].points[0].throughput, 3_000.0);
 }
 
+/// Per GPU, a data-parallel size given as a tag multiplies tp × pp, read from the dataset's
+/// columns as from a record.
+#[test]
+fn dp_multiplies_the_parallelism() {
+    let mut a = rec("vllm", 8_000.0, 20.0, 0);
+    a.gpu_count = None;
+    a.tp = Some(2);
+    a.tags.insert("dp".into(), "4".into());
+    let mut b = a.clone();
+    b.tags.remove("dp");
+    let ds = Dataset::new(vec![a.clone(), b]);
+    let spec = TradeoffSpec {
+        throughput: ThroughputAxis::OutputTokensPerSPerGpu,
+        latency: LatencyAxis::MeanTpotMs,
+        series_by: vec![],
+        theme: Theme::Light,
+        assumptions: Assumptions::default(),
+    };
+    let s = tradeoff(&ds, &[0, 1], &spec);
+    let tputs: Vec<f64> = s[0].points.iter().map(|p| p.throughput).collect();
+    assert_eq!(tputs, [1_000.0, 4_000.0]);
+    assert_eq!(spec.throughput.value(&a, &spec.assumptions), Some(1_000.0));
+}
+
 #[test]
 fn each_frontier_is_read_at_the_target_interactivity() {
     let (ds, spec) = priced();
@@ -602,6 +629,7 @@ fn a_beaten_point_names_the_frontier_point_that_beats_it_and_series_share_a_fron
             throughput: 1.0,
             on_frontier: true,
             dominated_by: None,
+            interval: None,
         },
         TradeoffPoint {
             record: 1,
@@ -609,6 +637,7 @@ fn a_beaten_point_names_the_frontier_point_that_beats_it_and_series_share_a_fron
             throughput: 0.5,
             on_frontier: true,
             dominated_by: None,
+            interval: None,
         },
         TradeoffPoint {
             record: 2,
@@ -616,6 +645,7 @@ fn a_beaten_point_names_the_frontier_point_that_beats_it_and_series_share_a_fron
             throughput: 2.0,
             on_frontier: false,
             dominated_by: None,
+            interval: None,
         },
     ];
     let cost = TradeoffSpec {
@@ -650,4 +680,5 @@ fn a_series_colour_shades_its_grid() {
 }
 
 mod frontier;
+mod noise;
 mod steps;

@@ -58,7 +58,7 @@ proptest! {
         }
         let added = groups.len();
         let stepped: Vec<TradeoffSeries> = groups
-            .into_series()
+            .into_series(&ds)
             .into_iter()
             .map(|(name, points)| finish_series(name, points, &spec))
             .collect();
@@ -95,6 +95,7 @@ fn padded(seeds: &[(f64, f64)]) -> TradeoffSeries {
                 throughput,
                 on_frontier: false,
                 dominated_by: None,
+                interval: None,
             }
         })
         .collect();
