@@ -555,6 +555,10 @@ fn inferencex_seconds_named_results_are_ms_with_the_name_s_settings() {
     let r = &got.records[0];
     assert_eq!(r.model.as_deref(), Some("MiniMaxAI/MiniMax-M2.5"));
     assert_eq!((r.input_len, r.max_concurrency), (Some(32768.0), Some(4)));
+    // `tep8` in the name: tensor and expert parallelism over 8 GPUs.
+    assert_eq!(r.gpu_count, Some(8));
+    let dep = read_fixture("real/inferencex-minimax_m25_vllm_dep8_isl1024_osl128_conc16.json");
+    assert_eq!(dep.records[0].gpu_count, Some(8));
     close(metric(r, "median_ttft_ms"), 5132.922445423901);
     close(metric(r, "p99_tpot_ms"), 54.844_431_027_506);
     close(metric(r, "output_throughput"), 52.85685794539469);

@@ -74,7 +74,7 @@ fn prefixed(t: &str, prefix: &str) -> Option<f64> {
 }
 
 /// Reads the underscore-separated parameters of a test or file name:
-/// `tp8`, `pp1`, `qps_16` / `qps16`, `bs8` / `batch8`, `concurrency_4`, dataset names,
+/// `tp8`, `pp1`, `tep8` / `dep8` (GPUs), `qps_16` / `qps16`, `bs8` / `batch8`, `concurrency_4`, dataset names,
 /// and the model alias after `serving_`/`latency_`/`throughput_`.
 pub(crate) fn parse_test_name(name: &str) -> FromName {
     let mut f = FromName::default();
@@ -88,6 +88,10 @@ pub(crate) fn parse_test_name(name: &str) -> FromName {
             f.push(Dim::Tp, DimValue::Num(v));
         } else if let Some(v) = prefixed(t, "pp") {
             f.push(Dim::Pp, DimValue::Num(v));
+        } else if let Some(v) = prefixed(t, "tep").or_else(|| prefixed(t, "dep")) {
+            // InferenceX's parallelism names: tensor parallelism (`tep8`) or data-parallel
+            // attention (`dep8`), each with expert parallelism, over that many GPUs.
+            f.push(Dim::GpuCount, DimValue::Num(v));
         } else if lower == "qps" || lower == "rate" {
             if let Some(v) = next {
                 f.push(Dim::RequestRate, DimValue::Num(v));
