@@ -557,8 +557,7 @@ const JSON_BATCH: usize = 1024;
 /// a file of a million JSON lines is never held parsed whole nor as a million records; as
 /// records otherwise (fewer documents, or a format whose documents are read together).
 fn read_json(source: &str, decoded: text::Decoded<'_>) -> Result<Contents, IngestError> {
-    let mut docs = json::DocStream::new(source, &decoded.text, 1);
-    let mut batch = json::Docs {
+    let new_batch = || json::Docs {
         values: Vec::with_capacity(JSON_BATCH),
         arrays: Vec::with_capacity(JSON_BATCH),
         warnings: Vec::new(),
@@ -572,15 +571,40 @@ fn read_json(source: &str, decoded: text::Decoded<'_>) -> Result<Contents, Inges
             batch.arrays.push(doc.arrays);
         }
     };
+    let mut docs = json::DocStream::new(source, &decoded.text, 1);
+    let mut batch = new_batch();
+    // A list of objects: its items, as documents of their own, when there are more than a
+    // batch of them and its format reads each item alone (as it reads each of JSON Lines);
+    // otherwise the list is one document, read as it always was.
+    let listed = docs.enter_list();
     fill(&mut batch, &mut docs, JSON_BATCH + 1);
+    let mut list_format = None;
+    if listed {
+        let first: Vec<serde_json::Value> = batch
+            .values
+            .iter()
+            .take(8)
+            .map(|(_, v)| v.clone())
+            .collect();
+        let line = batch.values.first().map_or(1, |(l, _)| *l);
+        list_format = json::classify_values(&[(line, serde_json::Value::Array(first))])
+            .filter(|(f, _)| batch.values.len() > JSON_BATCH && f.reads_each_item_alone());
+        if list_format.is_none() {
+            docs = json::DocStream::new(source, &decoded.text, 1);
+            batch = new_batch();
+            fill(&mut batch, &mut docs, JSON_BATCH + 1);
+        }
+    }
     if batch.values.is_empty() {
         return Err(docs.error());
     }
-    let (format, reason) =
-        json::classify_values(&batch.values).ok_or_else(|| IngestError::Unrecognised {
+    let (format, reason) = match list_format {
+        Some(found) => found,
+        None => json::classify_values(&batch.values).ok_or_else(|| IngestError::Unrecognised {
             file: source.to_string(),
             why: "JSON without any known benchmark keys".into(),
-        })?;
+        })?,
+    };
     if batch.values.len() <= JSON_BATCH
         || matches!(format, Format::AiperfRecords | Format::LlmperfRequests)
     {

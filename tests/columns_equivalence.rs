@@ -627,3 +627,67 @@ fn json_lines_past_a_batch_read_into_columns_as_the_row_reader_reads_them() {
     // Not one JSON document: the same error either way.
     same("none.jsonl", b"{ nope\n{ nope\n");
 }
+
+/// `json_lines(n)`'s objects as one JSON list (`[{…},\n{…}]`), or pretty-printed over many
+/// lines each.
+fn json_list(n: usize, pretty: bool) -> String {
+    let items: Vec<String> = json_lines(n, |_| None)
+        .lines()
+        .map(|l| {
+            if pretty {
+                l.replace(", ", ",\n    ")
+            } else {
+                l.to_string()
+            }
+        })
+        .collect();
+    format!("[\n{}\n]\n", items.join(",\n"))
+}
+
+#[test]
+fn a_long_json_list_of_runs_is_read_an_item_at_a_time_as_json_lines_are() {
+    // A short list: one document, read the row way, as before.
+    assert!(!same("few.json", json_list(1024, false).as_bytes()));
+    // A long one: its items a batch at a time into columns (a list of 300,000 such objects
+    // took 826 MB parsed whole, 92 MB so), the same records as the row way's whole list.
+    for (n, pretty) in [(1025, false), (3001, false), (2000, true)] {
+        let list = json_list(n, pretty);
+        assert!(same(&format!("runs-{n}.json"), list.as_bytes()), "{n}");
+        let lines = json_lines(n, |_| None);
+        let a = ingest::read_columnar("runs.json", list.as_bytes()).unwrap();
+        let b = ingest::read_columnar("runs.json", lines.as_bytes()).unwrap();
+        assert!(
+            canonical::to_json(&a.into_ingested().records)
+                == canonical::to_json(&b.into_ingested().records),
+            "{n}: the list's records differ from its items' as JSON Lines"
+        );
+    }
+    // A long list of canonical records is still one document of records.
+    let records = ingest::read("runs.jsonl", json_lines(1500, |_| None).as_bytes())
+        .unwrap()
+        .records;
+    let doc: serde_json::Value =
+        serde_json::from_str(&canonical::to_json(&records)).expect("canonical JSON");
+    let list = serde_json::to_string(&doc["records"]).expect("list");
+    assert!(!same("records.json", list.as_bytes()));
+    assert_eq!(
+        ingest::read("records.json", list.as_bytes())
+            .unwrap()
+            .records
+            .len(),
+        1500
+    );
+    // A broken item after good ones is skipped with a warning; the others are read.
+    let broken = json_list(2000, false).replacen("\"request_rate\": 5,", "\"request_rate\": ,", 1);
+    let got = ingest::read_columnar("broken.json", broken.as_bytes())
+        .unwrap()
+        .into_ingested();
+    assert_eq!(got.records.len(), 1999);
+    assert!(
+        got.warnings
+            .iter()
+            .any(|w| w.to_string().contains("invalid JSON")),
+        "{:?}",
+        got.warnings
+    );
+}

@@ -162,6 +162,22 @@ impl fmt::Display for Format {
 }
 
 impl Format {
+    /// Whether a JSON list of this format's objects is read an item at a time, each as a
+    /// document of its own: not for the formats that read a list or a file's documents
+    /// together (canonical records, the performance suite's records, llama-bench's tests,
+    /// per-request exports).
+    pub(super) fn reads_each_item_alone(self) -> bool {
+        self.is_json()
+            && !matches!(
+                self,
+                Format::CanonicalJson
+                    | Format::VllmPerfSuite
+                    | Format::LlamaBench
+                    | Format::AiperfRecords
+                    | Format::LlmperfRequests
+            )
+    }
+
     /// Whether this format's reader takes JSON documents.
     pub(super) fn is_json(self) -> bool {
         matches!(

@@ -164,6 +164,9 @@ pub(crate) struct DocStream<'t> {
     line: usize,
     /// Documents given so far.
     given: usize,
+    /// Whether the stream is inside a top-level list whose items it gives as documents
+    /// ([`DocStream::enter_list`]).
+    in_list: bool,
     /// The parse error of the first document, when none parsed before it.
     first_error: Option<IngestError>,
     /// Documents skipped, with their lines.
@@ -179,9 +182,32 @@ impl<'t> DocStream<'t> {
             pos: 0,
             line: base_line,
             given: 0,
+            in_list: false,
             first_error: None,
             warnings: Vec::new(),
         }
+    }
+
+    /// When the text is a list of objects (`[{…}, {…}]`, as a tool's `json.dump` of its runs
+    /// writes), gives its items as the documents from here on, each with its own line, so a long
+    /// list is read a batch of items at a time as JSON Lines are, never parsed whole. `false`
+    /// (and nothing changed) for any other text.
+    pub(crate) fn enter_list(&mut self) -> bool {
+        let bytes = self.text.as_bytes();
+        let skip = |mut at: usize| {
+            while bytes.get(at).is_some_and(u8::is_ascii_whitespace) {
+                at += 1;
+            }
+            at
+        };
+        let open = skip(self.pos);
+        if bytes.get(open) != Some(&b'[') || bytes.get(skip(open + 1)) != Some(&b'{') {
+            return false;
+        }
+        self.line += memchr::memchr_iter(b'\n', &bytes[self.pos..open]).count();
+        self.pos = open + 1;
+        self.in_list = true;
+        true
     }
 
     /// The next document with the line it starts on; `None` at the end of the text.
@@ -203,6 +229,13 @@ impl<'t> DocStream<'t> {
             }
             if self.pos >= bytes.len() {
                 return None;
+            }
+            // Between a list's items: the commas, and its end (after which any further text
+            // is read as documents again).
+            if self.in_list && matches!(bytes[self.pos], b',' | b']') {
+                self.in_list = bytes[self.pos] == b',';
+                self.pos += 1;
+                continue;
             }
             let pos = self.pos;
             // From bytes, as every JSON reader of the worker parses (one instantiation of
