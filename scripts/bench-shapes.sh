@@ -12,7 +12,8 @@
 # the same rows under benchlens's canonical header, `convert --to csv` of a serving run (which
 # today is one summary row: canonical CSV has no per-request columns, so the shape is reported
 # as not measured rather than timed on a tiny file), vLLM serving JSON without and with `itls` (5M and 20M values), a
-# genai-perf/AIPerf CSV, SGLang JSON Lines, a markdown table of 200,000 rows.
+# genai-perf/AIPerf CSV, SGLang JSON Lines and the same runs as one JSON list, a markdown table
+# of 200,000 rows, and a table with a run id and a timestamp on every row (`ids`).
 #
 #   scripts/bench-shapes.sh [BINARY]
 #
@@ -37,7 +38,7 @@ else
     tmp="$dir"
     trap 'rm -rf "$dir"' EXIT
 fi
-shapes="${SHAPES:-tidy canonical ids convert-csv serving serving-itl5 serving-itl20 genai-csv jsonl markdown}"
+shapes="${SHAPES:-tidy canonical ids convert-csv serving serving-itl5 serving-itl20 genai-csv jsonl json-list markdown}"
 
 # The file for one shape, generated once.
 file_of() { # shape -> path
@@ -54,6 +55,7 @@ file_of() { # shape -> path
         serving-itl20) f="$dir/serving-itl20.json"; [[ -s "$f" ]] || python3 scripts/gen_shapes.py serving-itl "$f" 20000000 ;;
         serving) f="$dir/serving.json"; [[ -s "$f" ]] || python3 scripts/gen_shapes.py serving "$f" ;;
         jsonl) f="$dir/runs.jsonl"; [[ -s "$f" ]] || python3 scripts/gen_shapes.py jsonl "$f" ;;
+        json-list) f="$dir/runs-list.json"; [[ -s "$f" ]] || python3 scripts/gen_shapes.py json-list "$f" ;;
         markdown) f="$dir/table.md"; [[ -s "$f" ]] || python3 scripts/gen_shapes.py markdown "$f" ;;
         ids) f="$dir/ids.tsv"; [[ -s "$f" ]] || python3 scripts/gen_shapes.py ids "$f" ;;
         *) f="$dir/$s.csv"; [[ -s "$f" ]] || python3 scripts/gen_shapes.py "$s" "$f" ;;

@@ -16,6 +16,7 @@ SHAPE (N: rows, records or per-request values; defaults in brackets):
   ids         the tidy rows with a run id and a timestamp of their own each
               (tab-separated, CRLF), as exports of many runs carry              [1,000,000 rows]
   jsonl       SGLang bench_serving JSON Lines, one run summary a line          [1,000,000 lines]
+  json-list   the same run summaries as one JSON list (`[{...}, ...]`)          [1,000,000 items]
   markdown    a markdown table                                                  [200,000 rows]
 
 The values follow a fixed pattern (row i), so every run writes the same bytes.
@@ -127,17 +128,29 @@ def genai_csv(out, n):
         block += 1
 
 
+def run(i):
+    return {
+        "backend": ENGINES[i % 2], "dataset_name": "random",
+        "request_rate": i % 9 + 1, "max_concurrency": 2 ** (i % 7),
+        "random_input_len": 1024, "random_output_len": 128, "duration": 60.0 + i % 11,
+        "completed": 500, "request_throughput": round(7.5 + (i % 13) * 0.25, 2),
+        "output_throughput": 4258.1 + i % 1000, "mean_ttft_ms": round(ttft(i), 3),
+        "p99_ttft_ms": round(ttft(i) * 2.5, 3), "mean_itl_ms": 14.28,
+    }
+
+
 def jsonl(out, n):
     for i in range(n):
-        out.write(json.dumps({
-            "backend": ENGINES[i % 2], "dataset_name": "random",
-            "request_rate": i % 9 + 1, "max_concurrency": 2 ** (i % 7),
-            "random_input_len": 1024, "random_output_len": 128, "duration": 60.0 + i % 11,
-            "completed": 500, "request_throughput": round(7.5 + (i % 13) * 0.25, 2),
-            "output_throughput": 4258.1 + i % 1000, "mean_ttft_ms": round(ttft(i), 3),
-            "p99_ttft_ms": round(ttft(i) * 2.5, 3), "mean_itl_ms": 14.28,
-        }, separators=(", ", ": ")))
+        out.write(json.dumps(run(i), separators=(", ", ": ")))
         out.write("\n")
+
+
+def json_list(out, n):
+    out.write("[\n")
+    for i in range(n):
+        out.write("  " + json.dumps(run(i), separators=(", ", ": ")))
+        out.write(",\n" if i + 1 < n else "\n")
+    out.write("]\n")
 
 
 def markdown(out, n):
@@ -156,6 +169,7 @@ SHAPES = {
     "serving-itl": (serving_itl, 20_000_000),
     "genai-csv": (genai_csv, 1_000_000),
     "jsonl": (jsonl, 1_000_000),
+    "json-list": (json_list, 1_000_000),
     "markdown": (markdown, 200_000),
 }
 
