@@ -65,7 +65,7 @@ const MAX_COUNT: f64 = 9.007_199_254_740_992e15;
 /// Appends rows to the columns.
 struct Appender<'s> {
     columns: Columns,
-    slots: Vec<Slot>,
+    placements: Vec<Placement>,
     vals: Vec<Val>,
     /// The positions of the `source` and `format` columns.
     stamp_at: (usize, usize),
@@ -110,21 +110,22 @@ fn text_column(columns: &mut Columns, at: usize) -> Option<&mut TextColumn> {
 /// that reader would warn (a cell that is not a number, a count that is not whole) or read
 /// what this path does not (an `inferred` cell).
 #[inline]
-fn canonical_cell(slot: Slot, cell: &str) -> Result<Val, GiveUp> {
-    if let (Slot::Metric(..) | Slot::Real(_), Some(v)) = (slot, plain_decimal(cell)) {
+fn canonical_cell(placement: Placement, cell: &str) -> Result<Val, GiveUp> {
+    if let (Placement::Metric(..) | Placement::Real(_), Some(v)) = (placement, plain_decimal(cell))
+    {
         return Ok(Val::Num(v));
     }
     let t = cell.trim();
     if t.is_empty() {
         return Ok(Val::None);
     }
-    Ok(match slot {
-        Slot::Skip => Val::None,
-        Slot::Refuse => return Err(GiveUp),
-        Slot::Metric(..) => Val::Num(parse_number_text(t).ok_or(GiveUp)?),
-        Slot::Text(_) | Slot::Gpu(_) => Val::Text,
-        Slot::Real(_) => Val::Num(parse_number(t).ok_or(GiveUp)?),
-        Slot::Count(_) => {
+    Ok(match placement {
+        Placement::Skip => Val::None,
+        Placement::Refuse => return Err(GiveUp),
+        Placement::Metric(..) => Val::Num(parse_number_text(t).ok_or(GiveUp)?),
+        Placement::Text(_) | Placement::Gpu(_) => Val::Text,
+        Placement::Real(_) => Val::Num(parse_number(t).ok_or(GiveUp)?),
+        Placement::Count(_) => {
             let v = parse_number(t).ok_or(GiveUp)?;
             if !(v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v <= MAX_COUNT) {
                 return Err(GiveUp);
@@ -140,20 +141,20 @@ impl Appender<'_> {
     fn parse<C: Cells + ?Sized>(&mut self, cells: &C) -> Result<bool, GiveUp> {
         self.vals.clear();
         let mut measured = false;
-        for (i, slot) in self.slots.iter().enumerate() {
+        for (i, placement) in self.placements.iter().enumerate() {
             let Some(cell) = cells.cell(i) else {
                 self.vals.push(Val::None);
                 continue;
             };
             if self.rules == Rules::Canonical {
-                let v = canonical_cell(*slot, cell)?;
-                measured |= matches!((slot, v), (Slot::Metric(..), Val::Num(_)));
+                let v = canonical_cell(*placement, cell)?;
+                measured |= matches!((placement, v), (Placement::Metric(..), Val::Num(_)));
                 self.vals.push(v);
                 continue;
             }
-            let v = match *slot {
-                Slot::Skip | Slot::Refuse => Val::None,
-                Slot::Metric(_, scale) => {
+            let v = match *placement {
+                Placement::Skip | Placement::Refuse => Val::None,
+                Placement::Metric(_, scale) => {
                     let v = match plain_decimal(cell) {
                         Some(v) => Some(v),
                         None => match filled(cell) {
@@ -169,8 +170,8 @@ impl Appender<'_> {
                         None => Val::None,
                     }
                 }
-                Slot::Text(_) => Val::Text,
-                Slot::Gpu(_) => {
+                Placement::Text(_) => Val::Text,
+                Placement::Gpu(_) => {
                     if cell != self.gpu_plain {
                         if gpu_with_count(cell) {
                             return Err(GiveUp);
@@ -180,7 +181,7 @@ impl Appender<'_> {
                     }
                     Val::Text
                 }
-                Slot::Count(_) => {
+                Placement::Count(_) => {
                     // A plain decimal reads as `cell_number` reads it, with nothing to trim.
                     let v = match plain_decimal(cell) {
                         Some(v) => Some(v),
@@ -199,7 +200,7 @@ impl Appender<'_> {
                         }
                     }
                 }
-                Slot::Real(_) => match plain_decimal(cell) {
+                Placement::Real(_) => match plain_decimal(cell) {
                     Some(v) => Val::Num(v),
                     None => match filled(cell) {
                         None => Val::None,
@@ -215,10 +216,10 @@ impl Appender<'_> {
     /// Appends the row [`parse`](Appender::parse) read from `cells`.
     #[inline]
     fn commit<C: Cells + ?Sized>(&mut self, cells: &C) {
-        for (i, (slot, v)) in self.slots.iter().zip(&self.vals).enumerate() {
-            match (*slot, *v) {
-                (Slot::Skip | Slot::Refuse, _) => {}
-                (Slot::Metric(at, _), v) => {
+        for (i, (placement, v)) in self.placements.iter().zip(&self.vals).enumerate() {
+            match (*placement, *v) {
+                (Placement::Skip | Placement::Refuse, _) => {}
+                (Placement::Metric(at, _), v) => {
                     if let Some(c) = self.columns.metrics_mut().get_mut(at) {
                         c.push(match v {
                             Val::Num(x) => Some(x),
@@ -226,7 +227,7 @@ impl Appender<'_> {
                         });
                     }
                 }
-                (Slot::Text(at) | Slot::Gpu(at), v) => {
+                (Placement::Text(at) | Placement::Gpu(at), v) => {
                     let text = match (v, self.rules) {
                         (Val::Text, Rules::Table) => cells.cell(i).and_then(text_of),
                         (Val::Text, Rules::Canonical) => cells.cell(i).map(str::trim),
@@ -236,7 +237,7 @@ impl Appender<'_> {
                         c.push(text);
                     }
                 }
-                (Slot::Count(at), v) => {
+                (Placement::Count(at), v) => {
                     if let Some(DimData::Count(c)) =
                         self.columns.dims_mut().get_mut(at).map(|c| &mut c.data)
                     {
@@ -246,7 +247,7 @@ impl Appender<'_> {
                         });
                     }
                 }
-                (Slot::Real(at), v) => {
+                (Placement::Real(at), v) => {
                     if let Some(DimData::Real(c)) =
                         self.columns.dims_mut().get_mut(at).map(|c| &mut c.data)
                     {
@@ -345,7 +346,8 @@ fn read_plain(
     let Some(mut app) = start(&t, newlines, source, rules, &mut out) else {
         return stop();
     };
-    let mut fast = (width == app.slots.len()).then(|| FastRows::new(&app.slots, delimiter));
+    let mut fast =
+        (width == app.placements.len()).then(|| FastRows::new(&app.placements, delimiter));
     let mut cells: Vec<&str> = Vec::new();
     loop {
         // A row the fast reader takes (never one with a quote) is appended as the general
@@ -517,7 +519,7 @@ fn start<'s>(
         Rules::Table => auto_mapping(t),
         Rules::Canonical => canonical_mapping(t, &mut out.warnings),
     };
-    let (mut columns, slots) = plan(&mapping, rules)?;
+    let (mut columns, placements) = plan(&mapping, rules)?;
     columns.reserve(newlines.saturating_add(1).min(1 << 24));
     note_mapping(&mapping, out);
     let stamp_at = (
@@ -526,8 +528,8 @@ fn start<'s>(
     );
     let mut app = Appender {
         columns,
-        vals: Vec::with_capacity(slots.len()),
-        slots,
+        vals: Vec::with_capacity(placements.len()),
+        placements,
         stamp_at,
         unstamped: 0,
         source,
@@ -566,4 +568,4 @@ mod fast;
 mod plan;
 use fast::FastRows;
 pub(crate) use plan::Rules;
-use plan::{canonical_mapping, plan, Slot};
+use plan::{canonical_mapping, plan, Placement};

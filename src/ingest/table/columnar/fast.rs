@@ -95,7 +95,7 @@ impl KeyCache {
 
 /// One cell as the fast reader read it, until the row is known to be whole.
 #[derive(Clone, Copy)]
-enum Fast {
+enum ReadCell {
     /// No value (an empty cell).
     None,
     /// A metric's value (scaled) or a real dimension's; for a dimension, where its cell starts
@@ -118,22 +118,23 @@ enum Fast {
 /// general way ([`FastRows::row`] gives `None`).
 pub(super) struct FastRows {
     delimiter: u8,
-    cells: Vec<Fast>,
+    cells: Vec<ReadCell>,
     caches: Vec<Option<Box<KeyCache>>>,
 }
 
 impl FastRows {
-    pub(super) fn new(slots: &[Slot], delimiter: u8) -> FastRows {
+    pub(super) fn new(placements: &[Placement], delimiter: u8) -> FastRows {
         FastRows {
             delimiter,
-            cells: vec![Fast::None; slots.len()],
-            caches: slots
+            cells: vec![ReadCell::None; placements.len()],
+            caches: placements
                 .iter()
                 .map(|s| match s {
-                    Slot::Text(_) | Slot::Gpu(_) | Slot::Count(_) | Slot::Real(_) => {
-                        Some(KeyCache::new())
-                    }
-                    Slot::Skip | Slot::Refuse | Slot::Metric(..) => None,
+                    Placement::Text(_)
+                    | Placement::Gpu(_)
+                    | Placement::Count(_)
+                    | Placement::Real(_) => Some(KeyCache::new()),
+                    Placement::Skip | Placement::Refuse | Placement::Metric(..) => None,
                 })
                 .collect(),
         }
@@ -145,41 +146,41 @@ impl FastRows {
     #[inline]
     pub(super) fn row(&mut self, app: &mut Appender<'_>, text: &str) -> Option<usize> {
         let b = text.as_bytes();
-        let last = app.slots.len().checked_sub(1)?;
+        let last = app.placements.len().checked_sub(1)?;
         let mut at = 0;
         let mut measured = false;
-        for (i, (slot, cache)) in app.slots.iter().zip(&mut self.caches).enumerate() {
-            let cell = match *slot {
-                Slot::Metric(_, scale) => {
+        for (i, (placement, cache)) in app.placements.iter().zip(&mut self.caches).enumerate() {
+            let cell = match *placement {
+                Placement::Metric(_, scale) => {
                     let (v, end) = decimal_prefix(b, at).ok()?;
                     at = end;
                     match v {
                         Some(v) => {
                             measured = true;
-                            Fast::Num(v * scale, 0, 0)
+                            ReadCell::Num(v * scale, 0, 0)
                         }
-                        None => Fast::None,
+                        None => ReadCell::None,
                     }
                 }
-                Slot::Real(_) => {
+                Placement::Real(_) => {
                     let start = at;
                     let (v, end) = decimal_prefix(b, at).ok()?;
                     at = end;
                     match v {
                         Some(v) => {
                             match cache.as_mut().and_then(|c| c.get(cell_key(b, start, end))) {
-                                Some(code) => Fast::Code(code),
-                                None => Fast::Num(
+                                Some(code) => ReadCell::Code(code),
+                                None => ReadCell::Num(
                                     v,
                                     u32::try_from(start).ok()?,
                                     u32::try_from(end).ok()?,
                                 ),
                             }
                         }
-                        None => Fast::None,
+                        None => ReadCell::None,
                     }
                 }
-                Slot::Count(_) => {
+                Placement::Count(_) => {
                     let start = at;
                     let mut n: u64 = 0;
                     while let Some(&c) = b.get(at).filter(|c| c.is_ascii_digit()) {
@@ -187,11 +188,11 @@ impl FastRows {
                         at += 1;
                     }
                     match at - start {
-                        0 => Fast::None,
+                        0 => ReadCell::None,
                         1..=15 => {
                             match cache.as_mut().and_then(|c| c.get(cell_key(b, start, at))) {
-                                Some(code) => Fast::Code(code),
-                                None => Fast::Count(
+                                Some(code) => ReadCell::Code(code),
+                                None => ReadCell::Count(
                                     n,
                                     u32::try_from(start).ok()?,
                                     u32::try_from(at).ok()?,
@@ -201,7 +202,7 @@ impl FastRows {
                         _ => return None,
                     }
                 }
-                Slot::Text(_) | Slot::Gpu(_) | Slot::Skip | Slot::Refuse => {
+                Placement::Text(_) | Placement::Gpu(_) | Placement::Skip | Placement::Refuse => {
                     let start = at;
                     while let Some(&c) = b.get(at) {
                         if c == self.delimiter || c == b'\n' || c == b'\r' || c == b'"' {
@@ -209,24 +210,24 @@ impl FastRows {
                         }
                         at += 1;
                     }
-                    if matches!(slot, Slot::Refuse) && at != start {
+                    if matches!(placement, Placement::Refuse) && at != start {
                         return None;
                     }
-                    if matches!(slot, Slot::Skip | Slot::Refuse) || at == start {
-                        Fast::None
+                    if matches!(placement, Placement::Skip | Placement::Refuse) || at == start {
+                        ReadCell::None
                     } else {
                         match cache.as_mut().and_then(|c| c.get(cell_key(b, start, at))) {
-                            Some(code) => Fast::Code(code),
+                            Some(code) => ReadCell::Code(code),
                             None => {
                                 let cell = text.get(start..at)?;
                                 if !plain_text(cell)
-                                    || (matches!(slot, Slot::Gpu(_))
+                                    || (matches!(placement, Placement::Gpu(_))
                                         && app.rules == Rules::Table
                                         && gpu_with_count(cell))
                                 {
                                     return None;
                                 }
-                                Fast::Text(u32::try_from(start).ok()?, u32::try_from(at).ok()?)
+                                ReadCell::Text(u32::try_from(start).ok()?, u32::try_from(at).ok()?)
                             }
                         }
                     }
@@ -262,22 +263,24 @@ impl FastRows {
     fn commit(&mut self, app: &mut Appender<'_>, text: &str) {
         let b = text.as_bytes();
         let columns = &mut app.columns;
-        for ((slot, cell), cache) in app.slots.iter().zip(&self.cells).zip(&mut self.caches) {
-            match (*slot, *cell) {
-                (Slot::Skip | Slot::Refuse, _) => {}
-                (Slot::Metric(at, _), v) => {
+        for ((placement, cell), cache) in
+            app.placements.iter().zip(&self.cells).zip(&mut self.caches)
+        {
+            match (*placement, *cell) {
+                (Placement::Skip | Placement::Refuse, _) => {}
+                (Placement::Metric(at, _), v) => {
                     if let Some(c) = columns.metrics_mut().get_mut(at) {
                         c.push(match v {
-                            Fast::Num(x, ..) => Some(x),
+                            ReadCell::Num(x, ..) => Some(x),
                             _ => None,
                         });
                     }
                 }
-                (Slot::Text(at) | Slot::Gpu(at), v) => {
+                (Placement::Text(at) | Placement::Gpu(at), v) => {
                     if let Some(c) = text_column(columns, at) {
                         match v {
-                            Fast::Code(code) => c.push_code(code),
-                            Fast::Text(start, end) => {
+                            ReadCell::Code(code) => c.push_code(code),
+                            ReadCell::Text(start, end) => {
                                 let (start, end) = (start as usize, end as usize);
                                 let code = c.push_coded(text.get(start..end));
                                 if let Some(cache) = cache {
@@ -288,13 +291,13 @@ impl FastRows {
                         }
                     }
                 }
-                (Slot::Count(at), v) => {
+                (Placement::Count(at), v) => {
                     if let Some(DimData::Count(c)) =
                         columns.dims_mut().get_mut(at).map(|c| &mut c.data)
                     {
                         match v {
-                            Fast::Code(code) => c.push_code(code),
-                            Fast::Count(n, start, end) => {
+                            ReadCell::Code(code) => c.push_code(code),
+                            ReadCell::Count(n, start, end) => {
                                 let code = c.push_coded(Some(n));
                                 if let Some(cache) = cache {
                                     cache.put(cell_key(b, start as usize, end as usize), code);
@@ -304,13 +307,13 @@ impl FastRows {
                         }
                     }
                 }
-                (Slot::Real(at), v) => {
+                (Placement::Real(at), v) => {
                     if let Some(DimData::Real(c)) =
                         columns.dims_mut().get_mut(at).map(|c| &mut c.data)
                     {
                         match v {
-                            Fast::Code(code) => c.push_code(code),
-                            Fast::Num(x, start, end) => {
+                            ReadCell::Code(code) => c.push_code(code),
+                            ReadCell::Num(x, start, end) => {
                                 let code = c.push_coded(Some(x));
                                 if let Some(cache) = cache {
                                     cache.put(cell_key(b, start as usize, end as usize), code);

@@ -1,4 +1,4 @@
-//! Where each source column of a table goes on the columnar path: its [`Slot`] in the typed
+//! Where each source column of a table goes on the columnar path: its [`Placement`] in the typed
 //! columns ([`plan`], from the same column mapping the row reader uses), under a generic
 //! table's or benchlens's canonical CSV's [`Rules`] (a canonical file's columns are the fields
 //! they name: [`canonical_mapping`]). `None` from [`plan`] sends the file to the row reader.
@@ -11,7 +11,7 @@ use crate::model::{Dim, DimKey, DimKind, MetricKey};
 
 /// Where one source column's cells go.
 #[derive(Clone, Copy)]
-pub(super) enum Slot {
+pub(super) enum Placement {
     /// Ignored (read only to tell an empty cell).
     Skip,
     /// A metric column at this position, values times the scale.
@@ -39,9 +39,9 @@ pub(crate) enum Rules {
     Canonical,
 }
 
-/// The columns and the slot of each source column, or `None` when the mapping needs the row
+/// The columns and the placement of each source column, or `None` when the mapping needs the row
 /// reader.
-pub(super) fn plan(mapping: &[ColumnMapping], rules: Rules) -> Option<(Columns, Vec<Slot>)> {
+pub(super) fn plan(mapping: &[ColumnMapping], rules: Rules) -> Option<(Columns, Vec<Placement>)> {
     enum Target {
         Skip,
         Refuse,
@@ -96,27 +96,29 @@ pub(super) fn plan(mapping: &[ColumnMapping], rules: Rules) -> Option<(Columns, 
     if columns.dims().len() != nd || columns.metrics().len() != nm {
         return None;
     }
-    let slots = targets
+    let placements = targets
         .iter()
         .map(|t| match t {
-            Target::Skip => Some(Slot::Skip),
-            Target::Refuse => Some(Slot::Refuse),
-            Target::Metric(k, scale) => Some(Slot::Metric(columns.metric_position(k)?, *scale)),
+            Target::Skip => Some(Placement::Skip),
+            Target::Refuse => Some(Placement::Refuse),
+            Target::Metric(k, scale) => {
+                Some(Placement::Metric(columns.metric_position(k)?, *scale))
+            }
             Target::Dim(k) => {
                 let at = columns.dim_position(k)?;
                 Some(match k {
-                    DimKey::Known(Dim::Gpu) => Slot::Gpu(at),
-                    DimKey::Tag(_) => Slot::Text(at),
+                    DimKey::Known(Dim::Gpu) => Placement::Gpu(at),
+                    DimKey::Tag(_) => Placement::Text(at),
                     DimKey::Known(d) => match d.kind() {
-                        DimKind::Text => Slot::Text(at),
-                        DimKind::Count => Slot::Count(at),
-                        DimKind::Real => Slot::Real(at),
+                        DimKind::Text => Placement::Text(at),
+                        DimKind::Count => Placement::Count(at),
+                        DimKind::Real => Placement::Real(at),
                     },
                 })
             }
         })
-        .collect::<Option<Vec<Slot>>>()?;
-    Some((columns, slots))
+        .collect::<Option<Vec<Placement>>>()?;
+    Some((columns, placements))
 }
 
 /// A canonical CSV's columns: each the field it names (`inferred` as itself), with the canonical
