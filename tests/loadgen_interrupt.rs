@@ -273,21 +273,17 @@ fn second_sigterm_exits_at_once_after_the_files_are_written() {
     check_partial_files(dir.path());
 }
 
-/// A run killed outright (SIGKILL: nothing can be written then) has on disk the row of every
-/// request that finished more than a second before: rows are written out within half a second
-/// of finishing, not in 64 KB blocks.
-#[test]
-fn sigkill_loses_at_most_the_last_second_of_rows() {
-    let (_mock, url) = support::spawn_mock(&["--ttft-ms", "5", "--itl-ms", "1"], "http");
+/// Runs 400 requests at 50 a second (evenly spaced: burstiness 100) of `output_len` tokens
+/// against the mock at `url`, SIGKILLs the run 2.5 s into its stage, and gives the per-request
+/// file's text and how far into the stage the kill came, in seconds.
+fn killed_in_stage(url: &str, output_len: &str) -> (String, f64) {
     let dir = tempfile::tempdir().unwrap();
-    // 50 requests a second, evenly spaced (burstiness 100): ~125 short rows by the kill, well
-    // under one 64 KB block.
     let mut run = Killed(
         Command::new(BIN)
             .args([
                 "run",
                 "--base-url",
-                &url,
+                url,
                 "--model",
                 "m",
                 "--tokenizer",
@@ -301,7 +297,13 @@ fn sigkill_loses_at_most_the_last_second_of_rows() {
                 "--burstiness",
                 "100",
             ])
-            .args(["--input-len", "4", "--output-len", "4", "--ignore-eos"])
+            .args([
+                "--input-len",
+                "4",
+                "--output-len",
+                output_len,
+                "--ignore-eos",
+            ])
             .args(["--result-filename", "r.json", "--no-progress"])
             .current_dir(dir.path())
             .stdout(Stdio::null())
@@ -325,7 +327,18 @@ fn sigkill_loses_at_most_the_last_second_of_rows() {
     let killed = stage_start.elapsed().as_secs_f64();
     let (code, _) = wait_exit(&mut run, Duration::from_secs(5));
     assert_eq!(code, None, "killed by the signal");
-    let text = std::fs::read_to_string(&rows).unwrap();
+    (std::fs::read_to_string(&rows).unwrap(), killed)
+}
+
+/// A run killed outright (SIGKILL: nothing can be written then) has on disk the row of every
+/// request that finished more than a second before: rows are written out within half a second
+/// of finishing, not in 64 KB blocks.
+#[test]
+fn sigkill_loses_at_most_the_last_second_of_rows() {
+    let (_mock, url) = support::spawn_mock(&["--ttft-ms", "5", "--itl-ms", "1"], "http");
+    // 50 requests a second, evenly spaced (burstiness 100): ~125 short rows by the kill, well
+    // under one 64 KB block.
+    let (text, killed) = killed_in_stage(&url, "4");
     // Whole rows only (the kill may cut one).
     let whole = &text[..text.rfind('\n').map_or(0, |i| i + 1)];
     let intended: Vec<f64> = whole
@@ -365,51 +378,7 @@ fn sigkill_with_a_slow_request_out_keeps_the_rows_of_those_finished_after_it() {
         ],
         "http",
     );
-    let dir = tempfile::tempdir().unwrap();
-    let mut run = Killed(
-        Command::new(BIN)
-            .args([
-                "run",
-                "--base-url",
-                &url,
-                "--model",
-                "m",
-                "--tokenizer",
-                "words",
-            ])
-            .args([
-                "--num-prompts",
-                "400",
-                "--request-rate",
-                "50",
-                "--burstiness",
-                "100",
-            ])
-            .args(["--input-len", "4", "--output-len", "8", "--ignore-eos"])
-            .args(["--result-filename", "r.json", "--no-progress"])
-            .current_dir(dir.path())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    let rows = dir.path().join("r.requests.jsonl");
-    let start = Instant::now();
-    while !rows.exists() {
-        assert!(
-            start.elapsed() < Duration::from_secs(20),
-            "no per-request file"
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    // The stage started at most now.
-    let stage_start = Instant::now();
-    std::thread::sleep(Duration::from_millis(2500));
-    signal(&run, "KILL");
-    let killed = stage_start.elapsed().as_secs_f64();
-    let (code, _) = wait_exit(&mut run, Duration::from_secs(5));
-    assert_eq!(code, None, "killed by the signal");
-    let text = std::fs::read_to_string(&rows).unwrap();
+    let (text, killed) = killed_in_stage(&url, "8");
     let whole = &text[..text.rfind('\n').map_or(0, |i| i + 1)];
     let mut on_disk: Vec<(usize, f64)> = whole
         .lines()
