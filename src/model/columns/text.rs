@@ -2,17 +2,27 @@
 
 use std::sync::Arc;
 
-use super::codes::{Codes, DictMap};
+use std::hash::BuildHasher;
+
+use super::codes::Codes;
 
 /// Text values, dictionary-coded. Values are shared (`Arc<str>`) with the records the row
 /// view builds.
 #[derive(Clone, Debug, Default)]
 pub struct TextColumn {
     values: Vec<Arc<str>>,
-    index: DictMap<Arc<str>, u32>,
+    /// The codes of `values`, found by their text's hash: four bytes an entry, where a map
+    /// keyed by the text held another pointer to it (a million distinct ids cost 40 MB more).
+    index: hashbrown::HashTable<u32>,
     codes: Codes,
     /// The code pushed last: a column repeating its value down the rows skips the lookup.
     last: u32,
+}
+
+/// The dictionary's hash of a text (foldhash with a fixed seed, as [`super::codes::DictMap`]).
+#[inline]
+fn hash_of(v: &str) -> u64 {
+    foldhash::fast::FixedState::default().hash_one(v)
 }
 
 impl PartialEq for TextColumn {
@@ -104,15 +114,21 @@ impl TextColumn {
         {
             return Some(self.last);
         }
-        let code = *self.index.get(v)?;
+        let values = &self.values;
+        let code = *self
+            .index
+            .find(hash_of(v), |&c| &*values[c as usize - 1] == v)?;
         self.last = code;
         Some(code)
     }
 
     fn insert(&mut self, v: Arc<str>) -> u32 {
-        self.values.push(Arc::clone(&v));
+        let hash = hash_of(&v);
+        self.values.push(v);
         let code = self.values.len() as u32;
-        self.index.insert(v, code);
+        let values = &self.values;
+        self.index
+            .insert_unique(hash, code, |&c| hash_of(&values[c as usize - 1]));
         self.last = code;
         code
     }
@@ -195,7 +211,7 @@ impl TextColumn {
     /// Bytes held, text included (approximate for the index).
     pub fn heap_bytes(&self) -> usize {
         let text: usize = self.values.iter().map(|v| v.len() + 16).sum();
-        self.codes.heap_bytes() + text + self.values.capacity() * 16 + self.index.capacity() * 24
+        self.codes.heap_bytes() + text + self.values.capacity() * 16 + self.index.capacity() * 5
     }
 }
 
