@@ -1,6 +1,6 @@
 //! Links: turning the addresses people paste into fetchable ones, the explorer's view state
 //! to and from a page address, so a shared link reopens the same view, and the data of local
-//! files carried inside a link's fragment ([`share_link`], [`link_payload`], [`link_files`]).
+//! files carried inside a link's fragment ([`share_link`], [`link_payload`], [`link_files_in`]).
 //!
 //! Shared and pure (string in, string out); the browser does the fetching.
 //!
@@ -21,8 +21,8 @@ pub use address::{
 };
 pub use json_tree::JsonTree;
 pub use link_data::{
-    link_data_of_fragment, link_files, link_files_in, link_payload, share_link, LinkData,
-    LinkDataError, LinkDraft, LinkFile, LinkStep, ShareFile, SharedLink, MAX_LINK_DATA_BYTES,
-    MAX_LINK_DATA_CHARS, SAFE_LINK_CHARS,
+    link_data_of_fragment, link_files_in, link_payload, share_link, LinkData, LinkDataError,
+    LinkDraft, LinkFile, LinkStep, ShareFile, SharedLink, MAX_LINK_DATA_BYTES, MAX_LINK_DATA_CHARS,
+    SAFE_LINK_CHARS,
 };
 pub use view::{ViewState, NO_VALUE};

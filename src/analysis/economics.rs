@@ -195,10 +195,18 @@ pub fn is_dp_tag(name: &str) -> bool {
 
 /// A data-parallel size as a tag holds it: a whole number ≥ 1, as a number or as text.
 pub fn dp_size(v: &DimValue) -> Option<u64> {
-    let n = match v {
-        DimValue::Num(n) => *n,
-        DimValue::Text(t) => t.trim().parse().ok()?,
-    };
+    match v {
+        DimValue::Num(n) => whole_size(*n),
+        DimValue::Text(t) => dp_size_text(t),
+    }
+}
+
+/// [`dp_size`] of a tag's text.
+fn dp_size_text(t: &str) -> Option<u64> {
+    whole_size(t.trim().parse().ok()?)
+}
+
+fn whole_size(n: f64) -> Option<u64> {
     (n >= 1.0 && n.fract() == 0.0 && n <= f64::from(u32::MAX)).then_some(n as u64)
 }
 
@@ -208,12 +216,7 @@ pub fn record_gpus(r: &Record) -> Option<(u64, GpuCountFrom)> {
         .tags
         .iter()
         .find(|(k, _)| is_dp_tag(k))
-        .and_then(|(_, v)| {
-            v.trim()
-                .parse()
-                .ok()
-                .and_then(|n| dp_size(&DimValue::Num(n)))
-        });
+        .and_then(|(_, v)| dp_size_text(v));
     gpus_of(r.gpu_count, r.tp, r.pp, dp)
 }
 

@@ -130,19 +130,9 @@ pub fn legend_below_margin(names: &[&str], title: &str, width_px: f64) -> f64 {
     X_AXIS_ROOM_PX + rows as f64 * LEGEND_ROW_PX
 }
 
-/// The plotly figure JSON `figure` with the layout fitted (see the module docs) for a chart
-/// `width_px` wide when known. Text that is not a figure is returned unchanged.
-pub fn fit_figure(figure: &str, width_px: Option<f64>) -> String {
-    // `from_slice`, not `from_str`: the page's other JSON reads take bytes, and each reader
-    // type is a second copy of serde_json's parser in the wasm.
-    let Ok(mut doc) = serde_json::from_slice::<Value>(figure.as_bytes()) else {
-        return figure.to_string();
-    };
-    fit_figure_value(&mut doc, width_px);
-    serde_json::to_string(&doc).unwrap_or_else(|_| figure.to_string())
-}
-
-/// [`fit_figure`] on a parsed figure.
+/// Fits the plotly figure `doc` (`{"data", "layout"}`; see the module docs) for a chart
+/// `width_px` wide when known; anything else is left as it is. The page's figures are fitted
+/// as values ([`super::plotly::Plot::to_fitted_json`]), never read back from JSON text.
 pub fn fit_figure_value(doc: &mut Value, width_px: Option<f64>) {
     let Some(obj) = doc.as_object_mut() else {
         return;
@@ -308,6 +298,15 @@ fn fit_legend_names(data: Option<&mut Value>) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// [`fit_figure_value`] of the figure JSON `figure`; text that is not JSON unchanged.
+    fn fit_figure(figure: &str, width_px: Option<f64>) -> String {
+        let Ok(mut doc) = serde_json::from_str::<Value>(figure) else {
+            return figure.to_string();
+        };
+        fit_figure_value(&mut doc, width_px);
+        serde_json::to_string(&doc).unwrap_or_else(|_| figure.to_string())
+    }
 
     #[test]
     fn names_are_shortened_in_the_middle() {

@@ -344,7 +344,7 @@ impl Plot {
 
     /// The figure's JSON text with its layout fitted ([`super::fit`]) to a chart `width_px`
     /// wide when known: what the page hands plotly.js. The same figure as
-    /// [`fit_figure`](super::fit::fit_figure) of [`Plot::to_json`], without writing the
+    /// [`Plot::to_json`] fitted ([`super::fit::fit_figure_value`]), without writing the
     /// figure out and reading it back (so the page carries no JSON reader for it).
     pub fn to_fitted_json(&self, width_px: Option<f64>) -> String {
         let mut doc = Map::new();

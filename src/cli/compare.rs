@@ -162,7 +162,7 @@ fn label_per_gpu(table: &mut TextTable, t: &ImprovementTable, ds: &Dataset) {
             at + 1,
             TextColumn::new(
                 format!("{side}_gpus"),
-                format!("{} GPUs", capitalised(side)),
+                format!("{} GPUs", crate::model::capitalized(side)),
                 true,
             ),
         );
@@ -174,13 +174,6 @@ fn label_per_gpu(table: &mut TextTable, t: &ImprovementTable, ds: &Dataset) {
             cells.insert(at + 1, gpus);
         }
     }
-}
-
-fn capitalised(word: &str) -> String {
-    let mut c = word.chars();
-    c.next()
-        .map(|f| f.to_uppercase().chain(c).collect())
-        .unwrap_or_default()
 }
 
 fn improvement_output(

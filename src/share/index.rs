@@ -50,11 +50,12 @@ pub enum IndexError {
 }
 
 /// The files an index lists, as written (relative references or absolute addresses), read
-/// with serde_json.
+/// with serde_json: the tests' way in to [`index_files_in`].
 ///
 /// `None` when `bytes` is not an index (any other file, to be read as results); `Some(Err)`
 /// when it is one that cannot be used.
-pub fn parse_index(bytes: &[u8]) -> Option<Result<Vec<String>, IndexError>> {
+#[cfg(test)]
+pub(crate) fn parse_index(bytes: &[u8]) -> Option<Result<Vec<String>, IndexError>> {
     if !may_be_index(bytes) {
         return None;
     }
@@ -67,8 +68,11 @@ pub fn may_be_index(bytes: &[u8]) -> bool {
     bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{')
 }
 
-/// [`parse_index`] of a parsed document (any [`JsonTree`]: the page parses with the
-/// browser's own `JSON.parse`).
+/// The files an index lists (relative references or absolute addresses), read from a parsed
+/// document (any [`JsonTree`]: the page parses with the browser's own `JSON.parse`).
+///
+/// `None` when the document is not an index (any other file, to be read as results);
+/// `Some(Err)` when it is one that cannot be used.
 pub fn index_files_in<T: JsonTree>(doc: T) -> Option<Result<Vec<String>, IndexError>> {
     let keys = doc.keys()?;
     let version = doc.field("benchlens_index");

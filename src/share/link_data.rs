@@ -9,7 +9,6 @@
 //! miniz_oxide, and read links either one wrote.
 
 use base64::Engine as _;
-use serde_json::Value;
 
 use super::address::decode_component;
 use super::json_tree::JsonTree;
@@ -260,9 +259,11 @@ pub fn link_payload(data: &str) -> Result<Vec<u8>, LinkDataError> {
     Ok(deflated)
 }
 
-/// The files in an inflated envelope (see [`link_payload`]), read with serde_json.
-pub fn link_files(json: &[u8]) -> Result<Vec<LinkFile>, LinkDataError> {
-    let doc: Value =
+/// The files in an inflated envelope (see [`link_payload`]), read with serde_json: the tests'
+/// way in to [`link_files_in`].
+#[cfg(test)]
+pub(crate) fn link_files(json: &[u8]) -> Result<Vec<LinkFile>, LinkDataError> {
+    let doc: serde_json::Value =
         serde_json::from_slice(json).map_err(|e| LinkDataError::Json(e.to_string()))?;
     link_files_in(&doc)
 }

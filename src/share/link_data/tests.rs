@@ -147,7 +147,7 @@ fn link_data_round_trips_records_names_and_formats() {
             records: &b,
         },
     ];
-    let envelope: Value = serde_json::from_str(&envelope_json(&files)).unwrap();
+    let envelope: serde_json::Value = serde_json::from_str(&envelope_json(&files)).unwrap();
     assert!(envelope["files"][0]["csv"].is_string());
     assert!(envelope["files"][1]["records"].is_object());
     let data = encode_link_data(&files);
